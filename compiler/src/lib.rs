@@ -1,0 +1,8 @@
+//! The relay-vm compiler: Relay text → typed IR → passes → VM bytecode.
+//!
+//! See ARCHITECTURE.md §1 for the path of a program. This crate owns the syntax (lexer,
+//! parser, printer), diagnostics and the arena IR.
+
+pub mod diagnostics;
+pub mod ir;
+pub mod syntax;

@@ -1,0 +1,164 @@
+//! Scalar and vector element types, named as TVM names them (`float32`, `int8`, `bool`,
+//! `float32x4`).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The kind of number an element holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DTypeCode {
+    /// Two's-complement signed integer.
+    Int,
+    /// Unsigned integer.
+    UInt,
+    /// IEEE-754 binary floating point.
+    Float,
+    /// Truth value, one byte per element in memory.
+    Bool,
+}
+
+/// An element type: code, bit width and vector lanes (`float32x4` has 4 lanes of 32 bits).
+///
+/// Only the widths TVM's text format names are accepted by [`DType::from_str`]:
+/// `int8/16/32/64`, `uint8/16/32/64`, `float16/32/64`, `bool`, each optionally followed by
+/// `xN` lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DType {
+    /// The kind of number.
+    pub code: DTypeCode,
+    /// Bits per lane (1 for `bool`, stored as one byte).
+    pub bits: u8,
+    /// Vector lanes; 1 for scalars.
+    pub lanes: u16,
+}
+
+impl DType {
+    /// `float32`, the default element type of Relay literals such as `1f`.
+    pub const F32: DType = DType::scalar(DTypeCode::Float, 32);
+    /// `float16`.
+    pub const F16: DType = DType::scalar(DTypeCode::Float, 16);
+    /// `float64`.
+    pub const F64: DType = DType::scalar(DTypeCode::Float, 64);
+    /// `int8`.
+    pub const I8: DType = DType::scalar(DTypeCode::Int, 8);
+    /// `int16`.
+    pub const I16: DType = DType::scalar(DTypeCode::Int, 16);
+    /// `int32`, the type of unsuffixed integer literals that fit in 32 bits.
+    pub const I32: DType = DType::scalar(DTypeCode::Int, 32);
+    /// `int64`.
+    pub const I64: DType = DType::scalar(DTypeCode::Int, 64);
+    /// `uint8`.
+    pub const U8: DType = DType::scalar(DTypeCode::UInt, 8);
+    /// `bool`.
+    pub const BOOL: DType = DType::scalar(DTypeCode::Bool, 1);
+
+    /// A one-lane type.
+    pub const fn scalar(code: DTypeCode, bits: u8) -> DType {
+        DType { code, bits, lanes: 1 }
+    }
+
+    /// Bytes one element occupies in memory (`bool` takes a whole byte).
+    pub fn size_bytes(self) -> usize {
+        (self.bits as usize).div_ceil(8) * self.lanes as usize
+    }
+
+    /// Whether this is a floating-point type.
+    pub fn is_float(self) -> bool {
+        self.code == DTypeCode::Float
+    }
+
+    /// Whether this is a signed or unsigned integer type.
+    pub fn is_int(self) -> bool {
+        matches!(self.code, DTypeCode::Int | DTypeCode::UInt)
+    }
+}
+
+/// Returned by [`DType::from_str`] for a name that is not a dtype.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dtype `{0}`")]
+pub struct ParseDTypeError(pub String);
+
+impl FromStr for DType {
+    type Err = ParseDTypeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = || ParseDTypeError(s.to_string());
+        let (base, lanes) = match s.rfind('x') {
+            Some(i) if i > 0 && s[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+                let lanes: u16 = s[i + 1..].parse().map_err(|_| err())?;
+                if lanes < 2 {
+                    return Err(err());
+                }
+                (&s[..i], lanes)
+            }
+            _ => (s, 1),
+        };
+        let (code, bits) = match base {
+            "bool" => (DTypeCode::Bool, 1),
+            _ => {
+                let (code, digits) = if let Some(d) = base.strip_prefix("uint") {
+                    (DTypeCode::UInt, d)
+                } else if let Some(d) = base.strip_prefix("int") {
+                    (DTypeCode::Int, d)
+                } else if let Some(d) = base.strip_prefix("float") {
+                    (DTypeCode::Float, d)
+                } else {
+                    return Err(err());
+                };
+                let bits: u8 = digits.parse().map_err(|_| err())?;
+                let ok = match code {
+                    DTypeCode::Float => matches!(bits, 16 | 32 | 64),
+                    _ => matches!(bits, 8 | 16 | 32 | 64),
+                };
+                if !ok {
+                    return Err(err());
+                }
+                (code, bits)
+            }
+        };
+        Ok(DType { code, bits, lanes })
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            DTypeCode::Bool => f.write_str("bool")?,
+            DTypeCode::Int => write!(f, "int{}", self.bits)?,
+            DTypeCode::UInt => write!(f, "uint{}", self.bits)?,
+            DTypeCode::Float => write!(f, "float{}", self.bits)?,
+        }
+        if self.lanes != 1 {
+            write!(f, "x{}", self.lanes)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in
+            ["float32", "float16", "float64", "int8", "int64", "uint8", "bool", "float32x4", "int8x16"]
+        {
+            let d: DType = name.parse().unwrap();
+            assert_eq!(d.to_string(), name);
+        }
+    }
+
+    #[test]
+    fn rejects_non_dtypes() {
+        for name in ["float", "int7", "float8", "x4", "float32x", "float32x1", "List", "uint1"] {
+            assert!(name.parse::<DType>().is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(DType::BOOL.size_bytes(), 1);
+        assert_eq!("float32x4".parse::<DType>().unwrap().size_bytes(), 16);
+    }
+}

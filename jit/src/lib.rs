@@ -1,0 +1,1 @@
+//! Kernel code generation: kir → Cranelift machine code for the host, kir → OpenCL C.
