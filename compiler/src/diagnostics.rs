@@ -99,7 +99,8 @@ impl CompileError {
 /// Renders diagnostics as `error: ...`, `--> file:line:col`, the line and a caret.
 pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) -> String {
     let mut buf = if color { termcolor::Buffer::ansi() } else { termcolor::Buffer::no_color() };
-    let config = term::Config::default();
+    // ASCII frame characters: the locus line reads `--> file:line:col` as documented above.
+    let config = term::Config { chars: term::Chars::ascii(), ..term::Config::default() };
     for d in diagnostics {
         // Rendering only fails on a span outside its file, which is a compiler bug; fall back
         // to the bare message rather than lose the diagnostic.
@@ -124,7 +125,7 @@ mod tests {
             CompileError::new(vec![Diagnostic::error(Span::new(f, 16, 18), "undeclared variable `%y`")]);
         let text = err.render(&sources, false);
         assert!(text.contains("error: undeclared variable `%y`"), "{text}");
-        assert!(text.contains("m.relay:2:3"), "{text}");
+        assert!(text.contains("--> m.relay:2:3"), "{text}");
         assert!(text.contains("^^"), "{text}");
         assert_eq!(sources.line_col(f, 16), (2, 3));
     }

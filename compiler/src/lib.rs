@@ -3,6 +3,9 @@
 //! See ARCHITECTURE.md §1 for the path of a program. This crate owns the syntax (lexer,
 //! parser, printer), diagnostics and the arena IR.
 
+pub mod codegen;
 pub mod diagnostics;
 pub mod ir;
+pub mod op;
+pub mod ty;
 pub mod syntax;

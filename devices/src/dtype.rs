@@ -49,6 +49,12 @@ impl DType {
     pub const I64: DType = DType::scalar(DTypeCode::Int, 64);
     /// `uint8`.
     pub const U8: DType = DType::scalar(DTypeCode::UInt, 8);
+    /// `uint16`.
+    pub const U16: DType = DType::scalar(DTypeCode::UInt, 16);
+    /// `uint32`.
+    pub const U32: DType = DType::scalar(DTypeCode::UInt, 32);
+    /// `uint64`.
+    pub const U64: DType = DType::scalar(DTypeCode::UInt, 64);
     /// `bool`.
     pub const BOOL: DType = DType::scalar(DTypeCode::Bool, 1);
 
@@ -70,6 +76,13 @@ impl DType {
     /// Whether this is a signed or unsigned integer type.
     pub fn is_int(self) -> bool {
         matches!(self.code, DTypeCode::Int | DTypeCode::UInt)
+    }
+}
+
+/// `float32`, the dtype Relay assumes when none is written (`1f`, `zeros(..)` without `dtype`).
+impl Default for DType {
+    fn default() -> Self {
+        DType::F32
     }
 }
 

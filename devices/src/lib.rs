@@ -1,8 +1,14 @@
 //! Tensors, data types and the device abstraction of relay-vm.
 //!
 //! This crate has no workspace dependency (ARCHITECTURE.md §2): the VM, the compiler and the
-//! kernel generators all agree on [`DType`] through it.
+//! kernel generators all agree on [`DType`] and [`Tensor`] through it.
 
 mod dtype;
+mod storage;
+mod tensor;
+mod view;
 
 pub use dtype::{DType, DTypeCode, ParseDTypeError};
+pub use storage::{Element, Scalar, Storage};
+pub use tensor::{shape_size, Tensor, TensorError};
+pub use view::{Layout, TensorView, TensorViewMut};

@@ -1,2 +1,25 @@
 //! The Relay bytecode virtual machine (paper §4): instruction set, executable format and
-//! interpreter. Built in the VM issue; this crate depends only on `relay-devices`.
+//! interpreter. This crate depends only on `relay-devices`: it runs an [`Executable`] against
+//! a kernel table handed to it, and knows nothing of the compiler.
+
+mod bytes;
+mod executable;
+mod format;
+mod interp;
+mod isa;
+mod kernel;
+mod operand;
+mod scalar;
+mod value;
+mod verify;
+
+pub use bytes::{ByteReader, ByteWriter, FormatError};
+pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
+pub use format::{LoadError, FORMAT_VERSION};
+pub use interp::{Trap, Vm, VmConfig};
+pub use isa::{Instr, INSTRUCTION_DOCS};
+pub use kernel::{Kernel, KernelTable};
+pub use operand::{BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx};
+pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};
+pub use value::{AdtValue, ClosureValue, Value};
+pub use verify::{verify, VerifyError};

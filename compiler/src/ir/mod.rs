@@ -7,6 +7,7 @@
 //! `GlobalVar` and `GlobalTypeVar` are.
 
 mod attrs;
+mod equal;
 
 mod expr;
 mod id;
@@ -16,6 +17,7 @@ mod symbol;
 mod types;
 
 pub use attrs::{AttrValue, Attrs};
+pub use equal::structurally_equal;
 
 pub use expr::{
     Expr, ExprKind, Function, Literal, LiteralValue, MatchArm, Pattern, PatternKind, TypeParamDecl, VarDecl,

@@ -1,0 +1,397 @@
+//! The per-function emitter: registers for variables, A-normal-form `let` chains, calls
+//! (direct, tail, closure, constructor, kernel), `if`, tuples and references.
+
+use super::{is_flag, ModuleCx};
+use crate::diagnostics::Diagnostic;
+use crate::ir::{ExprId, ExprKind, LiteralValue, Symbol, VarId};
+use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, StrIdx, Target};
+use std::collections::HashMap;
+
+/// Where an expression's value goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Dest {
+    /// Return it from the function (calls become tail calls).
+    Return,
+    /// Write it to this register.
+    Reg(Reg),
+}
+
+/// Emits the code of one function.
+pub(crate) struct FnEmitter<'c, 'a> {
+    pub cx: &'c mut ModuleCx<'a>,
+    pub name: String,
+    pub code: Vec<Instr>,
+    next_reg: u32,
+    var_reg: HashMap<VarId, Reg>,
+    /// `let`-bound `Primitive=1` functions: called as kernels, never materialised.
+    prim_fns: HashMap<VarId, ExprId>,
+    /// `let %c = @lifted(caps)`: a closure whose calls become direct calls.
+    closures: HashMap<VarId, (Symbol, Vec<Reg>)>,
+}
+
+impl<'c, 'a> FnEmitter<'c, 'a> {
+    pub fn new(cx: &'c mut ModuleCx<'a>, name: &str) -> FnEmitter<'c, 'a> {
+        FnEmitter {
+            cx,
+            name: name.to_string(),
+            code: vec![],
+            next_reg: 0,
+            var_reg: HashMap::new(),
+            prim_fns: HashMap::new(),
+            closures: HashMap::new(),
+        }
+    }
+
+    /// Registers used.
+    pub fn num_regs(&self) -> u32 {
+        self.next_reg
+    }
+
+    /// Emits a function whose parameters are `params` (registers `0..n`) and body `body`.
+    pub fn function(&mut self, params: &[VarId], body: ExprId) -> Result<Vec<Instr>, Diagnostic> {
+        for &p in params {
+            let r = self.fresh();
+            self.var_reg.insert(p, r);
+        }
+        self.expr(body, Dest::Return)?;
+        Ok(std::mem::take(&mut self.code))
+    }
+
+    pub fn fresh(&mut self) -> Reg {
+        self.next_reg += 1;
+        Reg(self.next_reg - 1)
+    }
+
+    pub fn emit(&mut self, i: Instr) -> usize {
+        self.code.push(i);
+        self.code.len() - 1
+    }
+
+    /// The current position, as a jump target.
+    pub fn here(&self) -> Target {
+        Target(self.code.len() as u32)
+    }
+
+    /// Points the jump emitted at `at` to `target`.
+    pub fn patch(&mut self, at: usize, target: Target) {
+        match &mut self.code[at] {
+            Instr::If { else_target, .. } => *else_target = target,
+            Instr::Goto { target: t } => *t = target,
+            _ => {}
+        }
+    }
+
+    pub fn error(&self, e: ExprId, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(self.cx.m.expr(e).span, format!("in `@{}`: {}", self.name, message.into()))
+    }
+
+    /// Emits `e` (a `let` chain or a single value) into `dest`. Chains are walked in a loop.
+    pub fn expr(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
+        let m = self.cx.m;
+        let mut cur = e;
+        while let ExprKind::Let { var, value, body } = &m.expr(cur).kind {
+            // `let %x = v; %x` in tail position: `v` is the tail.
+            if matches!(m.expr(*body).kind, ExprKind::Var(v) if v == *var) && !self.is_primitive(*value) {
+                return self.value(*value, dest);
+            }
+            self.bind(*var, *value)?;
+            cur = *body;
+        }
+        self.value(cur, dest)
+    }
+
+    fn is_primitive(&self, e: ExprId) -> bool {
+        matches!(&self.cx.m.expr(e).kind, ExprKind::Function(f) if is_flag(self.cx.m, &f.attrs, "Primitive"))
+    }
+
+    fn bind(&mut self, var: VarId, value: ExprId) -> Result<(), Diagnostic> {
+        let m = self.cx.m;
+        match &m.expr(value).kind {
+            _ if self.is_primitive(value) => {
+                self.prim_fns.insert(var, value);
+            }
+            ExprKind::Var(v) if self.prim_fns.contains_key(v) => {
+                let f = self.prim_fns[v];
+                self.prim_fns.insert(var, f);
+            }
+            ExprKind::Var(v) if self.closures.contains_key(v) => {
+                let c = self.closures[v].clone();
+                self.closures.insert(var, c);
+            }
+            ExprKind::Call { callee, args, .. } if self.closure_global(*callee).is_some() => {
+                if let Some(g) = self.closure_global(*callee) {
+                    let regs = self.atoms(args)?;
+                    // Built where it is used as a value; calls go direct.
+                    self.closures.insert(var, (g, regs));
+                }
+            }
+            _ => {
+                let r = self.fresh();
+                self.value(value, Dest::Reg(r))?;
+                self.var_reg.insert(var, r);
+            }
+        }
+        Ok(())
+    }
+
+    fn closure_global(&self, callee: ExprId) -> Option<Symbol> {
+        match self.cx.m.expr(callee).kind {
+            ExprKind::Global(g) if self.cx.closure_globals.contains_key(&g) => Some(g),
+            _ => None,
+        }
+    }
+
+    fn func_index(&self, g: Symbol, at: ExprId) -> Result<FuncIdx, Diagnostic> {
+        self.cx
+            .func_index
+            .get(&g)
+            .map(|&i| FuncIdx(i))
+            .ok_or_else(|| self.error(at, format!("unknown global `@{}`", self.cx.m.name(g))))
+    }
+
+    /// Writes register `r` to `dest`.
+    pub fn finish(&mut self, r: Reg, dest: Dest) {
+        match dest {
+            Dest::Return => {
+                self.emit(Instr::Ret { src: r });
+            }
+            Dest::Reg(d) if d != r => {
+                self.emit(Instr::Move { dst: d, src: r });
+            }
+            Dest::Reg(_) => {}
+        }
+    }
+
+    /// The register holding atom `e`, emitting a load for literals, constants and
+    /// constructors.
+    pub fn atom(&mut self, e: ExprId) -> Result<Reg, Diagnostic> {
+        if let ExprKind::Var(v) = self.cx.m.expr(e).kind {
+            if let Some(&r) = self.var_reg.get(&v) {
+                return Ok(r);
+            }
+        }
+        let r = self.fresh();
+        self.value(e, Dest::Reg(r))?;
+        Ok(r)
+    }
+
+    pub fn atoms(&mut self, es: &[ExprId]) -> Result<Vec<Reg>, Diagnostic> {
+        es.iter().map(|&e| self.atom(e)).collect()
+    }
+
+    /// Emits a non-`let` expression into `dest`.
+    fn value(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
+        let m = self.cx.m;
+        match &m.expr(e).kind {
+            ExprKind::Let { .. } => self.expr(e, dest),
+            ExprKind::Var(v) => {
+                if let Some(&r) = self.var_reg.get(v) {
+                    self.finish(r, dest);
+                    return Ok(());
+                }
+                if let Some((g, caps)) = self.closures.get(v).cloned() {
+                    let func = self.func_index(g, e)?;
+                    let r = self.to_reg(dest);
+                    self.emit(Instr::AllocClosure { dst: r, func, captured: caps.into() });
+                    self.finish(r, dest);
+                    return Ok(());
+                }
+                Err(self.error(e, format!("variable `%{}` has no value here", m.name(m.var(*v).name))))
+            }
+            ExprKind::Literal(lit) => {
+                let value = match lit.value {
+                    LiteralValue::Int(i) if lit.dtype.is_float() => ScalarValue::float(lit.dtype, i as f64),
+                    LiteralValue::Int(i) => ScalarValue::int(lit.dtype, i),
+                    LiteralValue::Float(f) => ScalarValue::float(lit.dtype, f),
+                    LiteralValue::Bool(b) => ScalarValue::bool(b),
+                };
+                let r = self.to_reg(dest);
+                self.emit(Instr::LoadImm { dst: r, value });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Constant(i) => {
+                let r = self.to_reg(dest);
+                self.emit(Instr::LoadConst { dst: r, index: ConstIdx(*i) });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Global(g) => {
+                if self.cx.closure_globals.contains_key(g) {
+                    return Err(self.error(e, "a closure-creating global used as a value"));
+                }
+                let func = self.func_index(*g, e)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::AllocClosure { dst: r, func, captured: vec![].into() });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Constructor(c) => self.construct(e, *c, &[], dest),
+            ExprKind::Op(_) => Err(self.error(e, "an operator outside a primitive function")),
+            ExprKind::Function(_) => Err(self.error(e, "internal: a closure that was not lambda-lifted")),
+            ExprKind::Tuple(fields) => {
+                let regs = self.atoms(fields)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: regs.into() });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Proj { tuple, index } => {
+                let t = self.atom(*tuple)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::GetField { dst: r, obj: t, index: Imm(*index) });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Call { callee, args, .. } => self.call(e, *callee, args, dest),
+            ExprKind::If { cond, then_branch, else_branch } => {
+                let c = self.atom(*cond)?;
+                let at_if = self.emit(Instr::If { cond: c, else_target: Target(0) });
+                match dest {
+                    Dest::Return => {
+                        self.expr(*then_branch, dest)?;
+                        let here = self.here();
+                        self.patch(at_if, here);
+                        self.expr(*else_branch, dest)
+                    }
+                    Dest::Reg(_) => {
+                        self.expr(*then_branch, dest)?;
+                        let at_goto = self.emit(Instr::Goto { target: Target(0) });
+                        let here = self.here();
+                        self.patch(at_if, here);
+                        self.expr(*else_branch, dest)?;
+                        let end = self.here();
+                        self.patch(at_goto, end);
+                        Ok(())
+                    }
+                }
+            }
+            ExprKind::Match { scrutinee, arms, .. } => {
+                let s = self.atom(*scrutinee)?;
+                super::matching::compile_match(self, s, arms, dest)
+            }
+            ExprKind::RefNew(v) => {
+                let v = self.atom(*v)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::RefNew { dst: r, value: v });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::RefRead(c) => {
+                let c = self.atom(*c)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::RefRead { dst: r, cell: c });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::RefWrite { cell, value } => {
+                let (c, v) = (self.atom(*cell)?, self.atom(*value)?);
+                self.emit(Instr::RefWrite { cell: c, value: v });
+                let r = self.to_reg(dest);
+                self.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: vec![].into() });
+                self.finish(r, dest);
+                Ok(())
+            }
+        }
+    }
+
+    /// The register a value for `dest` should be computed into.
+    pub fn to_reg(&mut self, dest: Dest) -> Reg {
+        match dest {
+            Dest::Reg(r) => r,
+            Dest::Return => self.fresh(),
+        }
+    }
+
+    fn construct(&mut self, e: ExprId, c: Symbol, args: &[ExprId], dest: Dest) -> Result<(), Diagnostic> {
+        let m = self.cx.m;
+        let Some(def) = m.constructor(c) else {
+            return Err(self.error(e, format!("unknown constructor `{}`", m.name(c))));
+        };
+        if def.fields.len() != args.len() {
+            return Err(self.error(e, format!("constructor `{}` used as a value: not eta-expanded", m.name(c))));
+        }
+        let regs = self.atoms(args)?;
+        let r = self.to_reg(dest);
+        self.emit(Instr::AllocADT { dst: r, tag: Imm(def.tag), fields: regs.into() });
+        self.finish(r, dest);
+        Ok(())
+    }
+
+    fn call(&mut self, e: ExprId, callee: ExprId, args: &[ExprId], dest: Dest) -> Result<(), Diagnostic> {
+        let m = self.cx.m;
+        match &m.expr(callee).kind {
+            ExprKind::Global(g) if self.cx.closure_globals.contains_key(g) => {
+                let func = self.func_index(*g, callee)?;
+                let caps = self.atoms(args)?;
+                let r = self.to_reg(dest);
+                self.emit(Instr::AllocClosure { dst: r, func, captured: caps.into() });
+                self.finish(r, dest);
+                Ok(())
+            }
+            ExprKind::Global(g) => {
+                let func = self.func_index(*g, callee)?;
+                let regs = self.atoms(args)?;
+                self.direct_call(func, regs, dest);
+                Ok(())
+            }
+            ExprKind::Constructor(c) => self.construct(e, *c, args, dest),
+            ExprKind::Var(v) if self.prim_fns.contains_key(v) => {
+                let f = self.prim_fns[v];
+                super::primitive::call_primitive(self, f, args, dest)
+            }
+            ExprKind::Var(v) if self.closures.contains_key(v) && !self.var_reg.contains_key(v) => {
+                let (g, caps) = self.closures[v].clone();
+                let func = self.func_index(g, callee)?;
+                let mut regs = caps;
+                regs.extend(self.atoms(args)?);
+                self.direct_call(func, regs, dest);
+                Ok(())
+            }
+            ExprKind::Function(_) if self.is_primitive(callee) => super::primitive::call_primitive(self, callee, args, dest),
+            ExprKind::Call { callee: inner, args: caps, .. } if self.closure_global(*inner).is_some() => {
+                let Some(g) = self.closure_global(*inner) else { return Ok(()) };
+                let func = self.func_index(g, callee)?;
+                let mut regs = self.atoms(caps)?;
+                regs.extend(self.atoms(args)?);
+                self.direct_call(func, regs, dest);
+                Ok(())
+            }
+            _ => {
+                let c = self.atom(callee)?;
+                let regs = self.atoms(args)?;
+                match dest {
+                    Dest::Return => {
+                        self.emit(Instr::TailCallClosure { closure: c, args: regs.into() });
+                    }
+                    Dest::Reg(r) => {
+                        self.emit(Instr::InvokeClosure { dst: r, closure: c, args: regs.into() });
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn direct_call(&mut self, func: FuncIdx, args: Vec<Reg>, dest: Dest) {
+        match dest {
+            Dest::Return => {
+                self.emit(Instr::TailCall { func, args: args.into() });
+            }
+            Dest::Reg(r) => {
+                self.emit(Instr::Invoke { dst: r, func, args: args.into() });
+            }
+        }
+    }
+
+    /// Makes `var` name register `r` (pattern variables).
+    pub fn bind_var(&mut self, var: VarId, r: Reg) {
+        self.var_reg.insert(var, r);
+    }
+
+    /// Emits a trap with `message`.
+    pub fn fatal(&mut self, message: String) {
+        let i = self.cx.string(message);
+        self.emit(Instr::Fatal { message: StrIdx(i) });
+    }
+}

@@ -1,0 +1,175 @@
+//! Bytecode emission (paper §4; TVM `src/relay/backend/vm/compiler.cc`): lowered, typed
+//! Relay (after the lowering passes) becomes an [`Executable`].
+//!
+//! Input shape, as the passes leave it: every body is in A-normal form; closures are
+//! `Closure=1` globals whose body is the inner `fn` (calling such a global *creates* the
+//! closure, and `@lifted(caps)(args)` is a direct call); operator calls sit inside
+//! `Primitive=1` functions. Each global becomes one VM function (a `Closure=1` global takes
+//! its captured values first, then the inner function's parameters).
+
+mod emit;
+mod matching;
+mod primitive;
+mod types;
+
+use crate::diagnostics::{CompileError, Diagnostic};
+use crate::ir::{AttrValue, Attrs, ExprKind, Function, Module, Span, Symbol};
+use crate::ty::TypeMap;
+use relay_devices::Tensor;
+use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
+use std::collections::HashMap;
+pub use types::value_type;
+
+/// Compiles every global function of a lowered, typed module to bytecode.
+///
+/// # Errors
+/// Constructs the emitter does not accept (a sign that the lowering passes were not run), or
+/// constants whose dtype has no tensor storage.
+pub fn compile(m: &Module, types: &TypeMap) -> Result<Executable, CompileError> {
+    let mut cx = ModuleCx::new(m, types)?;
+    let mut functions = Vec::with_capacity(m.functions.len());
+    let mut diags = vec![];
+    for g in &m.functions {
+        match compile_global(&mut cx, g.name, &g.func, g.span) {
+            Ok(f) => functions.push(f),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(CompileError::new(diags));
+    }
+    Ok(Executable {
+        functions,
+        constants: cx.constants,
+        kernels: cx.kernels,
+        strings: cx.strings,
+        adts: types::adt_infos(m),
+    })
+}
+
+/// Module-wide tables shared by the function emitters.
+pub(crate) struct ModuleCx<'a> {
+    pub m: &'a Module,
+    pub types: &'a TypeMap,
+    /// VM function index of each global.
+    pub func_index: HashMap<Symbol, u32>,
+    /// Globals with `Closure=1`: calling them creates a closure.
+    pub closure_globals: HashMap<Symbol, usize>,
+    pub kernels: Vec<KernelDesc>,
+    kernel_index: HashMap<String, u32>,
+    pub strings: Vec<String>,
+    pub constants: Vec<Tensor>,
+}
+
+impl<'a> ModuleCx<'a> {
+    fn new(m: &'a Module, types: &'a TypeMap) -> Result<ModuleCx<'a>, CompileError> {
+        let func_index = m.functions.iter().enumerate().map(|(i, g)| (g.name, i as u32)).collect();
+        let closure_globals = m
+            .functions
+            .iter()
+            .filter(|g| is_flag(m, &g.func.attrs, "Closure"))
+            .map(|g| (g.name, g.func.params.len()))
+            .collect();
+        let mut constants = Vec::with_capacity(m.constants.len());
+        for c in &m.constants {
+            let values: Vec<ScalarValue> = c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
+            let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();
+            let t = relay_vm::tensor_from_scalars(c.dtype, shape, &values).map_err(|e| {
+                CompileError::new(vec![Diagnostic::error(Span::default(), format!("constant: {e}"))])
+            })?;
+            constants.push(t);
+        }
+        Ok(ModuleCx {
+            m,
+            types,
+            func_index,
+            closure_globals,
+            kernels: vec![],
+            kernel_index: HashMap::new(),
+            strings: vec![],
+            constants,
+        })
+    }
+
+    /// The kernel table index for this operator call, sharing identical descriptors.
+    pub fn kernel(&mut self, op: &str, attrs: &Attrs, num_inputs: u32, num_outputs: u32) -> u32 {
+        let attrs: Vec<(String, Attr)> =
+            attrs.0.iter().map(|(k, v)| (self.m.name(*k).to_string(), convert_attr(v))).collect();
+        let key = format!("{op}|{attrs:?}|{num_inputs}|{num_outputs}");
+        if let Some(&i) = self.kernel_index.get(&key) {
+            return i;
+        }
+        let i = self.kernels.len() as u32;
+        self.kernels.push(KernelDesc { op: op.to_string(), attrs, num_inputs, num_outputs });
+        self.kernel_index.insert(key, i);
+        i
+    }
+
+    /// The string table index of `s`.
+    pub fn string(&mut self, s: String) -> u32 {
+        if let Some(i) = self.strings.iter().position(|x| *x == s) {
+            return i as u32;
+        }
+        self.strings.push(s);
+        self.strings.len() as u32 - 1
+    }
+}
+
+/// Whether `attrs` sets `name=1` (or `True`).
+pub(crate) fn is_flag(m: &Module, attrs: &Attrs, name: &str) -> bool {
+    matches!(m.attr(attrs, name), Some(AttrValue::Int(1)) | Some(AttrValue::Bool(true)))
+}
+
+fn convert_attr(v: &AttrValue) -> Attr {
+    match v {
+        AttrValue::Int(i) => Attr::Int(*i),
+        AttrValue::Float(f) => Attr::Float(*f),
+        AttrValue::Bool(b) => Attr::Bool(*b),
+        AttrValue::Str(s) => Attr::Str(s.clone()),
+        AttrValue::List(xs) => Attr::List(xs.iter().map(convert_attr).collect()),
+        AttrValue::Null => Attr::Null,
+        AttrValue::Meta { kind, index } => Attr::Str(format!("meta[{kind}][{index}]")),
+    }
+}
+
+fn compile_global(cx: &mut ModuleCx<'_>, name: Symbol, func: &Function, span: Span) -> Result<VmFunction, Diagnostic> {
+    let m = cx.m;
+    // A `Closure=1` global runs its inner function, with the captured values as leading
+    // parameters.
+    let (params, body, ret) = if is_flag(m, &func.attrs, "Closure") {
+        match &m.expr(func.body).kind {
+            ExprKind::Function(inner) => {
+                let params: Vec<_> = func.params.iter().chain(&inner.params).copied().collect();
+                (params, inner.body, inner.body)
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("internal: closure global `@{}` does not wrap a function", m.name(name)),
+                ))
+            }
+        }
+    } else {
+        (func.params.clone(), func.body, func.body)
+    };
+    let param_types = params
+        .iter()
+        .map(|&p| cx.types.var(p).map(|t| value_type(m, t)))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| Diagnostic::error(span, format!("internal: untyped parameter in `@{}`", m.name(name))))?;
+    let ret_type = cx
+        .types
+        .expr(ret)
+        .map(|t| value_type(m, t))
+        .ok_or_else(|| Diagnostic::error(span, format!("internal: untyped body in `@{}`", m.name(name))))?;
+    let mut em = emit::FnEmitter::new(cx, m.name(name));
+    let code = em.function(&params, body)?;
+    Ok(VmFunction {
+        name: m.name(name).to_string(),
+        param_names: params.iter().map(|&p| m.name(m.var(p).name).to_string()).collect(),
+        param_types,
+        ret_type,
+        num_regs: em.num_regs(),
+        code,
+    })
+}

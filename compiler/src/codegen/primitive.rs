@@ -1,0 +1,128 @@
+//! Calls of `Primitive=1` functions: unboxed scalar instructions when every value is a 0-d
+//! tensor and the operator has one, otherwise `AllocTensor` for each statically shaped output
+//! followed by a destination-passing `InvokePacked`.
+
+use super::emit::{Dest, FnEmitter};
+use crate::diagnostics::Diagnostic;
+use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
+use relay_vm::{BinOp, Imm, Instr, KernelIdx, Reg, UnOp};
+
+/// Emits a call of the primitive function `f` on `args` into `dest`.
+pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[ExprId], dest: Dest) -> Result<(), Diagnostic> {
+    let m = em.cx.m;
+    let ExprKind::Function(func) = &m.expr(f).kind else {
+        return Err(em.error(f, "internal: primitive call of a non-function"));
+    };
+    let ExprKind::Call { callee, args: inner_args, attrs } = &m.expr(func.body).kind else {
+        return Err(em.error(f, "primitive functions of more than one operator need the fusion compiler"));
+    };
+    let ExprKind::Op(op) = m.expr(*callee).kind else {
+        return Err(em.error(f, "internal: a primitive function that does not call an operator"));
+    };
+    let outer = em.atoms(args)?;
+    // The operator's arguments are the function's parameters (in any order) or literals.
+    let mut inputs = Vec::with_capacity(inner_args.len());
+    for &a in inner_args {
+        match m.expr(a).kind {
+            ExprKind::Var(v) => match func.params.iter().position(|&p| p == v) {
+                Some(i) if i < outer.len() => inputs.push(outer[i]),
+                _ => return Err(em.error(a, "internal: primitive argument is not a parameter")),
+            },
+            _ => inputs.push(em.atom(a)?),
+        }
+    }
+    let op_name = m.name(op);
+    let in_types: Option<Vec<TypeId>> = inner_args.iter().map(|&a| em.cx.types.expr(a)).collect();
+    let out_type = em.cx.types.expr(func.body);
+    let (Some(in_types), Some(out_type)) = (in_types, out_type) else {
+        return Err(em.error(f, "internal: untyped primitive function"));
+    };
+
+    if in_types.iter().chain([&out_type]).all(|&t| is_scalar(m, t)) {
+        if let Some(ins) = scalar_instr(m, op_name, &inputs, out_type, em.to_reg(dest)) {
+            let dst = ins.defs()[0];
+            em.emit(ins);
+            em.finish(dst, dest);
+            return Ok(());
+        }
+    }
+
+    let out_types: Vec<TypeId> = match m.types.kind(out_type) {
+        TypeKind::Tuple(fs) => fs.clone(),
+        _ => vec![out_type],
+    };
+    let mut outputs = Vec::with_capacity(out_types.len());
+    for &t in &out_types {
+        let r = em.fresh();
+        if let TypeKind::Tensor { shape, dtype } = m.types.kind(t) {
+            let dims: Option<Vec<i64>> =
+                shape.iter().map(|d| if let crate::ir::Dim::Known(n) = d { Some(*n) } else { None }).collect();
+            // A `?` dimension leaves the register empty: the VM sizes it from the kernel's
+            // shape function at run time.
+            if let Some(dims) = dims {
+                em.emit(Instr::AllocTensor { dst: r, dtype: *dtype, shape: dims.into() });
+            }
+        }
+        outputs.push(r);
+    }
+    let kernel = em.cx.kernel(op_name, attrs, inputs.len() as u32, outputs.len() as u32);
+    em.emit(Instr::InvokePacked { kernel: KernelIdx(kernel), inputs: inputs.into(), outputs: outputs.clone().into() });
+    if let [single] = outputs[..] {
+        if out_types.len() == 1 && !matches!(m.types.kind(out_type), TypeKind::Tuple(_)) {
+            em.finish(single, dest);
+            return Ok(());
+        }
+    }
+    let r = em.to_reg(dest);
+    em.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: outputs.into() });
+    em.finish(r, dest);
+    Ok(())
+}
+
+fn is_scalar(m: &Module, t: TypeId) -> bool {
+    matches!(m.types.kind(t), TypeKind::Tensor { shape, dtype } if shape.is_empty() && dtype.lanes == 1)
+}
+
+/// The unboxed instruction for a scalar operator call, if there is one.
+fn scalar_instr(m: &Module, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Option<Instr> {
+    let bin = match op {
+        "add" => Some(BinOp::Add),
+        "subtract" => Some(BinOp::Sub),
+        "multiply" => Some(BinOp::Mul),
+        "divide" => Some(BinOp::Div),
+        "floor_divide" => Some(BinOp::FloorDiv),
+        "floor_mod" => Some(BinOp::FloorMod),
+        "maximum" => Some(BinOp::Max),
+        "minimum" => Some(BinOp::Min),
+        "power" => Some(BinOp::Pow),
+        "equal" => Some(BinOp::Eq),
+        "not_equal" => Some(BinOp::Ne),
+        "less" => Some(BinOp::Lt),
+        "less_equal" => Some(BinOp::Le),
+        "greater" => Some(BinOp::Gt),
+        "greater_equal" => Some(BinOp::Ge),
+        "logical_and" => Some(BinOp::And),
+        "logical_or" => Some(BinOp::Or),
+        _ => None,
+    };
+    if let (Some(op), [lhs, rhs]) = (bin, ins) {
+        return Some(Instr::Bin { op, dst, lhs: *lhs, rhs: *rhs });
+    }
+    let un = match op {
+        "negative" => Some(UnOp::Neg),
+        "logical_not" => Some(UnOp::Not),
+        "abs" => Some(UnOp::Abs),
+        _ => None,
+    };
+    if let (Some(op), [src]) = (un, ins) {
+        return Some(Instr::Un { op, dst, src: *src });
+    }
+    match (op, ins) {
+        ("copy", [src]) => Some(Instr::Move { dst, src: *src }),
+        ("cast", [src]) => {
+            let TypeKind::Tensor { dtype, .. } = m.types.kind(out) else { return None };
+            Some(Instr::Cast { dst, src: *src, dtype: *dtype })
+        }
+        _ => None,
+    }
+}

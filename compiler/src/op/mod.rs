@@ -1,0 +1,16 @@
+//! The operator registry *mechanism*: what an operator is to the compiler (ARCHITECTURE.md §2).
+//!
+//! Every operator (`add`, `nn.conv2d`, ...) is one [`OpDef`] carrying all its compile-time
+//! facets: arity, accepted attributes, type relation and fusion pattern. The operators
+//! themselves are registered by the `relay-stdlib` crate; this module only defines the shape of
+//! a registration and the registry that holds them.
+
+mod attr_reader;
+mod pattern;
+mod registry;
+mod relation;
+
+pub use attr_reader::AttrReader;
+pub use pattern::OpPattern;
+pub use registry::{OpDef, OpId, OpRegistry};
+pub use relation::{RelType, Relation, RelationResult, TensorType};

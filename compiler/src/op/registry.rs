@@ -1,0 +1,111 @@
+//! The table of registered operators.
+
+use super::{OpPattern, Relation};
+use std::collections::HashMap;
+
+/// Index of an operator in an [`OpRegistry`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OpId(pub u32);
+
+/// One operator's compile-time facets.
+#[derive(Clone, Debug)]
+pub struct OpDef {
+    /// TVM's name: `add`, `nn.conv2d`, ...
+    pub name: &'static str,
+    /// Number of value inputs (a tuple input such as `concatenate`'s counts as one).
+    pub num_inputs: usize,
+    /// Accepted keyword attributes (TVM's attribute names); any other is an error.
+    pub attrs: &'static [&'static str],
+    /// The type relation: output type from input types and attributes (paper §3.2).
+    pub relation: Relation,
+    /// Fusion pattern kind.
+    pub pattern: OpPattern,
+    /// One line for `--help`-style listings.
+    pub doc: &'static str,
+}
+
+/// Every operator known to the compiler, by name.
+#[derive(Clone, Debug, Default)]
+pub struct OpRegistry {
+    ops: Vec<OpDef>,
+    index: HashMap<&'static str, OpId>,
+}
+
+impl OpRegistry {
+    /// Adds an operator. Registering a name twice is a bug in the operator library, so it
+    /// replaces nothing and returns the first registration's id as an error.
+    pub fn register(&mut self, def: OpDef) -> Result<OpId, OpId> {
+        if let Some(&id) = self.index.get(def.name) {
+            return Err(id);
+        }
+        let id = OpId(self.ops.len() as u32);
+        self.index.insert(def.name, id);
+        self.ops.push(def);
+        Ok(id)
+    }
+
+    /// The operator named `name`.
+    pub fn lookup(&self, name: &str) -> Option<OpId> {
+        self.index.get(name).copied()
+    }
+
+    /// The definition of operator `id`.
+    pub fn get(&self, id: OpId) -> &OpDef {
+        &self.ops[id.0 as usize]
+    }
+
+    /// All operators in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = (OpId, &OpDef)> {
+        self.ops.iter().enumerate().map(|(i, d)| (OpId(i as u32), d))
+    }
+
+    /// Names of registered operators closest to `name` (for "did you mean" notes).
+    pub fn similar(&self, name: &str) -> Option<&'static str> {
+        self.ops
+            .iter()
+            .map(|d| (edit_distance(name, d.name), d.name))
+            .filter(|&(dist, cand)| dist <= 2.max(cand.len() / 4))
+            .min()
+            .map(|(_, n)| n)
+    }
+}
+
+/// Levenshtein distance over bytes; names are short.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::{RelType, RelationResult};
+
+    fn ident(args: &[RelType], _: &crate::op::AttrReader) -> RelationResult {
+        Ok(Some(args[0].clone()))
+    }
+
+    fn def(name: &'static str) -> OpDef {
+        OpDef { name, num_inputs: 1, attrs: &[], relation: ident, pattern: OpPattern::ElemWise, doc: "" }
+    }
+
+    #[test]
+    fn lookup_and_duplicates() {
+        let mut r = OpRegistry::default();
+        let a = r.register(def("exp")).unwrap();
+        assert_eq!(r.register(def("exp")), Err(a));
+        assert_eq!(r.lookup("exp"), Some(a));
+        assert_eq!(r.lookup("log"), None);
+        r.register(def("nn.conv2d")).unwrap();
+        assert_eq!(r.similar("nn.conv2"), Some("nn.conv2d"));
+        assert_eq!(r.similar("tanh"), None);
+    }
+}

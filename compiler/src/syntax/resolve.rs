@@ -1,0 +1,222 @@
+//! Name checks that need the whole module: globals, ADT types and constructors may be used
+//! before (or in another file than) their definition, so the parser records each use and
+//! this pass checks them once every definition of the file is in the module.
+//!
+//! It also decides what a bare identifier in expression position is: a constructor if the
+//! module has one of that name, otherwise an operator (kept by name; the operator registry
+//! checks it later). A constructor without fields that is not called is wrapped in a call
+//! with no arguments, as TVM's parser does, so `Nil` and `Nil()` are the same value.
+
+use crate::diagnostics::Diagnostic;
+use crate::ir::{Attrs, ExprId, ExprKind, Module, Span, Symbol};
+use std::collections::HashSet;
+
+/// `@name` in expression position.
+#[derive(Debug)]
+pub(crate) struct GlobalUse {
+    pub name: Symbol,
+    pub span: Span,
+}
+
+/// A bare identifier in expression position, parsed as `ExprKind::Op(name)`.
+#[derive(Debug)]
+pub(crate) struct IdentUse {
+    pub expr: ExprId,
+    pub name: Symbol,
+    pub span: Span,
+    /// Whether the identifier is directly the callee of a call (`Nil()` rather than `Nil`).
+    pub called: bool,
+}
+
+/// An ADT named in a type (`List[A]`), with the number of type arguments written.
+#[derive(Debug)]
+pub(crate) struct AdtUse {
+    pub name: Symbol,
+    pub arity: usize,
+    pub span: Span,
+}
+
+/// A constructor pattern (`Cons(%h, %t)`), with the number of sub-patterns written.
+#[derive(Debug)]
+pub(crate) struct CtorPatternUse {
+    pub name: Symbol,
+    pub arity: usize,
+    pub span: Span,
+    /// A variable of this name was in scope, or the name looks like one (lower case).
+    pub looks_like_var: bool,
+}
+
+/// Everything the parser could not check on the spot.
+#[derive(Debug, Default)]
+pub(crate) struct Unresolved {
+    pub globals: Vec<GlobalUse>,
+    pub idents: Vec<IdentUse>,
+    pub adts: Vec<AdtUse>,
+    pub ctor_patterns: Vec<CtorPatternUse>,
+    /// Globals and types whose definitions failed to parse: uses of them are not reported
+    /// again.
+    pub failed: HashSet<Symbol>,
+}
+
+/// Dtype names offered as suggestions for misspelt types.
+pub(crate) const DTYPE_NAMES: &[&str] = &[
+    "float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "bool",
+];
+
+/// Checks the recorded uses against `module` and rewrites bare identifiers that name
+/// constructors. Returns one diagnostic per unknown name or wrong arity.
+pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagnostic> {
+    let Unresolved { globals, idents, adts, ctor_patterns, failed } = unresolved;
+    let mut diags = Vec::new();
+    for g in globals {
+        if module.function(g.name).is_some() || failed.contains(&g.name) {
+            continue;
+        }
+        let name = module.name(g.name);
+        let mut d = Diagnostic::error(g.span, format!("unknown global `@{name}`"));
+        let candidates = module.functions.iter().map(|f| module.name(f.name));
+        if let Some(s) = closest(name, candidates) {
+            d = d.with_note(format!("help: did you mean `@{s}`?"));
+        }
+        diags.push(d);
+    }
+    for a in adts {
+        if failed.contains(&a.name) {
+            continue;
+        }
+        let name = module.name(a.name);
+        match module.type_def(a.name) {
+            None => {
+                let mut d = Diagnostic::error(a.span, format!("unknown type `{name}`"));
+                let adt_names = module.type_defs.iter().map(|t| module.name(t.name));
+                let candidates = adt_names.chain(DTYPE_NAMES.iter().copied()).chain(["Tensor"]);
+                if let Some(s) = closest(name, candidates) {
+                    d = d.with_note(format!("help: did you mean `{s}`?"));
+                }
+                diags.push(d);
+            }
+            Some(def) if def.type_params.len() != a.arity => {
+                let want = def.type_params.len();
+                let msg = format!(
+                    "type `{name}` expects {want} type argument{}, found {}",
+                    if want == 1 { "" } else { "s" },
+                    a.arity
+                );
+                diags.push(Diagnostic::error(a.span, msg).with_label(def.span, "defined here"));
+            }
+            Some(_) => {}
+        }
+    }
+    for p in ctor_patterns {
+        let name = module.name(p.name);
+        match module.constructor(p.name) {
+            None => {
+                let mut d = Diagnostic::error(p.span, format!("unknown constructor `{name}` in pattern"));
+                if p.looks_like_var {
+                    d = d.with_note(format!("help: did you mean the variable `%{name}`?"));
+                } else if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name))) {
+                    d = d.with_note(format!("help: did you mean `{s}`?"));
+                }
+                diags.push(d);
+            }
+            Some(c) if c.fields.len() != p.arity => {
+                let n = c.fields.len();
+                let msg = format!(
+                    "constructor `{name}` has {n} field{}, but the pattern has {}",
+                    if n == 1 { "" } else { "s" },
+                    p.arity
+                );
+                diags.push(Diagnostic::error(p.span, msg).with_label(c.span, "defined here"));
+            }
+            Some(_) => {}
+        }
+    }
+    for u in idents {
+        let nullary = match module.constructor(u.name) {
+            Some(c) => c.fields.is_empty(),
+            None => {
+                // Operator names are lower case (`add`, `nn.conv2d`); a capitalised name is a
+                // constructor that does not exist, reported now rather than as a missing op.
+                let name = module.name(u.name);
+                if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    let mut d = Diagnostic::error(u.span, format!("unknown constructor `{name}`"));
+                    if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name))) {
+                        d = d.with_note(format!("help: did you mean `{s}`?"));
+                    }
+                    diags.push(d);
+                }
+                continue;
+            }
+        };
+        let ctor = ExprKind::Constructor(u.name);
+        if nullary && !u.called {
+            let callee = module.add_expr(ctor, u.span);
+            module.exprs[u.expr.index()].kind = ExprKind::Call { callee, args: vec![], attrs: Attrs::default() };
+        } else {
+            module.exprs[u.expr.index()].kind = ctor;
+        }
+    }
+    diags
+}
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be a likely
+/// typo (at most one edit per three characters, at least one).
+pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Edit distance over characters where swapping two neighbours also counts as one edit
+/// (optimal string alignment), so `mian` is one edit from `main`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows[i][j]: distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("main", "mian"), 1);
+        assert_eq!(edit_distance("flaot32", "float32"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("Cons", "Cons"), 0);
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(closest("mian", ["main", "map"]), Some("main"));
+        assert_eq!(closest("flaot32", DTYPE_NAMES.iter().copied()), Some("float32"));
+        assert_eq!(closest("xyz", ["main"]), None);
+        assert_eq!(closest("x", ["y"]), Some("y"));
+    }
+}

@@ -1,0 +1,289 @@
+//! Element types a tensor can hold, and the typed buffer that holds them.
+//!
+//! A tensor's buffer is a [`Storage`]: one `Vec` per element type. This keeps the crate free of
+//! `unsafe` and of casting crates: every buffer is aligned for its element type because it *is*
+//! a `Vec` of that type, a `bool` buffer can only hold `false`/`true`, and typed access is a
+//! `match`, not a reinterpretation of bytes. JIT and OpenCL code still get one plain pointer to
+//! contiguous row-major data ([`Storage::as_ptr`]). `float16` and vector dtypes (`float32x4`)
+//! have no storage: they are rejected with an error when a tensor of them is created.
+
+use crate::DType;
+use std::fmt::Debug;
+
+/// One element value, widened so that converting between any two element types through it
+/// is exact and follows Rust's (and C's, and TVM's) `as` casts: integers wrap, floats
+/// truncate toward zero and saturate when converted to integers, `NaN` becomes 0, and
+/// anything non-zero becomes `true`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// A `bool` element.
+    Bool(bool),
+    /// A signed integer element.
+    Int(i64),
+    /// An unsigned integer element.
+    UInt(u64),
+    /// A floating-point element.
+    Float(f64),
+}
+
+/// The typed buffer of a tensor: contiguous elements in row-major order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Storage {
+    /// `bool` elements, one byte each.
+    Bool(Vec<bool>),
+    /// `int8` elements.
+    I8(Vec<i8>),
+    /// `int16` elements.
+    I16(Vec<i16>),
+    /// `int32` elements.
+    I32(Vec<i32>),
+    /// `int64` elements.
+    I64(Vec<i64>),
+    /// `uint8` elements.
+    U8(Vec<u8>),
+    /// `uint16` elements.
+    U16(Vec<u16>),
+    /// `uint32` elements.
+    U32(Vec<u32>),
+    /// `uint64` elements.
+    U64(Vec<u64>),
+    /// `float32` elements.
+    F32(Vec<f32>),
+    /// `float64` elements.
+    F64(Vec<f64>),
+}
+
+/// A Rust type that is the element type of some [`DType`]. Implemented for `bool`, `i8`, `i16`,
+/// `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `f32` and `f64`; sealed.
+pub trait Element:
+    Copy + Default + PartialEq + PartialOrd + Debug + Send + Sync + 'static + sealed::Sealed
+{
+    /// The dtype of this element type.
+    const DTYPE: DType;
+    /// Converts with `as`-cast semantics (see [`Scalar`]).
+    fn from_scalar(s: Scalar) -> Self;
+    /// Widens to a [`Scalar`] without loss.
+    fn to_scalar(self) -> Scalar;
+    /// Wraps a vector of this type as storage.
+    fn into_storage(v: Vec<Self>) -> Storage;
+    /// The elements, if the storage holds this type.
+    fn slice(s: &Storage) -> Option<&[Self]>;
+    /// The elements, mutably, if the storage holds this type.
+    fn slice_mut(s: &mut Storage) -> Option<&mut [Self]>;
+    /// The vector, if the storage holds this type; the storage back otherwise.
+    fn from_storage(s: Storage) -> Result<Vec<Self>, Storage>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+// `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
+// numeric type, which is exactly the cast semantics documented on `Scalar`.
+macro_rules! numeric_element {
+    ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$dtype;
+            fn from_scalar(s: Scalar) -> Self {
+                match s {
+                    Scalar::Bool(b) => u8::from(b) as $t,
+                    Scalar::Int(v) => v as $t,
+                    Scalar::UInt(v) => v as $t,
+                    Scalar::Float(v) => v as $t,
+                }
+            }
+            fn to_scalar(self) -> Scalar {
+                Scalar::$kind(self as $wide)
+            }
+            element_storage!($variant $t);
+        }
+    )*};
+}
+
+macro_rules! element_storage {
+    ($variant:ident $t:ty) => {
+        fn into_storage(v: Vec<Self>) -> Storage {
+            Storage::$variant(v)
+        }
+        fn slice(s: &Storage) -> Option<&[Self]> {
+            match s {
+                Storage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn slice_mut(s: &mut Storage) -> Option<&mut [Self]> {
+            match s {
+                Storage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn from_storage(s: Storage) -> Result<Vec<Self>, Storage> {
+            match s {
+                Storage::$variant(v) => Ok(v),
+                other => Err(other),
+            }
+        }
+    };
+}
+
+numeric_element! {
+    I8 i8, I8, Int as i64;
+    I16 i16, I16, Int as i64;
+    I32 i32, I32, Int as i64;
+    I64 i64, I64, Int as i64;
+    U8 u8, U8, UInt as u64;
+    U16 u16, U16, UInt as u64;
+    U32 u32, U32, UInt as u64;
+    U64 u64, U64, UInt as u64;
+    F32 f32, F32, Float as f64;
+    F64 f64, F64, Float as f64;
+}
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DTYPE: DType = DType::BOOL;
+    fn from_scalar(s: Scalar) -> Self {
+        match s {
+            Scalar::Bool(b) => b,
+            Scalar::Int(v) => v != 0,
+            Scalar::UInt(v) => v != 0,
+            Scalar::Float(v) => v != 0.0,
+        }
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Bool(self)
+    }
+    element_storage!(Bool bool);
+}
+
+// Evaluates `$body` with `$v` bound to the `Vec` of whichever element type the storage holds,
+// so that code over all of them is written once.
+macro_rules! each_storage {
+    ($s:expr, $v:ident => $body:expr) => {
+        match $s {
+            Storage::Bool($v) => $body,
+            Storage::I8($v) => $body,
+            Storage::I16($v) => $body,
+            Storage::I32($v) => $body,
+            Storage::I64($v) => $body,
+            Storage::U8($v) => $body,
+            Storage::U16($v) => $body,
+            Storage::U32($v) => $body,
+            Storage::U64($v) => $body,
+            Storage::F32($v) => $body,
+            Storage::F64($v) => $body,
+        }
+    };
+}
+
+impl Storage {
+    /// `len` zero elements of `dtype` (`false` for `bool`); `None` for a dtype without storage
+    /// (`float16`, vector dtypes).
+    pub fn zeros(dtype: DType, len: usize) -> Option<Storage> {
+        let s = match dtype {
+            DType::BOOL => Storage::Bool(vec![false; len]),
+            DType::I8 => Storage::I8(vec![0; len]),
+            DType::I16 => Storage::I16(vec![0; len]),
+            DType::I32 => Storage::I32(vec![0; len]),
+            DType::I64 => Storage::I64(vec![0; len]),
+            DType::U8 => Storage::U8(vec![0; len]),
+            DType::U16 => Storage::U16(vec![0; len]),
+            DType::U32 => Storage::U32(vec![0; len]),
+            DType::U64 => Storage::U64(vec![0; len]),
+            DType::F32 => Storage::F32(vec![0.0; len]),
+            DType::F64 => Storage::F64(vec![0.0; len]),
+            _ => return None,
+        };
+        Some(s)
+    }
+
+    /// Whether `dtype` has a storage variant.
+    pub fn supports(dtype: DType) -> bool {
+        matches!(
+            dtype,
+            DType::BOOL
+                | DType::I8
+                | DType::I16
+                | DType::I32
+                | DType::I64
+                | DType::U8
+                | DType::U16
+                | DType::U32
+                | DType::U64
+                | DType::F32
+                | DType::F64
+        )
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Storage::Bool(_) => DType::BOOL,
+            Storage::I8(_) => DType::I8,
+            Storage::I16(_) => DType::I16,
+            Storage::I32(_) => DType::I32,
+            Storage::I64(_) => DType::I64,
+            Storage::U8(_) => DType::U8,
+            Storage::U16(_) => DType::U16,
+            Storage::U32(_) => DType::U32,
+            Storage::U64(_) => DType::U64,
+            Storage::F32(_) => DType::F32,
+            Storage::F64(_) => DType::F64,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        each_storage!(self, v => v.len())
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` widened to a [`Scalar`], or `None` past the end.
+    pub fn get(&self, i: usize) -> Option<Scalar> {
+        each_storage!(self, v => v.get(i).map(|x| x.to_scalar()))
+    }
+
+    /// Address of the first element, for JIT and OpenCL code that reads the buffer as
+    /// contiguous row-major bytes (`bool` is one byte, 0 or 1).
+    pub fn as_ptr(&self) -> *const u8 {
+        each_storage!(self, v => v.as_ptr().cast::<u8>())
+    }
+
+    /// Mutable address of the first element. Writers must store valid values of the element
+    /// type (only 0 or 1 in a `bool` buffer).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        each_storage!(self, v => v.as_mut_ptr().cast::<u8>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_follow_as_semantics() {
+        assert_eq!(i8::from_scalar(Scalar::Int(300)), 44);
+        assert_eq!(i32::from_scalar(Scalar::Float(-2.7)), -2);
+        assert_eq!(u8::from_scalar(Scalar::Float(-1.0)), 0);
+        assert_eq!(i32::from_scalar(Scalar::Float(f64::NAN)), 0);
+        assert!(bool::from_scalar(Scalar::Float(0.5)));
+        assert_eq!(f32::from_scalar(Scalar::Bool(true)), 1.0);
+        assert_eq!(i64::from_scalar(u64::MAX.to_scalar()), -1);
+    }
+
+    #[test]
+    fn typed_access_checks_the_variant() {
+        let mut s = f32::into_storage(vec![1.0, 2.0]);
+        assert_eq!(s.dtype(), DType::F32);
+        assert!(i32::slice(&s).is_none());
+        assert_eq!(f32::slice_mut(&mut s).map(|v| v.len()), Some(2));
+        assert_eq!(s.get(1), Some(Scalar::Float(2.0)));
+        assert!(Storage::zeros(DType::F16, 3).is_none());
+        assert_eq!(Storage::zeros(DType::BOOL, 3), Some(Storage::Bool(vec![false; 3])));
+    }
+}

@@ -1,0 +1,352 @@
+//! Typed operator attributes, with TVM's attribute names and defaults
+//! (`include/tvm/relay/attrs/*.h`, v0.16).
+//!
+//! Each struct is declared once with [`op_attrs!`], which derives the struct, its `Default`
+//! (TVM's defaults), the list of accepted names and the parser from a call's keyword
+//! attributes ([`AttrReader`]). Attributes TVM requires (`clip`'s `a_min`) are errors when
+//! absent; their `Default` value only serves Rust callers that build the struct directly.
+
+mod nn;
+mod tensor;
+
+pub use nn::*;
+pub use tensor::*;
+
+use relay_compiler::ir::AttrValue;
+use relay_compiler::op::AttrReader;
+use relay_devices::DType;
+use std::any::Any;
+use std::fmt::Debug;
+
+/// A typed attribute struct of one operator.
+pub trait OpAttrs: Clone + Debug + Default + PartialEq + Send + Sync + 'static {
+    /// The attribute names the operator accepts, in TVM's order.
+    const NAMES: &'static [&'static str];
+
+    /// Reads the attributes of a call, applying defaults to absent ones.
+    ///
+    /// # Errors
+    /// A message naming the attribute that is missing or has the wrong kind of value.
+    fn from_attrs(reader: &AttrReader) -> Result<Self, String>;
+}
+
+/// Type-erased attributes, as stored next to a call in a kernel table: any [`OpAttrs`],
+/// recovered with `(attrs as &dyn Any).downcast_ref::<A>()`.
+pub trait AnyAttrs: Any + Debug + Send + Sync {}
+
+impl<A: OpAttrs> AnyAttrs for A {}
+
+/// A Rust value an attribute can be read as.
+pub trait FromAttr: Sized {
+    /// Converts a present, non-null attribute value; `Err` holds what was expected.
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str>;
+
+    /// The value of an absent or null attribute: `None` for optional types, otherwise the
+    /// attribute is required.
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// Reads attribute `name` as `T`, or `default` when absent (`None` means required).
+///
+/// # Errors
+/// A message naming the attribute.
+pub fn read_attr<T: FromAttr>(r: &AttrReader, name: &str, default: Option<T>) -> Result<T, String> {
+    match r.get(name) {
+        Some(v) => T::from_attr(v).map_err(|expected| format!("attribute `{name}` must be {expected}, found {v:?}")),
+        None => default.or_else(T::absent).ok_or_else(|| format!("attribute `{name}` is required")),
+    }
+}
+
+impl FromAttr for i64 {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Int(i) => Ok(*i),
+            _ => Err("an integer"),
+        }
+    }
+}
+
+impl FromAttr for f64 {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Float(x) => Ok(*x),
+            AttrValue::Int(i) => Ok(*i as f64),
+            _ => Err("a number"),
+        }
+    }
+}
+
+impl FromAttr for bool {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Bool(b) => Ok(*b),
+            AttrValue::Int(i @ (0 | 1)) => Ok(*i == 1),
+            _ => Err("a boolean"),
+        }
+    }
+}
+
+impl FromAttr for String {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Str(s) => Ok(s.clone()),
+            _ => Err("a string"),
+        }
+    }
+}
+
+impl FromAttr for DType {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Str(s) => s.parse().map_err(|_| "a dtype name"),
+            _ => Err("a dtype name"),
+        }
+    }
+}
+
+/// A list of integers; a single integer is a one-element list, as TVM's Python API converts
+/// `axis=1` to `[1]`.
+impl FromAttr for Vec<i64> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        const WHAT: &str = "a list of integers";
+        match v {
+            AttrValue::Int(i) => Ok(vec![*i]),
+            AttrValue::List(items) => items.iter().map(|x| i64::from_attr(x).map_err(|_| WHAT)).collect(),
+            _ => Err(WHAT),
+        }
+    }
+}
+
+/// A list of integer lists (`pad_width=[[0, 0], [1, 2]]`).
+impl FromAttr for Vec<Vec<i64>> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        const WHAT: &str = "a list of integer lists";
+        match v {
+            AttrValue::List(items) => items
+                .iter()
+                .map(|x| match x {
+                    AttrValue::List(_) => Vec::<i64>::from_attr(x).map_err(|_| WHAT),
+                    _ => Err(WHAT),
+                })
+                .collect(),
+            _ => Err(WHAT),
+        }
+    }
+}
+
+impl FromAttr for Option<i64> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        i64::from_attr(v).map(Some)
+    }
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+impl FromAttr for Option<Vec<i64>> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        Vec::<i64>::from_attr(v).map(Some)
+    }
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+/// `out_dtype` and friends: TVM prints an unset dtype as `""`.
+impl FromAttr for Option<DType> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Str(s) if s.is_empty() => Ok(None),
+            _ => DType::from_attr(v).map(Some),
+        }
+    }
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+/// Declares string-valued attribute enums (`mode="clip"`) with their TVM spellings.
+macro_rules! attr_enum {
+    ($(#[$doc:meta])* $name:ident, $what:literal { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl FromAttr for $name {
+            fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+                match v {
+                    $(AttrValue::Str(s) if s == $text => Ok($name::$variant),)+
+                    _ => Err($what),
+                }
+            }
+        }
+    };
+}
+
+attr_enum! {
+    /// How `take` treats out-of-range indices.
+    TakeMode, "one of \"clip\", \"wrap\", \"fast\"" {
+        /// Clamp to `[0, n - 1]` (TVM's default).
+        #[default]
+        Clip = "clip",
+        /// Wrap modulo `n`.
+        Wrap = "wrap",
+        /// No adjustment: TVM leaves out-of-range behaviour undefined; here it is an error.
+        Fast = "fast",
+    }
+}
+
+attr_enum! {
+    /// How `strided_slice` reads `end`.
+    SliceMode, "\"end\" or \"size\"" {
+        /// `end` is an exclusive end index (TVM's default).
+        #[default]
+        End = "end",
+        /// `end` is a slice length (`-1`: to the end) and strides are ignored.
+        Size = "size",
+    }
+}
+
+attr_enum! {
+    /// What `nn.pad` fills the border with.
+    PadMode, "one of \"constant\", \"edge\", \"reflect\"" {
+        /// The `pad_value` input (TVM's default).
+        #[default]
+        Constant = "constant",
+        /// The nearest edge element.
+        Edge = "edge",
+        /// The mirror image, not repeating the edge (NumPy's `reflect`).
+        Reflect = "reflect",
+    }
+}
+
+/// `split`'s `indices_or_sections`: a number of equal sections or the split points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndicesOrSections {
+    /// Split into this many equal parts.
+    Sections(i64),
+    /// Split before each of these (strictly increasing) indices.
+    Indices(Vec<i64>),
+}
+
+impl Default for IndicesOrSections {
+    fn default() -> Self {
+        IndicesOrSections::Sections(1)
+    }
+}
+
+impl FromAttr for IndicesOrSections {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        match v {
+            AttrValue::Int(n) => Ok(IndicesOrSections::Sections(*n)),
+            AttrValue::List(_) => Vec::<i64>::from_attr(v)
+                .map(IndicesOrSections::Indices)
+                .map_err(|_| "an integer or a list of integers"),
+            _ => Err("an integer or a list of integers"),
+        }
+    }
+}
+
+/// Declares an attribute struct: fields as `name: Type = default`, where `default` is one token
+/// tree of type `Type` (wrap longer expressions in parentheses) or `required`.
+macro_rules! op_attrs {
+    ($(#[$doc:meta])* pub struct $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty = $default:tt,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($field: $crate::attrs::attr_default!($ty, $default),)* }
+            }
+        }
+
+        impl $crate::attrs::OpAttrs for $name {
+            const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            #[allow(unused_variables)]
+            fn from_attrs(reader: &relay_compiler::op::AttrReader) -> Result<Self, String> {
+                Ok($name {
+                    $($field: $crate::attrs::read_attr::<$ty>(
+                        reader,
+                        stringify!($field),
+                        $crate::attrs::attr_fallback!($default),
+                    )?,)*
+                })
+            }
+        }
+    };
+}
+
+macro_rules! attr_default {
+    ($ty:ty, required) => {
+        <$ty>::default()
+    };
+    ($ty:ty, $default:tt) => {
+        $default
+    };
+}
+
+macro_rules! attr_fallback {
+    (required) => {
+        None
+    };
+    ($default:tt) => {
+        Some($default)
+    };
+}
+
+pub(crate) use {attr_default, attr_fallback, op_attrs};
+
+op_attrs! {
+    /// For operators without attributes.
+    pub struct NoAttrs {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_compiler::ir::{Attrs, Interner};
+
+    fn reader_test(pairs: Vec<(&str, AttrValue)>, check: impl FnOnce(&AttrReader)) {
+        let mut sy = Interner::default();
+        let attrs = Attrs(pairs.into_iter().map(|(k, v)| (sy.intern(k), v)).collect());
+        check(&AttrReader::new(&sy, &attrs));
+    }
+
+    #[test]
+    fn defaults_required_and_wrong_kinds() {
+        reader_test(vec![("a_min", AttrValue::Int(0))], |r| {
+            let err = ClipAttrs::from_attrs(r).unwrap_err();
+            assert!(err.contains("`a_max` is required"), "{err}");
+        });
+        reader_test(vec![("axis", AttrValue::Int(1)), ("keepdims", AttrValue::Bool(true))], |r| {
+            let a = ReduceAttrs::from_attrs(r).unwrap();
+            assert_eq!(a, ReduceAttrs { axis: Some(vec![1]), keepdims: true, exclude: false });
+        });
+        reader_test(vec![("mode", AttrValue::Str("nearest".into()))], |r| {
+            assert!(TakeAttrs::from_attrs(r).unwrap_err().contains("\"clip\""));
+        });
+        reader_test(vec![("out_dtype", AttrValue::Str(String::new())), ("units", AttrValue::Null)], |r| {
+            assert_eq!(DenseAttrs::from_attrs(r).unwrap(), DenseAttrs::default());
+        });
+        reader_test(vec![("pad_width", AttrValue::List(vec![AttrValue::Int(1)]))], |r| {
+            assert!(PadAttrs::from_attrs(r).is_err());
+        });
+    }
+
+    #[test]
+    fn names_and_defaults_follow_tvm() {
+        assert_eq!(Conv2dAttrs::NAMES.len(), 10);
+        let c = Conv2dAttrs::default();
+        assert_eq!((c.strides, c.padding, c.groups, c.data_layout), (vec![1, 1], vec![0, 0], 1, "NCHW".to_string()));
+        assert_eq!(LeakyReluAttrs::default().alpha, 0.25);
+        assert!(!BatchMatmulAttrs::default().transpose_b);
+    }
+}

@@ -1,0 +1,174 @@
+//! Attributes of the `nn.*` operators (TVM `include/tvm/relay/attrs/nn.h`).
+
+use super::op_attrs;
+use relay_devices::DType;
+
+op_attrs! {
+    /// `nn.bias_add` (TVM `BiasAddAttrs`).
+    pub struct BiasAddAttrs {
+        /// The data axis the 1-d bias runs along.
+        axis: i64 = 1,
+    }
+}
+
+op_attrs! {
+    /// `nn.dense` (TVM `DenseAttrs`): `data[..., in] × weight[units, in]ᵀ`.
+    pub struct DenseAttrs {
+        /// Output features; checked against the weight when given.
+        units: Option<i64> = None,
+        /// Output and accumulation dtype (`int32` for `int8` inputs); `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
+    /// `nn.matmul` (TVM `MatmulAttrs`).
+    pub struct MatmulAttrs {
+        /// Output features; checked against the weight when given.
+        units: Option<i64> = None,
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+        /// The data's last two axes are `[in, rows]`.
+        transpose_a: bool = false,
+        /// The weight is `[units, in]` rather than `[in, units]`.
+        transpose_b: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `nn.batch_matmul` (TVM `BatchMatmulAttrs`). The defaults are the C++ ones that TVM's
+    /// text printer omits (`transpose_b=False`); Python's `relay.nn.batch_matmul` passes
+    /// `transpose_b=True` explicitly, and it is printed.
+    pub struct BatchMatmulAttrs {
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+        /// `x` is `[b, k, m]` rather than `[b, m, k]`.
+        transpose_a: bool = false,
+        /// `y` is `[b, n, k]` rather than `[b, k, n]`.
+        transpose_b: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `nn.conv2d` (TVM `Conv2DAttrs`). Only `NCHW` data with `OIHW` weights is supported.
+    pub struct Conv2dAttrs {
+        /// `[stride_h, stride_w]` (one value applies to both).
+        strides: Vec<i64> = (vec![1, 1]),
+        /// 1 value (all sides), 2 (`[top/bottom, left/right]`) or 4 (`[top, left, bottom, right]`).
+        padding: Vec<i64> = (vec![0, 0]),
+        /// `[dilation_h, dilation_w]` (one value applies to both).
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// Channel groups; `groups == in_channels` is a depthwise convolution.
+        groups: i64 = 1,
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kh, kw]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// Data layout; `NCHW` only.
+        data_layout: String = ("NCHW".to_string()),
+        /// Weight layout; `OIHW` only.
+        kernel_layout: String = ("OIHW".to_string()),
+        /// Output layout; `""` (same as the data) or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype (`int32` for `int8`/`uint8` inputs); `None`: the data
+        /// dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
+    /// `nn.max_pool2d` (TVM `MaxPool2DAttrs`). `NCHW` only.
+    pub struct MaxPool2dAttrs {
+        /// `[kh, kw]` (required; one value applies to both).
+        pool_size: Vec<i64> = required,
+        /// `[stride_h, stride_w]`.
+        strides: Vec<i64> = (vec![1, 1]),
+        /// `[dilation_h, dilation_w]`.
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// 1, 2 or 4 values as for `nn.conv2d`; padded positions never win.
+        padding: Vec<i64> = (vec![0, 0]),
+        /// Data layout; `NCHW` only.
+        layout: String = ("NCHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Round the output size up: a last, partial window is kept.
+        ceil_mode: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `nn.avg_pool2d` (TVM `AvgPool2DAttrs`). `NCHW` only.
+    pub struct AvgPool2dAttrs {
+        /// `[kh, kw]` (required; one value applies to both).
+        pool_size: Vec<i64> = required,
+        /// `[stride_h, stride_w]`.
+        strides: Vec<i64> = (vec![1, 1]),
+        /// `[dilation_h, dilation_w]`.
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// 1, 2 or 4 values as for `nn.conv2d`.
+        padding: Vec<i64> = (vec![0, 0]),
+        /// Data layout; `NCHW` only.
+        layout: String = ("NCHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Round the output size up: a last, partial window is kept.
+        ceil_mode: bool = false,
+        /// Divide by the window size including explicit padding (not the extra `ceil_mode`
+        /// border) instead of by the number of real elements.
+        count_include_pad: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `nn.global_avg_pool2d` (TVM `GlobalPool2DAttrs`). `NCHW` only.
+    pub struct GlobalPool2dAttrs {
+        /// Data layout; `NCHW` only.
+        layout: String = ("NCHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+    }
+}
+
+op_attrs! {
+    /// `nn.softmax` and `nn.log_softmax` (TVM `SoftmaxAttrs`).
+    pub struct SoftmaxAttrs {
+        /// The axis normalised over.
+        axis: i64 = (-1),
+    }
+}
+
+op_attrs! {
+    /// `nn.batch_norm` in inference form (TVM `BatchNormAttrs`).
+    pub struct BatchNormAttrs {
+        /// The channel axis.
+        axis: i64 = 1,
+        /// Added to the variance.
+        epsilon: f64 = 1e-5,
+        /// Add `beta`.
+        center: bool = true,
+        /// Multiply by `gamma`.
+        scale: bool = true,
+    }
+}
+
+op_attrs! {
+    /// `nn.layer_norm` (TVM `LayerNormAttrs`): normalises over one axis.
+    pub struct LayerNormAttrs {
+        /// The axis normalised over (and that `gamma`/`beta` run along).
+        axis: i64 = (-1),
+        /// Added to the variance.
+        epsilon: f64 = 1e-5,
+        /// Add `beta`.
+        center: bool = true,
+        /// Multiply by `gamma`.
+        scale: bool = true,
+    }
+}
+
+op_attrs! {
+    /// `nn.dropout` (TVM `DropoutAttrs`); inference ignores the rate.
+    pub struct DropoutAttrs {
+        /// Fraction dropped during training.
+        rate: f64 = 0.5,
+    }
+}

@@ -1,0 +1,177 @@
+//! Attributes of the elementwise, reduction and transform operators
+//! (TVM `include/tvm/relay/attrs/transform.h`, `reduce.h`, `nn.h`).
+
+use super::{op_attrs, IndicesOrSections, PadMode, SliceMode, TakeMode};
+use relay_devices::DType;
+
+op_attrs! {
+    /// `nn.leaky_relu` (TVM `LeakyReluAttrs`).
+    pub struct LeakyReluAttrs {
+        /// Slope for negative inputs.
+        alpha: f64 = 0.25,
+    }
+}
+
+op_attrs! {
+    /// `clip` (TVM `ClipAttrs`); both bounds are required.
+    pub struct ClipAttrs {
+        /// Lower bound, converted to the input's dtype.
+        a_min: f64 = required,
+        /// Upper bound, converted to the input's dtype.
+        a_max: f64 = required,
+    }
+}
+
+op_attrs! {
+    /// `cast` (TVM `CastAttrs`).
+    pub struct CastAttrs {
+        /// Target dtype (required).
+        dtype: DType = required,
+    }
+}
+
+op_attrs! {
+    /// `sum`, `mean`, `max`, `min`, `prod` (TVM `ReduceAttrs`).
+    pub struct ReduceAttrs {
+        /// Axes to reduce (negative counts from the end); `None` reduces all.
+        axis: Option<Vec<i64>> = None,
+        /// Keep reduced axes as size-1 dimensions.
+        keepdims: bool = false,
+        /// Reduce every axis *except* those in `axis`.
+        exclude: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `argmax`, `argmin` (TVM `ArgReduceAttrs`); the result is `int32`.
+    pub struct ArgReduceAttrs {
+        /// Axes to reduce; `None` reduces all (the index is then into the flattened input).
+        axis: Option<Vec<i64>> = None,
+        /// Keep reduced axes as size-1 dimensions.
+        keepdims: bool = false,
+        /// Reduce every axis *except* those in `axis`.
+        exclude: bool = false,
+        /// On ties, report the last index instead of the first.
+        select_last_index: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `reshape` (TVM `ReshapeAttrs`).
+    pub struct ReshapeAttrs {
+        /// Target shape with TVM's special values: `0` copies an input dimension, `-1` infers
+        /// one, `-2` copies the rest, `-3` merges two, `-4` splits one into the next two.
+        newshape: Vec<i64> = required,
+        /// Take `0` literally as a zero-sized dimension.
+        allowzero: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `transpose` (TVM `TransposeAttrs`).
+    pub struct TransposeAttrs {
+        /// Output axis `k` is input axis `axes[k]`; `None` reverses the axes.
+        axes: Option<Vec<i64>> = None,
+    }
+}
+
+op_attrs! {
+    /// `squeeze` (TVM `SqueezeAttrs`).
+    pub struct SqueezeAttrs {
+        /// Size-1 axes to remove; `None` removes all size-1 axes.
+        axis: Option<Vec<i64>> = None,
+    }
+}
+
+op_attrs! {
+    /// `expand_dims` (TVM `ExpandDimsAttrs`).
+    pub struct ExpandDimsAttrs {
+        /// Where the new axes go, in `[-rank - 1, rank]`.
+        axis: i64 = required,
+        /// How many size-1 axes to insert.
+        num_newaxis: i64 = 1,
+    }
+}
+
+op_attrs! {
+    /// `concatenate` (TVM `ConcatenateAttrs`).
+    pub struct ConcatenateAttrs {
+        /// The axis along which inputs are joined.
+        axis: i64 = 0,
+    }
+}
+
+op_attrs! {
+    /// `stack` (TVM `StackAttrs`).
+    pub struct StackAttrs {
+        /// Position of the new axis in the output.
+        axis: i64 = 0,
+    }
+}
+
+op_attrs! {
+    /// `split` (TVM `SplitAttrs`).
+    pub struct SplitAttrs {
+        /// Equal sections, or split points (required).
+        indices_or_sections: IndicesOrSections = required,
+        /// The axis to split.
+        axis: i64 = 0,
+    }
+}
+
+op_attrs! {
+    /// `take` (TVM `TakeAttrs`).
+    pub struct TakeAttrs {
+        /// Leading dimensions shared by data and indices.
+        batch_dims: i64 = 0,
+        /// The axis to index; `None` indexes the flattened data.
+        axis: Option<i64> = None,
+        /// Out-of-range index handling.
+        mode: TakeMode = (TakeMode::Clip),
+    }
+}
+
+op_attrs! {
+    /// `strided_slice` (TVM `StridedSliceAttrs`).
+    pub struct StridedSliceAttrs {
+        /// First index per sliced axis (negative counts from the end).
+        begin: Vec<i64> = required,
+        /// End per sliced axis (exclusive), or length in `size` mode.
+        end: Vec<i64> = required,
+        /// Step per sliced axis (missing ones are 1; may be negative).
+        strides: Option<Vec<i64>> = None,
+        /// How `end` is read.
+        slice_mode: SliceMode = (SliceMode::End),
+        /// The axes `begin`/`end`/`strides` refer to; `None` means `0, 1, ...`.
+        axes: Option<Vec<i64>> = None,
+    }
+}
+
+op_attrs! {
+    /// `zeros`, `ones`, `full`, `broadcast_to` (TVM `InitOpAttrs`).
+    pub struct InitOpAttrs {
+        /// The output shape (required by every user here).
+        shape: Option<Vec<i64>> = None,
+        /// The output dtype; `None` is `float32` for `zeros`/`ones` and the fill value's dtype
+        /// for `full`. Ignored by `broadcast_to`.
+        dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
+    /// `nn.pad` (TVM `PadAttrs`); the pad value is the second input.
+    pub struct PadAttrs {
+        /// `[before, after]` per axis.
+        pad_width: Vec<Vec<i64>> = required,
+        /// How the border is filled.
+        pad_mode: PadMode = (PadMode::Constant),
+    }
+}
+
+op_attrs! {
+    /// `shape_of` (TVM `ShapeOfAttrs`).
+    pub struct ShapeOfAttrs {
+        /// `int32` or `int64`.
+        dtype: DType = (DType::I32),
+    }
+}

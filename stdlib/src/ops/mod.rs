@@ -1,0 +1,62 @@
+//! Operator registrations: one [`OpDef`] per operator, grouped by family, each with TVM's name
+//! and attribute names so TVM programs run unchanged.
+
+mod math;
+mod nn;
+mod transform;
+
+use relay_compiler::op::{OpDef, OpRegistry};
+
+/// Declares an [`OpDef`] in one line: `op!("add", 2, [], broadcast_rel, Broadcast, "doc")`.
+#[macro_export]
+macro_rules! op {
+    ($name:literal, $inputs:literal, [$($attr:literal),*], $rel:expr, $pattern:ident, $doc:literal) => {
+        relay_compiler::op::OpDef {
+            name: $name,
+            num_inputs: $inputs,
+            attrs: &[$($attr),*],
+            relation: $rel,
+            pattern: relay_compiler::op::OpPattern::$pattern,
+            doc: $doc,
+        }
+    };
+}
+
+/// Every family's operators.
+fn families() -> [&'static [OpDef]; 5] {
+    [math::ELEMWISE, math::BROADCAST, math::REDUCE, transform::TRANSFORM, nn::NN]
+}
+
+/// Registers every operator of the library into `registry`.
+///
+/// # Errors
+/// The name of an operator that is already registered.
+pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
+    for family in families() {
+        for def in family {
+            registry.register(def.clone()).map_err(|_| def.name)?;
+        }
+    }
+    Ok(())
+}
+
+/// A registry holding exactly the library's operators.
+pub fn op_registry() -> OpRegistry {
+    let mut r = OpRegistry::default();
+    // The library's names are distinct (tested below), so registration cannot fail.
+    let _ = register_all(&mut r);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_registered() {
+        let mut r = OpRegistry::default();
+        assert_eq!(register_all(&mut r), Ok(()));
+        let count: usize = families().iter().map(|f| f.len()).sum();
+        assert_eq!(r.iter().count(), count);
+    }
+}

@@ -1,0 +1,205 @@
+//! The instruction set, defined once: the [`instructions!`] table below generates the
+//! [`Instr`] enum, its binary encoder and decoder, operand verification, the disassembler and
+//! the one-line documentation of every instruction ([`INSTRUCTION_DOCS`]).
+//!
+//! Registers are frame-relative: a call's arguments land in the callee's registers `0..n`
+//! of a new window on the VM's value stack. Relay scalars (0-d tensors) live unboxed in
+//! registers; `Bin`/`Un`/`Cast` compute on them without touching a kernel.
+
+use crate::bytes::{ByteReader, ByteWriter, FormatError};
+use crate::operand::{
+    BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx,
+};
+use crate::scalar::ScalarValue;
+use relay_devices::DType;
+use std::fmt;
+
+macro_rules! instructions {
+    ($( $(#[doc = $doc:literal])+ $opcode:literal $name:ident { $($field:ident : $ty:ty),* $(,)? } )*) => {
+        /// One VM instruction (see [`INSTRUCTION_DOCS`] for the list).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Instr {
+            $( $(#[doc = $doc])+ $name { $( #[allow(missing_docs)] $field: $ty ),* }, )*
+        }
+
+        /// Every instruction's name and documentation, in opcode order.
+        pub const INSTRUCTION_DOCS: &[(&str, &str)] = &[ $( (stringify!($name), concat!($($doc),+)), )* ];
+
+        impl Instr {
+            /// The instruction's name as the disassembler prints it.
+            pub fn mnemonic(&self) -> &'static str {
+                match self { $( Instr::$name { .. } => stringify!($name), )* }
+            }
+
+            /// Appends the binary encoding: opcode byte, then each operand.
+            pub fn encode(&self, w: &mut ByteWriter) {
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        w.u8($opcode);
+                        $( Operand::encode($field, w); )*
+                    } )*
+                }
+            }
+
+            /// Reads one instruction.
+            ///
+            /// # Errors
+            /// An unknown opcode, a truncated operand or an invalid operand value.
+            pub fn decode(r: &mut ByteReader<'_>) -> Result<Instr, FormatError> {
+                match r.u8()? {
+                    $( $opcode => Ok(Instr::$name { $( $field: <$ty as Operand>::decode(r)? ),* }), )*
+                    op => Err(FormatError::Invalid(format!("opcode {op:#04x}"))),
+                }
+            }
+
+            /// Checks that every register, jump target and table index is in range.
+            pub fn verify_operands(&self, ctx: &VerifyCtx) -> Result<(), String> {
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        $( Operand::verify($field, ctx).map_err(|e| format!("{}.{}: {e}", stringify!($name), stringify!($field)))?; )*
+                        Ok(())
+                    } )*
+                }
+            }
+        }
+
+        impl fmt::Display for Instr {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        f.write_str(stringify!($name))?;
+                        let mut _first = true;
+                        $(
+                            f.write_str(if _first { " " } else { ", " })?;
+                            _first = false;
+                            f.write_str(concat!(stringify!($field), "="))?;
+                            Operand::show($field, f)?;
+                        )*
+                        Ok(())
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+instructions! {
+    /// Copies register `src` to `dst`.
+    0x01 Move { dst: Reg, src: Reg }
+    /// Returns `src` from the current function to its caller's destination register.
+    0x02 Ret { src: Reg }
+    /// Calls global function `func` with `args`; the result goes to `dst`.
+    0x03 Invoke { dst: Reg, func: FuncIdx, args: Box<[Reg]> }
+    /// Calls `func` with `args` in place of the current frame (a loop costs no stack).
+    0x04 TailCall { func: FuncIdx, args: Box<[Reg]> }
+    /// Calls the closure in `closure` (captured values first, then `args`); result to `dst`.
+    0x05 InvokeClosure { dst: Reg, closure: Reg, args: Box<[Reg]> }
+    /// Calls the closure in `closure` in place of the current frame.
+    0x06 TailCallClosure { closure: Reg, args: Box<[Reg]> }
+    /// Runs `kernel` on `inputs`, writing into `outputs` (preallocated by `AllocTensor`, or
+    /// allocated from the kernel's shape function when empty): destination passing.
+    0x07 InvokePacked { kernel: KernelIdx, inputs: Box<[Reg]>, outputs: Box<[Reg]> }
+    /// Allocates an uninitialised tensor of `dtype` and static `shape` into `dst`.
+    0x08 AllocTensor { dst: Reg, dtype: DType, shape: Box<[i64]> }
+    /// Builds a constructor value (tuples are tag 0) from `fields` into `dst`.
+    0x09 AllocADT { dst: Reg, tag: Imm, fields: Box<[Reg]> }
+    /// Builds a closure of `func` capturing `captured` (passed before the call's arguments).
+    0x0a AllocClosure { dst: Reg, func: FuncIdx, captured: Box<[Reg]> }
+    /// Loads field `index` of the ADT or tuple in `obj` into `dst`.
+    0x0b GetField { dst: Reg, obj: Reg, index: Imm }
+    /// Loads the constructor tag of `obj` into `dst` as an unboxed `int32`.
+    0x0c GetTag { dst: Reg, obj: Reg }
+    /// Jumps to `targets[tag]` for the constructor tag of `obj` (a `match` decision node).
+    0x0d SwitchTag { obj: Reg, targets: Box<[Target]> }
+    /// Falls through when the bool in `cond` is true, jumps to `else_target` otherwise.
+    0x0e If { cond: Reg, else_target: Target }
+    /// Jumps to `target`.
+    0x0f Goto { target: Target }
+    /// Loads constant tensor `index` into `dst`.
+    0x10 LoadConst { dst: Reg, index: ConstIdx }
+    /// Loads an unboxed scalar into `dst`.
+    0x11 LoadImm { dst: Reg, value: ScalarValue }
+    /// Allocates a reference cell holding `value` into `dst`.
+    0x12 RefNew { dst: Reg, value: Reg }
+    /// Loads the contents of the reference in `cell` into `dst`.
+    0x13 RefRead { dst: Reg, cell: Reg }
+    /// Stores `value` into the reference in `cell`.
+    0x14 RefWrite { cell: Reg, value: Reg }
+    /// Stops with a trap carrying string `message` (e.g. no `match?` arm matched).
+    0x15 Fatal { message: StrIdx }
+    /// `dst = lhs op rhs` on unboxed scalars of one dtype.
+    0x16 Bin { op: BinOp, dst: Reg, lhs: Reg, rhs: Reg }
+    /// `dst = op src` on an unboxed scalar.
+    0x17 Un { op: UnOp, dst: Reg, src: Reg }
+    /// Converts the unboxed scalar `src` to `dtype`.
+    0x18 Cast { dst: Reg, src: Reg, dtype: DType }
+}
+
+impl Instr {
+    /// Registers the instruction writes.
+    pub fn defs(&self) -> Vec<Reg> {
+        match self {
+            Instr::Move { dst, .. }
+            | Instr::Invoke { dst, .. }
+            | Instr::InvokeClosure { dst, .. }
+            | Instr::AllocTensor { dst, .. }
+            | Instr::AllocADT { dst, .. }
+            | Instr::AllocClosure { dst, .. }
+            | Instr::GetField { dst, .. }
+            | Instr::GetTag { dst, .. }
+            | Instr::LoadConst { dst, .. }
+            | Instr::LoadImm { dst, .. }
+            | Instr::RefNew { dst, .. }
+            | Instr::RefRead { dst, .. }
+            | Instr::Bin { dst, .. }
+            | Instr::Un { dst, .. }
+            | Instr::Cast { dst, .. } => vec![*dst],
+            Instr::InvokePacked { outputs, .. } => outputs.to_vec(),
+            _ => vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Instr> {
+        vec![
+            Instr::Move { dst: Reg(1), src: Reg(0) },
+            Instr::Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(0), Reg(1)].into() },
+            Instr::SwitchTag { obj: Reg(0), targets: vec![Target(3), Target(5)].into() },
+            Instr::LoadImm { dst: Reg(0), value: ScalarValue { dtype: DType::I32, bits: (-3i64) as u64 } },
+            Instr::AllocTensor { dst: Reg(4), dtype: DType::F32, shape: vec![2, 3].into() },
+            Instr::Bin { op: BinOp::Lt, dst: Reg(3), lhs: Reg(1), rhs: Reg(2) },
+            Instr::Ret { src: Reg(2) },
+        ]
+    }
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let mut w = ByteWriter::default();
+        for i in sample() {
+            i.encode(&mut w);
+        }
+        let mut r = ByteReader::new(&w.buf);
+        let back: Vec<Instr> = (0..sample().len()).map(|_| Instr::decode(&mut r).unwrap()).collect();
+        assert_eq!(back, sample());
+        assert!(r.at_end());
+    }
+
+    #[test]
+    fn disassembly() {
+        let s: Vec<String> = sample().iter().map(|i| i.to_string()).collect();
+        assert_eq!(s[1], "Invoke dst=$2, func=func#0, args=[$0, $1]");
+        assert_eq!(s[3], "LoadImm dst=$0, value=-3:int32");
+        assert_eq!(s[5], "Bin op=lt, dst=$3, lhs=$1, rhs=$2");
+    }
+
+    #[test]
+    fn bad_opcodes_are_errors() {
+        assert!(Instr::decode(&mut ByteReader::new(&[0xff])).is_err());
+        assert!(Instr::decode(&mut ByteReader::new(&[0x03, 1])).is_err());
+        assert_eq!(INSTRUCTION_DOCS.len(), 24);
+    }
+}

@@ -1,0 +1,349 @@
+//! Unboxed scalars: Relay's 0-d tensors as register values, and the arithmetic the VM does on
+//! them directly (TVM boxes every scalar in a heap tensor; that is much of why its VM is slow
+//! on control flow).
+
+use crate::operand::{BinOp, UnOp};
+use relay_devices::{DType, DTypeCode, Scalar, Tensor};
+
+/// An unboxed Relay scalar (0-d tensor) with its dtype: a `LoadImm` operand and the value of
+/// a scalar register.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalarValue {
+    /// Element type (a one-lane dtype).
+    pub dtype: DType,
+    /// The value's bits: signed integers sign-extended to 64 bits, unsigned zero-extended,
+    /// floats as `f64` bits (a `float32` value is exactly representable), bool as 0/1.
+    pub bits: u64,
+}
+
+impl ScalarValue {
+    /// A signed or unsigned integer scalar of `dtype`, wrapped to its width.
+    pub fn int(dtype: DType, v: i64) -> ScalarValue {
+        ScalarValue { dtype, bits: wrap(dtype, v as u64) }
+    }
+
+    /// A float scalar of `dtype`, rounded to its precision.
+    pub fn float(dtype: DType, v: f64) -> ScalarValue {
+        let v = if dtype.bits == 32 { f64::from(v as f32) } else { v };
+        ScalarValue { dtype, bits: v.to_bits() }
+    }
+
+    /// A bool scalar.
+    pub fn bool(v: bool) -> ScalarValue {
+        ScalarValue { dtype: DType::BOOL, bits: u64::from(v) }
+    }
+
+    /// The value as a signed integer (bool as 0/1, floats truncated).
+    pub fn as_i64(self) -> i64 {
+        match self.dtype.code {
+            DTypeCode::Float => f64::from_bits(self.bits) as i64,
+            _ => self.bits as i64,
+        }
+    }
+
+    /// The value as a float.
+    pub fn as_f64(self) -> f64 {
+        match self.dtype.code {
+            DTypeCode::Float => f64::from_bits(self.bits),
+            DTypeCode::Int => self.bits as i64 as f64,
+            DTypeCode::UInt | DTypeCode::Bool => self.bits as f64,
+        }
+    }
+
+    /// Whether the value is non-zero (the truth of a condition).
+    pub fn is_true(self) -> bool {
+        match self.dtype.code {
+            DTypeCode::Float => f64::from_bits(self.bits) != 0.0,
+            _ => self.bits != 0,
+        }
+    }
+
+    /// The widened element value.
+    pub fn to_scalar(self) -> Scalar {
+        match self.dtype.code {
+            DTypeCode::Bool => Scalar::Bool(self.bits != 0),
+            DTypeCode::Int => Scalar::Int(self.bits as i64),
+            DTypeCode::UInt => Scalar::UInt(self.bits),
+            DTypeCode::Float => Scalar::Float(f64::from_bits(self.bits)),
+        }
+    }
+
+    /// The scalar of `dtype` holding `s` (converted with `as`-cast semantics).
+    pub fn from_scalar(dtype: DType, s: Scalar) -> ScalarValue {
+        let v = match s {
+            Scalar::Bool(b) => ScalarValue::bool(b),
+            Scalar::Int(i) => ScalarValue::int(DType::I64, i),
+            Scalar::UInt(u) => ScalarValue { dtype: DType::scalar(DTypeCode::UInt, 64), bits: u },
+            Scalar::Float(f) => ScalarValue::float(DType::F64, f),
+        };
+        v.cast(dtype)
+    }
+
+    /// Converts to `dtype` with C-style cast semantics (floats to integers truncate and
+    /// saturate; anything non-zero to bool is true).
+    pub fn cast(self, dtype: DType) -> ScalarValue {
+        match dtype.code {
+            DTypeCode::Bool => ScalarValue::bool(self.is_true()),
+            DTypeCode::Float => ScalarValue::float(dtype, self.as_f64()),
+            DTypeCode::Int | DTypeCode::UInt => match self.dtype.code {
+                DTypeCode::Float => {
+                    let f = self.as_f64();
+                    let v = if dtype.code == DTypeCode::UInt { f as u64 } else { f as i64 as u64 };
+                    ScalarValue { dtype, bits: wrap(dtype, v) }
+                }
+                _ => ScalarValue { dtype, bits: wrap(dtype, self.bits) },
+            },
+        }
+    }
+
+    /// The scalar as a 0-d tensor (for kernels, which take tensors).
+    ///
+    /// # Errors
+    /// A dtype tensors cannot hold (`float16`, vector types).
+    pub fn to_tensor(self) -> Result<Tensor, String> {
+        tensor_from_scalars(self.dtype, vec![], &[self])
+    }
+
+    /// The element of a 0-d tensor as a scalar.
+    pub fn from_tensor(t: &Tensor) -> Option<ScalarValue> {
+        if t.ndim() != 0 {
+            return None;
+        }
+        t.get(0).map(|s| ScalarValue::from_scalar(t.dtype(), s))
+    }
+}
+
+/// A tensor of `dtype` and `shape` from its row-major elements (each converted to `dtype`).
+///
+/// # Errors
+/// A dtype tensors cannot hold, or an element count that does not match the shape.
+pub fn tensor_from_scalars(dtype: DType, shape: Vec<usize>, values: &[ScalarValue]) -> Result<Tensor, String> {
+    fn collect<T>(values: &[ScalarValue], f: impl Fn(ScalarValue) -> T) -> Vec<T> {
+        values.iter().map(|&v| f(v)).collect()
+    }
+    let vs: Vec<ScalarValue> = values.iter().map(|v| v.cast(dtype)).collect();
+    let vs = &vs[..];
+    let t = match (dtype.code, dtype.bits, dtype.lanes) {
+        (DTypeCode::Bool, _, 1) => Tensor::from_vec(shape, collect(vs, |v| v.is_true())),
+        (DTypeCode::Float, 32, 1) => Tensor::from_vec(shape, collect(vs, |v| v.as_f64() as f32)),
+        (DTypeCode::Float, 64, 1) => Tensor::from_vec(shape, collect(vs, |v| v.as_f64())),
+        (DTypeCode::Int, 8, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as i8)),
+        (DTypeCode::Int, 16, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as i16)),
+        (DTypeCode::Int, 32, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as i32)),
+        (DTypeCode::Int, 64, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as i64)),
+        (DTypeCode::UInt, 8, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u8)),
+        (DTypeCode::UInt, 16, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u16)),
+        (DTypeCode::UInt, 32, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u32)),
+        (DTypeCode::UInt, 64, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits)),
+        _ => return Err(format!("no tensor storage for {dtype}")),
+    };
+    t.map_err(|e| e.to_string())
+}
+
+/// Truncates `bits` to the integer width of `dtype`, sign-extending signed types.
+fn wrap(dtype: DType, bits: u64) -> u64 {
+    let w = u32::from(dtype.bits);
+    if w >= 64 || dtype.code == DTypeCode::Bool {
+        return if dtype.code == DTypeCode::Bool { u64::from(bits != 0) } else { bits };
+    }
+    let mask = (1u64 << w) - 1;
+    let v = bits & mask;
+    if dtype.code == DTypeCode::Int && v >> (w - 1) == 1 {
+        v | !mask
+    } else {
+        v
+    }
+}
+
+/// `a op b` on two scalars of the same dtype.
+///
+/// # Errors
+/// Mismatched dtypes, integer division by zero, or a logical operation on non-bools.
+pub fn binary(op: BinOp, a: ScalarValue, b: ScalarValue) -> Result<ScalarValue, String> {
+    if a.dtype != b.dtype {
+        return Err(format!("scalar `{}` on {} and {}", op.name(), a.dtype, b.dtype));
+    }
+    let dt = a.dtype;
+    use std::cmp::Ordering;
+    let ord = |o: Ordering| -> bool {
+        match op {
+            BinOp::Eq => o == Ordering::Equal,
+            BinOp::Ne => o != Ordering::Equal,
+            BinOp::Lt => o == Ordering::Less,
+            BinOp::Le => o != Ordering::Greater,
+            BinOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        }
+    };
+    match op {
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            let o = match dt.code {
+                DTypeCode::Float => {
+                    let (x, y) = (a.as_f64(), b.as_f64());
+                    // NaN compares false except with `!=`.
+                    match x.partial_cmp(&y) {
+                        Some(o) => o,
+                        None => return Ok(ScalarValue::bool(op == BinOp::Ne)),
+                    }
+                }
+                DTypeCode::Int => (a.bits as i64).cmp(&(b.bits as i64)),
+                _ => a.bits.cmp(&b.bits),
+            };
+            Ok(ScalarValue::bool(ord(o)))
+        }
+        BinOp::And | BinOp::Or => {
+            if dt.code != DTypeCode::Bool {
+                return Err(format!("`{}` needs bool scalars, found {dt}", op.name()));
+            }
+            let v = if op == BinOp::And { a.is_true() && b.is_true() } else { a.is_true() || b.is_true() };
+            Ok(ScalarValue::bool(v))
+        }
+        _ => match dt.code {
+            DTypeCode::Float => Ok(ScalarValue::float(dt, float_op(op, a.as_f64(), b.as_f64()))),
+            DTypeCode::Int => int_op(op, a.bits as i64, b.bits as i64).map(|v| ScalarValue::int(dt, v)),
+            DTypeCode::UInt => uint_op(op, a.bits, b.bits).map(|v| ScalarValue { dtype: dt, bits: wrap(dt, v) }),
+            DTypeCode::Bool => Err(format!("scalar `{}` on bool", op.name())),
+        },
+    }
+}
+
+fn float_op(op: BinOp, x: f64, y: f64) -> f64 {
+    match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => x / y,
+        BinOp::FloorDiv => (x / y).floor(),
+        BinOp::FloorMod => x - (x / y).floor() * y,
+        BinOp::Max => x.max(y),
+        BinOp::Min => x.min(y),
+        _ => x.powf(y),
+    }
+}
+
+fn int_op(op: BinOp, x: i64, y: i64) -> Result<i64, String> {
+    let nonzero = || if y == 0 { Err("integer division by zero".to_string()) } else { Ok(()) };
+    Ok(match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div => {
+            nonzero()?;
+            x.wrapping_div(y)
+        }
+        BinOp::FloorDiv => {
+            nonzero()?;
+            let q = x.wrapping_div(y);
+            if (x % y != 0) && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        BinOp::FloorMod => {
+            nonzero()?;
+            let r = x.wrapping_rem(y);
+            if r != 0 && ((r < 0) != (y < 0)) {
+                r + y
+            } else {
+                r
+            }
+        }
+        BinOp::Max => x.max(y),
+        BinOp::Min => x.min(y),
+        _ => {
+            if y < 0 {
+                return Err("negative integer exponent".to_string());
+            }
+            x.wrapping_pow(u32::try_from(y).unwrap_or(u32::MAX))
+        }
+    })
+}
+
+fn uint_op(op: BinOp, x: u64, y: u64) -> Result<u64, String> {
+    let nonzero = || if y == 0 { Err("integer division by zero".to_string()) } else { Ok(()) };
+    Ok(match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div | BinOp::FloorDiv => {
+            nonzero()?;
+            x / y
+        }
+        BinOp::FloorMod => {
+            nonzero()?;
+            x % y
+        }
+        BinOp::Max => x.max(y),
+        BinOp::Min => x.min(y),
+        _ => x.wrapping_pow(u32::try_from(y).unwrap_or(u32::MAX)),
+    })
+}
+
+/// `op a` on a scalar.
+///
+/// # Errors
+/// `not` on a non-bool.
+pub fn unary(op: UnOp, a: ScalarValue) -> Result<ScalarValue, String> {
+    let dt = a.dtype;
+    match (op, dt.code) {
+        (UnOp::Not, DTypeCode::Bool) => Ok(ScalarValue::bool(!a.is_true())),
+        (UnOp::Not, _) => Err(format!("`not` needs a bool scalar, found {dt}")),
+        (_, DTypeCode::Float) => {
+            let x = a.as_f64();
+            Ok(ScalarValue::float(dt, if op == UnOp::Neg { -x } else { x.abs() }))
+        }
+        (_, DTypeCode::Int) => {
+            let x = a.bits as i64;
+            Ok(ScalarValue::int(dt, if op == UnOp::Neg { x.wrapping_neg() } else { x.wrapping_abs() }))
+        }
+        (UnOp::Neg, DTypeCode::UInt) => Ok(ScalarValue { dtype: dt, bits: wrap(dt, a.bits.wrapping_neg()) }),
+        _ => Ok(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn i32v(v: i64) -> ScalarValue {
+        ScalarValue::int(DType::I32, v)
+    }
+
+    #[test]
+    fn int32_wraps_and_floors() {
+        let max = i32v(i32::MAX as i64);
+        assert_eq!(binary(BinOp::Add, max, i32v(1)).unwrap().as_i64(), i32::MIN as i64);
+        assert_eq!(binary(BinOp::FloorDiv, i32v(-7), i32v(2)).unwrap().as_i64(), -4);
+        assert_eq!(binary(BinOp::FloorMod, i32v(-7), i32v(2)).unwrap().as_i64(), 1);
+        assert_eq!(binary(BinOp::Div, i32v(-7), i32v(2)).unwrap().as_i64(), -3);
+        assert!(binary(BinOp::Div, i32v(1), i32v(0)).is_err());
+    }
+
+    #[test]
+    fn float32_rounds_to_single_precision() {
+        let a = ScalarValue::float(DType::F32, 0.1);
+        let b = ScalarValue::float(DType::F32, 0.2);
+        let s = binary(BinOp::Add, a, b).unwrap();
+        assert_eq!(s.as_f64() as f32, 0.1f32 + 0.2f32);
+    }
+
+    #[test]
+    fn comparisons_and_logic() {
+        assert!(binary(BinOp::Lt, i32v(1), i32v(2)).unwrap().is_true());
+        assert!(!binary(BinOp::Ge, i32v(1), i32v(2)).unwrap().is_true());
+        let nan = ScalarValue::float(DType::F32, f64::NAN);
+        assert!(!binary(BinOp::Eq, nan, nan).unwrap().is_true());
+        assert!(binary(BinOp::Ne, nan, nan).unwrap().is_true());
+        assert!(binary(BinOp::And, ScalarValue::bool(true), i32v(1)).is_err());
+        assert!(!unary(UnOp::Not, ScalarValue::bool(true)).unwrap().is_true());
+    }
+
+    #[test]
+    fn casts() {
+        assert_eq!(ScalarValue::float(DType::F32, -2.7).cast(DType::I32).as_i64(), -2);
+        assert_eq!(i32v(300).cast(DType::I8).as_i64(), 44);
+        assert_eq!(i32v(-1).cast(DType::U8).bits, 255);
+        assert!(i32v(5).cast(DType::BOOL).is_true());
+    }
+}
