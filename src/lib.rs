@@ -13,6 +13,17 @@
 pub use relay_compiler as compiler;
 pub use relay_devices as devices;
 pub use relay_stdlib as stdlib;
+pub use relay_vm as vm;
+
+pub mod json;
+pub mod kernels;
+pub mod params;
+pub mod sst;
+mod program;
+pub mod text;
+mod typed;
+
+pub use program::{scalar, tensor, tuple, Program};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};
@@ -95,5 +106,40 @@ pub fn check(name: &str, text: &str) -> Result<Checked, CompileFailure> {
     match relay_compiler::ty::infer_types(&mut module, &ops) {
         Ok(types) => Ok(Checked { module, file, types }),
         Err(error) => Err(CompileFailure { error, sources: module.sources }),
+    }
+}
+
+/// Why compiling, loading or running a program failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The source does not parse, resolve or type-check, or the lowering passes or the
+    /// bytecode emitter rejected it.
+    #[error("{0}")]
+    Compile(CompileFailure),
+    /// The bytes are not a valid executable (bad magic, version, checksum, or bytecode that
+    /// fails verification).
+    #[error(transparent)]
+    Load(#[from] relay_vm::LoadError),
+    /// Kernel `index` of the executable cannot be bound (no reference kernel for its
+    /// operator, or attributes the kernel rejects).
+    #[error("cannot bind kernel #{index}: {message}")]
+    Kernel {
+        /// The kernel's index in the executable.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The program stopped with a run-time fault.
+    #[error(transparent)]
+    Trap(#[from] relay_vm::Trap),
+    /// A host-supplied value or name is wrong: an unknown function or constructor, a wrong
+    /// argument count, a value that does not have its parameter's type, malformed JSON.
+    #[error("{0}")]
+    Input(String),
+}
+
+impl From<CompileFailure> for Error {
+    fn from(f: CompileFailure) -> Self {
+        Error::Compile(f)
     }
 }

@@ -91,7 +91,9 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     }
     let mut unmatched: Vec<&Expected> = found.iter().collect();
     for e in &expected {
-        let hit = unmatched.iter().position(|a| a.line == e.line && a.col == e.col && a.message.contains(&e.message));
+        let hit = unmatched
+            .iter()
+            .position(|a| a.line == e.line && a.col == e.col && a.message.contains(&e.message));
         match hit {
             Some(i) => {
                 unmatched.remove(i);
@@ -117,7 +119,8 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
 /// in header length, so their line numbers are shifted to match.
 fn rewrite_header(path: &Path, text: &str, header_lines: usize, found: &[Expected]) -> Result<(), String> {
     let shift = |line: usize| (line + found.len()).saturating_sub(header_lines);
-    let mut out: String = found.iter().map(|a| format!("{HEADER}{}:{}: {}\n", shift(a.line), a.col, a.message)).collect();
+    let mut out: String =
+        found.iter().map(|a| format!("{HEADER}{}:{}: {}\n", shift(a.line), a.col, a.message)).collect();
     for line in text.lines().skip(header_lines) {
         out.push_str(line);
         out.push('\n');
@@ -137,7 +140,13 @@ fn golden_error_files() {
     paths.sort();
     assert!(!paths.is_empty(), "no error tests found");
     let failures: Vec<String> = paths.iter().filter_map(|p| check(p, bless).err()).collect();
-    assert!(failures.is_empty(), "{} of {} files failed:\n\n{}", failures.len(), paths.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]

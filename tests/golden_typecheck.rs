@@ -109,10 +109,11 @@ fn global_types(
         .collect()
 }
 
-/// The outcome of type-checking one file: inferred global types or errors.
+/// The outcome of type-checking one file: inferred global types, or the errors (also
+/// rendered, for a file expected to type-check).
 enum Outcome {
     Typed(Vec<(String, Option<String>)>),
-    Failed(Vec<Found>),
+    Failed { found: Vec<Found>, rendered: String },
 }
 
 fn run(name: &str, text: &str, d: &Directives) -> Result<Outcome, String> {
@@ -120,13 +121,10 @@ fn run(name: &str, text: &str, d: &Directives) -> Result<Outcome, String> {
     let ops = relay::stdlib::op_registry();
     match infer_types(&mut module, &ops) {
         Ok(map) => Ok(Outcome::Typed(global_types(&mut module, file, &map, &d.types))),
-        Err(e) => {
-            let found = found_errors(&module, file, &e.diagnostics)?;
-            if d.errors.is_empty() {
-                return Err(format!("does not type-check:\n{}", e.render(&module.sources, false)));
-            }
-            Ok(Outcome::Failed(found))
-        }
+        Err(e) => Ok(Outcome::Failed {
+            found: found_errors(&module, file, &e.diagnostics)?,
+            rendered: e.render(&module.sources, false),
+        }),
     }
 }
 
@@ -149,7 +147,10 @@ fn compare(d: &Directives, outcome: &Outcome) -> Result<(), String> {
                 }
             }
         }
-        Outcome::Failed(found) => {
+        Outcome::Failed { rendered, .. } if d.errors.is_empty() => {
+            problems.push(format!("does not type-check:\n{rendered}"));
+        }
+        Outcome::Failed { found, .. } => {
             if !d.types.is_empty() {
                 problems.push("`// type:` directives need a file that type-checks".to_string());
             }
@@ -186,7 +187,7 @@ fn blessed(text: &str, d: &Directives, outcome: &Outcome) -> String {
         Outcome::Typed(types) => {
             types.iter().map(|(n, t)| format!("{TYPE}@{n}: {}", t.as_deref().unwrap_or("<none>"))).collect()
         }
-        Outcome::Failed(found) => found
+        Outcome::Failed { found, .. } => found
             .iter()
             .map(|f| {
                 let line = f.line + found.len() - old;

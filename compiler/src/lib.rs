@@ -7,5 +7,6 @@ pub mod codegen;
 pub mod diagnostics;
 pub mod ir;
 pub mod op;
+pub mod pass;
 pub mod ty;
 pub mod syntax;

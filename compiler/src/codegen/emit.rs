@@ -191,7 +191,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 }
                 if let Some((g, caps)) = self.closures.get(v).cloned() {
                     let func = self.func_index(g, e)?;
-                    let r = self.to_reg(dest);
+                    let r = self.reg_for(dest);
                     self.emit(Instr::AllocClosure { dst: r, func, captured: caps.into() });
                     self.finish(r, dest);
                     return Ok(());
@@ -205,13 +205,13 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                     LiteralValue::Float(f) => ScalarValue::float(lit.dtype, f),
                     LiteralValue::Bool(b) => ScalarValue::bool(b),
                 };
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::LoadImm { dst: r, value });
                 self.finish(r, dest);
                 Ok(())
             }
             ExprKind::Constant(i) => {
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::LoadConst { dst: r, index: ConstIdx(*i) });
                 self.finish(r, dest);
                 Ok(())
@@ -221,7 +221,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                     return Err(self.error(e, "a closure-creating global used as a value"));
                 }
                 let func = self.func_index(*g, e)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::AllocClosure { dst: r, func, captured: vec![].into() });
                 self.finish(r, dest);
                 Ok(())
@@ -231,14 +231,14 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             ExprKind::Function(_) => Err(self.error(e, "internal: a closure that was not lambda-lifted")),
             ExprKind::Tuple(fields) => {
                 let regs = self.atoms(fields)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: regs.into() });
                 self.finish(r, dest);
                 Ok(())
             }
             ExprKind::Proj { tuple, index } => {
                 let t = self.atom(*tuple)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::GetField { dst: r, obj: t, index: Imm(*index) });
                 self.finish(r, dest);
                 Ok(())
@@ -272,14 +272,14 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             }
             ExprKind::RefNew(v) => {
                 let v = self.atom(*v)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::RefNew { dst: r, value: v });
                 self.finish(r, dest);
                 Ok(())
             }
             ExprKind::RefRead(c) => {
                 let c = self.atom(*c)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::RefRead { dst: r, cell: c });
                 self.finish(r, dest);
                 Ok(())
@@ -287,7 +287,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             ExprKind::RefWrite { cell, value } => {
                 let (c, v) = (self.atom(*cell)?, self.atom(*value)?);
                 self.emit(Instr::RefWrite { cell: c, value: v });
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: vec![].into() });
                 self.finish(r, dest);
                 Ok(())
@@ -296,7 +296,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
     }
 
     /// The register a value for `dest` should be computed into.
-    pub fn to_reg(&mut self, dest: Dest) -> Reg {
+    pub fn reg_for(&mut self, dest: Dest) -> Reg {
         match dest {
             Dest::Reg(r) => r,
             Dest::Return => self.fresh(),
@@ -312,7 +312,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             return Err(self.error(e, format!("constructor `{}` used as a value: not eta-expanded", m.name(c))));
         }
         let regs = self.atoms(args)?;
-        let r = self.to_reg(dest);
+        let r = self.reg_for(dest);
         self.emit(Instr::AllocADT { dst: r, tag: Imm(def.tag), fields: regs.into() });
         self.finish(r, dest);
         Ok(())
@@ -324,7 +324,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             ExprKind::Global(g) if self.cx.closure_globals.contains_key(g) => {
                 let func = self.func_index(*g, callee)?;
                 let caps = self.atoms(args)?;
-                let r = self.to_reg(dest);
+                let r = self.reg_for(dest);
                 self.emit(Instr::AllocClosure { dst: r, func, captured: caps.into() });
                 self.finish(r, dest);
                 Ok(())

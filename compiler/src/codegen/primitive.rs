@@ -39,7 +39,7 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
     };
 
     if in_types.iter().chain([&out_type]).all(|&t| is_scalar(m, t)) {
-        if let Some(ins) = scalar_instr(m, op_name, &inputs, out_type, em.to_reg(dest)) {
+        if let Some(ins) = scalar_instr(m, op_name, &inputs, out_type, em.reg_for(dest)) {
             let dst = ins.defs()[0];
             em.emit(ins);
             em.finish(dst, dest);
@@ -73,7 +73,7 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
             return Ok(());
         }
     }
-    let r = em.to_reg(dest);
+    let r = em.reg_for(dest);
     em.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: outputs.into() });
     em.finish(r, dest);
     Ok(())

@@ -133,7 +133,7 @@ impl<'m> Compare<'m> {
         Err(format!("{}: {x} vs {y}", self.path(at)))
     }
 
-    /// `def @main: body.let.body.(call.args[1]) ...`, runs of one label collapsed (`body×3`).
+    /// `def @main: body.value.arg[1]`, runs of three or more equal labels collapsed (`body×3`).
     fn path(&self, mut at: u32) -> String {
         let mut labels = Vec::new();
         while let Some((parent, label)) = self.trail.get(at as usize) {
@@ -157,8 +157,13 @@ impl<'m> Compare<'m> {
             }
             text.push_str(sep);
             text.push_str(l);
-            if n > 1 {
-                text.push_str(&format!("×{n}"));
+            match n {
+                1 => {}
+                2 => {
+                    text.push('.');
+                    text.push_str(l);
+                }
+                _ => text.push_str(&format!("×{n}")),
             }
             sep = ".";
         }
@@ -484,5 +489,71 @@ fn describe_pattern(m: &Module, kind: &PatternKind) -> String {
         PatternKind::Var(v) => format!("%{}", m.name(m.var(*v).name)),
         PatternKind::Constructor { name, args } => format!("{} with {} fields", m.name(*name), args.len()),
         PatternKind::Tuple(items) => format!("tuple pattern of {}", items.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse_module;
+
+    fn parse(text: &str) -> Module {
+        parse_module("t.relay", text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    fn compare(a: &str, b: &str) -> Result<(), String> {
+        structurally_equal(&parse(a), None, &parse(b), None)
+    }
+
+    #[test]
+    fn a_dag_equals_its_tree() {
+        let dag = "def @main(%x) { %0 = add(%x, %x); %1 = fn (%y) { %y }; (multiply(%0, %0), %1, %1) }";
+        let tree = "def @main(%x) { (multiply(add(%x, %x), add(%x, %x)), fn (%y) { %y }, fn (%y) { %y }) }";
+        assert_eq!(compare(dag, tree), Ok(()));
+    }
+
+    #[test]
+    fn the_first_difference_is_reported_with_its_path() {
+        let err = compare("def @main(%x) { let %y = add(%x, 1); %y }", "def @main(%x) { let %y = add(%x, 2); %y }")
+            .unwrap_err();
+        assert_eq!(err, "def @main: body.value.arg[1]: literal Int(1) of int32 vs literal Int(2) of int32");
+        let err = compare("def @main(%x) { %x }", "def @main(%z) { %z }").unwrap_err();
+        assert!(err.contains("param[0]: binder %x vs binder %z"), "{err}");
+        let err = compare("def @f() { () } def @g() { () }", "def @f() { () }").unwrap_err();
+        assert_eq!(err, "2 global functions vs 1");
+    }
+
+    #[test]
+    fn uses_must_refer_to_paired_binders() {
+        let text = "def @main(%x) { let %x = 1; %x }";
+        let a = parse(text);
+        let mut b = parse(text);
+        // Point the use at the parameter: same name, other binder.
+        let param = b.functions[0].func.params[0];
+        let ExprKind::Let { body, .. } = b.expr(b.functions[0].func.body).kind else { panic!() };
+        b.exprs[body.index()].kind = ExprKind::Var(param);
+        let err = structurally_equal(&a, None, &b, None).unwrap_err();
+        assert!(err.contains("body.body: variable %x vs variable %x (bound elsewhere)"), "{err}");
+    }
+
+    #[test]
+    fn type_parameters_map_by_position() {
+        assert_eq!(compare("def @f[A](%x: A) -> A { %x }", "def @f[B](%x: B) -> B { %x }"), Ok(()));
+        assert!(compare("def @f[A, B](%x: A) { %x }", "def @f[A, B](%x: B) { %x }").is_err());
+    }
+
+    #[test]
+    fn floats_compare_by_bits_and_constants_by_content() {
+        assert_eq!(compare("def @main() { nanf }", "def @main() { nanf }"), Ok(()));
+        assert!(compare("def @main() { 0f }", "def @main() { -0f }").is_err());
+        let meta = |order: &str| {
+            format!(
+                "def @main() {{ meta[relay.Constant][{order}] }}\n#[metadata]\n{{\"relay.Constant\": [\
+                 {{\"dtype\": \"int8\", \"shape\": [1], \"data\": [3]}}, \
+                 {{\"dtype\": \"float32\", \"shape\": [1], \"data\": [3]}}]}}"
+            )
+        };
+        assert_eq!(compare(&meta("0"), &meta("0")), Ok(()));
+        assert!(compare(&meta("0"), &meta("1")).unwrap_err().contains("constant 0 (int8 [1]) vs constant 1 (float32 [1])"));
     }
 }

@@ -30,8 +30,15 @@ pub struct Lexed {
 
 /// Splits `text` (the contents of `file`) into tokens.
 pub fn lex(text: &str, file: FileId) -> Lexed {
-    let mut lexer =
-        Lexer { text, bytes: text.as_bytes(), pos: 0, file, tokens: vec![], diagnostics: vec![], fatal: false };
+    let mut lexer = Lexer {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        file,
+        tokens: vec![],
+        diagnostics: vec![],
+        fatal: false,
+    };
     lexer.run();
     Lexed { tokens: lexer.tokens, diagnostics: lexer.diagnostics, fatal: lexer.fatal }
 }
@@ -83,6 +90,10 @@ impl Lexer<'_> {
     }
 
     fn run(&mut self) {
+        // A UTF-8 byte order mark is not part of the text.
+        if self.text.starts_with('\u{feff}') {
+            self.pos = '\u{feff}'.len_utf8();
+        }
         while self.pos < self.bytes.len() {
             let lo = self.pos;
             let b = self.bytes[lo];
@@ -256,7 +267,11 @@ impl Lexer<'_> {
                         'r' => out.push('\r'),
                         _ => {
                             let hi = self.pos;
-                            self.error(esc_lo, hi, format!("unknown escape `\\{}` in string", e.escape_debug()));
+                            self.error(
+                                esc_lo,
+                                hi,
+                                format!("unknown escape `\\{}` in string", e.escape_debug()),
+                            );
                         }
                     }
                 }
@@ -282,7 +297,8 @@ impl Lexer<'_> {
             p
         };
         p = skip_ws(p);
-        if self.bytes[p..].starts_with(b"metadata") && !self.bytes.get(p + 8).copied().is_some_and(is_ident_continue)
+        if self.bytes[p..].starts_with(b"metadata")
+            && !self.bytes.get(p + 8).copied().is_some_and(is_ident_continue)
         {
             let q = skip_ws(p + 8);
             if self.bytes.get(q) == Some(&b']') {
@@ -588,7 +604,10 @@ mod tests {
         let kinds: Vec<_> = lexed.tokens.iter().map(|t| t.kind).collect();
         assert_eq!(kinds, vec![K::Int, K::Metadata, K::Eof]);
         assert_eq!(lexed.tokens[1].value, TokenValue::Metadata(15));
-        assert_eq!(kinds_of("#[version = \"0.0.5\"]"), vec![K::HashBracket, K::Ident, K::Eq, K::Str, K::RBracket]);
+        assert_eq!(
+            kinds_of("#[version = \"0.0.5\"]"),
+            vec![K::HashBracket, K::Ident, K::Eq, K::Str, K::RBracket]
+        );
     }
 
     fn kinds_of(text: &str) -> Vec<TokenKind> {

@@ -28,8 +28,8 @@ mod leaf;
 mod names;
 mod sharing;
 
-use crate::ir::{ExprId, FileId, GlobalFunction, Module, TypeDef, TypeId, TypeParamId, VarId};
 use super::token::TokenKind;
+use crate::ir::{ExprId, FileId, GlobalFunction, Module, TypeDef, TypeId, TypeParamId, VarId};
 use names::{is_identifier, Scopes};
 use sharing::{Layout, ROOT};
 use std::collections::HashMap;
@@ -118,7 +118,8 @@ impl Meta {
                 Some(c) => {
                     let shape = serde_json::to_string(&c.shape).unwrap_or_default();
                     let data = serde_json::to_string(&c.data).unwrap_or_default();
-                    let _ = write!(text, "{{\"dtype\": \"{}\", \"shape\": {shape}, \"data\": {data}}}", c.dtype);
+                    let _ =
+                        write!(text, "{{\"dtype\": \"{}\", \"shape\": {shape}, \"data\": {data}}}", c.dtype);
                 }
                 // A dangling constant index is a malformed module; keep the text parseable
                 // JSON so the parser reports the missing entry rather than a syntax error.
@@ -258,7 +259,7 @@ impl<'m> Printer<'m> {
     }
 
     fn unbind_type_params(&mut self, params: &[TypeParamId]) {
-        params.iter().for_each(|&t| self.tparams.unbind(t));
+        params.iter().rev().for_each(|&t| self.tparams.unbind(t));
     }
 
     /// Fills in the names.

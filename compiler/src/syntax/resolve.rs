@@ -14,15 +14,20 @@ use std::collections::HashSet;
 /// `@name` in expression position.
 #[derive(Debug)]
 pub(crate) struct GlobalUse {
+    /// The name without `@`.
     pub name: Symbol,
+    /// Where it is used.
     pub span: Span,
 }
 
 /// A bare identifier in expression position, parsed as `ExprKind::Op(name)`.
 #[derive(Debug)]
 pub(crate) struct IdentUse {
+    /// The `Op` node to rewrite if the name is a constructor.
     pub expr: ExprId,
+    /// The identifier.
     pub name: Symbol,
+    /// Where it is used.
     pub span: Span,
     /// Whether the identifier is directly the callee of a call (`Nil()` rather than `Nil`).
     pub called: bool,
@@ -31,16 +36,22 @@ pub(crate) struct IdentUse {
 /// An ADT named in a type (`List[A]`), with the number of type arguments written.
 #[derive(Debug)]
 pub(crate) struct AdtUse {
+    /// The ADT's name.
     pub name: Symbol,
+    /// How many type arguments were written.
     pub arity: usize,
+    /// The whole application `List[A]`.
     pub span: Span,
 }
 
 /// A constructor pattern (`Cons(%h, %t)`), with the number of sub-patterns written.
 #[derive(Debug)]
 pub(crate) struct CtorPatternUse {
+    /// The constructor's name.
     pub name: Symbol,
+    /// How many sub-patterns were written.
     pub arity: usize,
+    /// The whole pattern.
     pub span: Span,
     /// A variable of this name was in scope, or the name looks like one (lower case).
     pub looks_like_var: bool,
@@ -49,19 +60,23 @@ pub(crate) struct CtorPatternUse {
 /// Everything the parser could not check on the spot.
 #[derive(Debug, Default)]
 pub(crate) struct Unresolved {
+    /// `@name` uses.
     pub globals: Vec<GlobalUse>,
+    /// Bare identifiers in expression position, in parse order.
     pub idents: Vec<IdentUse>,
+    /// ADT names in types.
     pub adts: Vec<AdtUse>,
+    /// Constructor patterns.
     pub ctor_patterns: Vec<CtorPatternUse>,
-    /// Globals and types whose definitions failed to parse: uses of them are not reported
-    /// again.
+    /// Globals, types and constructors whose definitions failed: uses of them are not
+    /// reported again.
     pub failed: HashSet<Symbol>,
 }
 
 /// Dtype names offered as suggestions for misspelt types.
 pub(crate) const DTYPE_NAMES: &[&str] = &[
-    "float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "bool",
+    "float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "bool",
 ];
 
 /// Checks the recorded uses against `module` and rewrites bare identifiers that name
@@ -108,14 +123,15 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
             Some(_) => {}
         }
     }
-    for p in ctor_patterns {
+    for p in ctor_patterns.into_iter().filter(|p| !failed.contains(&p.name)) {
         let name = module.name(p.name);
         match module.constructor(p.name) {
             None => {
                 let mut d = Diagnostic::error(p.span, format!("unknown constructor `{name}` in pattern"));
                 if p.looks_like_var {
                     d = d.with_note(format!("help: did you mean the variable `%{name}`?"));
-                } else if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name))) {
+                } else if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name)))
+                {
                     d = d.with_note(format!("help: did you mean `{s}`?"));
                 }
                 diags.push(d);
@@ -139,7 +155,7 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
                 // Operator names are lower case (`add`, `nn.conv2d`); a capitalised name is a
                 // constructor that does not exist, reported now rather than as a missing op.
                 let name = module.name(u.name);
-                if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                if name.starts_with(|c: char| c.is_ascii_uppercase()) && !failed.contains(&u.name) {
                     let mut d = Diagnostic::error(u.span, format!("unknown constructor `{name}`"));
                     if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name))) {
                         d = d.with_note(format!("help: did you mean `{s}`?"));
@@ -152,7 +168,8 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
         let ctor = ExprKind::Constructor(u.name);
         if nullary && !u.called {
             let callee = module.add_expr(ctor, u.span);
-            module.exprs[u.expr.index()].kind = ExprKind::Call { callee, args: vec![], attrs: Attrs::default() };
+            module.exprs[u.expr.index()].kind =
+                ExprKind::Call { callee, args: vec![], attrs: Attrs::default() };
         } else {
             module.exprs[u.expr.index()].kind = ctor;
         }

@@ -62,7 +62,7 @@ impl<'a> Checker<'a> {
     fn declare_function(&mut self, f: &Function) -> Tv {
         let params = f.params.iter().map(|&p| self.declare_var(p)).collect();
         let ret = match f.ret_type {
-            Some(t) => self.terms.from_type(self.m, t),
+            Some(t) => self.terms.term_of(self.m, t),
             None => self.terms.fresh(),
         };
         self.terms.add(Term::Func { type_params: f.type_params.clone(), params, ret })
@@ -70,7 +70,7 @@ impl<'a> Checker<'a> {
 
     fn declare_var(&mut self, v: crate::ir::VarId) -> Tv {
         let t = match self.m.var(v).ty {
-            Some(ty) => self.terms.from_type(self.m, ty),
+            Some(ty) => self.terms.term_of(self.m, ty),
             None => self.terms.fresh(),
         };
         self.var_ty[v.index()] = Some(t);
@@ -356,7 +356,7 @@ impl<'a> Checker<'a> {
             .fields
             .iter()
             .map(|&f| {
-                let t = self.terms.from_type(m, f);
+                let t = self.terms.term_of(m, f);
                 self.terms.substitute(t, &subst)
             })
             .collect();

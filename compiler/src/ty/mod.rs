@@ -62,17 +62,23 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
 
     let mut map = TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::new() };
     let had_errors = !diags.is_empty();
-    // One "cannot infer" per function: the outermost unknown explains the inner ones.
+    // One "cannot infer" per function: the outermost unknown explains the inner ones, and one
+    // report per unsolved type variable (a `let` variable explains the value bound to it).
     let mut reported_in: Vec<crate::ir::Span> = vec![];
+    let mut reported_vars = vec![];
     for (i, t) in var_ty.iter().enumerate() {
         let Some(t) = *t else { continue };
-        match terms.to_type(module, t) {
+        match terms.finish(module, t) {
             Some(ty) => map.vars[i] = Some(ty),
             None if !had_errors && !terms.has_error(t) => {
                 let v = &module.vars[i];
                 let shown = terms.display(module, t);
-                if !reported_in.iter().any(|s| s.file == v.span.file && s.lo <= v.span.lo && v.span.hi <= s.hi) {
+                let unsolved = terms.unbound_vars(t);
+                if !reported_in.iter().any(|s| s.file == v.span.file && s.lo <= v.span.lo && v.span.hi <= s.hi)
+                    && !unsolved.iter().any(|u| reported_vars.contains(u))
+                {
                     reported_in.push(v.span);
+                    reported_vars.extend(unsolved);
                     diags.push(
                         Diagnostic::error(
                             v.span,
@@ -87,12 +93,16 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
     }
     for (i, t) in expr_ty.iter().enumerate() {
         let Some(t) = *t else { continue };
-        match terms.to_type(module, t) {
+        match terms.finish(module, t) {
             Some(ty) => map.exprs[i] = Some(ty),
             None if !had_errors && !terms.has_error(t) => {
                 let span = module.exprs[i].span;
-                if !reported_in.iter().any(|s| s.file == span.file && s.lo <= span.lo && span.hi <= s.hi) {
+                let unsolved = terms.unbound_vars(t);
+                if !reported_in.iter().any(|s| s.file == span.file && s.lo <= span.lo && span.hi <= s.hi)
+                    && !unsolved.iter().any(|u| reported_vars.contains(u))
+                {
                     reported_in.push(span);
+                    reported_vars.extend(unsolved);
                     let shown = terms.display(module, t);
                     diags.push(
                         Diagnostic::error(span, format!("cannot infer the type of this expression (known so far: `{shown}`)"))
@@ -104,7 +114,7 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
         }
     }
     for (name, t) in global_ty {
-        if let Some(ty) = terms.to_type(module, t) {
+        if let Some(ty) = terms.finish(module, t) {
             map.globals.insert(name, ty);
         }
     }

@@ -86,12 +86,12 @@ impl Checker<'_> {
             return self.fail(out);
         }
         let ExprKind::Call { attrs, .. } = &m.expr(call).kind else { return Step::Done };
-        let rel_args: Vec<_> = args.iter().map(|&a| self.terms.to_rel(m, a)).collect();
+        let rel_args: Vec<_> = args.iter().map(|&a| self.terms.rel_view(m, a)).collect();
         let def = self.ops.get(op);
         match (def.relation)(&rel_args, &AttrReader::new(&m.symbols, attrs)) {
             Ok(None) => Step::Wait,
             Ok(Some(t)) => {
-                let t = self.terms.from_rel(&t);
+                let t = self.terms.term_of_rel(&t);
                 self.expect(t, out, m.expr(call).span, &format!("the result of `{}`", def.name));
                 Step::Done
             }

@@ -106,9 +106,11 @@ impl Terms {
                 continue;
             }
             match (ta, tb) {
-                (Term::Error, _) | (_, Term::Error) => {}
+                // A variable unified with an error becomes the error, so that whatever waits
+                // on it (a relation, a projection) knows it was already reported.
                 (Term::Var, _) => self.bind_checked(a, b)?,
                 (_, Term::Var) => self.bind_checked(b, a)?,
+                (Term::Error, _) | (_, Term::Error) => {}
                 (Term::Tensor(x), Term::Tensor(y)) => {
                     let dims_ok = x.shape.len() == y.shape.len()
                         && x.shape.iter().zip(&y.shape).all(|(p, q)| dims_compatible(*p, *q));
@@ -219,25 +221,25 @@ impl Terms {
     }
 
     /// The term for a written type; each `_` becomes a fresh variable.
-    pub fn from_type(&mut self, m: &Module, t: TypeId) -> Tv {
+    pub fn term_of(&mut self, m: &Module, t: TypeId) -> Tv {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || match m.types.kind(t).clone() {
             TypeKind::Tensor { shape, dtype } => self.add(Term::Tensor(TensorType { shape, dtype })),
             TypeKind::Tuple(xs) => {
-                let xs = xs.into_iter().map(|x| self.from_type(m, x)).collect();
+                let xs = xs.into_iter().map(|x| self.term_of(m, x)).collect();
                 self.add(Term::Tuple(xs))
             }
             TypeKind::Func { type_params, params, ret } => {
-                let params = params.into_iter().map(|x| self.from_type(m, x)).collect();
-                let ret = self.from_type(m, ret);
+                let params = params.into_iter().map(|x| self.term_of(m, x)).collect();
+                let ret = self.term_of(m, ret);
                 self.add(Term::Func { type_params, params, ret })
             }
             TypeKind::Param(p) => self.add(Term::Param(p)),
             TypeKind::Adt { name, args } => {
-                let args = args.into_iter().map(|x| self.from_type(m, x)).collect();
+                let args = args.into_iter().map(|x| self.term_of(m, x)).collect();
                 self.add(Term::Adt { name, args })
             }
             TypeKind::Ref(x) => {
-                let x = self.from_type(m, x);
+                let x = self.term_of(m, x);
                 self.add(Term::Ref(x))
             }
             TypeKind::Hole => self.fresh(),
@@ -245,47 +247,47 @@ impl Terms {
     }
 
     /// The finished type of `t`, interned in `m`; `None` if a variable is still unbound.
-    pub fn to_type(&mut self, m: &mut Module, t: Tv) -> Option<TypeId> {
+    pub fn finish(&mut self, m: &mut Module, t: Tv) -> Option<TypeId> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             let (_, term) = self.get(t);
             let kind = match term {
                 Term::Var | Term::Error => return None,
                 Term::Tensor(TensorType { shape, dtype }) => TypeKind::Tensor { shape, dtype },
-                Term::Tuple(xs) => TypeKind::Tuple(self.to_types(m, xs)?),
+                Term::Tuple(xs) => TypeKind::Tuple(self.finish_all(m, xs)?),
                 Term::Func { type_params, params, ret } => {
-                    let params = self.to_types(m, params)?;
-                    let ret = self.to_type(m, ret)?;
+                    let params = self.finish_all(m, params)?;
+                    let ret = self.finish(m, ret)?;
                     TypeKind::Func { type_params, params, ret }
                 }
-                Term::Adt { name, args } => TypeKind::Adt { name, args: self.to_types(m, args)? },
-                Term::Ref(x) => TypeKind::Ref(self.to_type(m, x)?),
+                Term::Adt { name, args } => TypeKind::Adt { name, args: self.finish_all(m, args)? },
+                Term::Ref(x) => TypeKind::Ref(self.finish(m, x)?),
                 Term::Param(p) => TypeKind::Param(p),
             };
             Some(m.types.intern(kind))
         })
     }
 
-    fn to_types(&mut self, m: &mut Module, ts: Vec<Tv>) -> Option<Vec<TypeId>> {
-        ts.into_iter().map(|t| self.to_type(m, t)).collect()
+    fn finish_all(&mut self, m: &mut Module, ts: Vec<Tv>) -> Option<Vec<TypeId>> {
+        ts.into_iter().map(|t| self.finish(m, t)).collect()
     }
 
     /// The term as a type relation sees it: unbound variables are [`RelType::Unknown`].
-    pub fn to_rel(&mut self, m: &Module, t: Tv) -> RelType {
+    pub fn rel_view(&mut self, m: &Module, t: Tv) -> RelType {
         let (_, term) = self.get(t);
         match term {
             Term::Var | Term::Error => RelType::Unknown,
             Term::Tensor(tt) => RelType::Tensor(tt),
-            Term::Tuple(xs) => RelType::Tuple(xs.into_iter().map(|x| self.to_rel(m, x)).collect()),
+            Term::Tuple(xs) => RelType::Tuple(xs.into_iter().map(|x| self.rel_view(m, x)).collect()),
             _ => RelType::Other(self.display(m, t)),
         }
     }
 
     /// The term for a relation's output type.
-    pub fn from_rel(&mut self, r: &RelType) -> Tv {
+    pub fn term_of_rel(&mut self, r: &RelType) -> Tv {
         match r {
             RelType::Tensor(tt) => self.add(Term::Tensor(tt.clone())),
             RelType::Tuple(xs) => {
-                let xs = xs.iter().map(|x| self.from_rel(x)).collect();
+                let xs = xs.iter().map(|x| self.term_of_rel(x)).collect();
                 self.add(Term::Tuple(xs))
             }
             RelType::Unknown | RelType::Other(_) => self.fresh(),
@@ -303,6 +305,20 @@ impl Terms {
             work.extend(children(&term));
         }
         false
+    }
+
+    /// The unbound inference variables in `t` (representatives, possibly repeated).
+    pub fn unbound_vars(&mut self, t: Tv) -> Vec<Tv> {
+        let mut vars = vec![];
+        let mut work = vec![t];
+        while let Some(t) = work.pop() {
+            let (r, term) = self.get(t);
+            if matches!(term, Term::Var) {
+                vars.push(r);
+            }
+            work.extend(children(&term));
+        }
+        vars
     }
 
     /// Relay text for `t`, with `_` for what is not inferred yet.

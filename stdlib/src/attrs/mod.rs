@@ -54,7 +54,9 @@ pub trait FromAttr: Sized {
 /// A message naming the attribute.
 pub fn read_attr<T: FromAttr>(r: &AttrReader, name: &str, default: Option<T>) -> Result<T, String> {
     match r.get(name) {
-        Some(v) => T::from_attr(v).map_err(|expected| format!("attribute `{name}` must be {expected}, found {v:?}")),
+        Some(v) => {
+            T::from_attr(v).map_err(|expected| format!("attribute `{name}` must be {expected}, found {v:?}"))
+        }
         None => default.or_else(T::absent).ok_or_else(|| format!("attribute `{name}` is required")),
     }
 }
@@ -345,7 +347,10 @@ mod tests {
     fn names_and_defaults_follow_tvm() {
         assert_eq!(Conv2dAttrs::NAMES.len(), 10);
         let c = Conv2dAttrs::default();
-        assert_eq!((c.strides, c.padding, c.groups, c.data_layout), (vec![1, 1], vec![0, 0], 1, "NCHW".to_string()));
+        assert_eq!(
+            (c.strides, c.padding, c.groups, c.data_layout),
+            (vec![1, 1], vec![0, 0], 1, "NCHW".to_string())
+        );
         assert_eq!(LeakyReluAttrs::default().alpha, 0.25);
         assert!(!BatchMatmulAttrs::default().transpose_b);
     }

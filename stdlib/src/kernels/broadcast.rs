@@ -48,6 +48,8 @@ macro_rules! binary {
                 $set!(d, T => Ok(vec![<$out as Element>::DTYPE]))
             }
 
+            // One body serves every dtype of the set, `bool` included.
+            #[allow(clippy::bool_comparison)]
             fn compute(inputs: &[&Tensor], _: &NoAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
                 let [a, b] = args(inputs)?;
                 let out = only_output(outputs)?;
@@ -117,7 +119,12 @@ impl Kernel for Where {
         Ok(vec![same_dtype(&[x, y])?])
     }
 
-    fn compute(inputs: &[&Tensor], _: &NoAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        _: &NoAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [c, x, y] = args(inputs)?;
         let out = only_output(outputs)?;
         let shape = out.shape().to_vec();

@@ -111,7 +111,12 @@ impl Kernel for Cast {
         Ok(vec![attrs.dtype])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &CastAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &CastAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let out = only_output(outputs)?;
         any_type!(x.dtype(), A => any_type!(attrs.dtype, B => map_into::<A, B>(x, out, |v| B::from_scalar(v.to_scalar()))))

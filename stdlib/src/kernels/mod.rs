@@ -8,8 +8,10 @@
 
 mod broadcast;
 mod elemwise;
+pub mod nn;
 mod num;
 mod reduce;
+pub mod table;
 mod transform;
 mod util;
 
@@ -45,11 +47,19 @@ pub trait Kernel {
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError>;
 
     /// Writes the outputs. Called through [`run`], which validates first.
-    fn compute(inputs: &[&Tensor], attrs: &Self::Attrs, outputs: &mut [Tensor], checked: Checked) -> Result<(), KernelError>;
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &Self::Attrs,
+        outputs: &mut [Tensor],
+        checked: Checked,
+    ) -> Result<(), KernelError>;
 }
 
 /// Output shapes and dtypes of `K` for these inputs.
-pub fn output_types<K: Kernel>(inputs: &[&Tensor], attrs: &K::Attrs) -> Result<Vec<(Vec<usize>, DType)>, KernelError> {
+pub fn output_types<K: Kernel>(
+    inputs: &[&Tensor],
+    attrs: &K::Attrs,
+) -> Result<Vec<(Vec<usize>, DType)>, KernelError> {
     let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
     let out_shapes = K::shapes(&shapes, attrs)?;
@@ -62,7 +72,11 @@ pub fn output_types<K: Kernel>(inputs: &[&Tensor], attrs: &K::Attrs) -> Result<V
 
 /// Runs `K` on `inputs`, writing `outputs`, which must already have the shapes and dtypes that
 /// [`Kernel::shapes`] and [`Kernel::dtypes`] give (destination passing).
-pub fn run<K: Kernel>(inputs: &[&Tensor], attrs: &K::Attrs, outputs: &mut [Tensor]) -> Result<(), KernelError> {
+pub fn run<K: Kernel>(
+    inputs: &[&Tensor],
+    attrs: &K::Attrs,
+    outputs: &mut [Tensor],
+) -> Result<(), KernelError> {
     let expected = output_types::<K>(inputs, attrs)?;
     if expected.len() != outputs.len() {
         return Err(KernelError::OutputCount { expected: expected.len(), actual: outputs.len() });

@@ -123,7 +123,11 @@ reduction! {
 
 /// Index of the element of `run` that `better` prefers to all before it (first on ties, or
 /// last with `last_on_tie`).
-fn arg_best<T: Element>(run: &[T], better: fn(&T, &T) -> bool, last_on_tie: bool) -> Result<i32, KernelError> {
+fn arg_best<T: Element>(
+    run: &[T],
+    better: fn(&T, &T) -> bool,
+    last_on_tie: bool,
+) -> Result<i32, KernelError> {
     let mut best = 0;
     let first = run.first().ok_or_else(empty_reduction)?;
     let mut best_value = first;

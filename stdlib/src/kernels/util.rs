@@ -61,7 +61,8 @@ pub(crate) use {any_type, bools, dispatch, floats, ints, nums};
 
 /// The `N` inputs as an array, or an arity error.
 pub(crate) fn args<T: Copy, const N: usize>(inputs: &[T]) -> Result<[T; N], KernelError> {
-    <[T; N]>::try_from(inputs).map_err(|_| KernelError::Arity { expected: N.to_string(), actual: inputs.len() })
+    <[T; N]>::try_from(inputs)
+        .map_err(|_| KernelError::Arity { expected: N.to_string(), actual: inputs.len() })
 }
 
 /// The common dtype of all inputs (at least one).
@@ -121,7 +122,11 @@ pub(crate) fn only_output(outputs: &mut [Tensor]) -> Result<&mut Tensor, KernelE
 }
 
 /// Writes `f(x[i])` to `out[i]` for every element.
-pub(crate) fn map_into<A: Element, B: Element>(x: &Tensor, out: &mut Tensor, f: impl Fn(A) -> B) -> Result<(), KernelError> {
+pub(crate) fn map_into<A: Element, B: Element>(
+    x: &Tensor,
+    out: &mut Tensor,
+    f: impl Fn(A) -> B,
+) -> Result<(), KernelError> {
     let src = x.as_slice::<A>()?;
     let dst = out.as_mut_slice::<B>()?;
     same_len(src.len(), dst.len())?;
@@ -154,7 +159,10 @@ pub(crate) fn scalar_value(t: &Tensor) -> Result<Scalar, KernelError> {
 
 /// Calls `f` with every index of `shape` in row-major order (once for a scalar, never for an
 /// empty shape).
-pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<(), KernelError>) -> Result<(), KernelError> {
+pub(crate) fn for_each_index(
+    shape: &[usize],
+    mut f: impl FnMut(&[usize]) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
     if shape.contains(&0) {
         return Ok(());
     }

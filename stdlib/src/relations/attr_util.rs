@@ -128,6 +128,24 @@ pub fn show_shape(shape: &[Dim]) -> String {
     }
 }
 
+/// Runs relation `rel` on `args` with the attributes `pairs` (for the relations' unit tests).
+#[cfg(test)]
+pub fn run_rel(
+    rel: relay_compiler::op::Relation,
+    args: &[relay_compiler::op::RelType],
+    pairs: &[(&str, relay_compiler::ir::AttrValue)],
+) -> relay_compiler::op::RelationResult {
+    let mut sy = relay_compiler::ir::Interner::default();
+    let attrs = relay_compiler::ir::Attrs(pairs.iter().map(|(k, v)| (sy.intern(k), v.clone())).collect());
+    rel(args, &AttrReader::new(&sy, &attrs))
+}
+
+/// `[a, b, ...]` as an attribute value (for the relations' unit tests).
+#[cfg(test)]
+pub fn int_list(v: &[i64]) -> relay_compiler::ir::AttrValue {
+    relay_compiler::ir::AttrValue::List(v.iter().map(|&i| relay_compiler::ir::AttrValue::Int(i)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,19 +157,15 @@ mod tests {
         f(&AttrReader::new(&sy, &attrs))
     }
 
-    fn ints(v: &[i64]) -> AttrValue {
-        AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
-    }
-
     #[test]
     fn padding_forms() {
         assert_eq!(reader_with(&[], padding_hw), Ok([0, 0]));
-        assert_eq!(reader_with(&[("padding", ints(&[1]))], padding_hw), Ok([2, 2]));
-        assert_eq!(reader_with(&[("padding", ints(&[1, 2]))], padding_hw), Ok([2, 4]));
-        assert_eq!(reader_with(&[("padding", ints(&[1, 2, 3, 4]))], padding_hw), Ok([4, 6]));
-        assert!(reader_with(&[("padding", ints(&[1, 2, 3]))], padding_hw).is_err());
-        assert!(reader_with(&[("padding", ints(&[-1]))], padding_hw).is_err());
-        assert!(reader_with(&[("padding", ints(&[i64::MAX]))], padding_hw).is_err());
+        assert_eq!(reader_with(&[("padding", int_list(&[1]))], padding_hw), Ok([2, 2]));
+        assert_eq!(reader_with(&[("padding", int_list(&[1, 2]))], padding_hw), Ok([2, 4]));
+        assert_eq!(reader_with(&[("padding", int_list(&[1, 2, 3, 4]))], padding_hw), Ok([4, 6]));
+        assert!(reader_with(&[("padding", int_list(&[1, 2, 3]))], padding_hw).is_err());
+        assert!(reader_with(&[("padding", int_list(&[-1]))], padding_hw).is_err());
+        assert!(reader_with(&[("padding", int_list(&[i64::MAX]))], padding_hw).is_err());
     }
 
     #[test]
@@ -161,7 +175,7 @@ mod tests {
             Ok(Some([2, 2]))
         );
         assert_eq!(reader_with(&[], |r| pair_attr(r, "strides")), Ok(None));
-        assert!(reader_with(&[("strides", ints(&[0, 1]))], |r| pair_attr(r, "strides")).is_err());
+        assert!(reader_with(&[("strides", int_list(&[0, 1]))], |r| pair_attr(r, "strides")).is_err());
         assert_eq!(
             reader_with(&[("out_dtype", AttrValue::Str(String::new()))], |r| dtype_attr(
                 r,

@@ -208,19 +208,10 @@ pub fn dropout_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_compiler::ir::{AttrValue, Attrs, Interner};
+    use crate::relations::attr_util::run_rel;
+    use relay_compiler::ir::AttrValue;
     use relay_devices::DType;
     use Dim::{Any, Known as K};
-
-    fn run(
-        rel: relay_compiler::op::Relation,
-        args: &[RelType],
-        pairs: &[(&str, AttrValue)],
-    ) -> RelationResult {
-        let mut sy = Interner::default();
-        let attrs = Attrs(pairs.iter().map(|(k, v)| (sy.intern(k), v.clone())).collect());
-        rel(args, &AttrReader::new(&sy, &attrs))
-    }
 
     fn t(shape: &[Dim], dtype: DType) -> RelType {
         RelType::tensor(shape.to_vec(), dtype)
@@ -228,34 +219,34 @@ mod tests {
 
     #[test]
     fn dense_shapes() {
-        let out = run(dense_rel, &[t(&[K(4), K(300)], DType::F32), t(&[K(10), K(300)], DType::F32)], &[]);
+        let out = run_rel(dense_rel, &[t(&[K(4), K(300)], DType::F32), t(&[K(10), K(300)], DType::F32)], &[]);
         assert_eq!(out, Ok(Some(t(&[K(4), K(10)], DType::F32))));
-        let err = run(dense_rel, &[t(&[K(1), K(300)], DType::F32), t(&[K(5), K(150)], DType::F32)], &[])
+        let err = run_rel(dense_rel, &[t(&[K(1), K(300)], DType::F32), t(&[K(5), K(150)], DType::F32)], &[])
             .unwrap_err();
         assert_eq!(
             err,
             "input dim 300 does not match weight dim 150: Tensor[(1, 300), float32] and Tensor[(5, 150), float32]"
         );
-        let q = run(
+        let q = run_rel(
             dense_rel,
             &[t(&[Any, K(8)], DType::U8), t(&[K(3), K(8)], DType::I8)],
             &[("out_dtype", AttrValue::Str("int32".into()))],
         );
         assert_eq!(q, Ok(Some(t(&[Any, K(3)], DType::I32))));
-        let units = run(
+        let units = run_rel(
             dense_rel,
             &[t(&[K(2), K(8)], DType::F32), t(&[K(3), K(8)], DType::F32)],
             &[("units", AttrValue::Int(4))],
         );
         assert!(units.unwrap_err().contains("units=4"));
-        assert_eq!(run(dense_rel, &[RelType::Unknown, t(&[K(3), K(8)], DType::F32)], &[]), Ok(None));
+        assert_eq!(run_rel(dense_rel, &[RelType::Unknown, t(&[K(3), K(8)], DType::F32)], &[]), Ok(None));
     }
 
     #[test]
     fn matmul_transposes() {
         let a = t(&[K(5), K(2)], DType::F32);
         let b = t(&[K(3), K(5)], DType::F32);
-        let out = run(
+        let out = run_rel(
             matmul_rel,
             &[a, b],
             &[("transpose_a", AttrValue::Bool(true)), ("transpose_b", AttrValue::Bool(true))],
@@ -268,24 +259,27 @@ mod tests {
         let x = t(&[K(1), K(2), K(4)], DType::F32);
         let y = t(&[K(6), K(3), K(4)], DType::F32);
         let tb = [("transpose_b", AttrValue::Bool(true))];
-        assert_eq!(run(batch_matmul_rel, &[x.clone(), y], &tb), Ok(Some(t(&[K(6), K(2), K(3)], DType::F32))));
+        assert_eq!(
+            run_rel(batch_matmul_rel, &[x.clone(), y], &tb),
+            Ok(Some(t(&[K(6), K(2), K(3)], DType::F32)))
+        );
         let y2 = t(&[K(6), K(4), K(3)], DType::F32);
         assert_eq!(
-            run(batch_matmul_rel, &[x, y2.clone()], &[]),
+            run_rel(batch_matmul_rel, &[x, y2.clone()], &[]),
             Ok(Some(t(&[K(6), K(2), K(3)], DType::F32)))
         );
         let x5 = t(&[K(5), K(2), K(4)], DType::F32);
-        assert!(run(batch_matmul_rel, &[x5, y2], &[]).unwrap_err().contains("batch sizes 5 and 6"));
+        assert!(run_rel(batch_matmul_rel, &[x5, y2], &[]).unwrap_err().contains("batch sizes 5 and 6"));
     }
 
     #[test]
     fn batch_norm_tuple() {
         let d = t(&[K(2), K(3), K(4), K(4)], DType::F32);
         let v = t(&[K(3)], DType::F32);
-        let out = run(batch_norm_rel, &[d.clone(), v.clone(), v.clone(), v.clone(), v.clone()], &[]);
+        let out = run_rel(batch_norm_rel, &[d.clone(), v.clone(), v.clone(), v.clone(), v.clone()], &[]);
         assert_eq!(out, Ok(Some(RelType::Tuple(vec![d.clone(), v.clone(), v.clone()]))));
         let bad = t(&[K(4)], DType::F32);
-        let err = run(batch_norm_rel, &[d, v.clone(), v.clone(), bad, v], &[]).unwrap_err();
+        let err = run_rel(batch_norm_rel, &[d, v.clone(), v.clone(), bad, v], &[]).unwrap_err();
         assert!(err.contains("moving_mean must be a vector of 3 float32"), "{err}");
     }
 }

@@ -203,26 +203,13 @@ pub fn global_pool2d_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_compiler::ir::{AttrValue, Attrs, Interner};
+    use crate::relations::attr_util::{int_list, run_rel};
+    use relay_compiler::ir::AttrValue;
     use relay_devices::DType;
     use Dim::{Any, Known as K};
 
-    fn run(
-        rel: relay_compiler::op::Relation,
-        args: &[RelType],
-        pairs: &[(&str, AttrValue)],
-    ) -> RelationResult {
-        let mut sy = Interner::default();
-        let attrs = Attrs(pairs.iter().map(|(k, v)| (sy.intern(k), v.clone())).collect());
-        rel(args, &AttrReader::new(&sy, &attrs))
-    }
-
     fn t(shape: &[i64], dtype: DType) -> RelType {
         RelType::tensor(shape.iter().map(|&d| K(d)).collect(), dtype)
-    }
-
-    fn ints(v: &[i64]) -> AttrValue {
-        AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
     }
 
     #[test]
@@ -251,17 +238,23 @@ mod tests {
     fn conv_shapes() {
         let data = t(&[1, 3, 224, 224], DType::F32);
         let w = t(&[64, 3, 7, 7], DType::F32);
-        let attrs =
-            [("strides", ints(&[2, 2])), ("padding", ints(&[3, 3])), ("channels", AttrValue::Int(64))];
-        assert_eq!(run(conv2d_rel, &[data.clone(), w], &attrs), Ok(Some(t(&[1, 64, 112, 112], DType::F32))));
+        let attrs = [
+            ("strides", int_list(&[2, 2])),
+            ("padding", int_list(&[3, 3])),
+            ("channels", AttrValue::Int(64)),
+        ];
+        assert_eq!(
+            run_rel(conv2d_rel, &[data.clone(), w], &attrs),
+            Ok(Some(t(&[1, 64, 112, 112], DType::F32)))
+        );
         let dw = t(&[6, 1, 3, 3], DType::F32);
         let depthwise = [("groups", AttrValue::Int(3)), ("padding", AttrValue::Int(1))];
         assert_eq!(
-            run(conv2d_rel, &[data.clone(), dw], &depthwise),
+            run_rel(conv2d_rel, &[data.clone(), dw], &depthwise),
             Ok(Some(t(&[1, 6, 224, 224], DType::F32)))
         );
         let bad = t(&[8, 4, 3, 3], DType::F32);
-        let err = run(conv2d_rel, &[data, bad], &[]).unwrap_err();
+        let err = run_rel(conv2d_rel, &[data, bad], &[]).unwrap_err();
         assert!(err.contains("3 input channels but the weight expects 4"), "{err}");
     }
 
@@ -274,17 +267,21 @@ mod tests {
             ("kernel_layout", AttrValue::Str("HWIO".into())),
             ("out_dtype", AttrValue::Str("int32".into())),
         ];
-        assert_eq!(run(conv2d_rel, &[data, w], &attrs), Ok(Some(t(&[1, 8, 8, 8], DType::I32))));
+        assert_eq!(run_rel(conv2d_rel, &[data, w], &attrs), Ok(Some(t(&[1, 8, 8, 8], DType::I32))));
     }
 
     #[test]
     fn pools() {
         let data = t(&[1, 2, 7, 7], DType::F32);
-        let attrs =
-            [("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2])), ("ceil_mode", AttrValue::Bool(true))];
-        assert_eq!(run(pool2d_rel, &[data.clone()], &attrs), Ok(Some(t(&[1, 2, 4, 4], DType::F32))));
-        assert_eq!(run(pool2d_rel, &[data.clone()], &attrs[..2]), Ok(Some(t(&[1, 2, 3, 3], DType::F32))));
-        assert!(run(pool2d_rel, &[data.clone()], &[]).is_err());
-        assert_eq!(run(global_pool2d_rel, &[data], &[]), Ok(Some(t(&[1, 2, 1, 1], DType::F32))));
+        let attrs = [
+            ("pool_size", int_list(&[2, 2])),
+            ("strides", int_list(&[2, 2])),
+            ("ceil_mode", AttrValue::Bool(true)),
+        ];
+        let data = std::slice::from_ref(&data);
+        assert_eq!(run_rel(pool2d_rel, data, &attrs), Ok(Some(t(&[1, 2, 4, 4], DType::F32))));
+        assert_eq!(run_rel(pool2d_rel, data, &attrs[..2]), Ok(Some(t(&[1, 2, 3, 3], DType::F32))));
+        assert!(run_rel(pool2d_rel, data, &[]).is_err());
+        assert_eq!(run_rel(global_pool2d_rel, data, &[]), Ok(Some(t(&[1, 2, 1, 1], DType::F32))));
     }
 }

@@ -65,7 +65,7 @@ pub fn slice_len(extent: i64, begin: i64, end: i64, stride: i64) -> Result<i64, 
     let b = canonical_index(begin, extent, stride);
     let e = canonical_index(end, extent, stride);
     if (stride > 0 && b > e) || (stride < 0 && e > b) {
-        return Err(format!("the slice [{begin}:{end}:{stride}] is empty in the wrong direction"));
+        return Err(format!("the slice {begin}:{end}:{stride} runs against its stride"));
     }
     let step = stride.unsigned_abs();
     Ok((e.abs_diff(b).div_ceil(step)) as i64)
@@ -79,9 +79,11 @@ struct AxisSlice {
     stride: i64,
 }
 
-/// The per-axis slices `strided_slice`'s attributes describe. Without `axes`, `begin`/`end`/
-/// `strides` apply to the leading dimensions and missing entries take the whole dimension;
-/// in `size` mode `end` holds sizes (negative: to the end) and strides are 1.
+/// The per-axis slices `strided_slice`'s attributes describe: one per `begin` entry, on the
+/// listed `axes` or else the leading dimensions. A missing `end` or stride takes the whole
+/// dimension (in the stride's direction: a negative stride runs through index 0, as NumPy
+/// does, where TVM's relation would stop before it); in `size` mode `end` holds sizes
+/// (negative: to the end) and strides are 1.
 fn axis_slices(rank: usize, attrs: &AttrReader) -> Result<Vec<AxisSlice>, String> {
     let begin = required_ints(attrs, "begin")?;
     let end = required_ints(attrs, "end")?;
@@ -91,39 +93,28 @@ fn axis_slices(rank: usize, attrs: &AttrReader) -> Result<Vec<AxisSlice>, String
         "size" => true,
         other => return Err(format!("slice_mode must be \"end\" or \"size\", found {other:?}")),
     };
+    if end.len() > begin.len() || strides.len() > begin.len() {
+        return Err(format!("end {end:?} and strides {strides:?} may not be longer than begin {begin:?}"));
+    }
     let axes: Vec<usize> = match attrs.ints("axes")? {
-        Some(axes) => {
-            if begin.len() != axes.len() || end.len() != axes.len() || strides.len() > axes.len() {
-                return Err(format!("axes {axes:?}, begin {begin:?}, end {end:?} and strides {strides:?} must have the same length"));
-            }
-            axes.iter().map(|&a| normalize_axis(a, rank)).collect::<Result<_, _>>()?
+        Some(axes) if axes.len() != begin.len() => {
+            return Err(format!("axes {axes:?} and begin {begin:?} must have the same length"));
         }
-        None => {
-            if begin.len() > rank || end.len() > rank || strides.len() > rank {
-                return Err(format!(
-                    "begin {begin:?}, end {end:?} or strides {strides:?} is longer than the rank {rank}"
-                ));
-            }
-            (0..rank).collect()
-        }
+        Some(axes) => axes.iter().map(|&a| normalize_axis(a, rank)).collect::<Result<_, _>>()?,
+        None if begin.len() > rank => return Err(format!("begin {begin:?} is longer than the rank {rank}")),
+        None => (0..begin.len()).collect(),
     };
     Ok(axes
         .into_iter()
+        .zip(begin)
         .enumerate()
-        .map(|(i, axis)| {
+        .map(|(i, (axis, begin))| {
             let stride = if size_mode { 1 } else { strides.get(i).copied().unwrap_or(1) };
-            let begin = begin.get(i).copied().unwrap_or(if stride > 0 { 0 } else { i64::MAX });
             let end = match end.get(i) {
-                None => {
-                    if stride < 0 {
-                        0
-                    } else {
-                        i64::MAX
-                    }
-                }
-                Some(&size) if size_mode && size < 0 => i64::MAX,
-                Some(&size) if size_mode => begin.saturating_add(size),
-                Some(&e) => e,
+                Some(&size) if size_mode && size >= 0 => begin.saturating_add(size),
+                Some(&e) if !size_mode => e,
+                _ if stride < 0 => i64::MIN,
+                _ => i64::MAX,
             };
             AxisSlice { axis, begin, end, stride }
         })
@@ -132,7 +123,8 @@ fn axis_slices(rank: usize, attrs: &AttrReader) -> Result<Vec<AxisSlice>, String
 
 /// `strided_slice(data, begin=[...], end=[...], strides=[...], axes=None, slice_mode="end")`:
 /// each sliced dimension becomes `ceil(|end - begin| / |stride|)` after clamping the ends into
-/// the dimension (negative indices count from the end); a `?` dimension stays `?`.
+/// the dimension (negative indices count from the end; see `axis_slices`); a `?` dimension
+/// stays `?`. A static slice running against its stride is an error, as in TVM.
 pub fn strided_slice_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult {
     let t = known!(tensor_arg(args, 0));
     let mut shape = t.shape.clone();
@@ -152,7 +144,7 @@ fn pad_widths(attrs: &AttrReader, rank: usize) -> Result<Vec<(i64, i64)>, String
         return Err("attribute `pad_width` must be a list of [before, after] pairs".to_string());
     };
     if rows.len() != rank {
-        return Err(format!("pad_width has {} pairs for a tensor of rank {rank}", rows.len()));
+        return Err(format!("pad_width gives {} pair(s) for a tensor of rank {rank}", rows.len()));
     }
     rows.iter()
         .map(|row| match row {
@@ -199,6 +191,52 @@ pub fn pad_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relations::attr_util::{int_list, run_rel};
+    use relay_devices::DType;
+    use Dim::{Any, Known as K};
+
+    fn t(shape: &[Dim], dtype: DType) -> RelType {
+        RelType::tensor(shape.to_vec(), dtype)
+    }
+
+    #[test]
+    fn take_axes() {
+        let data = t(&[K(4), K(5), K(6)], DType::F32);
+        let idx = t(&[K(2), Any], DType::I64);
+        let take = |pairs: &[(&str, AttrValue)]| run_rel(take_rel, &[data.clone(), idx.clone()], pairs);
+        assert_eq!(take(&[]), Ok(Some(t(&[K(2), Any], DType::F32))));
+        assert_eq!(take(&[("axis", AttrValue::Int(1))]), Ok(Some(t(&[K(4), K(2), Any, K(6)], DType::F32))));
+        assert_eq!(take(&[("axis", AttrValue::Int(-1))]), Ok(Some(t(&[K(4), K(5), K(2), Any], DType::F32))));
+        assert!(take(&[("axis", AttrValue::Int(3))]).is_err());
+        let batched = run_rel(
+            take_rel,
+            &[data.clone(), t(&[K(4), K(3)], DType::I32)],
+            &[("axis", AttrValue::Int(1)), ("batch_dims", AttrValue::Int(1))],
+        );
+        assert_eq!(batched, Ok(Some(t(&[K(4), K(3), K(6)], DType::F32))));
+        let mismatch = run_rel(
+            take_rel,
+            &[data, t(&[K(3), K(3)], DType::I32)],
+            &[("axis", AttrValue::Int(1)), ("batch_dims", AttrValue::Int(1))],
+        );
+        assert!(mismatch.unwrap_err().contains("batch dimension 0 differs"));
+    }
+
+    #[test]
+    fn strided_slice_attrs() {
+        let x = t(&[K(10), K(8), Any], DType::F32);
+        let slice = |pairs: &[(&str, AttrValue)]| run_rel(strided_slice_rel, std::slice::from_ref(&x), pairs);
+        let be = |b: &[i64], e: &[i64]| [("begin", int_list(b)), ("end", int_list(e))];
+        assert_eq!(slice(&be(&[2], &[5])), Ok(Some(t(&[K(3), K(8), Any], DType::F32))));
+        assert_eq!(slice(&be(&[0, 0, 0], &[1, 1, 1])), Ok(Some(t(&[K(1), K(1), Any], DType::F32))));
+        let mut size = be(&[8, 2], &[5, -1]).to_vec();
+        size.push(("slice_mode", AttrValue::Str("size".into())));
+        assert_eq!(slice(&size), Ok(Some(t(&[K(2), K(6), Any], DType::F32))));
+        let mut reversed = be(&[-1], &[]).to_vec();
+        reversed.push(("strides", int_list(&[-3])));
+        assert_eq!(slice(&reversed), Ok(Some(t(&[K(4), K(8), Any], DType::F32))));
+        assert!(slice(&[("begin", int_list(&[0]))]).unwrap_err().contains("`end` is required"));
+    }
 
     #[test]
     fn slices() {
@@ -208,10 +246,11 @@ mod tests {
         assert_eq!(slice_len(10, 0, 100, 1), Ok(10));
         assert_eq!(slice_len(10, 9, -11, -1), Ok(10));
         assert_eq!(slice_len(10, i64::MAX, 0, -2), Ok(5));
+        assert_eq!(slice_len(10, 9, i64::MIN, -1), Ok(10));
         assert_eq!(slice_len(10, -100, 2, 1), Ok(2));
         assert_eq!(slice_len(10, 3, 3, 1), Ok(0));
-        assert!(slice_len(10, 5, 2, 1).unwrap_err().contains("wrong direction"));
+        assert!(slice_len(10, 5, 2, 1).unwrap_err().contains("runs against"));
         assert!(slice_len(10, 0, 2, 0).is_err());
-        assert_eq!(slice_len(10, i64::MIN, i64::MAX, i64::MIN), Err("the slice [-9223372036854775808:9223372036854775807:-9223372036854775808] is empty in the wrong direction".into()));
+        assert_eq!(slice_len(10, i64::MIN, i64::MAX, i64::MIN), Err("the slice -9223372036854775808:9223372036854775807:-9223372036854775808 runs against its stride".into()));
     }
 }

@@ -77,44 +77,70 @@ impl Parser<'_> {
         self.expect(K::Type, "`type` after `extern`")?;
         let name_tok = self.expect(K::Ident, "a type name")?;
         let name = self.tok_sym(name_tok);
+        let span = self.tok_span(name_tok);
         let mark = self.type_params.mark();
-        let result = self.parse_type_def_body(is_extern, name_tok);
+        let mut ctors = Vec::new();
+        let result = self.parse_type_def_body(is_extern, name, &mut ctors);
         self.type_params.restore(mark);
-        if result.is_err() {
+        let added = match result {
+            Ok(type_params) => {
+                let def = TypeDef { name, type_params, constructors: vec![], is_extern, span };
+                Ok(self.add_type_def(def, &ctors))
+            }
+            Err(abort) => Err(abort),
+        };
+        if !matches!(added, Ok(true)) {
+            // Uses of a type or constructor that could not be defined are not errors again.
             self.unresolved.failed.insert(name);
+            self.unresolved.failed.extend(ctors.iter().map(|c| c.name));
         }
-        result
+        added.map(|_| ())
     }
 
-    fn parse_type_def_body(&mut self, is_extern: bool, name_tok: usize) -> PResult<()> {
-        let name = self.tok_sym(name_tok);
-        let span = self.tok_span(name_tok);
+    /// Type parameters and constructors (collected into `ctors` even on failure).
+    fn parse_type_def_body(
+        &mut self,
+        is_extern: bool,
+        adt: crate::ir::Symbol,
+        ctors: &mut Vec<ConstructorDef>,
+    ) -> PResult<Vec<crate::ir::TypeParamId>> {
         let type_params = if self.at(K::LBracket) { self.parse_type_params()? } else { vec![] };
-        let mut ctors: Vec<ConstructorDef> = Vec::new();
         if is_extern {
             if self.at(K::LBrace) {
                 let span = self.tok_span(self.pos);
                 return Err(self.error(span, "an `extern type` cannot have constructors"));
             }
-        } else {
-            self.expect(K::LBrace, "`{` and the constructors")?;
-            while !self.eat(K::RBrace) {
-                let c = self.expect(K::Ident, "a constructor name")?;
-                let fields = if self.at(K::LParen) { self.parse_type_list(K::RParen)? } else { vec![] };
-                let tag = ctors.len() as u32;
-                let cname = self.tok_sym(c);
-                ctors.push(ConstructorDef { name: cname, adt: name, fields, tag, span: self.tok_span(c) });
-                if !self.eat(K::Comma) {
-                    self.expect(K::RBrace, "`,` or `}`")?;
-                    break;
+            return Ok(type_params);
+        }
+        self.expect(K::LBrace, "`{` and the constructors")?;
+        while !self.eat(K::RBrace) {
+            let c = self.expect(K::Ident, "a constructor name")?;
+            let name = self.tok_sym(c);
+            let span = self.tok_span(c);
+            let tag = ctors.len() as u32;
+            // Recorded before the fields so that a failure in them still marks the name.
+            ctors.push(ConstructorDef { name, adt, fields: vec![], tag, span });
+            if self.at(K::LParen) {
+                let fields = self.parse_type_list(K::RParen)?;
+                if let Some(last) = ctors.last_mut() {
+                    last.fields = fields;
                 }
             }
+            if !self.eat(K::Comma) {
+                self.expect(K::RBrace, "`,` or `}`")?;
+                break;
+            }
         }
+        Ok(type_params)
+    }
+
+    /// Adds an ADT unless its name or a constructor's is taken; reports each clash.
+    fn add_type_def(&mut self, mut def: TypeDef, ctors: &[ConstructorDef]) -> bool {
         let mut ok = true;
-        if let Some(prev) = self.module.type_def(name) {
+        if let Some(prev) = self.module.type_def(def.name) {
             let first = prev.span;
-            let msg = format!("duplicate type `{}`", self.tok(name_tok).name());
-            self.report(Diagnostic::error(span, msg).with_label(first, "first defined here"));
+            let msg = format!("duplicate type `{}`", self.module.name(def.name));
+            self.report(Diagnostic::error(def.span, msg).with_label(first, "first defined here"));
             ok = false;
         }
         for (k, c) in ctors.iter().enumerate() {
@@ -129,14 +155,11 @@ impl Parser<'_> {
             }
         }
         if ok {
-            let constructors = ctors.iter().map(|c| c.name).collect();
-            let def = TypeDef { name, type_params, constructors, is_extern, span };
-            // Both clashes were checked above, so this cannot fail.
-            let _ = self.module.add_type_def(def, ctors);
-        } else {
-            self.unresolved.failed.insert(name);
+            def.constructors = ctors.iter().map(|c| c.name).collect();
+            // Both kinds of clash were checked above, so this cannot fail.
+            let _ = self.module.add_type_def(def, ctors.to_vec());
         }
-        Ok(())
+        ok
     }
 
     /// A bare expression after the definitions: `def @main(<free vars>) { expr }`, as TVM's

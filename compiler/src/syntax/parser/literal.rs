@@ -46,14 +46,11 @@ impl Parser<'_> {
     pub(super) fn parse_number(&mut self, negative: bool, lo: u32) -> PResult<ExprId> {
         let i = self.bump();
         let checked = match self.tok(i).value {
-            TokenValue::Int(lit) => int_literal(lit, negative).map(|(v, dtype)| Literal {
-                value: LiteralValue::Int(v),
-                dtype,
-            }),
-            TokenValue::Float(lit) => float_literal(lit, negative).map(|(v, dtype)| Literal {
-                value: LiteralValue::Float(v),
-                dtype,
-            }),
+            TokenValue::Int(lit) => {
+                int_literal(lit, negative).map(|(v, dtype)| Literal { value: LiteralValue::Int(v), dtype })
+            }
+            TokenValue::Float(lit) => float_literal(lit, negative)
+                .map(|(v, dtype)| Literal { value: LiteralValue::Float(v), dtype }),
             _ => return Err(self.unexpected("a number")),
         };
         let span = self.span_from(lo);

@@ -44,20 +44,37 @@ fn constant(v: &Value) -> Result<ConstantData, String> {
             _ => None,
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| format!("`data` must hold {} values of dtype {dtype}", if dtype.is_int() { "integer" } else { "numeric" }))?;
+        .ok_or_else(|| {
+            format!(
+                "`data` must hold {} values of dtype {dtype}",
+                if dtype.is_int() { "integer" } else { "numeric" }
+            )
+        })?;
     Ok(ConstantData { dtype, shape, data: values })
 }
 
 /// The constants of a metadata section, or the reason it is malformed.
 fn constants(json: &str) -> Result<Vec<ConstantData>, (usize, String)> {
-    let value: Value = serde_json::from_str(json).map_err(|e| (offset_of(json, e.line(), e.column()), e.to_string()))?;
-    let obj = value.as_object().ok_or((0, format!("expected an object like {{\"{CONSTANT_KIND}\": [...]}}")))?;
+    let value: Value = serde_json::from_str(json).map_err(|e| {
+        // The span shows where; serde's " at line L column C" counts from the JSON's start.
+        let mut why = e.to_string();
+        if let Some(i) = why.rfind(" at line ") {
+            why.truncate(i);
+        }
+        (offset_of(json, e.line(), e.column()), why)
+    })?;
+    let obj =
+        value.as_object().ok_or((0, format!("expected an object like {{\"{CONSTANT_KIND}\": [...]}}")))?;
     if let Some(key) = obj.keys().find(|k| *k != CONSTANT_KIND) {
         return Err((0, format!("unsupported metadata kind `{key}`; only `{CONSTANT_KIND}` is supported")));
     }
     let Some(list) = obj.get(CONSTANT_KIND) else { return Ok(vec![]) };
     let items = list.as_array().ok_or((0, format!("`{CONSTANT_KIND}` must be a list")))?;
-    items.iter().enumerate().map(|(i, v)| constant(v).map_err(|e| (0, format!("constant {i}: {e}")))).collect()
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| constant(v).map_err(|e| (0, format!("constant {i}: {e}"))))
+        .collect()
 }
 
 /// The byte offset of 1-based `line` and `column` (serde_json's error position) in `text`.
@@ -114,11 +131,11 @@ impl Parser<'_> {
             ));
         }
         let index = match self.tok(i).value {
-            TokenValue::Int(lit) => u32::try_from(lit.magnitude).unwrap_or(u32::MAX),
-            _ => u32::MAX,
+            TokenValue::Int(lit) => lit.magnitude,
+            _ => u64::MAX,
         };
         let c = self.constants;
-        if !c.broken && index >= c.count {
+        if !c.broken && index >= u64::from(c.count) {
             let msg = if c.present {
                 format!(
                     "`meta[{kind}][{index}]` is out of range: the metadata section has {} constant{}",
@@ -130,6 +147,7 @@ impl Parser<'_> {
             };
             return Err(self.error(span, msg));
         }
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
         Ok((c.offset.saturating_add(index), span))
     }
 }

@@ -59,8 +59,9 @@ impl Parser<'_> {
                 let ty = if self.eat(K::Colon) { Some(self.parse_type()?) } else { None };
                 if let Some(&(_, first)) = bound.iter().find(|(n, _)| *n == name) {
                     let text = self.tok(i).name();
-                    let d = Diagnostic::error(span, format!("`%{text}` is bound more than once in this pattern"))
-                        .with_label(first, "first bound here");
+                    let d =
+                        Diagnostic::error(span, format!("`%{text}` is bound more than once in this pattern"))
+                            .with_label(first, "first bound here");
                     self.report(d);
                 }
                 bound.push((name, span));
@@ -76,7 +77,12 @@ impl Parser<'_> {
                 let looks_like_var =
                     self.locals.get(&name).is_some() || text.starts_with(|c: char| c.is_ascii_lowercase());
                 let span = self.span_from(lo);
-                self.unresolved.ctor_patterns.push(CtorPatternUse { name, arity: args.len(), span, looks_like_var });
+                self.unresolved.ctor_patterns.push(CtorPatternUse {
+                    name,
+                    arity: args.len(),
+                    span,
+                    looks_like_var,
+                });
                 PatternKind::Constructor { name, args }
             }
             K::LParen => PatternKind::Tuple(self.parse_pattern_list(bound)?),

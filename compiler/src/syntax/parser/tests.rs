@@ -69,10 +69,16 @@ fn show(m: &Module, e: ExprId) -> String {
         ExprKind::Match { scrutinee, arms, complete } => {
             let arms: Vec<_> =
                 arms.iter().map(|a| format!("[{} {}]", show_pat(m, a.pattern), show(m, a.body))).collect();
-            format!("({} {} {})", if *complete { "match" } else { "match?" }, show(m, *scrutinee), arms.join(" "))
+            format!(
+                "({} {} {})",
+                if *complete { "match" } else { "match?" },
+                show(m, *scrutinee),
+                arms.join(" ")
+            )
         }
         ExprKind::Function(f) => {
-            let params: Vec<_> = f.params.iter().map(|p| format!("%{}#{}", m.name(m.var(*p).name), p.0)).collect();
+            let params: Vec<_> =
+                f.params.iter().map(|p| format!("%{}#{}", m.name(m.var(*p).name), p.0)).collect();
             format!("(fn [{}] {})", params.join(" "), show(m, f.body))
         }
         ExprKind::RefNew(e) => format!("(ref {})", show(m, *e)),
@@ -110,7 +116,10 @@ fn precedence_and_associativity() {
         main_sexp("1 + 2 < 3 == 4 >= 5"),
         "(equal (less (add 1:int32 2:int32) 3:int32) (greater_equal 4:int32 5:int32))"
     );
-    assert_eq!(main_sexp("1 != 2 <= 3 > 4"), "(not_equal 1:int32 (greater (less_equal 2:int32 3:int32) 4:int32))");
+    assert_eq!(
+        main_sexp("1 != 2 <= 3 > 4"),
+        "(not_equal 1:int32 (greater (less_equal 2:int32 3:int32) 4:int32))"
+    );
     assert_eq!(main_sexp("(1 + 2) * 3"), "(multiply (add 1:int32 2:int32) 3:int32)");
 }
 
@@ -198,11 +207,16 @@ fn functions_types_and_attributes() {
     assert_eq!(m.attr(&f.attrs, "Primitive"), Some(&AttrValue::Int(1)));
     assert_eq!(m.attr(&f.attrs, "Compiler"), Some(&AttrValue::Str("x".into())));
     assert!(matches!(param_type(&m, "f", 0), TypeKind::Func { ref params, .. } if params.len() == 1));
-    assert_eq!(param_type(&m, "f", 1), TypeKind::Tensor { shape: vec![Dim::Known(1), Dim::Any], dtype: DType::F32 });
+    assert_eq!(
+        param_type(&m, "f", 1),
+        TypeKind::Tensor { shape: vec![Dim::Known(1), Dim::Any], dtype: DType::F32 }
+    );
     let TypeKind::Tuple(fs) = param_type(&m, "f", 2) else { panic!() };
     assert_eq!(m.types.kind(fs[1]), &TypeKind::Tuple(vec![]));
     assert!(matches!(param_type(&m, "f", 3), TypeKind::Ref(_)));
-    assert!(matches!(param_type(&m, "f", 4), TypeKind::Func { ref type_params, .. } if type_params.len() == 1));
+    assert!(
+        matches!(param_type(&m, "f", 4), TypeKind::Func { ref type_params, .. } if type_params.len() == 1)
+    );
     assert!(matches!(param_type(&m, "f", 5), TypeKind::Tensor { ref shape, .. } if shape.is_empty()));
     assert_eq!(param_type(&m, "f", 6), TypeKind::Hole);
     let ret: TypeId = f.ret_type.unwrap();
@@ -239,12 +253,18 @@ fn adts_constructors_and_match() {
 #[test]
 fn operators_stay_ops() {
     assert_eq!(main_sexp("add(1, 2)"), "(add 1:int32 2:int32)");
-    assert_eq!(main_sexp("ref_write(ref(1), ref_read(ref(2)))"), "(ref_write (ref 1:int32) (ref_read (ref 2:int32)))");
+    assert_eq!(
+        main_sexp("ref_write(ref(1), ref_read(ref(2)))"),
+        "(ref_write (ref 1:int32) (ref_read (ref 2:int32)))"
+    );
 }
 
 #[test]
 fn if_and_blocks() {
-    assert_eq!(main_sexp("if (True) { 1 } else { let %y = 2; %y }"), "(if true 1:int32 (let %y#0 2:int32 %y#0))");
+    assert_eq!(
+        main_sexp("if (True) { 1 } else { let %y = 2; %y }"),
+        "(if true 1:int32 (let %y#0 2:int32 %y#0))"
+    );
 }
 
 #[test]
@@ -266,7 +286,9 @@ fn metadata_constants() {
     assert_eq!(show(&m, body(&m, "main")), "(tuple const1 const0)");
     assert_eq!(m.constants[1].dtype, DType::I64);
     assert!(errors("def @main() { meta[relay.Constant][0] }")[0].contains("the file has none"));
-    assert!(errors("#[version = \"0.0.4\"]\ndef @main() { 1 }")[0].contains("unsupported text format version"));
+    assert!(
+        errors("#[version = \"0.0.4\"]\ndef @main() { 1 }")[0].contains("unsupported text format version")
+    );
 }
 
 #[test]
@@ -278,4 +300,20 @@ fn several_errors_are_reported() {
 #[test]
 fn comments_are_ignored() {
     assert_eq!(main_sexp("/* a /* nested */ b */ 1 // trailing\n"), "1:int32");
+}
+
+#[test]
+fn user_file_sees_the_prelude() {
+    let prelude = "type List[A] { Cons(A, List[A]), Nil }\ndef @id[A](%x: A) -> A { %x }";
+    let (m, file) =
+        crate::syntax::parse_with_prelude(prelude, "user.relay", "def @main() { @id(Cons(1, Nil)) }")
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(file.0, 1);
+    assert_eq!(show(&m, body(&m, "main")), "(@id (ctor:Cons 1:int32 (ctor:Nil)))");
+    let err = crate::syntax::parse_with_prelude(prelude, "user.relay", "def @id() { 1 }").unwrap_err();
+    assert_eq!(err.diagnostics.len(), 1);
+    assert_eq!(err.diagnostics[0].span.file.0, 1);
+    assert_eq!(err.diagnostics[0].labels[0].0.file.0, 0);
+    let err = crate::syntax::parse_with_prelude("def @broken( {", "user.relay", "1").unwrap_err();
+    assert_eq!(err.diagnostics[0].span.file.0, 0);
 }

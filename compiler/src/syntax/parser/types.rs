@@ -127,7 +127,9 @@ impl Parser<'_> {
             } else {
                 let i = self.expect(K::Int, "a dimension (an integer or `?`)")?;
                 let size = match self.tok(i).value {
-                    TokenValue::Int(lit) if lit.dtype.is_none_or(|d| d.is_int()) => i64::try_from(lit.magnitude).ok(),
+                    TokenValue::Int(lit) if lit.dtype.is_none_or(|d| d.is_int()) => {
+                        i64::try_from(lit.magnitude).ok()
+                    }
                     _ => None,
                 };
                 let Some(size) = size else {

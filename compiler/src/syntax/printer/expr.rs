@@ -26,7 +26,11 @@ enum Ctx {
 fn needs_parens(kind: &ExprKind, ctx: Ctx) -> bool {
     let simple = matches!(
         kind,
-        ExprKind::Var(_) | ExprKind::Global(_) | ExprKind::Call { .. } | ExprKind::Proj { .. } | ExprKind::Let { .. }
+        ExprKind::Var(_)
+            | ExprKind::Global(_)
+            | ExprKind::Call { .. }
+            | ExprKind::Proj { .. }
+            | ExprKind::Let { .. }
     );
     match ctx {
         Ctx::Stmt | Ctx::Operand => false,
@@ -69,7 +73,7 @@ impl Printer<'_> {
         self.indent -= 1;
         self.nl();
         self.w("}");
-        f.params.iter().for_each(|&v| self.vars.unbind(v));
+        f.params.iter().rev().for_each(|&v| self.vars.unbind(v));
         self.unbind_type_params(&f.type_params);
     }
 
@@ -104,7 +108,8 @@ impl Printer<'_> {
             (e, stmt, first) = (*body, stmt + 1, false);
         }
         self.expr(e, Ctx::Stmt);
-        lets.iter().for_each(|&v| self.vars.unbind(v));
+        // Innermost first: each is then on top of its stack.
+        lets.iter().rev().for_each(|&v| self.vars.unbind(v));
     }
 
     fn graph_bindings(&mut self, key: ScopeKey, stmt: u32) {
@@ -163,8 +168,11 @@ impl Printer<'_> {
                 self.expr(*tuple, Ctx::ProjBase);
                 self.w(&format!(".{index}"));
             }
-            ExprKind::Call { callee, args, attrs } if args.is_empty() && attrs.is_empty() && self.is_fieldless(*callee) => {
-                // TVM's spelling; the parser reads `Nil` and `Nil()` alike.
+            // TVM's spelling; the parser reads `Nil` and `Nil()` alike (but `Nil()(x)` is
+            // the call of a call).
+            ExprKind::Call { callee, args, attrs }
+                if args.is_empty() && attrs.is_empty() && ctx != Ctx::Callee && self.is_fieldless(*callee) =>
+            {
                 self.expr(*callee, Ctx::Callee);
             }
             ExprKind::Call { callee, args, attrs } => {
@@ -203,7 +211,7 @@ impl Printer<'_> {
                     self.w(" => ");
                     self.block((e, i as u32), arm.body);
                     self.w(",");
-                    bound.iter().for_each(|&v| self.vars.unbind(v));
+                    bound.iter().rev().for_each(|&v| self.vars.unbind(v));
                 }
                 self.indent -= 1;
                 self.nl();

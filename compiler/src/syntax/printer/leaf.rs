@@ -156,8 +156,12 @@ impl Printer<'_> {
     fn attr_value(&mut self, value: &AttrValue) {
         stacker::maybe_grow(RED_ZONE, NEW_STACK, || match value {
             AttrValue::Int(i) => self.w(&i.to_string()),
-            // The suffix keeps an integral float a float when read back.
-            AttrValue::Float(f) => self.w(&format!("{}f", float_text(*f))),
+            // The suffix keeps an integral float a float when read back; `f` is float32,
+            // whose range the parser checks.
+            AttrValue::Float(f) => {
+                let suffix = if f.is_finite() && f.abs() > f64::from(f32::MAX) { "f64" } else { "f" };
+                self.w(&format!("{}{suffix}", float_text(*f)));
+            }
             AttrValue::Bool(b) => self.w(bool_text(*b)),
             AttrValue::Str(s) => self.w(&quote(s)),
             AttrValue::List(items) => {

@@ -250,7 +250,8 @@ mod tests {
         let xe = m.add_expr(ExprKind::Var(xv), s);
         let op = m.add_expr(ExprKind::Op(add), s);
         let sum = m.add_expr(ExprKind::Call { callee: op, args: vec![xe, xe], attrs: Attrs::default() }, s);
-        let twice = m.add_expr(ExprKind::Call { callee: op, args: vec![sum, sum], attrs: Attrs::default() }, s);
+        let twice =
+            m.add_expr(ExprKind::Call { callee: op, args: vec![sum, sum], attrs: Attrs::default() }, s);
         let root = m.add_expr(ExprKind::Let { var: xv, value: xe, body: twice }, s);
         let layout = Layout::analyze(&m, root);
         assert!(layout.is_bound(sum));

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::ir::{
-    AttrValue, Attrs, ConstantData, ConstructorDef, Dim, ExprKind, Function, Literal, LiteralValue,
-    MatchArm, Pattern, PatternKind, Span, TypeKind,
+    AttrValue, Attrs, ConstantData, ConstructorDef, Dim, ExprKind, Function, Literal, LiteralValue, MatchArm,
+    Pattern, PatternKind, Span, TypeKind,
 };
 use relay_devices::DType;
 
@@ -139,7 +139,13 @@ fn prints_every_form() {
     let inner = b.let_(w, iff, write);
     let body = b.let_(y, proj, inner);
     let name = b.m.symbols.intern("main");
-    let func = Function { type_params: vec![a], params: vec![x, xs], ret_type: Some(t23), body, attrs: Attrs::default() };
+    let func = Function {
+        type_params: vec![a],
+        params: vec![x, xs],
+        ret_type: Some(t23),
+        body,
+        attrs: Attrs::default(),
+    };
     b.m.add_function(GlobalFunction { name, func, span: Span::default() }).unwrap();
     b.m.constants.push(ConstantData { dtype: DType::F32, shape: vec![2], data: vec![1.0, 0.5] });
     let expected = r#"#[version = "0.0.5"]
@@ -286,5 +292,109 @@ fn long_constructor_nest_prints_on_a_small_stack() {
         let print = print_expr(&b.m, e);
         assert!(print.starts_with("Cons(9999, Cons(9998, "));
         assert!(print.ends_with(&format!("Cons(0, Nil){}", ")".repeat(9_999))));
+    });
+}
+
+/// Parses `text`, prints it and parses the print: the two parses are structurally equal and
+/// printing the second gives the same text. Returns the printed text.
+fn round_trip(text: &str) -> String {
+    let parse = |name: &str, text: &str| {
+        crate::syntax::parse_module(name, text).unwrap_or_else(|e| {
+            let mut sources = crate::ir::SourceMap::default();
+            sources.add(name, text);
+            panic!("{}\n{text}", e.render(&sources, false))
+        })
+    };
+    let m = parse("in.relay", text);
+    let printed = print_module(&m, None);
+    let back = parse("printed.relay", &printed);
+    if let Err(diff) = crate::ir::structurally_equal(&m, None, &back, None) {
+        panic!("{diff}\n{printed}");
+    }
+    assert_eq!(print_module(&back, None), printed);
+    printed
+}
+
+#[test]
+fn text_round_trips() {
+    let cases = [
+        // Shadowing, a recursive local function, a call of a projection.
+        "def @main(%x: int32) { let %x = add(%x, 1); \
+         let %f = fn (%n: int32) -> int32 { if (equal(%n, 0)) { %x } else { %f(subtract(%n, 1)) } }; \
+         let %t = (%f,); %t.0(%x) }",
+        // Projection chains, 1-tuples, unit, the projection of a call.
+        "def @main(%t) { let %a = %t.0.1; let %b = ((%t,), ()).0.0; negative(%t).0 }",
+        // Every literal form.
+        "def @main() { (1, -5, 1i64, -128i8, 255u8, 7i16, 1.5f, 1e-7f, 2f16, -3f64, 0.1f, -0f, inff, -inff16, nanf, True, False) }",
+        // Every attribute form.
+        r#"def @main(%x) { nn.conv2d(%x, %x, padding=[1, -1], layout="NC\"HW\n", eps=1e-5f, big=1e300f64, flag=True, none=None, nested=[[], [1.5f]]) }"#,
+        // ADTs, match and match?, a `let` as a call argument and as a `let` value.
+        "type L[A] { C(A, L[A]), N, } extern type E[A] \
+         def @main(%l: L[int32], %e: E[float32]) { \
+           let %v = match? (%l) { C(%h, N) => %h, C(_, C(%a, _)) => let %b = add(%a, 1); %b, N => 0 }; \
+           add(%v, (let %c = 2; %c)) }",
+        // Function types with type parameters, references, annotations everywhere.
+        "def @main[A](%f: fn [B](B) -> (A, B), %r: ref(Tensor[(?, 3), float32]), %s: (A,)) -> () { \
+         let %u: () = ref_write(%r, ref_read(%r)); %u }",
+    ];
+    for text in cases {
+        round_trip(text);
+    }
+}
+
+#[test]
+fn graph_bindings_round_trip_into_the_innermost_scope() {
+    let printed = round_trip(
+        "def @main(%x, %c) { %0 = add(%x, %x); %1 = multiply(%0, %0); \
+         let %f = fn () { subtract(%1, %1) }; \
+         if (%c) { %f() } else { (%0, %0) } }",
+    );
+    let expected = "def @main(%x, %c) {
+  %0 = add(%x, %x);
+  let %f = fn () {
+    %1 = multiply(%0, %0);
+    subtract(%1, %1)
+  };
+  if (%c) {
+    %f()
+  } else {
+    (%0, %0)
+  }
+}
+";
+    assert!(printed.ends_with(expected), "{printed}");
+}
+
+#[test]
+fn constants_are_renumbered_in_order_of_use() {
+    let printed = round_trip(
+        r#"def @main() { add(meta[relay.Constant][2], meta[relay.Constant][0]) }
+        #[metadata]
+        {"relay.Constant": [{"dtype": "int32", "shape": [2], "data": [1, 2]},
+                            {"dtype": "bool", "shape": [], "data": [true]},
+                            {"dtype": "float32", "shape": [], "data": [0.5]}]}"#,
+    );
+    assert!(printed.contains("add(meta[relay.Constant][0], meta[relay.Constant][1])"), "{printed}");
+    assert!(printed.ends_with(
+        "#[metadata]\n{\"relay.Constant\": [\n  {\"dtype\": \"float32\", \"shape\": [], \"data\": [0.5]},\n  \
+         {\"dtype\": \"int32\", \"shape\": [2], \"data\": [1.0,2.0]}\n]}\n"
+    ));
+}
+
+#[test]
+fn deep_programs_round_trip_on_a_small_stack() {
+    on_small_stack(|| {
+        let mut text = String::from("def @main() {\n  let %x = 0;\n");
+        for _ in 0..100_000 {
+            text.push_str("  let %x = add(%x, 1);\n");
+        }
+        text.push_str("  %x\n}\n");
+        round_trip(&text);
+        let mut text = String::from("type L { C(int32, L), N } def @main() { ");
+        text.push_str(&"C(1, ".repeat(10_000));
+        text.push('N');
+        text.push_str(&")".repeat(10_000));
+        text.push_str(" }");
+        round_trip(&text);
     });
 }

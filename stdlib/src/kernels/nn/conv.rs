@@ -39,13 +39,18 @@ fn out_extent(input: usize, pad: usize, window: usize, dilation: usize, stride: 
 fn plan(data: &[usize], weight: &[usize], a: &Conv2dAttrs) -> Result<ConvPlan, KernelError> {
     check_nchw(&a.data_layout, &a.out_layout)?;
     if a.kernel_layout != "OIHW" {
-        return Err(KernelError::Attr(format!("kernel layout {} is not supported; use OIHW", a.kernel_layout)));
+        return Err(KernelError::Attr(format!(
+            "kernel layout {} is not supported; use OIHW",
+            a.kernel_layout
+        )));
     }
     let [n, c, h, w] = nchw(data)?;
     let [o, ci, kh, kw] = nchw(weight)?;
     let groups = to_positive(a.groups, "groups")?;
-    let bad = |why: &str| KernelError::Shape(format!("nn.conv2d data {data:?}, weight {weight:?}, groups {groups}: {why}"));
-    if c % groups != 0 || o % groups != 0 || ci * groups != c {
+    let bad = |why: &str| {
+        KernelError::Shape(format!("nn.conv2d data {data:?}, weight {weight:?}, groups {groups}: {why}"))
+    };
+    if !c.is_multiple_of(groups) || !o.is_multiple_of(groups) || ci * groups != c {
         return Err(bad("channels do not split into groups"));
     }
     if a.channels.is_some_and(|ch| ch != o as i64) {
@@ -62,7 +67,15 @@ fn plan(data: &[usize], weight: &[usize], a: &Conv2dAttrs) -> Result<ConvPlan, K
     let (Some(oh), Some(ow)) = (oh, ow) else {
         return Err(bad("the kernel is larger than the padded input"));
     };
-    Ok(ConvPlan { data: [n, c, h, w], kernel: [o, ci, kh, kw], out: [n, o, oh, ow], strides, dilation, pad, groups })
+    Ok(ConvPlan {
+        data: [n, c, h, w],
+        kernel: [o, ci, kh, kw],
+        out: [n, o, oh, ow],
+        strides,
+        dilation,
+        pad,
+        groups,
+    })
 }
 
 impl ConvPlan {
@@ -121,7 +134,12 @@ impl Kernel for Conv2d {
         Ok(vec![product_dtype(d, w, attrs.out_dtype)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &Conv2dAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &Conv2dAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [d, w] = args(inputs)?;
         let p = plan(d.shape(), w.shape(), attrs)?;
         let out = only_output(outputs)?;

@@ -53,10 +53,13 @@ fn batched<O: Num>(
     let dst = out.as_mut_slice::<O>()?;
     for i in 0..batches {
         let block = |v: &[O], at: usize, len: usize| {
-            v.get(at * len..(at + 1) * len).map(<[O]>::to_vec).ok_or_else(|| KernelError::Shape("operand too small".into()))
+            v.get(at * len..(at + 1) * len)
+                .map(<[O]>::to_vec)
+                .ok_or_else(|| KernelError::Shape("operand too small".into()))
         };
         let (ab, bb) = (block(&a, a_of(i), sa)?, block(&b, b_of(i), sb)?);
-        let ob = dst.get_mut(i * so..(i + 1) * so).ok_or_else(|| KernelError::Shape("output too small".into()))?;
+        let ob =
+            dst.get_mut(i * so..(i + 1) * so).ok_or_else(|| KernelError::Shape("output too small".into()))?;
         g.run(&ab, &bb, ob);
     }
     Ok(())
@@ -64,7 +67,9 @@ fn batched<O: Num>(
 
 fn check_units(units: Option<i64>, actual: usize) -> Result<(), KernelError> {
     match units {
-        Some(u) if u != actual as i64 => Err(KernelError::Shape(format!("units={u} but the weight has {actual} rows"))),
+        Some(u) if u != actual as i64 => {
+            Err(KernelError::Shape(format!("units={u} but the weight has {actual} rows")))
+        }
         _ => Ok(()),
     }
 }
@@ -75,8 +80,13 @@ fn check_units(units: Option<i64>, actual: usize) -> Result<(), KernelError> {
 pub struct Dense;
 
 /// `(rows, k, units)` of a dense layer.
-fn dense_dims(data: &[usize], weight: &[usize], units: Option<i64>) -> Result<(usize, usize, usize), KernelError> {
-    let (&k, lead) = data.split_last().ok_or_else(|| KernelError::Shape("nn.dense data must have rank >= 1".into()))?;
+fn dense_dims(
+    data: &[usize],
+    weight: &[usize],
+    units: Option<i64>,
+) -> Result<(usize, usize, usize), KernelError> {
+    let (&k, lead) =
+        data.split_last().ok_or_else(|| KernelError::Shape("nn.dense data must have rank >= 1".into()))?;
     match weight {
         &[u, wk] if wk == k => {
             check_units(units, u)?;
@@ -106,7 +116,12 @@ impl Kernel for Dense {
         Ok(vec![product_dtype(d, w, attrs.out_dtype)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &DenseAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &DenseAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [d, w] = args(inputs)?;
         let (m, k, n) = dense_dims(d.shape(), w.shape(), attrs.units)?;
         let out = only_output(outputs)?;
@@ -121,7 +136,11 @@ impl Kernel for Dense {
 pub struct Matmul;
 
 /// `(batches, gemm, output shape)` of `nn.matmul`.
-fn matmul_plan(data: &[usize], weight: &[usize], a: &MatmulAttrs) -> Result<(usize, Gemm, Vec<usize>), KernelError> {
+fn matmul_plan(
+    data: &[usize],
+    weight: &[usize],
+    a: &MatmulAttrs,
+) -> Result<(usize, Gemm, Vec<usize>), KernelError> {
     let bad = || KernelError::Shape(format!("nn.matmul shapes {data:?} and {weight:?} do not match"));
     let &[w0, w1] = weight else { return Err(bad()) };
     let (k, units) = if a.transpose_b { (w1, w0) } else { (w0, w1) };
@@ -159,7 +178,12 @@ impl Kernel for Matmul {
         Ok(vec![product_dtype(d, w, attrs.out_dtype)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &MatmulAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &MatmulAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [d, w] = args(inputs)?;
         let (batches, g, _) = matmul_plan(d.shape(), w.shape(), attrs)?;
         let out = only_output(outputs)?;
@@ -174,7 +198,11 @@ impl Kernel for Matmul {
 pub struct BatchMatmul;
 
 /// `(x batch, y batch, gemm)` of `nn.batch_matmul`.
-fn batch_matmul_plan(x: &[usize], y: &[usize], a: &BatchMatmulAttrs) -> Result<(usize, usize, Gemm), KernelError> {
+fn batch_matmul_plan(
+    x: &[usize],
+    y: &[usize],
+    a: &BatchMatmulAttrs,
+) -> Result<(usize, usize, Gemm), KernelError> {
     let bad = || KernelError::Shape(format!("nn.batch_matmul shapes {x:?} and {y:?} do not match"));
     let (&[bx, x1, x2], &[by, y1, y2]) = (x, y) else { return Err(bad()) };
     let (m, k) = if a.transpose_a { (x2, x1) } else { (x1, x2) };
@@ -200,7 +228,12 @@ impl Kernel for BatchMatmul {
         Ok(vec![product_dtype(x, y, attrs.out_dtype)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &BatchMatmulAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &BatchMatmulAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x, y] = args(inputs)?;
         let (bx, by, g) = batch_matmul_plan(x.shape(), y.shape(), attrs)?;
         let out = only_output(outputs)?;
@@ -232,7 +265,12 @@ impl Kernel for BiasAdd {
         nums!(d, T => Ok(vec![d]))
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &BiasAddAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &BiasAddAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [d, b] = args(inputs)?;
         let axis = normalize_axis(attrs.axis, d.ndim())?;
         let out = only_output(outputs)?;

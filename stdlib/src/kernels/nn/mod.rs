@@ -37,9 +37,9 @@ fn product_dtype(data: DType, weight: DType, out_dtype: Option<DType>) -> Result
 
 /// `[h, w]` from one or two positive values (`strides`, `dilation`, `pool_size`).
 fn pair(v: &[i64], what: &str) -> Result<[usize; 2], KernelError> {
-    match v {
-        &[a] => Ok([to_positive(a, what)?; 2]),
-        &[a, b] => Ok([to_positive(a, what)?, to_positive(b, what)?]),
+    match *v {
+        [a] => Ok([to_positive(a, what)?; 2]),
+        [a, b] => Ok([to_positive(a, what)?, to_positive(b, what)?]),
         _ => Err(KernelError::Attr(format!("{what} must have 1 or 2 values, got {v:?}"))),
     }
 }
@@ -47,10 +47,10 @@ fn pair(v: &[i64], what: &str) -> Result<[usize; 2], KernelError> {
 /// `[top, left, bottom, right]` from TVM's 1-, 2- or 4-value 2-d padding.
 fn padding4(v: &[i64]) -> Result<[usize; 4], KernelError> {
     let p = |x: i64| to_size(x, "padding");
-    match v {
-        &[a] => Ok([p(a)?; 4]),
-        &[a, b] => Ok([p(a)?, p(b)?, p(a)?, p(b)?]),
-        &[t, l, b, r] => Ok([p(t)?, p(l)?, p(b)?, p(r)?]),
+    match *v {
+        [a] => Ok([p(a)?; 4]),
+        [a, b] => Ok([p(a)?, p(b)?, p(a)?, p(b)?]),
+        [t, l, b, r] => Ok([p(t)?, p(l)?, p(b)?, p(r)?]),
         _ => Err(KernelError::Attr(format!("padding must have 1, 2 or 4 values, got {v:?}"))),
     }
 }
@@ -65,14 +65,16 @@ fn check_nchw(layout: &str, out_layout: &str) -> Result<(), KernelError> {
 
 /// A 4-d shape as `[n, c, h, w]`.
 fn nchw(shape: &[usize]) -> Result<[usize; 4], KernelError> {
-    <[usize; 4]>::try_from(shape).map_err(|_| KernelError::Shape(format!("expected a 4-d NCHW tensor, got {shape:?}")))
+    <[usize; 4]>::try_from(shape)
+        .map_err(|_| KernelError::Shape(format!("expected a 4-d NCHW tensor, got {shape:?}")))
 }
 
 /// The tensor seen as `[outer, len, inner]` around `axis`: element `(o, c, i)` of the lane
 /// through axis `axis` sits at `(o * len + c) * inner + i`.
 fn lanes(shape: &[usize], axis: i64) -> Result<(usize, usize, usize), KernelError> {
     let axis = normalize_axis(axis, shape.len())?;
-    let size = |s: &[usize]| shape_size(s).ok_or_else(|| KernelError::Shape(format!("shape {s:?} is too large")));
+    let size =
+        |s: &[usize]| shape_size(s).ok_or_else(|| KernelError::Shape(format!("shape {s:?} is too large")));
     Ok((size(&shape[..axis])?, shape[axis], size(&shape[axis + 1..])?))
 }
 

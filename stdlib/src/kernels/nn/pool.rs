@@ -61,7 +61,9 @@ fn pool_plan(inputs: &[&[usize]], a: PoolAttrs) -> Result<Pool, KernelError> {
     let extent = |axis: usize, input: usize| {
         let span = (window[axis] - 1) * dilation[axis] + 1;
         let room = (input + pad[axis] + pad[axis + 2]).checked_sub(span).ok_or_else(|| {
-            KernelError::Shape(format!("pool window {window:?} (dilation {dilation:?}) exceeds padded input {x:?}"))
+            KernelError::Shape(format!(
+                "pool window {window:?} (dilation {dilation:?}) exceeds padded input {x:?}"
+            ))
         })?;
         let round_up = if a.ceil_mode { strides[axis] - 1 } else { 0 };
         Ok::<_, KernelError>((room + round_up) / strides[axis] + 1)
@@ -96,7 +98,8 @@ impl Pool {
             let base = plane * h * w;
             for (ys, ycount) in &rows {
                 for (xs, xcount) in &cols {
-                    let mut window = ys.iter().flat_map(|&iy| xs.iter().map(move |&ix| x[base + iy * w + ix]));
+                    let mut window =
+                        ys.iter().flat_map(|&iy| xs.iter().map(move |&ix| x[base + iy * w + ix]));
                     if let Some(d) = dst.next() {
                         *d = f(&mut window, ycount * xcount);
                     }
@@ -124,7 +127,12 @@ impl Kernel for MaxPool2d {
         nums!(d, T => Ok(vec![d]))
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &MaxPool2dAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &MaxPool2dAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let p = pool_plan(&[x.shape()], pool_attrs!(attrs))?;
         let out = only_output(outputs)?;
@@ -154,7 +162,12 @@ impl Kernel for AvgPool2d {
         floats!(d, T => Ok(vec![d]))
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &AvgPool2dAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &AvgPool2dAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let p = pool_plan(&[x.shape()], pool_attrs!(attrs))?;
         let out = only_output(outputs)?;
@@ -190,7 +203,12 @@ impl Kernel for GlobalAvgPool2d {
         floats!(d, T => Ok(vec![d]))
     }
 
-    fn compute(inputs: &[&Tensor], _: &GlobalPool2dAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        _: &GlobalPool2dAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let [_, _, h, w] = nchw(x.shape())?;
         let out = only_output(outputs)?;

@@ -79,7 +79,12 @@ impl Kernel for Full {
         Ok(vec![init_dtype(attrs, v)?])
     }
 
-    fn compute(inputs: &[&Tensor], _: &InitOpAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        _: &InitOpAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [v] = args(inputs)?;
         fill(only_output(outputs)?, scalar_value(v)?)
     }
@@ -94,7 +99,11 @@ pub struct Pad;
 /// Per axis, for each output coordinate, the input coordinate it copies (`None`: pad value).
 fn pad_maps(shape: &[usize], attrs: &PadAttrs) -> Result<Vec<Vec<Option<usize>>>, KernelError> {
     if attrs.pad_width.len() != shape.len() {
-        return Err(KernelError::Attr(format!("pad_width has {} entries for rank {}", attrs.pad_width.len(), shape.len())));
+        return Err(KernelError::Attr(format!(
+            "pad_width has {} entries for rank {}",
+            attrs.pad_width.len(),
+            shape.len()
+        )));
     }
     let mut maps = Vec::with_capacity(shape.len());
     for (&d, w) in shape.iter().zip(&attrs.pad_width) {
@@ -145,7 +154,12 @@ impl Kernel for Pad {
         Ok(vec![d])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &PadAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &PadAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x, v] = args(inputs)?;
         let maps = pad_maps(x.shape(), attrs)?;
         let value = scalar_value(v)?;

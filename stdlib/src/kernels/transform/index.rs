@@ -25,7 +25,8 @@ struct TakePlan {
 }
 
 fn take_plan(data: &[usize], indices: &[usize], attrs: &TakeAttrs) -> Result<TakePlan, KernelError> {
-    let size = |s: &[usize]| shape_size(s).ok_or_else(|| KernelError::Shape(format!("shape {s:?} is too large")));
+    let size =
+        |s: &[usize]| shape_size(s).ok_or_else(|| KernelError::Shape(format!("shape {s:?} is too large")));
     let Some(axis) = attrs.axis else {
         let n = size(data)?;
         let per_batch = size(indices)?;
@@ -84,7 +85,12 @@ impl Kernel for Take {
         ints!(i, T => Ok(vec![d]))
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &TakeAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &TakeAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [data, indices] = args(inputs)?;
         let p = take_plan(data.shape(), indices.shape(), attrs)?;
         let idx = (0..indices.len())
@@ -123,14 +129,20 @@ impl Kernel for Take {
 pub struct StridedSlice;
 
 /// `(axis, start, step, len)` per sliced axis.
-fn slice_plan(shape: &[usize], a: &StridedSliceAttrs) -> Result<Vec<(usize, usize, isize, usize)>, KernelError> {
+fn slice_plan(
+    shape: &[usize],
+    a: &StridedSliceAttrs,
+) -> Result<Vec<(usize, usize, isize, usize)>, KernelError> {
     let rank = shape.len();
     let axes: Vec<usize> = match &a.axes {
         Some(axes) => axes.iter().map(|&x| normalize_axis(x, rank)).collect::<Result<_, _>>()?,
         None => (0..a.begin.len()).collect(),
     };
     if axes.len() != a.begin.len() || a.end.len() > axes.len() || axes.iter().any(|&x| x >= rank) {
-        return Err(KernelError::Attr(format!("begin {:?} / end {:?} do not fit rank {rank}", a.begin, a.end)));
+        return Err(KernelError::Attr(format!(
+            "begin {:?} / end {:?} do not fit rank {rank}",
+            a.begin, a.end
+        )));
     }
     let mut plan = Vec::with_capacity(axes.len());
     for (i, &axis) in axes.iter().enumerate() {
@@ -151,7 +163,11 @@ fn slice_plan(shape: &[usize], a: &StridedSliceAttrs) -> Result<Vec<(usize, usiz
         };
         let canon = |x: i128| {
             let x = if x < 0 { x + dim } else { x };
-            if step < 0 { x.clamp(-1, dim - 1) } else { x.clamp(0, dim) }
+            if step < 0 {
+                x.clamp(-1, dim - 1)
+            } else {
+                x.clamp(0, dim)
+            }
         };
         let (b, e, s) = (canon(begin), canon(end), step as i128);
         let span = if s > 0 { e - b } else { b - e };
@@ -180,7 +196,12 @@ impl Kernel for StridedSlice {
         Ok(vec![d])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &StridedSliceAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &StridedSliceAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let plan = slice_plan(x.shape(), attrs)?;
         let out = only_output(outputs)?;

@@ -27,9 +27,12 @@ impl Kernel for Concatenate {
         let axis = normalize_axis(attrs.axis, out.len())?;
         out[axis] = 0;
         for s in inputs {
-            let mismatch = s.len() != out.len() || s.iter().zip(&out).enumerate().any(|(k, (a, b))| k != axis && a != b);
+            let mismatch =
+                s.len() != out.len() || s.iter().zip(&out).enumerate().any(|(k, (a, b))| k != axis && a != b);
             if mismatch {
-                return Err(KernelError::Shape(format!("cannot concatenate shapes {inputs:?} on axis {axis}")));
+                return Err(KernelError::Shape(format!(
+                    "cannot concatenate shapes {inputs:?} on axis {axis}"
+                )));
             }
             out[axis] += s[axis];
         }
@@ -40,7 +43,12 @@ impl Kernel for Concatenate {
         Ok(vec![same_dtype(inputs)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &ConcatenateAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &ConcatenateAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let out = only_output(outputs)?;
         let axis = normalize_axis(attrs.axis, out.ndim())?;
         let mut start = 0;
@@ -85,7 +93,12 @@ impl Kernel for Stack {
         Ok(vec![same_dtype(inputs)?])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &StackAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &StackAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let out = only_output(outputs)?;
         let axis = new_axis(attrs.axis, out.ndim().saturating_sub(1))?;
         for (i, x) in inputs.iter().enumerate() {
@@ -109,8 +122,10 @@ fn pieces(dim: usize, how: &IndicesOrSections) -> Result<Vec<(usize, usize)>, Ke
     match how {
         IndicesOrSections::Sections(n) => {
             let n = to_positive(*n, "indices_or_sections")?;
-            if dim % n != 0 {
-                return Err(KernelError::Shape(format!("cannot split a dimension of {dim} into {n} equal sections")));
+            if !dim.is_multiple_of(n) {
+                return Err(KernelError::Shape(format!(
+                    "cannot split a dimension of {dim} into {n} equal sections"
+                )));
             }
             Ok((0..n).map(|i| (i * (dim / n), dim / n)).collect())
         }
@@ -162,7 +177,12 @@ impl Kernel for Split {
         Ok(vec![d; n])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &SplitAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &SplitAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let axis = normalize_axis(attrs.axis, x.ndim())?;
         let parts = pieces(x.shape()[axis], &attrs.indices_or_sections)?;

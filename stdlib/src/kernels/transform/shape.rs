@@ -2,7 +2,9 @@
 //! `squeeze`, `expand_dims`, `nn.batch_flatten`, `transpose`, `broadcast_to`, `shape_of`
 //! (TVM `src/relay/op/tensor/transform.cc`).
 
-use crate::attrs::{ExpandDimsAttrs, InitOpAttrs, NoAttrs, ReshapeAttrs, ShapeOfAttrs, SqueezeAttrs, TransposeAttrs};
+use crate::attrs::{
+    ExpandDimsAttrs, InitOpAttrs, NoAttrs, ReshapeAttrs, ShapeOfAttrs, SqueezeAttrs, TransposeAttrs,
+};
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, copy_elements, ints, normalize_axis, only_output, to_size};
 use crate::kernels::{Checked, Kernel};
@@ -115,13 +117,15 @@ fn reshape_target(x: &[usize], newshape: &[i64], allowzero: bool) -> Result<Vec<
                     _ => return Err(bad("-4 needs two values after it".into())),
                 };
                 let part = |known: i64| match usize::try_from(known) {
-                    Ok(k) if k > 0 && d % k == 0 => Ok(d / k),
+                    Ok(k) if k > 0 && d.is_multiple_of(k) => Ok(d / k),
                     _ => Err(bad(format!("cannot split {d} by {known}"))),
                 };
                 let (a, b) = match (a, b) {
                     (-1, b) => (part(b)?, b as usize),
                     (a, -1) => (a as usize, part(a)?),
-                    (a, b) if a > 0 && b > 0 && (a as usize).checked_mul(b as usize) == Some(d) => (a as usize, b as usize),
+                    (a, b) if a > 0 && b > 0 && (a as usize).checked_mul(b as usize) == Some(d) => {
+                        (a as usize, b as usize)
+                    }
                     _ => return Err(bad(format!("cannot split {d} into {a} x {b}"))),
                 };
                 out.extend([a, b]);
@@ -135,7 +139,7 @@ fn reshape_target(x: &[usize], newshape: &[i64], allowzero: bool) -> Result<Vec<
     let total = size(x)?;
     if let Some(k) = inferred {
         let known = size(&out)?;
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(bad("cannot infer the -1 dimension".into()));
         }
         out[k] = total / known;
@@ -198,7 +202,12 @@ impl Kernel for Transpose {
         Ok(vec![d])
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &TransposeAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &TransposeAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let perm = permutation(x.ndim(), &attrs.axes)?;
         let out = only_output(outputs)?;
@@ -238,7 +247,12 @@ impl Kernel for BroadcastTo {
         Ok(vec![d])
     }
 
-    fn compute(inputs: &[&Tensor], _: &InitOpAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        _: &InitOpAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let out = only_output(outputs)?;
         let shape = out.shape().to_vec();
@@ -269,7 +283,12 @@ impl Kernel for ShapeOf {
         ints!(attrs.dtype, T => Ok(vec![attrs.dtype]))
     }
 
-    fn compute(inputs: &[&Tensor], attrs: &ShapeOfAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &ShapeOfAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let out = only_output(outputs)?;
         ints!(attrs.dtype, T => {
@@ -296,6 +315,7 @@ mod tests {
         assert!(reshape_target(&x, &[-1, -1], false).is_err());
         assert!(reshape_target(&x, &[5, -1], false).is_err());
         assert!(reshape_target(&x, &[0, 0, 0, 0], false).is_err());
-        assert!(reshape_target(&[0, 3], &[-1, 0], false).is_err());
+        assert_eq!(reshape_target(&[0, 3], &[-1, 0], false).unwrap(), vec![0, 3]);
+        assert!(reshape_target(&[3, 0], &[-1, 0], false).is_err());
     }
 }

@@ -1,0 +1,76 @@
+//! Lowering passes that turn a typed module into the form the bytecode emitter takes
+//! (ARCHITECTURE.md §1): first-order, A-normal-form globals whose tensor work is calls of
+//! primitive functions.
+//!
+//! [`lower_for_vm`] runs [`eta_expand`], [`lambda_lift`], [`lower_primitives`] and
+//! [`to_anf`], re-inferring types after each: inference is the verifier, so a pass that
+//! breaks typing fails at once with the diagnostics. Passes mutate the module in place: they
+//! add nodes to the arenas, replace bodies and add globals; replaced nodes just become
+//! unreachable. Every variable a pass creates is annotated with its type.
+//!
+//! What the emitter sees afterwards:
+//! - a global with attribute [`CLOSURE`]`=1` has the captured values as parameters and a
+//!   `fn` literal as its body (the closure's code); calling it creates the closure;
+//! - every other `fn` literal is [`PRIMITIVE`]`=1`, a kernel whose body is operator calls on
+//!   its parameters;
+//! - bodies are `let` chains as described in [`to_anf`](mod@to_anf).
+
+mod builder;
+mod eta_expand;
+mod free_vars;
+mod lambda_lift;
+mod lower_primitives;
+mod rewrite;
+mod scope;
+#[cfg(test)]
+mod test_util;
+mod to_anf;
+mod walk;
+
+pub use eta_expand::eta_expand;
+pub use lambda_lift::lambda_lift;
+pub use lower_primitives::lower_primitives;
+pub use to_anf::to_anf;
+
+use crate::diagnostics::CompileError;
+use crate::ir::{ExprId, ExprKind, Function, Module};
+use crate::op::OpRegistry;
+use crate::ty::{infer_types, TypeMap};
+
+/// The function attribute (`Primitive=1`) of a kernel: a `fn` whose body is operator calls
+/// on its parameters, compiled as one unit and never a closure.
+pub const PRIMITIVE: &str = "Primitive";
+
+/// The global-function attribute (`Closure=1`) of a lifted closure: its parameters are the
+/// captured values and its body is the closure's `fn` literal.
+pub const CLOSURE: &str = "Closure";
+
+/// Runs the lowering pipeline: `infer_types`, [`eta_expand`], `infer_types`,
+/// [`lambda_lift`], `infer_types`, [`lower_primitives`], `infer_types`, [`to_anf`],
+/// `infer_types`. Returns the types of the final module.
+///
+/// # Errors
+/// The program's type errors (from the first inference), or the diagnostics of whichever
+/// later inference fails, which means a pass produced an ill-typed program (a compiler bug).
+pub fn lower_for_vm(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, CompileError> {
+    let passes: [fn(&mut Module, &TypeMap) -> Result<(), CompileError>; 4] =
+        [eta_expand, lambda_lift, lower_primitives, to_anf];
+    let mut types = infer_types(module, ops)?;
+    for pass in passes {
+        pass(module, &types)?;
+        types = infer_types(module, ops)?;
+    }
+    Ok(types)
+}
+
+/// The `fn` literal of a global made by [`lambda_lift`] (`Closure=1`, body a `fn` literal):
+/// its node and a copy of it.
+pub(crate) fn closure_literal(m: &Module, f: &Function) -> Option<(ExprId, Function)> {
+    if !builder::has_flag(m, &f.attrs, CLOSURE) {
+        return None;
+    }
+    match &m.expr(f.body).kind {
+        ExprKind::Function(inner) => Some((f.body, (**inner).clone())),
+        _ => None,
+    }
+}

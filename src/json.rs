@@ -1,0 +1,447 @@
+//! Values as JSON, both ways, guided by the types the executable records (ARCHITECTURE.md §3,
+//! "Data in and out").
+//!
+//! | Relay value | JSON |
+//! |---|---|
+//! | tensor (any rank, 0-d included) | `{"dtype": "float32", "shape": [2, 3], "data": [...]}`, `data` flat and row-major; bools as `true`/`false`; non-finite floats as `"nan"`, `"inf"`, `"-inf"` |
+//! | tensor, on input, when the type fixes the dtype | also a bare number (0-d) or nested arrays (their nesting gives the shape, checked against the type) |
+//! | tuple | `[v, ...]` |
+//! | constructor | `{"con": "Cons", "fields": [...]}` (`fields` may be left out for `Nil`) |
+//! | `List[T]`, on input | also a plain array `[x1, x2, ...]` |
+//! | reference | `{"ref": v}` |
+//! | closure (output only) | `{"closure": "<function name>"}` |
+//!
+//! Output is written by an explicit-stack walk straight into a string, so a list of a million
+//! elements prints without recursion. Input goes through `serde_json`, whose nesting limit
+//! (128) bounds the recursion here; the plain-array form of lists has no such depth.
+
+use crate::typed::{self, describe, Node};
+use relay_devices::{DType, DTypeCode, Scalar, Tensor};
+use relay_vm::{Executable, ScalarValue, Value, ValueType};
+use serde_json::Value as Json;
+use std::collections::HashSet;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+
+/// Writes `v`, of type `ty`, as compact JSON.
+///
+/// # Errors
+/// When the value does not have the type, or holds a constructor value of unknown type.
+pub fn to_json(exe: &Executable, ty: &ValueType, v: &Value) -> Result<String, String> {
+    enum Task {
+        Visit(Value, ValueType),
+        Text(&'static str),
+        LeaveRef(usize),
+    }
+    let mut out = String::new();
+    let mut stack = vec![Task::Visit(v.clone(), ty.clone())];
+    // References on the path from the root: a cell that (through a constructor) holds itself
+    // prints as a marker instead of forever.
+    let mut open_refs = HashSet::new();
+    // Children are pushed in reverse, with their separators, so they pop in order.
+    let push_seq = |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str| {
+        stack.push(Task::Text(close));
+        for (i, (v, t)) in items.into_iter().enumerate().rev() {
+            stack.push(Task::Visit(v, t));
+            if i > 0 {
+                stack.push(Task::Text(","));
+            }
+        }
+    };
+    while let Some(task) = stack.pop() {
+        let (v, ty) = match task {
+            Task::Text(s) => {
+                out.push_str(s);
+                continue;
+            }
+            Task::LeaveRef(id) => {
+                open_refs.remove(&id);
+                continue;
+            }
+            Task::Visit(v, ty) => (v, ty),
+        };
+        match typed::node(exe, &v, &ty)? {
+            Node::Scalar(s) => write_tensor_json(&mut out, s.dtype, &[], &[s.to_scalar()]),
+            Node::Tensor(t) => {
+                let data: Vec<Scalar> = (0..t.len()).filter_map(|i| t.get(i)).collect();
+                write_tensor_json(&mut out, t.dtype(), t.shape(), &data);
+            }
+            Node::Tuple(fields) => {
+                out.push('[');
+                push_seq(&mut stack, fields, "]");
+            }
+            Node::Con { name, fields } => {
+                let _ = write!(out, "{{\"con\":{},\"fields\":[", Json::from(name));
+                push_seq(&mut stack, fields, "]}");
+            }
+            Node::Ref { id, inner } => {
+                if open_refs.insert(id) {
+                    out.push_str("{\"ref\":");
+                    stack.push(Task::LeaveRef(id));
+                    stack.push(Task::Text("}"));
+                    let (v, t) = *inner;
+                    stack.push(Task::Visit(v, t));
+                } else {
+                    out.push_str("{\"ref\":\"<cycle>\"}");
+                }
+            }
+            Node::Closure(name) => {
+                let _ = write!(out, "{{\"closure\":{}}}", Json::from(name));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn write_tensor_json(out: &mut String, dtype: DType, shape: &[usize], data: &[Scalar]) {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let _ = write!(out, "{{\"dtype\":\"{dtype}\",\"shape\":[{}],\"data\":[", dims.join(","));
+    for (i, &x) in data.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_element(out, dtype, x);
+    }
+    out.push_str("]}");
+}
+
+fn write_element(out: &mut String, dtype: DType, x: Scalar) {
+    let _ = match x {
+        Scalar::Bool(b) => write!(out, "{b}"),
+        Scalar::Int(i) => write!(out, "{i}"),
+        Scalar::UInt(u) => write!(out, "{u}"),
+        Scalar::Float(f) if f.is_nan() => write!(out, "\"nan\""),
+        Scalar::Float(f) if f.is_infinite() => write!(out, "\"{}inf\"", if f < 0.0 { "-" } else { "" }),
+        // `Debug` gives the shortest form that reads back exactly, in JSON number syntax.
+        Scalar::Float(f) if dtype.bits == 32 => write!(out, "{:?}", f as f32),
+        Scalar::Float(f) => write!(out, "{f:?}"),
+    };
+}
+
+/// Reads a value of type `ty` from JSON (see the module documentation for the forms).
+///
+/// # Errors
+/// A message saying what was expected and where (`at [0].fields[1]`).
+pub fn from_json(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, String> {
+    read(exe, ty, json).map_err(|e| e.render())
+}
+
+/// An input error and the path to it, innermost segment first.
+struct InputError {
+    message: String,
+    path: Vec<String>,
+}
+
+impl InputError {
+    fn render(self) -> String {
+        if self.path.is_empty() {
+            return self.message;
+        }
+        let path: String = self.path.into_iter().rev().collect();
+        format!("{} (at {path})", self.message)
+    }
+}
+
+impl From<String> for InputError {
+    fn from(message: String) -> Self {
+        InputError { message, path: vec![] }
+    }
+}
+
+fn within<T>(r: Result<T, InputError>, segment: impl FnOnce() -> String) -> Result<T, InputError> {
+    r.map_err(|mut e| {
+        e.path.push(segment());
+        e
+    })
+}
+
+fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputError> {
+    match ty {
+        ValueType::Tensor { dtype, shape } => read_tensor(*dtype, shape, json),
+        ValueType::Tuple(types) => {
+            let items = match json {
+                Json::Array(items) if items.len() == types.len() => items,
+                _ => return Err(expected(&format!("a tuple of {} value(s) as a JSON array", types.len()), json)),
+            };
+            let fields = types
+                .iter()
+                .zip(items)
+                .enumerate()
+                .map(|(i, (t, j))| within(read(exe, t, j), || format!("[{i}]")))
+                .collect::<Result<_, _>>()?;
+            Ok(Value::tuple(fields))
+        }
+        ValueType::Adt { name, args } => match json {
+            Json::Array(items) if is_list(exe, name) => read_list(exe, name, args, items),
+            _ => read_constructor(exe, name, args, json),
+        },
+        ValueType::Ref(inner) => match json {
+            Json::Object(o) if o.len() == 1 && o.contains_key("ref") => {
+                let v = within(read(exe, inner, &o["ref"]), || ".ref".to_string())?;
+                Ok(Value::Ref(Arc::new(Mutex::new(v))))
+            }
+            _ => Err(expected("a reference as {\"ref\": value}", json)),
+        },
+        ValueType::Func => Err("a function cannot be given as input".to_string().into()),
+        ValueType::Param(p) => {
+            Err(format!("a value of type parameter `{p}` cannot be read (the entry point is generic)").into())
+        }
+    }
+}
+
+fn expected(what: &str, json: &Json) -> InputError {
+    let mut found = json.to_string();
+    if found.len() > 60 {
+        found.truncate(found.floor_char_boundary(57));
+        found.push_str("...");
+    }
+    format!("expected {what}, found {found}").into()
+}
+
+/// Whether `name` is the prelude's `List` (a `Cons` of two fields and a `Nil`), which
+/// accepts the plain-array form.
+fn is_list(exe: &Executable, name: &str) -> bool {
+    exe.adt(name).is_some_and(|a| {
+        a.name == "List"
+            && a.constructors.len() == 2
+            && a.constructors[0].name == "Cons"
+            && a.constructors[0].fields.len() == 2
+            && a.constructors[1].name == "Nil"
+            && a.constructors[1].fields.is_empty()
+    })
+}
+
+fn read_list(exe: &Executable, name: &str, args: &[ValueType], items: &[Json]) -> Result<Value, InputError> {
+    let (_, fields) = typed::constructor_fields(exe, name, args, 0)?;
+    let elem = &fields[0];
+    let mut list = Value::adt(1, vec![]);
+    // Built from the back, so the loop is flat however long the list is.
+    for (i, j) in items.iter().enumerate().rev() {
+        let x = within(read(exe, elem, j), || format!("[{i}]"))?;
+        list = Value::adt(0, vec![x, list]);
+    }
+    Ok(list)
+}
+
+fn read_constructor(exe: &Executable, name: &str, args: &[ValueType], json: &Json) -> Result<Value, InputError> {
+    let info = typed::adt(exe, name)?;
+    let form = format!("a `{name}` value as {{\"con\": name, \"fields\": [...]}}");
+    let Json::Object(o) = json else { return Err(expected(&form, json)) };
+    let Some(Json::String(con)) = o.get("con") else { return Err(expected(&form, json)) };
+    if o.keys().any(|k| k != "con" && k != "fields") {
+        return Err(expected(&form, json));
+    }
+    let tag = info.constructors.iter().position(|c| c.name == *con).ok_or_else(|| {
+        let names: Vec<&str> = info.constructors.iter().map(|c| c.name.as_str()).collect();
+        InputError::from(format!("`{con}` is not a constructor of `{name}` ({})", names.join(", ")))
+    })?;
+    let (_, types) = typed::constructor_fields(exe, name, args, tag as u32)?;
+    let empty = vec![];
+    let items = match o.get("fields") {
+        None => &empty,
+        Some(Json::Array(items)) => items,
+        Some(other) => return Err(expected("`fields` as an array", other)),
+    };
+    if items.len() != types.len() {
+        return Err(format!("`{con}` takes {} field(s), {} given", types.len(), items.len()).into());
+    }
+    let fields = types
+        .iter()
+        .zip(items)
+        .enumerate()
+        .map(|(i, (t, j))| within(read(exe, t, j), || format!(".fields[{i}]")))
+        .collect::<Result<_, _>>()?;
+    Ok(Value::adt(tag as u32, fields))
+}
+
+fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value, InputError> {
+    let ty = ValueType::Tensor { dtype, shape: shape.to_vec() };
+    let (dims, elements): (Vec<usize>, Vec<&Json>) = match json {
+        Json::Object(o) => {
+            let form = "a tensor as {\"dtype\", \"shape\", \"data\"}";
+            let (Some(d), Some(s), Some(Json::Array(data))) = (o.get("dtype"), o.get("shape"), o.get("data")) else {
+                return Err(expected(form, json));
+            };
+            if o.len() != 3 {
+                return Err(expected(form, json));
+            }
+            let given: Option<DType> = d.as_str().and_then(|d| d.parse().ok());
+            if given != Some(dtype) {
+                return Err(format!("expected dtype {dtype}, found {d}").into());
+            }
+            let dims: Option<Vec<usize>> =
+                s.as_array().and_then(|a| a.iter().map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok())).collect());
+            let dims = dims.ok_or_else(|| expected("`shape` as an array of sizes", s))?;
+            (dims, data.iter().collect())
+        }
+        _ => nested(json)?,
+    };
+    if !typed::shape_fits(&dims, shape) {
+        return Err(format!("a tensor of shape {dims:?} where {} was expected", describe(&ty)).into());
+    }
+    let n = relay_devices::shape_size(&dims).ok_or_else(|| format!("shape {dims:?} is too large"))?;
+    if n != elements.len() {
+        return Err(format!("shape {dims:?} needs {n} element(s), {} given", elements.len()).into());
+    }
+    let values = elements
+        .iter()
+        .enumerate()
+        .map(|(i, j)| within(element(dtype, j), || format!(".data[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let t: Tensor = relay_vm::tensor_from_scalars(dtype, dims, &values)?;
+    Ok(Value::from_tensor(t))
+}
+
+/// The shape and row-major elements of a bare number or nested arrays.
+fn nested(json: &Json) -> Result<(Vec<usize>, Vec<&Json>), InputError> {
+    let mut dims = vec![];
+    let mut probe = json;
+    while let Json::Array(items) = probe {
+        dims.push(items.len());
+        match items.first() {
+            Some(first) => probe = first,
+            None => break,
+        }
+    }
+    let mut out = Vec::new();
+    // Each level must be an array of the probed length; leaves must not be arrays.
+    let mut pending = vec![(json, 0usize)];
+    while let Some((j, depth)) = pending.pop() {
+        match (j, dims.get(depth)) {
+            (Json::Array(items), Some(&n)) if items.len() == n => {
+                pending.extend(items.iter().rev().map(|x| (x, depth + 1)));
+            }
+            (Json::Array(_), _) | (_, Some(_)) => {
+                return Err(format!("nested arrays of uneven shape (expected {dims:?})").into());
+            }
+            (leaf, None) => out.push(leaf),
+        }
+    }
+    Ok((dims, out))
+}
+
+fn element(dtype: DType, j: &Json) -> Result<ScalarValue, InputError> {
+    let bad = || expected(&format!("a {dtype} element"), j);
+    match dtype.code {
+        DTypeCode::Bool => j.as_bool().map(ScalarValue::bool).ok_or_else(bad),
+        DTypeCode::Float => {
+            let f = match j {
+                Json::Number(n) => n.as_f64().ok_or_else(bad)?,
+                Json::String(s) => match s.as_str() {
+                    "nan" => f64::NAN,
+                    "inf" => f64::INFINITY,
+                    "-inf" => f64::NEG_INFINITY,
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            Ok(ScalarValue::float(dtype, f))
+        }
+        DTypeCode::Int | DTypeCode::UInt => {
+            let bits = u32::from(dtype.bits);
+            let fits = if dtype.code == DTypeCode::Int {
+                j.as_i64().filter(|&v| bits >= 64 || (v >> (bits - 1)) == 0 || (v >> (bits - 1)) == -1).map(|v| v as u64)
+            } else {
+                j.as_u64().filter(|&v| bits >= 64 || v >> bits == 0)
+            };
+            let v = fits.ok_or_else(|| expected(&format!("an integer in the range of {dtype}"), j))?;
+            Ok(ScalarValue::int(dtype, v as i64))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_vm::{AdtInfo, ConstructorInfo};
+
+    fn exe() -> Executable {
+        let a = ValueType::Param("A".into());
+        let list_a = ValueType::Adt { name: "List".into(), args: vec![a.clone()] };
+        Executable {
+            adts: vec![AdtInfo {
+                name: "List".into(),
+                type_params: vec!["A".into()],
+                constructors: vec![
+                    ConstructorInfo { name: "Cons".into(), fields: vec![a, list_a] },
+                    ConstructorInfo { name: "Nil".into(), fields: vec![] },
+                ],
+            }],
+            ..Executable::default()
+        }
+    }
+
+    fn tensor_ty(dtype: DType, shape: &[Option<i64>]) -> ValueType {
+        ValueType::Tensor { dtype, shape: shape.to_vec() }
+    }
+
+    fn round_trip(ty: &ValueType, input: &str) -> String {
+        let e = exe();
+        let v = from_json(&e, ty, &serde_json::from_str(input).unwrap()).unwrap();
+        to_json(&e, ty, &v).unwrap()
+    }
+
+    #[test]
+    fn tensors_in_every_input_form() {
+        let t = tensor_ty(DType::F32, &[Some(2), None]);
+        let full = r#"{"dtype":"float32","shape":[2,2],"data":[1.0,2.5,"nan","-inf"]}"#;
+        assert_eq!(round_trip(&t, full), full);
+        assert_eq!(round_trip(&t, "[[1, 2.5], [\"nan\", \"-inf\"]]"), full);
+        let s = tensor_ty(DType::I64, &[]);
+        assert_eq!(round_trip(&s, "-7"), r#"{"dtype":"int64","shape":[],"data":[-7]}"#);
+        let b = tensor_ty(DType::BOOL, &[Some(2)]);
+        assert_eq!(round_trip(&b, "[true, false]"), r#"{"dtype":"bool","shape":[2],"data":[true,false]}"#);
+    }
+
+    #[test]
+    fn bad_tensors_are_errors() {
+        let e = exe();
+        let t = tensor_ty(DType::I8, &[Some(2)]);
+        let read = |s: &str| from_json(&e, &t, &serde_json::from_str(s).unwrap());
+        assert!(read("[1, 2, 3]").unwrap_err().contains("shape [3]"));
+        assert!(read("[1, 300]").unwrap_err().contains("range of int8"));
+        assert!(read("[[1], 2]").unwrap_err().contains("uneven"));
+        assert!(read("[1.5, 2]").is_err());
+        assert!(read(r#"{"dtype":"int32","shape":[2],"data":[1,2]}"#).unwrap_err().contains("dtype int8"));
+        assert!(read(r#"{"dtype":"int8","shape":[2],"data":[1]}"#).unwrap_err().contains("needs 2"));
+    }
+
+    #[test]
+    fn lists_tuples_and_refs() {
+        let int = tensor_ty(DType::I32, &[]);
+        let list = ValueType::Adt { name: "List".into(), args: vec![int.clone()] };
+        let cons = r#"{"con":"Cons","fields":[{"dtype":"int32","shape":[],"data":[1]},{"con":"Nil","fields":[]}]}"#;
+        assert_eq!(round_trip(&list, "[1]"), cons);
+        assert_eq!(round_trip(&list, r#"{"con": "Cons", "fields": [1, {"con": "Nil"}]}"#), cons);
+        let pair = ValueType::Tuple(vec![int.clone(), ValueType::Ref(Box::new(int))]);
+        assert_eq!(
+            round_trip(&pair, r#"[1, {"ref": 2}]"#),
+            r#"[{"dtype":"int32","shape":[],"data":[1]},{"ref":{"dtype":"int32","shape":[],"data":[2]}}]"#
+        );
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let e = exe();
+        let int = tensor_ty(DType::I32, &[]);
+        let list = ValueType::Adt { name: "List".into(), args: vec![int] };
+        let err = from_json(&e, &list, &serde_json::json!([1, 2, "x"])).unwrap_err();
+        assert!(err.contains("at [2]"), "{err}");
+        let err = from_json(&e, &list, &serde_json::json!({"con": "Cons", "fields": [true, {"con": "Nil"}]})).unwrap_err();
+        assert!(err.contains("at .fields[0]"), "{err}");
+        let err = from_json(&e, &list, &serde_json::json!({"con": "Some", "fields": []})).unwrap_err();
+        assert!(err.contains("not a constructor of `List`"), "{err}");
+        assert!(from_json(&e, &ValueType::Func, &serde_json::json!(1)).is_err());
+    }
+
+    #[test]
+    fn a_long_list_prints_without_recursion() {
+        let int = tensor_ty(DType::I32, &[]);
+        let list = ValueType::Adt { name: "List".into(), args: vec![int] };
+        let items: Vec<Json> = (0..200_000).map(Json::from).collect();
+        let e = exe();
+        let v = from_json(&e, &list, &Json::Array(items)).unwrap();
+        let s = to_json(&e, &list, &v).unwrap();
+        assert!(s.ends_with(&"]}".repeat(200_001)));
+    }
+}

@@ -1,0 +1,180 @@
+//! The host API: a compiled program (bytecode and the kernels it calls), VMs over it, and
+//! helpers to build argument values.
+//!
+//! ```
+//! let program = relay::Program::compile("sum.relay", "def @main(%xs: List[int32]) { @sum(%xs) }").unwrap();
+//! let xs = program.constructor("Cons", vec![relay::scalar(40i32), program.constructor("Nil", vec![]).unwrap()]).unwrap();
+//! let mut vm = program.vm();
+//! let total = program.invoke(&mut vm, "main", vec![xs]).unwrap();
+//! assert_eq!(relay::text::to_text(program.executable(), &program.function("main").unwrap().ret_type, &total).unwrap(), "40");
+//! ```
+
+use crate::typed;
+use crate::{CompileFailure, Error};
+use relay_devices::{Element, Tensor};
+use relay_vm::{Executable, KernelTable, Value, Vm, VmConfig, VmFunction};
+
+/// A program ready to run: a verified [`Executable`] and one kernel per entry of its kernel
+/// list (the stdlib's reference kernels).
+///
+/// `Send + Sync`: share one program between threads and give each thread its own
+/// [`Vm`] ([`Program::vm`]).
+pub struct Program {
+    executable: Executable,
+    kernels: KernelTable,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("functions", &self.executable.functions.len())
+            .field("kernels", &self.kernels.len())
+            .finish()
+    }
+}
+
+impl Program {
+    /// Compiles Relay source `source` (shown as `name` in diagnostics) with the prelude:
+    /// parse, type inference and the VM lowering passes, bytecode emission, kernel binding.
+    ///
+    /// # Errors
+    /// [`Error::Compile`] with every diagnostic; [`Error::Kernel`] for an operator without a
+    /// reference kernel.
+    pub fn compile(name: &str, source: &str) -> Result<Program, Error> {
+        let (mut module, _file) = crate::parse(name, source)?;
+        let ops = relay_stdlib::op_registry();
+        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops)
+            .and_then(|types| relay_compiler::codegen::compile(&module, &types));
+        match lowered {
+            Ok(exe) => Program::from_executable(exe),
+            Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
+        }
+    }
+
+    /// Binds the reference kernels of an executable.
+    ///
+    /// # Errors
+    /// [`Error::Kernel`] for an operator without a reference kernel or with attributes it
+    /// rejects.
+    pub fn from_executable(executable: Executable) -> Result<Program, Error> {
+        let kernels = crate::kernels::reference_kernels(&executable)
+            .map_err(|(index, message)| Error::Kernel { index, message })?;
+        Ok(Program { executable, kernels })
+    }
+
+    /// Reads, verifies and binds an executable written by [`Program::save`].
+    ///
+    /// # Errors
+    /// [`Error::Load`] for a file that is not a valid executable; [`Error::Kernel`] as for
+    /// [`Program::from_executable`].
+    pub fn load(bytes: &[u8]) -> Result<Program, Error> {
+        Program::from_executable(Executable::load(bytes)?)
+    }
+
+    /// The executable file (`relay-vm compile` output).
+    pub fn save(&self) -> Vec<u8> {
+        self.executable.save()
+    }
+
+    /// The bytecode, constants, kernel descriptors and types.
+    pub fn executable(&self) -> &Executable {
+        &self.executable
+    }
+
+    /// A VM with the default limits.
+    pub fn vm(&self) -> Vm<'_> {
+        self.vm_with(VmConfig::default())
+    }
+
+    /// A VM with the given limits.
+    pub fn vm_with(&self, config: VmConfig) -> Vm<'_> {
+        match Vm::new(&self.executable, &self.kernels, config.clone()) {
+            Ok(vm) => vm,
+            // `from_executable` binds exactly one kernel per descriptor and neither list
+            // changes afterwards, so the VM cannot reject the table.
+            Err(e) => unreachable!("kernel table out of step with the executable: {e}"),
+        }
+    }
+
+    /// The function named `name` (a leading `@` is ignored).
+    ///
+    /// # Errors
+    /// [`Error::Input`] when there is none.
+    pub fn function(&self, name: &str) -> Result<&VmFunction, Error> {
+        let name = name.strip_prefix('@').unwrap_or(name);
+        self.executable
+            .function_index(name)
+            .and_then(|i| self.executable.functions.get(i))
+            .ok_or_else(|| Error::Input(format!("the program has no function `@{name}`")))
+    }
+
+    /// The value of constructor `name` (`Cons`, `Some`, a user type's) applied to `fields`.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for an unknown constructor or a wrong number of fields.
+    pub fn constructor(&self, name: &str, fields: Vec<Value>) -> Result<Value, Error> {
+        let found = self.executable.adts.iter().find_map(|a| {
+            a.constructors.iter().position(|c| c.name == name).map(|tag| (tag, &a.constructors[tag]))
+        });
+        let (tag, con) = found.ok_or_else(|| Error::Input(format!("the program has no constructor `{name}`")))?;
+        if con.fields.len() != fields.len() {
+            return Err(Error::Input(format!("`{name}` takes {} field(s), {} given", con.fields.len(), fields.len())));
+        }
+        Ok(Value::adt(tag as u32, fields))
+    }
+
+    /// Runs function `name` on `args` in `vm`, after checking the argument count and each
+    /// argument's outer shape against the parameter types (kind, dtype and shape of tensors,
+    /// constructor tag and field count of ADT values; nested values are checked by the VM as
+    /// it uses them).
+    ///
+    /// # Errors
+    /// [`Error::Input`] for an unknown function or an argument that does not fit;
+    /// [`Error::Trap`] for a run-time fault.
+    pub fn invoke(&self, vm: &mut Vm<'_>, name: &str, args: Vec<Value>) -> Result<Value, Error> {
+        let f = self.function(name)?;
+        if args.len() != f.param_types.len() {
+            return Err(Error::Input(format!(
+                "`@{}` takes {} argument(s), {} given",
+                f.name,
+                f.param_types.len(),
+                args.len()
+            )));
+        }
+        for (i, (a, t)) in args.iter().zip(&f.param_types).enumerate() {
+            typed::node(&self.executable, a, t)
+                .map_err(|e| Error::Input(format!("argument {} (`%{}`) of `@{}`: {e}", i + 1, f.param_names[i], f.name)))?;
+        }
+        Ok(vm.invoke(&f.name, args)?)
+    }
+}
+
+/// A tensor value of `shape` over row-major `data`; a 0-d tensor becomes a scalar, as the VM
+/// keeps them.
+///
+/// # Errors
+/// [`Error::Input`] when `data.len()` is not the shape's element count.
+pub fn tensor<T: Element>(shape: Vec<usize>, data: Vec<T>) -> Result<Value, Error> {
+    Tensor::from_vec(shape, data).map(Value::from_tensor).map_err(|e| Error::Input(e.to_string()))
+}
+
+/// A scalar (0-d tensor) value: `scalar(1.5f32)` is Relay's `1.5f`, `scalar(3i32)` its `3`.
+pub fn scalar<T: Element>(value: T) -> Value {
+    Value::from_tensor(Tensor::scalar(value))
+}
+
+/// A tuple value.
+pub fn tuple(fields: Vec<Value>) -> Value {
+    Value::tuple(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Program>();
+    }
+}

@@ -1,0 +1,206 @@
+//! VM values seen through the types the executable records: what each field of a constructor
+//! value is (ADT type arguments substituted into the constructor's field types), and a
+//! one-level decomposition of a value that the JSON and text printers walk with an explicit
+//! stack, so that a list of a million elements never recurses on the host stack.
+
+use relay_devices::Tensor;
+use relay_vm::{AdtInfo, Executable, ScalarValue, Value, ValueType};
+use std::sync::Arc;
+
+/// One level of a value: its leaves, or its children with their types.
+#[derive(Debug)]
+pub(crate) enum Node<'a> {
+    /// A 0-d tensor.
+    Scalar(ScalarValue),
+    /// An n-d tensor (n ≥ 1).
+    Tensor(&'a Tensor),
+    /// A tuple's fields.
+    Tuple(Vec<(Value, ValueType)>),
+    /// A constructor (by name) and its fields.
+    Con {
+        /// The constructor's name.
+        name: &'a str,
+        /// The fields with their types.
+        fields: Vec<(Value, ValueType)>,
+    },
+    /// A reference cell: its identity (for cycle detection) and its current contents.
+    Ref {
+        /// The cell's address, which identifies it while the value is alive.
+        id: usize,
+        /// What the cell holds now, and its type.
+        inner: Box<(Value, ValueType)>,
+    },
+    /// A function value: the name of the VM function it runs.
+    Closure(&'a str),
+}
+
+/// Splits `v`, of type `ty`, into one [`Node`].
+///
+/// Where the type is a parameter (a generic entry point, or an unconstrained type such as
+/// the element type of a returned `Nil`), scalars, tensors, tuples of such and closures are
+/// still understood from the value itself; constructor values are not.
+///
+/// # Errors
+/// When the value does not have the type (a wrong kind, an unknown tag or field count), or
+/// a constructor value whose ADT is unknown.
+pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Result<Node<'a>, String> {
+    match (v, ty) {
+        (Value::Scalar(s), ValueType::Tensor { dtype, shape }) if shape.is_empty() && s.dtype == *dtype => {
+            Ok(Node::Scalar(*s))
+        }
+        (Value::Tensor(t), ValueType::Tensor { dtype, shape }) if t.dtype() == *dtype && shape_fits(t.shape(), shape) => {
+            Ok(Node::Tensor(t))
+        }
+        (Value::Scalar(s), ValueType::Param(_)) => Ok(Node::Scalar(*s)),
+        (Value::Tensor(t), ValueType::Param(_)) => Ok(Node::Tensor(t)),
+        (Value::Adt(a), ValueType::Tuple(types)) if a.tag == 0 && a.fields.len() == types.len() => {
+            Ok(Node::Tuple(a.fields.iter().cloned().zip(types.iter().cloned()).collect()))
+        }
+        (Value::Adt(a), ValueType::Adt { name, args }) => {
+            let (con, types) = constructor_fields(exe, name, args, a.tag)?;
+            if types.len() != a.fields.len() {
+                return Err(format!("`{con}` value with {} field(s), expected {}", a.fields.len(), types.len()));
+            }
+            Ok(Node::Con { name: con, fields: a.fields.iter().cloned().zip(types).collect() })
+        }
+        (Value::Adt(_), ValueType::Param(p)) => {
+            Err(format!("a constructor value of unknown type `{p}` (a generic function's result)"))
+        }
+        (Value::Ref(r), ValueType::Ref(_) | ValueType::Param(_)) => {
+            let inner_ty = match ty {
+                ValueType::Ref(inner) => (**inner).clone(),
+                other => other.clone(),
+            };
+            let contents = r.lock().map_err(|_| "a reference poisoned by a panic elsewhere".to_string())?.clone();
+            Ok(Node::Ref { id: Arc::as_ptr(r) as usize, inner: Box::new((contents, inner_ty)) })
+        }
+        (Value::Closure(c), ValueType::Func | ValueType::Param(_)) => {
+            let f = exe.functions.get(c.func as usize).ok_or("a closure of a function the executable lacks")?;
+            Ok(Node::Closure(&f.name))
+        }
+        (v, ty) => Err(format!("a {} where {} was expected", v.kind(), describe(ty))),
+    }
+}
+
+/// Whether a concrete shape matches a type's shape (`None` dims match anything).
+pub(crate) fn shape_fits(shape: &[usize], ty: &[Option<i64>]) -> bool {
+    shape.len() == ty.len() && shape.iter().zip(ty).all(|(&d, t)| t.is_none_or(|t| usize::try_from(t) == Ok(d)))
+}
+
+/// The ADT named `name`.
+///
+/// # Errors
+/// When the executable has no such ADT.
+pub(crate) fn adt<'a>(exe: &'a Executable, name: &str) -> Result<&'a AdtInfo, String> {
+    exe.adt(name).ok_or_else(|| format!("the program has no type `{name}`"))
+}
+
+/// The name and field types of constructor `tag` of `name[args]`.
+///
+/// # Errors
+/// An unknown ADT or tag.
+pub(crate) fn constructor_fields<'a>(
+    exe: &'a Executable,
+    name: &str,
+    args: &[ValueType],
+    tag: u32,
+) -> Result<(&'a str, Vec<ValueType>), String> {
+    let info = adt(exe, name)?;
+    let con = info
+        .constructors
+        .get(tag as usize)
+        .ok_or_else(|| format!("constructor tag {tag} of `{name}`, which has {}", info.constructors.len()))?;
+    let fields = con.fields.iter().map(|f| substitute(f, &info.type_params, args)).collect();
+    Ok((&con.name, fields))
+}
+
+/// `t` with the type parameters `params` replaced by `args` (missing arguments stay
+/// parameters). Types are as deep as the program's annotations, which the executable loader
+/// bounds, so this recursion is bounded too.
+pub(crate) fn substitute(t: &ValueType, params: &[String], args: &[ValueType]) -> ValueType {
+    let sub = |ts: &[ValueType]| ts.iter().map(|t| substitute(t, params, args)).collect();
+    match t {
+        ValueType::Param(p) => match params.iter().position(|q| q == p).and_then(|i| args.get(i)) {
+            Some(a) => a.clone(),
+            None => t.clone(),
+        },
+        ValueType::Tuple(fs) => ValueType::Tuple(sub(fs)),
+        ValueType::Adt { name, args: inner } => ValueType::Adt { name: name.clone(), args: sub(inner) },
+        ValueType::Ref(x) => ValueType::Ref(Box::new(substitute(x, params, args))),
+        ValueType::Tensor { .. } | ValueType::Func => t.clone(),
+    }
+}
+
+/// A type in Relay syntax, for error messages (`Tensor[(2, ?), float32]`, `List[int32]`).
+pub(crate) fn describe(t: &ValueType) -> String {
+    let list = |ts: &[ValueType]| ts.iter().map(describe).collect::<Vec<_>>().join(", ");
+    match t {
+        ValueType::Tensor { dtype, shape } if shape.is_empty() => format!("a {dtype} scalar"),
+        ValueType::Tensor { dtype, shape } => {
+            let dims: Vec<String> = shape.iter().map(|d| d.map_or("?".to_string(), |d| d.to_string())).collect();
+            let comma = if dims.len() == 1 { "," } else { "" };
+            format!("Tensor[({}{comma}), {dtype}]", dims.join(", "))
+        }
+        ValueType::Tuple(fs) => format!("({})", list(fs)),
+        ValueType::Adt { name, args } if args.is_empty() => name.clone(),
+        ValueType::Adt { name, args } => format!("{name}[{}]", list(args)),
+        ValueType::Func => "a function".to_string(),
+        ValueType::Ref(x) => format!("Ref[{}]", describe(x)),
+        ValueType::Param(p) => format!("type parameter `{p}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_devices::DType;
+    use relay_vm::ConstructorInfo;
+
+    fn list_exe() -> Executable {
+        let a = ValueType::Param("A".into());
+        let list_a = ValueType::Adt { name: "List".into(), args: vec![a.clone()] };
+        Executable {
+            adts: vec![AdtInfo {
+                name: "List".into(),
+                type_params: vec!["A".into()],
+                constructors: vec![
+                    ConstructorInfo { name: "Cons".into(), fields: vec![a, list_a] },
+                    ConstructorInfo { name: "Nil".into(), fields: vec![] },
+                ],
+            }],
+            ..Executable::default()
+        }
+    }
+
+    #[test]
+    fn constructor_fields_substitute_type_arguments() {
+        let exe = list_exe();
+        let int = ValueType::Tensor { dtype: DType::I32, shape: vec![] };
+        let (name, fields) = constructor_fields(&exe, "List", std::slice::from_ref(&int), 0).unwrap();
+        assert_eq!(name, "Cons");
+        assert_eq!(fields, vec![int.clone(), ValueType::Adt { name: "List".into(), args: vec![int] }]);
+        assert!(constructor_fields(&exe, "List", &[], 2).is_err());
+        assert!(constructor_fields(&exe, "Tree", &[], 0).is_err());
+    }
+
+    #[test]
+    fn nodes_check_the_value_against_the_type() {
+        let exe = list_exe();
+        let int = ValueType::Tensor { dtype: DType::I32, shape: vec![] };
+        let one = Value::Scalar(ScalarValue::int(DType::I32, 1));
+        assert!(matches!(node(&exe, &one, &int), Ok(Node::Scalar(_))));
+        let f32_ty = ValueType::Tensor { dtype: DType::F32, shape: vec![] };
+        assert!(node(&exe, &one, &f32_ty).is_err());
+        let list = ValueType::Adt { name: "List".into(), args: vec![int] };
+        let bad = Value::adt(0, vec![one]);
+        assert!(node(&exe, &bad, &list).unwrap_err().contains("1 field(s), expected 2"));
+    }
+
+    #[test]
+    fn describes_types_in_relay_syntax() {
+        let t = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(2), None] };
+        assert_eq!(describe(&t), "Tensor[(2, ?), float32]");
+        let v = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(3)] };
+        assert_eq!(describe(&v), "Tensor[(3,), float32]");
+    }
+}

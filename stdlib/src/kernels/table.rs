@@ -1,0 +1,235 @@
+//! Every reference kernel by TVM operator name, type-erased so that the operator registry and
+//! the VM can hold them in one table: attributes are parsed once into an [`Arc<dyn AnyAttrs>`]
+//! and handed back to the entry points, which downcast them to the operator's struct.
+
+use super::nn::*;
+use super::{run, Kernel};
+use super::{
+    Abs, Add, ArgMax, ArgMin, BatchFlatten, BroadcastTo, Cast, Ceil, Clip, Concatenate, CopyOp, Divide,
+    Equal, Erf, Exp, ExpandDims, Floor, FloorDivide, FloorMod, Full, Greater, GreaterEqual, LeakyRelu, Less,
+    LessEqual, Log, LogicalAnd, LogicalNot, LogicalOr, Max, Maximum, Mean, Min, Minimum, Multiply, Negative,
+    NotEqual, Ones, OnesLike, Pad, Power, Prod, Relu, Reshape, Round, Rsqrt, ShapeOf, Sigmoid, Sign, Split,
+    Sqrt, Squeeze, Stack, StridedSlice, Subtract, Sum, Take, Tanh, Transpose, Where, Zeros, ZerosLike,
+};
+use crate::attrs::{AnyAttrs, OpAttrs};
+use crate::error::KernelError;
+use relay_compiler::op::AttrReader;
+use relay_devices::{DType, Tensor};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Parses a call's attributes into the operator's attribute struct.
+pub type ParseFn = fn(&AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError>;
+/// Output shapes from input shapes ([`Kernel::shapes`]).
+pub type ShapeFn = fn(&[&[usize]], &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError>;
+/// Output dtypes from input dtypes ([`Kernel::dtypes`]).
+pub type DTypeFn = fn(&[DType], &dyn AnyAttrs) -> Result<Vec<DType>, KernelError>;
+/// Validates preallocated outputs and computes into them ([`run`]).
+pub type KernelFn = fn(&[&Tensor], &dyn AnyAttrs, &mut [Tensor]) -> Result<(), KernelError>;
+
+/// One operator's reference implementation behind type-erased entry points.
+#[derive(Clone, Copy, Debug)]
+pub struct RefOp {
+    /// TVM's name (`nn.conv2d`).
+    pub name: &'static str,
+    /// Accepted attribute names, TVM's spelling and order.
+    pub attr_names: &'static [&'static str],
+    /// Parses a call's attributes into the operator's attribute struct (TVM defaults applied).
+    pub parse_attrs: ParseFn,
+    /// [`Kernel::shapes`]: output shapes from input shapes.
+    pub shapes: ShapeFn,
+    /// [`Kernel::dtypes`]: output dtypes from input dtypes.
+    pub dtypes: DTypeFn,
+    /// [`run`]: validates preallocated outputs and computes into them.
+    pub kernel: KernelFn,
+}
+
+impl RefOp {
+    /// The entry for kernel `K`.
+    pub const fn of<K: Kernel>() -> RefOp {
+        RefOp {
+            name: K::NAME,
+            attr_names: <K::Attrs as OpAttrs>::NAMES,
+            parse_attrs: parse::<K>,
+            shapes: shapes::<K>,
+            dtypes: dtypes::<K>,
+            kernel: kernel::<K>,
+        }
+    }
+}
+
+fn attrs_of<K: Kernel>(attrs: &dyn AnyAttrs) -> Result<&K::Attrs, KernelError> {
+    (attrs as &dyn Any)
+        .downcast_ref::<K::Attrs>()
+        .ok_or(KernelError::AttrsType { op: K::NAME, expected: std::any::type_name::<K::Attrs>() })
+}
+
+fn parse<K: Kernel>(reader: &AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError> {
+    Ok(Arc::new(K::Attrs::from_attrs(reader).map_err(KernelError::Attr)?))
+}
+
+fn shapes<K: Kernel>(inputs: &[&[usize]], attrs: &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+    K::shapes(inputs, attrs_of::<K>(attrs)?)
+}
+
+fn dtypes<K: Kernel>(inputs: &[DType], attrs: &dyn AnyAttrs) -> Result<Vec<DType>, KernelError> {
+    K::dtypes(inputs, attrs_of::<K>(attrs)?)
+}
+
+fn kernel<K: Kernel>(
+    inputs: &[&Tensor],
+    attrs: &dyn AnyAttrs,
+    outputs: &mut [Tensor],
+) -> Result<(), KernelError> {
+    run::<K>(inputs, attrs_of::<K>(attrs)?, outputs)
+}
+
+macro_rules! ops {
+    ($($k:ty),* $(,)?) => {
+        &[$(RefOp::of::<$k>()),*]
+    };
+}
+
+static OPS: &[RefOp] = ops![
+    // Unary elementwise.
+    Negative,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+    Sigmoid,
+    Erf,
+    Floor,
+    Ceil,
+    Round,
+    Sign,
+    Relu,
+    LeakyRelu,
+    Clip,
+    Cast,
+    CopyOp,
+    LogicalNot,
+    ZerosLike,
+    OnesLike,
+    // Broadcast.
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Power,
+    Maximum,
+    Minimum,
+    FloorDivide,
+    FloorMod,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
+    Where,
+    // Reductions.
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    ArgMax,
+    ArgMin,
+    // Transforms.
+    Reshape,
+    Transpose,
+    Squeeze,
+    ExpandDims,
+    Concatenate,
+    Split,
+    Stack,
+    Take,
+    StridedSlice,
+    BroadcastTo,
+    Zeros,
+    Ones,
+    Full,
+    BatchFlatten,
+    Pad,
+    ShapeOf,
+    // Neural network.
+    Dense,
+    BiasAdd,
+    Matmul,
+    BatchMatmul,
+    Conv2d,
+    MaxPool2d,
+    AvgPool2d,
+    GlobalAvgPool2d,
+    BatchNorm,
+    LayerNorm,
+    Softmax,
+    LogSoftmax,
+    Dropout,
+];
+
+/// Every reference kernel, in family order.
+pub fn reference_ops() -> &'static [RefOp] {
+    OPS
+}
+
+/// The reference kernel of operator `name`.
+pub fn reference_op(name: &str) -> Option<&'static RefOp> {
+    OPS.iter().find(|op| op.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attrs::ReduceAttrs;
+    use relay_compiler::ir::{AttrValue, Attrs, Interner};
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<_> = OPS.iter().map(|o| o.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), OPS.len());
+    }
+
+    #[test]
+    fn attribute_names_agree_with_the_registry() {
+        let registry = crate::op_registry();
+        for (_, def) in registry.iter() {
+            if let Some(op) = reference_op(def.name) {
+                let (mut a, mut b) = (def.attrs.to_vec(), op.attr_names.to_vec());
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b, "attributes of {}", def.name);
+            }
+        }
+    }
+
+    #[test]
+    fn erased_entry_points_round_trip() {
+        let mut sy = Interner::default();
+        let attrs = Attrs(vec![(sy.intern("axis"), AttrValue::Int(0))]);
+        let sum = reference_op("sum").unwrap();
+        let parsed = (sum.parse_attrs)(&AttrReader::new(&sy, &attrs)).unwrap();
+        let x = Tensor::from_vec(vec![2, 2], vec![1f32, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!((sum.shapes)(&[x.shape()], parsed.as_ref()).unwrap(), vec![vec![2]]);
+        let mut out = vec![Tensor::zeros(DType::F32, vec![2]).unwrap()];
+        (sum.kernel)(&[&x], parsed.as_ref(), &mut out).unwrap();
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[4.0, 6.0]);
+        let wrong = reference_op("nn.softmax").unwrap();
+        assert!(matches!(
+            (wrong.shapes)(&[x.shape()], &ReduceAttrs::default()),
+            Err(KernelError::AttrsType { .. })
+        ));
+        let mut bad_out = vec![Tensor::zeros(DType::F32, vec![3]).unwrap()];
+        assert!(matches!(
+            (sum.kernel)(&[&x], parsed.as_ref(), &mut bad_out),
+            Err(KernelError::Output { .. })
+        ));
+    }
+}

@@ -1,0 +1,223 @@
+//! Run golden files: every `tests/relay/run/*.relay` is compiled with the prelude (parse,
+//! type inference, lowering passes, bytecode, reference kernels) and run on the VM; the
+//! directives in its header comment say what must come out.
+//!
+//! The header is the run of `//` lines at the top of the file. In it:
+//! - `// run: @f(ARGS) == RESULT` — calling `@f` on ARGS returns RESULT. ARGS are JSON values
+//!   separated by commas, exactly what `relay-vm run --entry f --args '[ARGS]'` takes (so a
+//!   `List[int32]` may be `[1, 2]`, an `int32` is `3`, a tensor nested arrays); RESULT is the
+//!   value as `relay-vm run --format text` prints it (`Cons(1, Nil)`, `(1f, True)`,
+//!   `float32[[1, 2], [3, 4]]`).
+//! - `// trap: @f(ARGS): TEXT` — the call traps, and the trap's message (`trap in `g` at
+//!   instruction N: ...`) contains TEXT.
+//! - `// max-call-depth: N` — the file's calls run on a VM with this recursion limit.
+//!
+//! Every other header line describes the file; there must be at least one, and at least one
+//! `run:` or `trap:` line. `RELAY_TEST_BLESS=1` rewrites the RESULT of each `run:` line from
+//! the actual result (a call that traps is reported, not blessed). Check what it writes.
+
+use relay::vm::VmConfig;
+use relay::Program;
+use std::path::{Path, PathBuf};
+
+const RUN: &str = "// run: ";
+const TRAP: &str = "// trap: ";
+const DEPTH: &str = "// max-call-depth: ";
+
+/// One call of a header.
+struct Call {
+    /// The header line's index in the file.
+    line: usize,
+    func: String,
+    /// The JSON array of arguments, brackets included.
+    args: String,
+    expect: Expect,
+}
+
+enum Expect {
+    Value(String),
+    Trap(String),
+}
+
+struct Directives {
+    calls: Vec<Call>,
+    max_call_depth: Option<usize>,
+}
+
+/// Splits `@f(ARGS)REST` into `f`, `ARGS` and `REST`, matching brackets outside JSON strings.
+fn split_call(s: &str) -> Option<(&str, &str, &str)> {
+    let s = s.strip_prefix('@')?;
+    let open = s.find('(')?;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in s.char_indices().skip(open) {
+        match (in_string, c) {
+            (true, _) if escaped => escaped = false,
+            (true, '\\') => escaped = true,
+            (true, '"') => in_string = false,
+            (true, _) => {}
+            (false, '"') => in_string = true,
+            (false, '(' | '[' | '{') => depth += 1,
+            (false, ')' | ']' | '}') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some((&s[..open], &s[open + 1..i], &s[i + 1..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn parse_directives(text: &str) -> Result<Directives, String> {
+    let mut d = Directives { calls: vec![], max_call_depth: None };
+    let mut described = false;
+    for (line, l) in text.lines().enumerate().take_while(|(_, l)| l.starts_with("//")) {
+        let malformed = || format!("malformed directive `{l}`");
+        if let Some(rest) = l.strip_prefix(RUN) {
+            let (func, args, tail) = split_call(rest).ok_or_else(malformed)?;
+            let result = tail.strip_prefix(" == ").ok_or_else(malformed)?;
+            let expect = Expect::Value(result.trim().to_string());
+            d.calls.push(Call { line, func: func.to_string(), args: format!("[{args}]"), expect });
+        } else if let Some(rest) = l.strip_prefix(TRAP) {
+            let (func, args, tail) = split_call(rest).ok_or_else(malformed)?;
+            let text = tail.strip_prefix(": ").ok_or_else(malformed)?;
+            let expect = Expect::Trap(text.trim().to_string());
+            d.calls.push(Call { line, func: func.to_string(), args: format!("[{args}]"), expect });
+        } else if let Some(rest) = l.strip_prefix(DEPTH) {
+            d.max_call_depth = Some(rest.trim().parse().map_err(|_| malformed())?);
+        } else {
+            described = true;
+        }
+    }
+    if !described {
+        return Err("the header needs a `//` line saying what the file covers".to_string());
+    }
+    if d.calls.is_empty() {
+        return Err("no `// run:` or `// trap:` directive".to_string());
+    }
+    Ok(d)
+}
+
+/// The text of a call's result, or the trap message.
+fn call(program: &Program, config: &VmConfig, c: &Call) -> Result<Result<String, String>, String> {
+    let exe = program.executable();
+    let f = program.function(&c.func).map_err(|e| e.to_string())?;
+    let items: Vec<serde_json::Value> =
+        serde_json::from_str(&c.args).map_err(|e| format!("line {}: bad JSON arguments: {e}", c.line + 1))?;
+    if items.len() != f.param_types.len() {
+        return Err(format!("line {}: `@{}` takes {} argument(s)", c.line + 1, f.name, f.param_types.len()));
+    }
+    let args = f
+        .param_types
+        .iter()
+        .zip(&items)
+        .map(|(t, j)| relay::json::from_json(exe, t, j))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("line {}: {e}", c.line + 1))?;
+    let mut vm = program.vm_with(config.clone());
+    match program.invoke(&mut vm, &c.func, args) {
+        Ok(v) => relay::text::to_text(exe, &f.ret_type, &v).map(Ok).map_err(|e| format!("line {}: {e}", c.line + 1)),
+        Err(relay::Error::Trap(t)) => Ok(Err(t.to_string())),
+        Err(e) => Err(format!("line {}: {e}", c.line + 1)),
+    }
+}
+
+/// Runs one file; returns its problems and, when blessing, the rewritten text.
+fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return (vec![format!("cannot read: {e}")], None),
+    };
+    let d = match parse_directives(&text) {
+        Ok(d) => d,
+        Err(e) => return (vec![e], None),
+    };
+    let program = match Program::compile(&path.display().to_string(), &text) {
+        Ok(p) => p,
+        Err(e) => return (vec![format!("does not compile:\n{e}")], None),
+    };
+    let mut config = VmConfig::default();
+    if let Some(n) = d.max_call_depth {
+        config.max_call_depth = n;
+    }
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut problems = vec![];
+    for c in &d.calls {
+        let outcome = match call(&program, &config, c) {
+            Ok(o) => o,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let at = format!("line {} (@{})", c.line + 1, c.func);
+        match (&c.expect, outcome) {
+            (Expect::Value(want), Ok(got)) if *want == got => {}
+            (Expect::Value(want), Ok(got)) => {
+                if bless {
+                    let args = &c.args[1..c.args.len() - 1];
+                    lines[c.line] = format!("{RUN}@{}({args}) == {got}", c.func);
+                } else {
+                    problems.push(format!("{at}: expected `{want}`, got `{got}`"));
+                }
+            }
+            (Expect::Value(want), Err(trap)) => problems.push(format!("{at}: expected `{want}`, trapped: {trap}")),
+            (Expect::Trap(want), Err(trap)) if trap.contains(want.as_str()) => {}
+            (Expect::Trap(want), Err(trap)) => problems.push(format!("{at}: expected a trap with `{want}`, got: {trap}")),
+            (Expect::Trap(want), Ok(got)) => problems.push(format!("{at}: expected a trap with `{want}`, got `{got}`")),
+        }
+    }
+    let blessed = bless.then(|| lines.join("\n") + "\n").filter(|b| *b != text);
+    (problems, blessed)
+}
+
+fn run_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/run");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "relay")).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn run_goldens() {
+    let bless = std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1");
+    let files = run_files();
+    let mut failures = vec![];
+    if files.len() < 60 {
+        failures.push(format!("expected at least 60 run goldens, found {}", files.len()));
+    }
+    for path in &files {
+        let (problems, blessed) = check_file(path, bless);
+        if let Some(new_text) = blessed {
+            if let Err(e) = std::fs::write(path, new_text) {
+                failures.push(format!("{}: cannot bless: {e}", path.display()));
+            }
+        }
+        failures.extend(problems.into_iter().map(|p| format!("{}: {p}", path.display())));
+    }
+    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn directives_parse() {
+    let d = parse_directives(concat!(
+        "// covers things\n",
+        "// run: @main([1, \"a)\"], {\"con\": \"Nil\"}) == Cons(1, Nil)\n",
+        "// trap: @f(): no arm\n",
+        "// max-call-depth: 100\n",
+        "def @main() { 1 }\n",
+    ))
+    .unwrap();
+    assert_eq!(d.calls.len(), 2);
+    assert_eq!(d.calls[0].args, "[[1, \"a)\"], {\"con\": \"Nil\"}]");
+    assert!(matches!(&d.calls[0].expect, Expect::Value(v) if v == "Cons(1, Nil)"));
+    assert!(matches!(&d.calls[1].expect, Expect::Trap(t) if t == "no arm"));
+    assert_eq!(d.max_call_depth, Some(100));
+    assert!(parse_directives("// run: @main(1 == 2\n").is_err());
+    assert!(parse_directives("// only a description\n").is_err());
+}

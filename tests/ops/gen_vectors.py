@@ -1,0 +1,667 @@
+#!/usr/bin/env python3
+"""Writes tests/ops/vectors/<op>.json: reference cases for every operator of the reference
+kernels (stdlib/src/kernels), checked by stdlib/tests/vectors.rs.
+
+Expected values are computed with NumPy in float64 from the (float32) inputs and rounded to the
+output dtype; convolution, pooling and normalisation references are written out plainly with
+TVM's semantics (see the comments). Seeded: rerunning reproduces the committed files.
+
+Case format: {"name", "inputs": [tensor], "attrs": {...}, "outputs": [tensor]} or, for inputs the
+operator must reject, {"name", "inputs", "attrs", "error": true}. A tensor is
+{"dtype", "shape", "data"} with data flattened row-major; non-finite floats are "nan", "inf",
+"-inf". Optional "atol" widens the absolute tolerance of a case (accumulating ops).
+
+Usage: python3 tests/ops/gen_vectors.py   (needs numpy)
+"""
+
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+
+RNG = np.random.default_rng(20240601)
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors")
+CASES = {}
+
+
+def enc(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (np.integer, int)):
+        return int(v)
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return f
+
+
+def tensor(a, dtype=None):
+    a = np.asarray(a)
+    if dtype is not None:
+        a = a.astype(dtype)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": [enc(v) for v in a.reshape(-1)]}
+
+
+def case(op, name, inputs, outputs, attrs=None, atol=None, out_dtypes=None):
+    """outputs: arrays; with out_dtypes, each is cast (float64 references to float32)."""
+    outs = []
+    for i, o in enumerate(outputs):
+        dt = out_dtypes[i] if out_dtypes else None
+        outs.append(tensor(o, dt))
+    c = {"name": name, "inputs": [tensor(x) for x in inputs], "attrs": attrs or {}, "outputs": outs}
+    if atol is not None:
+        c["atol"] = atol
+    CASES.setdefault(op, []).append(c)
+
+
+def error(op, name, inputs, attrs=None):
+    CASES.setdefault(op, []).append(
+        {"name": name, "inputs": [tensor(x) for x in inputs], "attrs": attrs or {}, "error": True})
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    return RNG.uniform(lo, hi, shape).astype(np.float32)
+
+
+def ints(*shape, lo=-10, hi=10, dtype="int32"):
+    return RNG.integers(lo, hi, shape).astype(dtype)
+
+
+def d64(a):
+    return np.asarray(a).astype(np.float64)
+
+
+# ---------------------------------------------------------------- unary elementwise
+
+def unary_float(op, fn, lo=-2.0, hi=2.0):
+    for name, x in [("2x3", f32(2, 3, lo=lo, hi=hi)), ("scalar", f32(lo=lo, hi=hi)), ("empty", f32(0, 3, lo=lo, hi=hi))]:
+        case(op, name, [x], [fn(d64(x))], out_dtypes=["float32"])
+    x = RNG.uniform(lo, hi, (5,))
+    case(op, "float64", [x], [fn(x)])
+    error(op, "int_rejected", [ints(3)])
+
+
+unary_float("exp", np.exp, -4, 4)
+unary_float("log", np.log, 0.1, 10)
+unary_float("sqrt", np.sqrt, 0, 9)
+unary_float("rsqrt", lambda x: 1 / np.sqrt(x), 0.1, 9)
+unary_float("tanh", np.tanh, -4, 4)
+unary_float("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -6, 6)
+unary_float("erf", np.vectorize(math.erf, otypes=[np.float64]), -3, 3)
+halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, 3.0, -3.7], dtype=np.float32)
+for op, fn in [("floor", np.floor), ("ceil", np.ceil), ("round", lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5))]:
+    unary_float(op, fn, -5, 5)
+    case(op, "halves", [halves], [fn(d64(halves))], out_dtypes=["float32"])
+
+for op, fn in [("negative", np.negative), ("abs", np.abs), ("sign", np.sign)]:
+    x = f32(2, 3)
+    x[0, 0] = 0
+    case(op, "float32", [x], [fn(x)])
+    xi = np.array([-2147483648, -5, 0, 7, 2147483647], dtype=np.int32)
+    with np.errstate(over="ignore"):
+        case(op, "int32_extremes", [xi], [fn(xi)])
+    case(op, "int8_empty", [ints(0, 2, dtype="int8")], [np.zeros((0, 2), np.int8)])
+    xu = np.array([0, 1, 200], dtype=np.uint8)
+    with np.errstate(over="ignore"):
+        case(op, "uint8", [xu], [{"negative": -xu, "abs": xu, "sign": np.sign(xu)}[op].astype(np.uint8)])
+    error(op, "bool_rejected", [np.array([True])])
+
+x = f32(3, 4)
+case("nn.relu", "float32", [x], [np.maximum(x, 0)])
+xi8 = ints(6, dtype="int8")
+case("nn.relu", "int8", [xi8], [np.maximum(xi8, 0).astype(np.int8)])
+case("nn.relu", "scalar", [np.float32(-3)], [np.float32(0)])
+error("nn.relu", "bool_rejected", [np.array([True, False])])
+
+x = f32(2, 5)
+case("nn.leaky_relu", "default_alpha", [x], [np.where(d64(x) > 0, d64(x), 0.25 * d64(x))], out_dtypes=["float32"])
+case("nn.leaky_relu", "alpha_0.1", [x], [np.where(d64(x) > 0, d64(x), 0.1 * d64(x))], {"alpha": 0.1}, out_dtypes=["float32"])
+case("nn.leaky_relu", "empty", [f32(0)], [f32(0)], {"alpha": 0.2})
+error("nn.leaky_relu", "int_rejected", [ints(2)])
+
+x = f32(3, 3)
+case("clip", "float32", [x], [np.clip(x, -0.5, 1.0)], {"a_min": -0.5, "a_max": 1.0})
+xi = ints(8)
+case("clip", "int32_truncated_bounds", [xi], [np.clip(xi, -1, 4)], {"a_min": -1.5, "a_max": 4.9})
+x4 = f32(4)
+case("clip", "int_valued_attrs", [x4], [np.clip(x4, 0, 1)], {"a_min": 0, "a_max": 1})
+error("clip", "missing_a_max", [f32(2)], {"a_min": 0.0})
+
+x = f32(2, 3, lo=-5, hi=5)
+case("cast", "f32_to_i32_truncates", [x], [np.trunc(x).astype(np.int32)], {"dtype": "int32"})
+xi = np.array([-129, -1, 0, 127, 128, 300], dtype=np.int32)
+case("cast", "i32_to_i8_wraps", [xi], [xi.astype(np.int8)], {"dtype": "int8"})
+case("cast", "f32_to_bool", [np.array([0.0, -0.5, 2.0], np.float32)], [np.array([False, True, True])], {"dtype": "bool"})
+case("cast", "bool_to_f32", [np.array([True, False])], [np.array([1.0, 0.0], np.float32)], {"dtype": "float32"})
+xi = ints(4, dtype="int64")
+case("cast", "i64_to_f64", [xi], [xi.astype(np.float64)], {"dtype": "float64"})
+error("cast", "float16_unsupported", [f32(2)], {"dtype": "float16"})
+
+for name, x in [("float32", f32(2, 2)), ("bool", np.array([True, False, True])), ("int64_empty", ints(0, dtype="int64"))]:
+    case("copy", name, [x], [x])
+    case("zeros_like", name, [x], [np.zeros_like(x)])
+    case("ones_like", name, [x], [np.ones_like(x)])
+
+b = np.array([[True, False], [False, True]])
+case("logical_not", "2x2", [b], [~b])
+case("logical_not", "scalar", [np.bool_(False)], [np.bool_(True)])
+case("logical_not", "empty", [np.zeros((0,), bool)], [np.zeros((0,), bool)])
+error("logical_not", "float_rejected", [f32(2)])
+
+# ---------------------------------------------------------------- broadcast
+
+
+def trunc_div(a, b):
+    q = np.abs(a) // np.abs(b)
+    return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
+
+
+def binary(op, fn, kind="num", pos=False):
+    lo = 0.5 if pos else -2.0
+    shapes = [("same", (2, 3), (2, 3)), ("row", (2, 3), (3,)), ("outer", (2, 1, 3), (4, 1)),
+              ("scalar", (), (2, 2)), ("empty", (0, 3), (1, 3))]
+    for name, sa, sb in shapes:
+        a, b = f32(*sa, lo=lo, hi=3.0), f32(*sb, lo=lo, hi=3.0)
+        case(op, name, [a, b], [fn(d64(a), d64(b))], out_dtypes=[None if kind == "cmp" else "float32"])
+    if kind != "float":
+        a, b = ints(3, 4), ints(4, lo=1, hi=9)
+        case(op, "int32", [a, b], [fn(a, b)])
+    error(op, "shape_mismatch", [f32(2), f32(3)])
+    error(op, "dtype_mismatch", [f32(2), ints(2)])
+
+
+binary("add", np.add)
+binary("subtract", np.subtract)
+binary("multiply", np.multiply)
+binary("maximum", np.maximum)
+binary("minimum", np.minimum)
+binary("power", np.power, kind="float", pos=True)
+binary("divide", lambda a, b: a / b if a.dtype.kind == "f" else trunc_div(a, b))
+binary("floor_divide", lambda a, b: np.floor(a / b) if a.dtype.kind == "f" else a // b)
+binary("floor_mod", lambda a, b: a - np.floor(a / b) * b if a.dtype.kind == "f" else a - (a // b) * b)
+with np.errstate(over="ignore"):
+    big = np.array([2147483647, -2147483648], np.int32)
+    case("add", "int32_wraps", [big, np.int32(1)], [big + np.int32(1)])
+    case("multiply", "int8_wraps", [np.array([100, -100], np.int8), np.int8(3)], [np.array([100, -100], np.int8) * np.int8(3)])
+a, b = np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32)
+case("divide", "int32_truncates", [a, b], [np.array([3, -3, -3, 3], np.int32)])
+case("floor_divide", "int32_signs", [a, b], [a // b])
+case("floor_mod", "int32_signs", [a, b], [a % b])
+for op in ["divide", "floor_divide", "floor_mod"]:
+    error(op, "int_division_by_zero", [np.array([1, 2], np.int32), np.array([1, 0], np.int32)])
+
+for op, fn in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less), ("less_equal", np.less_equal),
+               ("greater", np.greater), ("greater_equal", np.greater_equal)]:
+    binary(op, fn, kind="cmp")
+    a = np.array([1, 2, 3, 2], np.int64)
+    case(op, "int64_ties", [a, np.int64(2)], [fn(a, 2)])
+    bb = np.array([True, False])
+    case(op, "bool", [bb, bb[:, None]], [fn(bb, bb[:, None])])
+
+for op, fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
+    p, q = np.array([[True], [False]]), np.array([True, False, True])
+    case(op, "outer", [p, q], [fn(p, q)])
+    case(op, "scalar", [np.bool_(True), q], [fn(True, q)])
+    case(op, "empty", [np.zeros((0, 2), bool), np.ones((2,), bool)], [np.zeros((0, 2), bool)])
+    error(op, "float_rejected", [f32(2), f32(2)])
+
+c = np.array([[True], [False]])
+x, y = f32(2, 3), np.float32(-1)
+case("where", "broadcast", [c, x, y], [np.where(c, x, y)])
+xi, yi = ints(3), ints(3)
+ci = np.array([True, False, True])
+case("where", "int32", [ci, xi, yi], [np.where(ci, xi, yi)])
+case("where", "empty", [np.zeros((0, 1), bool), f32(1, 2), f32(2)], [np.zeros((0, 2), np.float32)])
+error("where", "cond_not_bool", [ints(2), f32(2), f32(2)])
+error("where", "dtype_mismatch", [ci, xi, f32(3)])
+
+# ---------------------------------------------------------------- reductions
+
+
+def axes_of(nd, axis, exclude):
+    if axis is None:
+        return tuple(range(nd))
+    ax = tuple(a % nd for a in axis)
+    return tuple(a for a in range(nd) if a not in ax) if exclude else ax
+
+
+def reduce_case(op, name, x, fn, axis=None, keepdims=False, exclude=False, **kw):
+    ax = axes_of(x.ndim, axis, exclude)
+    attrs = {"keepdims": keepdims, "exclude": exclude}
+    if axis is not None:
+        attrs["axis"] = axis
+    ref = fn(d64(x) if x.dtype.kind == "f" else x, ax, keepdims)
+    case(op, name, [x], [np.asarray(ref)], attrs, out_dtypes=[str(x.dtype)], **kw)
+
+
+def int_mean(x, ax, kd):
+    n = int(np.prod([x.shape[a] for a in ax])) if ax else 1
+    s = np.sum(x, axis=ax, keepdims=kd, dtype=np.int64)
+    return (np.sign(s) * (np.abs(s) // n))
+
+
+REDUCERS = {
+    "sum": lambda x, ax, kd: np.sum(x, axis=ax, keepdims=kd),
+    "prod": lambda x, ax, kd: np.prod(x, axis=ax, keepdims=kd),
+    "max": lambda x, ax, kd: np.max(x, axis=ax, keepdims=kd),
+    "min": lambda x, ax, kd: np.min(x, axis=ax, keepdims=kd),
+    "mean": lambda x, ax, kd: (np.mean(x, axis=ax, keepdims=kd) if x.dtype.kind == "f" else int_mean(x, ax, kd)),
+}
+for op, fn in REDUCERS.items():
+    x = f32(2, 3, 4, lo=0.5 if op == "prod" else -2.0, hi=1.5 if op == "prod" else 2.0)
+    reduce_case(op, "all", x, fn, atol=1e-5)
+    reduce_case(op, "axis1_keepdims", x, fn, axis=[1], keepdims=True, atol=1e-5)
+    reduce_case(op, "exclude_neg_axis", x, fn, axis=[-1], exclude=True, atol=1e-5)
+    reduce_case(op, "two_axes", x, fn, axis=[0, 2], atol=1e-5)
+    reduce_case(op, "int32_axis0", ints(3, 4, lo=-5, hi=6), fn, axis=[0])
+    reduce_case(op, "empty_kept_axis", f32(0, 3), fn, axis=[1])
+    error(op, "axis_out_of_range", [f32(2, 2)], {"axis": [2]})
+    error(op, "bool_rejected", [np.array([True])])
+reduce_case("sum", "empty_reduced_axis", f32(0, 3), REDUCERS["sum"], axis=[0])
+reduce_case("prod", "empty_reduced_axis", f32(0, 3), REDUCERS["prod"], axis=[0])
+error("max", "empty_reduction", [f32(0, 3)], {"axis": [0]})
+error("min", "empty_reduction", [f32(0, 3)], {"axis": [0]})
+
+
+def arg_case(op, name, x, axis=None, keepdims=False, last=False):
+    fn = np.argmax if op == "argmax" else np.argmin
+    attrs = {"keepdims": keepdims, "select_last_index": last}
+    if axis is None:
+        ref = fn(x[::-1] if last else x)
+        ref = x.size - 1 - ref if last else ref
+        ref = np.array(ref).reshape((1,) * x.ndim if keepdims else ())
+    else:
+        attrs["axis"] = [axis]
+        xr = np.flip(x, axis) if last else x
+        ref = fn(xr, axis=axis)
+        ref = x.shape[axis] - 1 - ref if last else ref
+        if keepdims:
+            ref = np.expand_dims(ref, axis)
+    case(op, name, [x], [np.asarray(ref, np.int32)], attrs)
+
+
+for op in ["argmax", "argmin"]:
+    x = f32(3, 4)
+    arg_case(op, "axis1", x, axis=1)
+    arg_case(op, "all", x)
+    arg_case(op, "axis0_keepdims", x, axis=0, keepdims=True)
+    ties = np.array([[1, 3, 3, 0], [2, 2, 0, 0]], np.int32)
+    arg_case(op, "ties_first", ties, axis=1)
+    arg_case(op, "ties_last", ties, axis=1, last=True)
+    error(op, "empty_reduction", [f32(2, 0)], {"axis": [1]})
+
+# ---------------------------------------------------------------- transforms
+
+x = f32(2, 3, 4)
+for name, ns, out, extra in [("copy_and_infer", [0, -1], (2, 12), {}), ("merge", [-3, 4], (6, 4), {}),
+                             ("rest", [2, -2], (2, 3, 4), {}), ("split_dim", [2, -4, -1, 3, 4], (2, 1, 3, 4), {}),
+                             ("flat", [-1], (24,), {})]:
+    case("reshape", name, [x], [x.reshape(out)], {"newshape": ns, **extra})
+case("reshape", "allowzero", [f32(0, 3)], [f32(3, 0)], {"newshape": [3, 0], "allowzero": True})
+xs = f32(1, 1)
+case("reshape", "to_scalar", [xs], [xs.reshape(())], {"newshape": []})
+error("reshape", "count_mismatch", [x], {"newshape": [5, -1]})
+error("reshape", "two_minus_ones", [x], {"newshape": [-1, -1]})
+
+case("transpose", "reverse", [x], [x.transpose()])
+case("transpose", "axes", [x], [x.transpose(1, 0, 2)], {"axes": [1, 0, 2]})
+case("transpose", "negative_axes", [x], [x.transpose(2, 0, 1)], {"axes": [-1, 0, 1]})
+case("transpose", "empty", [f32(0, 2)], [f32(2, 0)])
+error("transpose", "not_a_permutation", [x], {"axes": [0, 0, 1]})
+
+y = f32(1, 3, 1, 2)
+case("squeeze", "all", [y], [y.reshape(3, 2)])
+case("squeeze", "axis", [y], [y.reshape(3, 1, 2)], {"axis": [0]})
+case("squeeze", "negative_axis", [y], [y.reshape(1, 3, 2)], {"axis": [-2]})
+error("squeeze", "not_size_one", [y], {"axis": [1]})
+
+case("expand_dims", "middle", [x], [x.reshape(2, 1, 3, 4)], {"axis": 1})
+case("expand_dims", "end_two", [x], [x.reshape(2, 3, 4, 1, 1)], {"axis": -1, "num_newaxis": 2})
+case("expand_dims", "scalar", [np.float32(1.5)], [np.array([1.5], np.float32)], {"axis": 0})
+error("expand_dims", "axis_out_of_range", [x], {"axis": 5})
+
+a, b, c3 = f32(2, 3), f32(1, 3), f32(4, 3)
+case("concatenate", "axis0", [a, b, c3], [np.concatenate([a, b, c3], 0)])
+p, q = f32(2, 1), f32(2, 2)
+case("concatenate", "axis_last", [p, q, p], [np.concatenate([p, q, p], -1)], {"axis": -1})
+case("concatenate", "with_empty", [a, f32(0, 3)], [a], {"axis": 0})
+ii = ints(2, 2, dtype="int64")
+case("concatenate", "int64_single", [ii], [ii], {"axis": 1})
+error("concatenate", "shape_mismatch", [a, f32(2, 2)], {"axis": 0})
+
+z = f32(2, 6)
+case("split", "sections", [z], list(np.split(z, 3, axis=1)), {"indices_or_sections": 3, "axis": 1})
+case("split", "indices", [z], list(np.split(z, [1, 4], axis=1)), {"indices_or_sections": [1, 4], "axis": -1})
+case("split", "one_section", [z], [z], {"indices_or_sections": 1})
+error("split", "uneven", [z], {"indices_or_sections": 4, "axis": 1})
+error("split", "unsorted_indices", [z], {"indices_or_sections": [3, 2], "axis": 1})
+
+s1, s2 = f32(2, 3), f32(2, 3)
+case("stack", "axis0", [s1, s2], [np.stack([s1, s2], 0)])
+case("stack", "axis_last", [s1, s2, s1], [np.stack([s1, s2, s1], -1)], {"axis": -1})
+case("stack", "scalars", [np.int32(1), np.int32(2)], [np.array([1, 2], np.int32)])
+error("stack", "shape_mismatch", [s1, f32(3, 2)])
+
+
+def take_ref(data, idx, axis, mode):
+    n = data.size if axis is None else data.shape[axis]
+    if mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    else:
+        idx = np.mod(idx, n)
+    return np.take(data, idx, axis=axis)
+
+
+emb = f32(5, 3)
+ids = np.array([[0, 4], [2, 2]], np.int32)
+case("take", "embedding", [emb, ids], [take_ref(emb, ids, 0, "clip")], {"axis": 0})
+idc = np.array([-1, 0, 3, 9], np.int64)
+case("take", "clip_axis1", [x, idc], [take_ref(x, idc, 1, "clip")], {"axis": 1})
+case("take", "wrap", [x, idc], [take_ref(x, idc, 2, "wrap")], {"axis": -1, "mode": "wrap"})
+case("take", "flat", [x, np.array([0, 23, 5], np.int32)], [x.reshape(-1)[[0, 23, 5]]])
+bd = f32(2, 4)
+bidx = np.array([[3, 0], [1, 1]], np.int32)
+case("take", "batch_dims", [bd, bidx], [np.stack([bd[0][bidx[0]], bd[1][bidx[1]]])], {"axis": 1, "batch_dims": 1})
+case("take", "fast_in_range", [emb, np.array([1, 4], np.int32)], [emb[[1, 4]]], {"axis": 0, "mode": "fast"})
+error("take", "fast_out_of_range", [emb, np.array([5], np.int32)], {"axis": 0, "mode": "fast"})
+error("take", "float_indices", [emb, f32(2)], {"axis": 0})
+
+case("strided_slice", "basic", [x], [x[0:2, 1:3]], {"begin": [0, 1], "end": [2, 3]})
+case("strided_slice", "strides", [x], [x[:, ::2, 1::2]], {"begin": [0, 0, 1], "end": [2, 3, 4], "strides": [1, 2, 2]})
+case("strided_slice", "negative_stride", [x], [x[:, ::-1]], {"begin": [0, -1], "end": [2, -4], "strides": [1, -1]})
+case("strided_slice", "axes", [x], [x[:, :, 1:]], {"begin": [1], "end": [100], "axes": [2]})
+case("strided_slice", "size_mode", [x], [x[1:2, 0:3]], {"begin": [1, 0], "end": [1, -1], "slice_mode": "size"})
+case("strided_slice", "empty_range", [x], [x[:, 2:1]], {"begin": [0, 2], "end": [2, 1]})
+error("strided_slice", "zero_stride", [x], {"begin": [0], "end": [1], "strides": [0]})
+
+v = f32(3)
+case("broadcast_to", "row", [v], [np.broadcast_to(v, (2, 3))], {"shape": [2, 3]})
+w = f32(2, 1)
+case("broadcast_to", "column", [w], [np.broadcast_to(w, (2, 4))], {"shape": [2, 4]})
+case("broadcast_to", "scalar", [np.int32(7)], [np.full((2, 2), 7, np.int32)], {"shape": [2, 2]})
+error("broadcast_to", "incompatible", [v], {"shape": [2, 4]})
+
+for op, val in [("zeros", 0), ("ones", 1)]:
+    case(op, "default_f32", [], [np.full((2, 3), val, np.float32)], {"shape": [2, 3]})
+    case(op, "int32", [], [np.full((4,), val, np.int32)], {"shape": [4], "dtype": "int32"})
+    case(op, "bool_scalar", [], [np.full((), val, bool)], {"shape": [], "dtype": "bool"})
+    case(op, "empty", [], [np.zeros((0, 2), np.int64)], {"shape": [0, 2], "dtype": "int64"})
+    error(op, "missing_shape", [], {})
+case("full", "f32", [np.float32(2.5)], [np.full((2, 2), 2.5, np.float32)], {"shape": [2, 2]})
+case("full", "converted", [np.float32(3.7)], [np.full((3,), 3, np.int32)], {"shape": [3], "dtype": "int32"})
+case("full", "bool", [np.bool_(True)], [np.ones((1, 2), bool)], {"shape": [1, 2]})
+error("full", "non_scalar_fill", [f32(2)], {"shape": [2]})
+
+case("nn.batch_flatten", "rank3", [x], [x.reshape(2, 12)])
+case("nn.batch_flatten", "rank1", [v], [v.reshape(3, 1)])
+case("nn.batch_flatten", "empty_batch", [f32(0, 2, 2)], [f32(0, 4)])
+error("nn.batch_flatten", "scalar", [np.float32(1)])
+
+m = f32(2, 3)
+case("nn.pad", "constant", [m, np.float32(-1)], [np.pad(m, [[1, 0], [2, 1]], constant_values=-1)],
+     {"pad_width": [[1, 0], [2, 1]]})
+case("nn.pad", "edge", [m, np.float32(0)], [np.pad(m, [[1, 1], [0, 2]], mode="edge")],
+     {"pad_width": [[1, 1], [0, 2]], "pad_mode": "edge"})
+case("nn.pad", "reflect", [m, np.float32(0)], [np.pad(m, [[1, 1], [2, 2]], mode="reflect")],
+     {"pad_width": [[1, 1], [2, 2]], "pad_mode": "reflect"})
+mi = ints(2, 2)
+case("nn.pad", "int32_float_value", [mi, np.float32(5.0)], [np.pad(mi, [[0, 1], [1, 0]], constant_values=5)],
+     {"pad_width": [[0, 1], [1, 0]]})
+error("nn.pad", "wrong_rank", [m, np.float32(0)], {"pad_width": [[1, 1]]})
+
+case("shape_of", "default_int32", [x], [np.array([2, 3, 4], np.int32)])
+case("shape_of", "int64", [f32(0, 5)], [np.array([0, 5], np.int64)], {"dtype": "int64"})
+case("shape_of", "scalar", [np.bool_(True)], [np.zeros((0,), np.int32)])
+
+# ---------------------------------------------------------------- nn
+
+
+def matmul_cases():
+    d, wt = f32(2, 3), f32(4, 3)
+    case("nn.dense", "2d", [d, wt], [d64(d) @ d64(wt).T], out_dtypes=["float32"], atol=1e-5)
+    d3 = f32(2, 2, 3)
+    case("nn.dense", "3d_units", [d3, wt], [d64(d3) @ d64(wt).T], {"units": 4}, out_dtypes=["float32"], atol=1e-5)
+    di, wi = ints(3, 5, lo=-128, hi=128, dtype="int8"), ints(2, 5, lo=-128, hi=128, dtype="int8")
+    case("nn.dense", "int8_to_int32", [di, wi], [di.astype(np.int32) @ wi.astype(np.int32).T], {"out_dtype": "int32"})
+    du = ints(2, 4, lo=0, hi=256, dtype="uint8")
+    wu = ints(3, 4, lo=-128, hi=128, dtype="int8")
+    case("nn.dense", "uint8_int8_to_int32", [du, wu], [du.astype(np.int32) @ wu.astype(np.int32).T],
+         {"out_dtype": "int32"})
+    error("nn.dense", "units_mismatch", [d, wt], {"units": 5})
+    error("nn.dense", "k_mismatch", [d, f32(4, 2)])
+
+    w2 = f32(3, 5)
+    case("nn.matmul", "plain", [d, w2], [d64(d) @ d64(w2)], out_dtypes=["float32"], atol=1e-5)
+    case("nn.matmul", "transpose_b", [d, wt], [d64(d) @ d64(wt).T], {"transpose_b": True}, out_dtypes=["float32"],
+         atol=1e-5)
+    dt = f32(3, 2)
+    case("nn.matmul", "transpose_a", [dt, w2], [d64(dt).T @ d64(w2)], {"transpose_a": True}, out_dtypes=["float32"],
+         atol=1e-5)
+    error("nn.matmul", "k_mismatch", [d, f32(2, 5)])
+
+    xb, yb = f32(2, 3, 4), f32(2, 4, 5)
+    case("nn.batch_matmul", "default_no_transpose", [xb, yb], [d64(xb) @ d64(yb)], out_dtypes=["float32"], atol=1e-5)
+    yt = f32(2, 5, 4)
+    case("nn.batch_matmul", "transpose_b", [xb, yt], [d64(xb) @ np.swapaxes(d64(yt), 1, 2)], {"transpose_b": True},
+         out_dtypes=["float32"], atol=1e-5)
+    y1 = f32(1, 4, 2)
+    case("nn.batch_matmul", "broadcast_batch", [xb, y1], [d64(xb) @ d64(y1)], out_dtypes=["float32"], atol=1e-5)
+    xt = f32(2, 4, 3)
+    case("nn.batch_matmul", "transpose_a", [xt, yb], [np.swapaxes(d64(xt), 1, 2) @ d64(yb)], {"transpose_a": True},
+         out_dtypes=["float32"], atol=1e-5)
+    error("nn.batch_matmul", "k_mismatch", [xb, f32(2, 3, 5)])
+
+    data, bias = f32(2, 3, 2), f32(3)
+    case("nn.bias_add", "axis1", [data, bias], [data + bias[None, :, None]])
+    bias2 = f32(2)
+    case("nn.bias_add", "axis_last", [data, bias2], [data + bias2], {"axis": -1})
+    bi = ints(4)
+    di2 = ints(2, 4)
+    case("nn.bias_add", "int32_2d", [di2, bi], [di2 + bi])
+    error("nn.bias_add", "bias_mismatch", [data, f32(2)])
+
+
+matmul_cases()
+
+
+def conv2d_ref(x, w, strides=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), groups=1, acc=np.float64):
+    """Direct NCHW/OIHW convolution: pad = (top, left, bottom, right)."""
+    n, c, h, wd = x.shape
+    o, ci, kh, kw = w.shape
+    xp = np.zeros((n, c, h + pad[0] + pad[2], wd + pad[1] + pad[3]), acc)
+    xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x
+    oh = (h + pad[0] + pad[2] - dil[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pad[1] + pad[3] - dil[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((n, o, oh, ow), acc)
+    per_group = o // groups
+    for b in range(n):
+        for f in range(o):
+            g = f // per_group
+            for y in range(oh):
+                for xo in range(ow):
+                    s = acc(0)
+                    for i in range(ci):
+                        for ky in range(kh):
+                            for kx in range(kw):
+                                s += xp[b, g * ci + i, y * strides[0] + ky * dil[0], xo * strides[1] + kx * dil[1]] \
+                                    * acc(w[f, i, ky, kx])
+                    out[b, f, y, xo] = s
+    return out
+
+
+x4 = f32(1, 2, 5, 5)
+w4 = f32(3, 2, 3, 3)
+case("nn.conv2d", "pad1", [x4, w4], [conv2d_ref(d64(x4), d64(w4), pad=(1, 1, 1, 1))],
+     {"padding": [1, 1], "channels": 3, "kernel_size": [3, 3]}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d", "stride2_asymmetric_pad", [x4, w4], [conv2d_ref(d64(x4), d64(w4), (2, 2), (1, 0, 0, 1))],
+     {"strides": [2, 2], "padding": [1, 0, 0, 1]}, out_dtypes=["float32"], atol=1e-5)
+x6 = f32(2, 2, 6, 6)
+case("nn.conv2d", "dilation2", [x6, w4], [conv2d_ref(d64(x6), d64(w4), dil=(2, 2))], {"dilation": [2, 2]},
+     out_dtypes=["float32"], atol=1e-5)
+xg, wg = f32(1, 4, 4, 4), f32(4, 2, 2, 2)
+case("nn.conv2d", "groups2", [xg, wg], [conv2d_ref(d64(xg), d64(wg), groups=2)], {"groups": 2},
+     out_dtypes=["float32"], atol=1e-5)
+wd_ = f32(4, 1, 3, 3)
+case("nn.conv2d", "depthwise", [xg, wd_], [conv2d_ref(d64(xg), d64(wd_), pad=(1, 1, 1, 1), groups=4)],
+     {"groups": 4, "padding": [1]}, out_dtypes=["float32"], atol=1e-5)
+xi8, wi8 = ints(1, 2, 4, 4, lo=-128, hi=128, dtype="int8"), ints(2, 2, 3, 3, lo=-128, hi=128, dtype="int8")
+case("nn.conv2d", "int8_to_int32", [xi8, wi8], [conv2d_ref(xi8, wi8, acc=np.int64).astype(np.int32)],
+     {"out_dtype": "int32"})
+error("nn.conv2d", "channels_mismatch", [x4, w4], {"channels": 4})
+error("nn.conv2d", "kernel_too_large", [f32(1, 2, 2, 2), w4])
+error("nn.conv2d", "nhwc_unsupported", [x4, w4], {"data_layout": "NHWC"})
+
+
+def pool_ref(x, kind, pool, strides, pad, dil=(1, 1), ceil_mode=False, count_include_pad=False):
+    """TVM pool semantics (topi pool_impl_nd), NCHW; pad = (top, left, bottom, right)."""
+    n, c, h, w = x.shape
+    dims = (h, w)
+    outs = []
+    for ax in range(2):
+        span = (pool[ax] - 1) * dil[ax] + 1
+        room = dims[ax] + pad[ax] + pad[ax + 2] - span
+        outs.append((room + (strides[ax] - 1 if ceil_mode else 0)) // strides[ax] + 1)
+    out = np.zeros((n, c, outs[0], outs[1]), np.float64)
+    for y in range(outs[0]):
+        for xo in range(outs[1]):
+            taps, counted = [], 1
+            for ax, o in enumerate((y, xo)):
+                start = o * strides[ax] - pad[ax]
+                pos = [start + i * dil[ax] for i in range(pool[ax])]
+                taps.append([p for p in pos if 0 <= p < dims[ax]])
+                counted *= len([p for p in pos if p < dims[ax] + pad[ax + 2]])
+            vals = x[:, :, taps[0], :][:, :, :, taps[1]].reshape(n, c, -1)
+            if kind == "max":
+                out[:, :, y, xo] = vals.max(axis=2) if vals.shape[2] else -np.inf
+            else:
+                cnt = counted if count_include_pad else vals.shape[2]
+                out[:, :, y, xo] = vals.sum(axis=2) / max(cnt, 1)
+    return out
+
+
+xp = f32(1, 2, 5, 5)
+case("nn.max_pool2d", "2x2_stride2", [xp], [pool_ref(d64(xp), "max", (2, 2), (2, 2), (0, 0, 0, 0))],
+     {"pool_size": [2, 2], "strides": [2, 2]}, out_dtypes=["float32"])
+case("nn.max_pool2d", "3x3_pad1_ceil", [xp], [pool_ref(d64(xp), "max", (3, 3), (2, 2), (1, 1, 1, 1), ceil_mode=True)],
+     {"pool_size": [3, 3], "strides": [2, 2], "padding": [1, 1], "ceil_mode": True}, out_dtypes=["float32"])
+case("nn.max_pool2d", "dilated", [xp], [pool_ref(d64(xp), "max", (2, 2), (1, 1), (0, 0, 0, 0), dil=(2, 2))],
+     {"pool_size": [2], "dilation": [2, 2]}, out_dtypes=["float32"])
+xpi = ints(1, 1, 4, 4)
+case("nn.max_pool2d", "int32", [xpi], [pool_ref(xpi, "max", (2, 2), (2, 2), (0, 0, 0, 0)).astype(np.int32)],
+     {"pool_size": [2, 2], "strides": [2, 2]})
+error("nn.max_pool2d", "window_too_large", [f32(1, 1, 2, 2)], {"pool_size": [3, 3]})
+
+case("nn.avg_pool2d", "2x2_stride2", [xp], [pool_ref(d64(xp), "avg", (2, 2), (2, 2), (0, 0, 0, 0))],
+     {"pool_size": [2, 2], "strides": [2, 2]}, out_dtypes=["float32"])
+case("nn.avg_pool2d", "pad_excluded", [xp], [pool_ref(d64(xp), "avg", (3, 3), (2, 2), (1, 1, 1, 1))],
+     {"pool_size": [3, 3], "strides": [2, 2], "padding": [1]}, out_dtypes=["float32"])
+case("nn.avg_pool2d", "pad_included", [xp],
+     [pool_ref(d64(xp), "avg", (3, 3), (2, 2), (1, 1, 1, 1), count_include_pad=True)],
+     {"pool_size": [3, 3], "strides": [2, 2], "padding": [1], "count_include_pad": True}, out_dtypes=["float32"])
+x46 = f32(1, 1, 4, 6)
+case("nn.avg_pool2d", "ceil_asymmetric_include_pad", [x46],
+     [pool_ref(d64(x46), "avg", (2, 3), (2, 2), (0, 1, 1, 0), ceil_mode=True, count_include_pad=True)],
+     {"pool_size": [2, 3], "strides": [2, 2], "padding": [0, 1, 1, 0], "ceil_mode": True, "count_include_pad": True},
+     out_dtypes=["float32"])
+error("nn.avg_pool2d", "int_rejected", [xpi], {"pool_size": [2, 2]})
+
+xg2 = f32(2, 3, 4, 5)
+case("nn.global_avg_pool2d", "basic", [xg2], [d64(xg2).mean(axis=(2, 3), keepdims=True)], out_dtypes=["float32"])
+xg1 = f32(1, 2, 1, 1)
+case("nn.global_avg_pool2d", "1x1", [xg1], [xg1])
+case("nn.global_avg_pool2d", "empty_batch", [f32(0, 2, 3, 3)], [f32(0, 2, 1, 1)])
+error("nn.global_avg_pool2d", "rank3", [f32(2, 3, 4)])
+
+
+def batch_norm_ref(x, g, b, m, v, axis=1, eps=1e-5, center=True, scale=True):
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    y = (d64(x) - d64(m).reshape(shape)) / np.sqrt(d64(v).reshape(shape) + eps)
+    if scale:
+        y = y * d64(g).reshape(shape)
+    if center:
+        y = y + d64(b).reshape(shape)
+    return y
+
+
+xb = f32(2, 3, 2, 2)
+g, bb, mm, vv = f32(3), f32(3), f32(3), f32(3, lo=0.5, hi=2)
+case("nn.batch_norm", "nchw", [xb, g, bb, mm, vv], [batch_norm_ref(xb, g, bb, mm, vv), mm, vv],
+     out_dtypes=["float32", None, None])
+xl = f32(4, 3)
+case("nn.batch_norm", "last_axis_no_center", [xl, g, bb, mm, vv],
+     [batch_norm_ref(xl, g, bb, mm, vv, axis=1, eps=1e-3, center=False), mm, vv],
+     {"axis": -1, "epsilon": 1e-3, "center": False}, out_dtypes=["float32", None, None])
+xa0 = f32(3, 2)
+case("nn.batch_norm", "axis0_no_scale", [xa0, g, bb, mm, vv],
+     [batch_norm_ref(xa0, g, bb, mm, vv, axis=0, scale=False), mm, vv], {"axis": 0, "scale": False},
+     out_dtypes=["float32", None, None])
+error("nn.batch_norm", "param_mismatch", [xb, f32(2), bb, mm, vv])
+
+
+def layer_norm_ref(x, g, b, axis=-1, eps=1e-5, center=True, scale=True):
+    xd = d64(x)
+    mean = xd.mean(axis=axis, keepdims=True)
+    var = ((xd - mean) ** 2).mean(axis=axis, keepdims=True)
+    y = (xd - mean) / np.sqrt(var + eps)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    if scale:
+        y = y * d64(g).reshape(shape)
+    if center:
+        y = y + d64(b).reshape(shape)
+    return y
+
+
+xn = f32(2, 3, 4)
+g4, b4 = f32(4), f32(4)
+case("nn.layer_norm", "last_axis", [xn, g4, b4], [layer_norm_ref(xn, g4, b4)], out_dtypes=["float32"], atol=1e-5)
+g3, b3 = f32(3), f32(3)
+case("nn.layer_norm", "axis1_eps", [xn, g3, b3], [layer_norm_ref(xn, g3, b3, axis=1, eps=1e-3)],
+     {"axis": 1, "epsilon": 1e-3}, out_dtypes=["float32"], atol=1e-5)
+case("nn.layer_norm", "plain", [xn, g4, b4], [layer_norm_ref(xn, g4, b4, center=False, scale=False)],
+     {"center": False, "scale": False}, out_dtypes=["float32"], atol=1e-5)
+error("nn.layer_norm", "param_mismatch", [xn, g3, b4])
+
+
+def softmax_ref(x, axis):
+    e = np.exp(d64(x) - d64(x).max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+for op, fn in [("nn.softmax", softmax_ref), ("nn.log_softmax", lambda x, a: np.log(softmax_ref(x, a)))]:
+    xs = f32(2, 5)
+    case(op, "last_axis", [xs], [fn(xs, -1)], out_dtypes=["float32"])
+    case(op, "axis0", [xs], [fn(xs, 0)], {"axis": 0}, out_dtypes=["float32"])
+    big = np.array([[1000.0, 1001.0, 999.0]], np.float32)
+    case(op, "large_values", [big], [fn(big, -1)], out_dtypes=["float32"])
+    case(op, "empty", [f32(0, 3)], [f32(0, 3)])
+    error(op, "axis_out_of_range", [xs], {"axis": 2})
+
+xd = f32(2, 3)
+case("nn.dropout", "identity", [xd], [xd, np.ones_like(xd)], {"rate": 0.3})
+x1 = f32(4)
+case("nn.dropout", "default_rate", [x1], [x1, np.ones_like(x1)])
+case("nn.dropout", "empty", [f32(0)], [f32(0), f32(0)])
+error("nn.dropout", "int_rejected", [ints(2)])
+
+
+def main():
+    if os.path.isdir(OUT_DIR):
+        shutil.rmtree(OUT_DIR)
+    os.makedirs(OUT_DIR)
+    total = 0
+    for op in sorted(CASES):
+        with open(os.path.join(OUT_DIR, op + ".json"), "w") as f:
+            json.dump({"op": op, "cases": CASES[op]}, f, separators=(",", ":"))
+            f.write("\n")
+        total += len(CASES[op])
+    print(f"{len(CASES)} ops, {total} cases -> {OUT_DIR}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+//! The lowering pipeline (`relay_compiler::pass::lower_for_vm`) on whole programs with the
+//! prelude and the operator library: every golden program that type-checks goes through it,
+//! the result has the shape the bytecode emitter expects (checked by [`check_lowered`]), and
+//! deep programs go through on a 2 MiB stack.
+//!
+//! That passes preserve what programs compute is checked once the VM runs them (running each
+//! program before and after the pipeline); here the re-inference after every pass is the
+//! verifier.
+
+use relay_compiler::ir::{ExprId, ExprKind, Function, Module};
+use relay_compiler::pass::{lower_for_vm, CLOSURE, PRIMITIVE};
+use relay_compiler::syntax::printer::print_module;
+use relay_compiler::ty::TypeMap;
+use std::path::{Path, PathBuf};
+
+/// Parses and type-checks `text` with the prelude, then lowers it; panics with the rendered
+/// diagnostics on failure.
+fn lower(name: &str, text: &str) -> (Module, TypeMap) {
+    let checked = relay::check(name, text).unwrap_or_else(|e| panic!("{name} does not check:\n{e}"));
+    let mut module = checked.module;
+    match lower_for_vm(&mut module, &relay_stdlib::op_registry()) {
+        Ok(types) => (module, types),
+        Err(e) => panic!("{name}: lowering failed:\n{}\n{}", e.render(&module.sources, false), print_module(&module, None)),
+    }
+}
+
+fn flag(m: &Module, f: &Function, key: &str) -> bool {
+    matches!(m.attr(&f.attrs, key), Some(relay_compiler::ir::AttrValue::Int(1)))
+}
+
+fn is_atom(kind: &ExprKind) -> bool {
+    matches!(
+        kind,
+        ExprKind::Var(_)
+            | ExprKind::Global(_)
+            | ExprKind::Constructor(_)
+            | ExprKind::Op(_)
+            | ExprKind::Literal(_)
+            | ExprKind::Constant(_)
+    )
+}
+
+/// Checks what the emitter relies on, for every global function:
+/// - a `Closure=1` global's body is a non-primitive `fn` literal, whose body is in ANF; any
+///   other global's body is in ANF;
+/// - ANF: a `let` chain of values ending in an atom; a value is an atom, a call of atoms, a
+///   tuple/projection/ref operation on atoms, an `if`/`match` on an atom with ANF branches, or
+///   a `Primitive=1` `fn` literal;
+/// - primitive functions have typed parameters and a body that calls one operator on them;
+/// - operators are only called inside primitive functions, and a global or a constructor
+///   with fields is never a value (eta expansion), only a callee;
+/// - every variable bound by a `let` that the passes made (named `v<N>`) is annotated.
+fn check_lowered(m: &Module) -> Result<(), String> {
+    for g in &m.functions {
+        let name = m.name(g.name);
+        let at = |e: String| format!("@{name}: {e}");
+        if flag(m, &g.func, PRIMITIVE) {
+            continue;
+        }
+        let body = if flag(m, &g.func, CLOSURE) {
+            match &m.expr(g.func.body).kind {
+                ExprKind::Function(f) if !flag(m, f, PRIMITIVE) => f.body,
+                _ => return Err(at("a Closure=1 global's body is not a closure literal".into())),
+            }
+        } else {
+            g.func.body
+        };
+        check_chain(m, body).map_err(at)?;
+    }
+    Ok(())
+}
+
+/// `let %v = <value>; ...; <atom>`.
+fn check_chain(m: &Module, mut e: ExprId) -> Result<(), String> {
+    while let ExprKind::Let { var, value, body } = &m.expr(e).kind {
+        let v = m.var(*var);
+        if m.name(v.name).starts_with('v') && m.name(v.name)[1..].parse::<u32>().is_ok() && v.ty.is_none() {
+            return Err(format!("`%{}` is not annotated", m.name(v.name)));
+        }
+        check_value(m, *value)?;
+        e = *body;
+    }
+    check_operand(m, e)
+}
+
+/// An atom in a value position.
+fn check_operand(m: &Module, e: ExprId) -> Result<(), String> {
+    match &m.expr(e).kind {
+        ExprKind::Global(g) => Err(format!("global @{} used as a value", m.name(*g))),
+        ExprKind::Constructor(c) if m.constructor(*c).is_some_and(|c| !c.fields.is_empty()) => {
+            Err(format!("constructor {} used as a value", m.name(*c)))
+        }
+        ExprKind::Op(o) => Err(format!("operator {} used as a value", m.name(*o))),
+        k if is_atom(k) => Ok(()),
+        k => Err(format!("not an atom: {k:?}")),
+    }
+}
+
+fn check_value(m: &Module, e: ExprId) -> Result<(), String> {
+    let atoms = |es: &[ExprId]| es.iter().try_for_each(|&a| check_operand(m, a));
+    match &m.expr(e).kind {
+        k if is_atom(k) => check_operand(m, e),
+        ExprKind::Call { callee, args, .. } => {
+            match &m.expr(*callee).kind {
+                ExprKind::Op(o) => return Err(format!("operator {} called outside a primitive function", m.name(*o))),
+                k if !is_atom(k) => return Err(format!("callee is not an atom: {k:?}")),
+                _ => {}
+            }
+            atoms(args)
+        }
+        ExprKind::Tuple(fields) => atoms(fields),
+        ExprKind::Proj { tuple: a, .. } | ExprKind::RefNew(a) | ExprKind::RefRead(a) => check_operand(m, *a),
+        ExprKind::RefWrite { cell, value } => atoms(&[*cell, *value]),
+        ExprKind::If { cond, then_branch, else_branch } => {
+            check_operand(m, *cond)?;
+            check_chain(m, *then_branch)?;
+            check_chain(m, *else_branch)
+        }
+        ExprKind::Match { scrutinee, arms, .. } => {
+            check_operand(m, *scrutinee)?;
+            arms.iter().try_for_each(|arm| check_chain(m, arm.body))
+        }
+        ExprKind::Function(f) if flag(m, f, PRIMITIVE) => check_kernel(m, f),
+        ExprKind::Function(_) => Err("a closure literal was not lifted".into()),
+        ExprKind::Let { .. } => Err("a `let` as a bound value".into()),
+        k => Err(format!("unexpected value {k:?}")),
+    }
+}
+
+/// `fn (%p0: T0, ..., Primitive=1) -> R { op(%p0, ...) }`.
+fn check_kernel(m: &Module, f: &Function) -> Result<(), String> {
+    if f.params.iter().any(|&p| m.var(p).ty.is_none()) || f.ret_type.is_none() {
+        return Err("a primitive function is not fully annotated".into());
+    }
+    let ExprKind::Call { callee, args, .. } = &m.expr(f.body).kind else {
+        return Err("a primitive function's body is not an operator call".into());
+    };
+    let params_only = args.iter().all(|&a| matches!(m.expr(a).kind, ExprKind::Var(v) if f.params.contains(&v)));
+    if !matches!(m.expr(*callee).kind, ExprKind::Op(_)) || !params_only {
+        return Err("a primitive function's body is not an operator call on its parameters".into());
+    }
+    Ok(())
+}
+
+/// The `.relay` files of `tests/relay/<dir>`, sorted.
+fn relay_files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay").join(dir);
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "relay"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Lowers every file of `dir` that type-checks; returns how many did.
+fn lower_all(dir: &str) -> usize {
+    let mut lowered = 0;
+    let mut failures = vec![];
+    for path in relay_files(dir) {
+        let name = path.display().to_string();
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(checked) = relay::check(&name, &text) else { continue };
+        let mut module = checked.module;
+        match lower_for_vm(&mut module, &relay_stdlib::op_registry()) {
+            Ok(_) => match check_lowered(&module) {
+                Ok(()) => lowered += 1,
+                Err(e) => failures.push(format!("--- {name}: {e}\n{}", print_module(&module, None))),
+            },
+            Err(e) => failures.push(format!("--- {name}:\n{}", e.render(&module.sources, false))),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    lowered
+}
+
+#[test]
+fn golden_parse_programs_lower() {
+    assert!(lower_all("parse") >= 40);
+}
+
+#[test]
+fn golden_typecheck_programs_lower() {
+    assert!(lower_all("typecheck") >= 30);
+}
+
+#[test]
+fn the_prelude_lowers() {
+    let (m, _) = lower("prelude_only.relay", "#[version = \"0.0.5\"]\n");
+    check_lowered(&m).unwrap();
+    // Every local function of the prelude became a closure global.
+    let closures = m.functions.iter().filter(|g| flag(&m, &g.func, CLOSURE)).count();
+    assert!(closures >= 5, "{}", print_module(&m, None));
+}
+
+#[test]
+fn closures_over_lists_end_to_end() {
+    let (m, _) = lower(
+        "t.relay",
+        "#[version = \"0.0.5\"]
+         def @main(%xs: List[Tensor[(3), float32]], %b: Tensor[(3), float32]) {
+           (@map(fn (%x: Tensor[(3), float32]) { add(%x, %b) }, %xs), @map(Some, %xs))
+         }",
+    );
+    check_lowered(&m).unwrap();
+    let text = print_module(&m, Some(relay_compiler::ir::FileId(1)));
+    // The closure over `%b` and the eta-expanded `Some`, both lifted.
+    assert!(text.contains("def @main_lifted_0(%b: Tensor[(3), float32], Closure=1)"), "{text}");
+    assert!(text.contains("def @main_lifted_1[A](Closure=1)") || text.contains("def @main_lifted_1(Closure=1)"), "{text}");
+    assert!(text.contains("= @main_lifted_0(%b);"), "{text}");
+    assert!(text.contains("Primitive=1) -> Tensor[(3), float32] {\n        add(%p0, %p1)"), "{text}");
+}
+
+/// Runs `f` on a thread with a 2 MiB stack.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let handle = std::thread::Builder::new().stack_size(2 << 20).spawn(f).unwrap();
+    handle.join().unwrap_or_else(|_| panic!("the thread panicked"))
+}
+
+#[test]
+fn a_100_000_deep_let_chain_lowers_on_a_small_stack() {
+    let mut text = String::from("#[version = \"0.0.5\"]\ndef @main(%x: float32) -> float32 {\n  let %y0 = %x;\n");
+    for i in 1..100_000 {
+        text.push_str(&format!("  let %y{i} = add(%y{}, 1f);\n", i - 1));
+    }
+    text.push_str("  %y99999\n}\n");
+    let functions = on_small_stack(move || {
+        let (m, _) = lower("deep.relay", &text);
+        check_lowered(&m).map(|()| m.functions.len())
+    });
+    assert!(functions.is_ok(), "{functions:?}");
+}
+
+#[test]
+fn a_10_000_element_cons_literal_lowers_on_a_small_stack() {
+    let mut text = String::from("#[version = \"0.0.5\"]\ndef @main() -> List[int32] {\n");
+    for i in 0..10_000 {
+        text.push_str(&format!("Cons({i}, "));
+    }
+    text.push_str("Nil");
+    text.push_str(&")".repeat(10_000));
+    text.push_str("\n}\n");
+    let lets = on_small_stack(move || {
+        let (m, _) = lower("long.relay", &text);
+        check_lowered(&m)?;
+        let main = m.function_by_name("main").ok_or("no @main")?;
+        let mut e = main.func.body;
+        let mut lets = 0;
+        while let ExprKind::Let { body, .. } = &m.expr(e).kind {
+            lets += 1;
+            e = *body;
+        }
+        Ok::<_, String>(lets)
+    });
+    // One binding per `Cons` cell and one for `Nil`.
+    assert_eq!(lets, Ok(10_001));
+}
