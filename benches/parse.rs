@@ -59,7 +59,12 @@ fn bench(c: &mut Criterion) {
         Err(e) => panic!("the generated module does not parse: {e}"),
     };
     let printed = print_module(&module, None);
-    eprintln!("module: {} lines, {} bytes; printed: {} bytes", text.lines().count(), text.len(), printed.len());
+    eprintln!(
+        "module: {} lines, {} bytes; printed: {} bytes",
+        text.lines().count(),
+        text.len(),
+        printed.len()
+    );
 
     let mut group = c.benchmark_group("text");
     group.throughput(Throughput::Bytes(text.len() as u64));

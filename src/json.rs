@@ -161,7 +161,12 @@ fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputErr
         ValueType::Tuple(types) => {
             let items = match json {
                 Json::Array(items) if items.len() == types.len() => items,
-                _ => return Err(expected(&format!("a tuple of {} value(s) as a JSON array", types.len()), json)),
+                _ => {
+                    return Err(expected(
+                        &format!("a tuple of {} value(s) as a JSON array", types.len()),
+                        json,
+                    ))
+                }
             };
             let fields = types
                 .iter()
@@ -223,7 +228,12 @@ fn read_list(exe: &Executable, name: &str, args: &[ValueType], items: &[Json]) -
     Ok(list)
 }
 
-fn read_constructor(exe: &Executable, name: &str, args: &[ValueType], json: &Json) -> Result<Value, InputError> {
+fn read_constructor(
+    exe: &Executable,
+    name: &str,
+    args: &[ValueType],
+    json: &Json,
+) -> Result<Value, InputError> {
     let info = typed::adt(exe, name)?;
     let form = format!("a `{name}` value as {{\"con\": name, \"fields\": [...]}}");
     let Json::Object(o) = json else { return Err(expected(&form, json)) };
@@ -259,7 +269,8 @@ fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value
     let (dims, elements): (Vec<usize>, Vec<&Json>) = match json {
         Json::Object(o) => {
             let form = "a tensor as {\"dtype\", \"shape\", \"data\"}";
-            let (Some(d), Some(s), Some(Json::Array(data))) = (o.get("dtype"), o.get("shape"), o.get("data")) else {
+            let (Some(d), Some(s), Some(Json::Array(data))) = (o.get("dtype"), o.get("shape"), o.get("data"))
+            else {
                 return Err(expected(form, json));
             };
             if o.len() != 3 {
@@ -269,15 +280,16 @@ fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value
             if given != Some(dtype) {
                 return Err(format!("expected dtype {dtype}, found {d}").into());
             }
-            let dims: Option<Vec<usize>> =
-                s.as_array().and_then(|a| a.iter().map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok())).collect());
+            let dims: Option<Vec<usize>> = s
+                .as_array()
+                .and_then(|a| a.iter().map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok())).collect());
             let dims = dims.ok_or_else(|| expected("`shape` as an array of sizes", s))?;
             (dims, data.iter().collect())
         }
         _ => nested(json)?,
     };
     if !typed::shape_fits(&dims, shape) {
-        return Err(format!("a tensor of shape {dims:?} where {} was expected", describe(&ty)).into());
+        return Err(format!("found a tensor of shape {dims:?}, expected `{}`", describe(&ty)).into());
     }
     let n = relay_devices::shape_size(&dims).ok_or_else(|| format!("shape {dims:?} is too large"))?;
     if n != elements.len() {
@@ -340,7 +352,9 @@ fn element(dtype: DType, j: &Json) -> Result<ScalarValue, InputError> {
         DTypeCode::Int | DTypeCode::UInt => {
             let bits = u32::from(dtype.bits);
             let fits = if dtype.code == DTypeCode::Int {
-                j.as_i64().filter(|&v| bits >= 64 || (v >> (bits - 1)) == 0 || (v >> (bits - 1)) == -1).map(|v| v as u64)
+                j.as_i64()
+                    .filter(|&v| bits >= 64 || (v >> (bits - 1)) == 0 || (v >> (bits - 1)) == -1)
+                    .map(|v| v as u64)
             } else {
                 j.as_u64().filter(|&v| bits >= 64 || v >> bits == 0)
             };
@@ -410,7 +424,8 @@ mod tests {
     fn lists_tuples_and_refs() {
         let int = tensor_ty(DType::I32, &[]);
         let list = ValueType::Adt { name: "List".into(), args: vec![int.clone()] };
-        let cons = r#"{"con":"Cons","fields":[{"dtype":"int32","shape":[],"data":[1]},{"con":"Nil","fields":[]}]}"#;
+        let cons =
+            r#"{"con":"Cons","fields":[{"dtype":"int32","shape":[],"data":[1]},{"con":"Nil","fields":[]}]}"#;
         assert_eq!(round_trip(&list, "[1]"), cons);
         assert_eq!(round_trip(&list, r#"{"con": "Cons", "fields": [1, {"con": "Nil"}]}"#), cons);
         let pair = ValueType::Tuple(vec![int.clone(), ValueType::Ref(Box::new(int))]);
@@ -427,7 +442,8 @@ mod tests {
         let list = ValueType::Adt { name: "List".into(), args: vec![int] };
         let err = from_json(&e, &list, &serde_json::json!([1, 2, "x"])).unwrap_err();
         assert!(err.contains("at [2]"), "{err}");
-        let err = from_json(&e, &list, &serde_json::json!({"con": "Cons", "fields": [true, {"con": "Nil"}]})).unwrap_err();
+        let err = from_json(&e, &list, &serde_json::json!({"con": "Cons", "fields": [true, {"con": "Nil"}]}))
+            .unwrap_err();
         assert!(err.contains("at .fields[0]"), "{err}");
         let err = from_json(&e, &list, &serde_json::json!({"con": "Some", "fields": []})).unwrap_err();
         assert!(err.contains("not a constructor of `List`"), "{err}");

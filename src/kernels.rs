@@ -46,7 +46,8 @@ fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::Kernel>, String> {
     let op = reference_op(&k.op).ok_or_else(|| format!("no reference kernel for operator `{}`", k.op))?;
     let mut symbols = Interner::default();
     let attrs = Attrs(k.attrs.iter().map(|(name, v)| (symbols.intern(name), attr_value(v))).collect());
-    let attrs = (op.parse_attrs)(&AttrReader::new(&symbols, &attrs)).map_err(|e| format!("`{}`: {e}", k.op))?;
+    let attrs =
+        (op.parse_attrs)(&AttrReader::new(&symbols, &attrs)).map_err(|e| format!("`{}`: {e}", k.op))?;
     Ok(Arc::new(ReferenceKernel { op, attrs }))
 }
 
@@ -89,7 +90,10 @@ mod tests {
 
     #[test]
     fn unknown_operators_and_bad_attributes_are_errors() {
-        let exe = Executable { kernels: vec![desc("add", vec![]), desc("no.such_op", vec![])], ..Default::default() };
+        let exe = Executable {
+            kernels: vec![desc("add", vec![]), desc("no.such_op", vec![])],
+            ..Default::default()
+        };
         let (index, message) = reference_kernels(&exe).err().unwrap();
         assert_eq!(index, 1);
         assert!(message.contains("no.such_op"));

@@ -18,8 +18,8 @@ pub use relay_vm as vm;
 pub mod json;
 pub mod kernels;
 pub mod params;
-pub mod sst;
 mod program;
+pub mod sst;
 pub mod text;
 mod typed;
 

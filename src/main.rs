@@ -148,9 +148,9 @@ fn main() -> ExitCode {
             finish(run(&file, &entry, args.as_deref(), input.as_deref(), params.as_deref(), format))
         }
         Command::Compile { file, output } => finish(compile(&file, &output)),
-        Command::Disasm { file } => finish(
-            load_program(&file).and_then(|p| write_stdout(&p.executable().disassemble())),
-        ),
+        Command::Disasm { file } => {
+            finish(load_program(&file).and_then(|p| write_stdout(&p.executable().disassemble())))
+        }
     }
 }
 
@@ -194,17 +194,22 @@ fn with_source(path: &Path, f: impl FnOnce(&str, &str) -> Result<(), relay::Comp
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display())))
+    std::fs::read(path)
+        .map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display())))
 }
 
 /// Loads an executable (recognised by its magic number) or compiles Relay source.
 fn load_program(path: &Path) -> Result<Program, Failure> {
     let bytes = read_file(path)?;
     if bytes.starts_with(EXECUTABLE_MAGIC) {
-        return Program::load(&bytes).map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", path.display())));
+        return Program::load(&bytes)
+            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", path.display())));
     }
     let text = String::from_utf8(bytes).map_err(|_| {
-        Failure::bad_input(format!("error: {} is neither UTF-8 Relay source nor an executable\n", path.display()))
+        Failure::bad_input(format!(
+            "error: {} is neither UTF-8 Relay source nor an executable\n",
+            path.display()
+        ))
     })?;
     Ok(Program::compile(&path.display().to_string(), &text)?)
 }
@@ -269,7 +274,8 @@ struct Job<'p> {
 
 impl Job<'_> {
     fn run_lines(&mut self, path: &Path) -> Result<(), Failure> {
-        let cannot = |e: std::io::Error| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display()));
+        let cannot =
+            |e: std::io::Error| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display()));
         let reader: Box<dyn BufRead> = if path == Path::new("-") {
             Box::new(std::io::stdin().lock())
         } else {
@@ -292,10 +298,16 @@ impl Job<'_> {
         let items = match serde_json::from_str::<serde_json::Value>(json) {
             Ok(serde_json::Value::Array(items)) => items,
             Ok(_) => return Err(bad("expected a JSON array of arguments".to_string())),
+            Err(e) if e.to_string().starts_with("recursion limit") => {
+                return Err(bad(format!(
+                    "JSON nested too deeply ({e}); write a List as a plain array [x, ...]"
+                )))
+            }
             Err(e) => return Err(bad(format!("malformed JSON: {e}"))),
         };
         if items.len() != self.free.len() {
-            let names: Vec<String> = self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();
+            let names: Vec<String> =
+                self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();
             return Err(bad(format!(
                 "`@{}` takes {} argument(s) here ({}), {} given",
                 self.f.name,
@@ -318,7 +330,10 @@ impl Job<'_> {
             Format::Json => relay::json::to_json(exe, &self.f.ret_type, &result),
             Format::Text => relay::text::to_text(exe, &self.f.ret_type, &result),
         };
-        let printed = printed.map_err(|e| Failure { code: EXIT_TRAP, message: format!("error: cannot print the result: {e}\n") })?;
+        let printed = printed.map_err(|e| Failure {
+            code: EXIT_TRAP,
+            message: format!("error: cannot print the result: {e}\n"),
+        })?;
         write_stdout(&(printed + "\n"))
     }
 }

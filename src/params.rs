@@ -26,16 +26,20 @@ pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Vec<(usize, Value)
         let index = func.param_names.iter().position(|p| p == key).ok_or_else(|| {
             format!("tensor `{name}` names no parameter of `{}` ({})", func.name, func.param_names.join(", "))
         })?;
-        let t = tensor(view.dtype(), view.shape(), view.data()).map_err(|e| format!("tensor `{name}`: {e}"))?;
+        let t =
+            tensor(view.dtype(), view.shape(), view.data()).map_err(|e| format!("tensor `{name}`: {e}"))?;
         let expected = &func.param_types[index];
         let fits = match expected {
             ValueType::Tensor { dtype, shape } => t.dtype() == *dtype && shape_fits(t.shape(), shape),
             _ => false,
         };
         if !fits {
-            let got = ValueType::Tensor { dtype: t.dtype(), shape: t.shape().iter().map(|&d| Some(d as i64)).collect() };
+            let got = ValueType::Tensor {
+                dtype: t.dtype(),
+                shape: t.shape().iter().map(|&d| Some(d as i64)).collect(),
+            };
             return Err(format!(
-                "tensor `{name}` is {}, but parameter `%{key}` is {}",
+                "tensor `{name}` is `{}`, but parameter `%{key}` is `{}`",
                 describe(&got),
                 describe(expected)
             ));
@@ -67,4 +71,3 @@ fn tensor(dtype: Dtype, shape: &[usize], data: &[u8]) -> Result<Tensor, String> 
     };
     Tensor::from_storage(shape.to_vec(), storage).map_err(|e| e.to_string())
 }
-

@@ -88,7 +88,7 @@ impl Program {
 
     /// A VM with the given limits.
     pub fn vm_with(&self, config: VmConfig) -> Vm<'_> {
-        match Vm::new(&self.executable, &self.kernels, config.clone()) {
+        match Vm::new(&self.executable, &self.kernels, config) {
             Ok(vm) => vm,
             // `from_executable` binds exactly one kernel per descriptor and neither list
             // changes afterwards, so the VM cannot reject the table.
@@ -116,9 +116,14 @@ impl Program {
         let found = self.executable.adts.iter().find_map(|a| {
             a.constructors.iter().position(|c| c.name == name).map(|tag| (tag, &a.constructors[tag]))
         });
-        let (tag, con) = found.ok_or_else(|| Error::Input(format!("the program has no constructor `{name}`")))?;
+        let (tag, con) =
+            found.ok_or_else(|| Error::Input(format!("the program has no constructor `{name}`")))?;
         if con.fields.len() != fields.len() {
-            return Err(Error::Input(format!("`{name}` takes {} field(s), {} given", con.fields.len(), fields.len())));
+            return Err(Error::Input(format!(
+                "`{name}` takes {} field(s), {} given",
+                con.fields.len(),
+                fields.len()
+            )));
         }
         Ok(Value::adt(tag as u32, fields))
     }
@@ -142,8 +147,9 @@ impl Program {
             )));
         }
         for (i, (a, t)) in args.iter().zip(&f.param_types).enumerate() {
-            typed::node(&self.executable, a, t)
-                .map_err(|e| Error::Input(format!("argument {} (`%{}`) of `@{}`: {e}", i + 1, f.param_names[i], f.name)))?;
+            typed::node(&self.executable, a, t).map_err(|e| {
+                Error::Input(format!("argument {} (`%{}`) of `@{}`: {e}", i + 1, f.param_names[i], f.name))
+            })?;
         }
         Ok(vm.invoke(&f.name, args)?)
     }

@@ -11,6 +11,8 @@
 //! As a Relay value, a leaf is `Rose(word_id, Nil)` and an internal node `Rose(-1, children)`,
 //! written in the value JSON of `relay-vm run --input` (`{"con": "Rose", "fields": [...]}`).
 
+use crate::{scalar, Error, Program};
+use relay_vm::Value;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -92,6 +94,28 @@ impl Tree {
             }
         }
         out
+    }
+    /// The tree as a Relay `Tree[int32]` value for `program` (any program: the prelude defines
+    /// `Rose`, `Cons` and `Nil`), with the word ids and shape of [`Tree::to_relay_json`].
+    ///
+    /// Built bottom-up without recursion: in reverse pre-order every node comes after its
+    /// subtrees, whose values are then on top of the stack, first child topmost.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when `program` lacks one of the three constructors.
+    pub fn to_value(&self, program: &Program, word_id: impl Fn(&str) -> i32) -> Result<Value, Error> {
+        let mut stack: Vec<Value> = Vec::new();
+        for node in self.nodes.iter().rev() {
+            let children = stack.split_off(stack.len().saturating_sub(node.children.len()));
+            let mut list = program.constructor("Nil", vec![])?;
+            for child in children {
+                list = program.constructor("Cons", vec![child, list])?;
+            }
+            let id = node.word.as_deref().map_or(-1, &word_id);
+            stack.push(program.constructor("Rose", vec![scalar(id), list])?);
+        }
+        // The root's value is the only one left.
+        stack.pop().ok_or_else(|| Error::Input("empty tree".to_string()))
     }
 }
 

@@ -48,7 +48,9 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
         (Value::Scalar(s), ValueType::Tensor { dtype, shape }) if shape.is_empty() && s.dtype == *dtype => {
             Ok(Node::Scalar(*s))
         }
-        (Value::Tensor(t), ValueType::Tensor { dtype, shape }) if t.dtype() == *dtype && shape_fits(t.shape(), shape) => {
+        (Value::Tensor(t), ValueType::Tensor { dtype, shape })
+            if t.dtype() == *dtype && shape_fits(t.shape(), shape) =>
+        {
             Ok(Node::Tensor(t))
         }
         (Value::Scalar(s), ValueType::Param(_)) => Ok(Node::Scalar(*s)),
@@ -59,7 +61,11 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
         (Value::Adt(a), ValueType::Adt { name, args }) => {
             let (con, types) = constructor_fields(exe, name, args, a.tag)?;
             if types.len() != a.fields.len() {
-                return Err(format!("`{con}` value with {} field(s), expected {}", a.fields.len(), types.len()));
+                return Err(format!(
+                    "`{con}` value with {} field(s), expected {}",
+                    a.fields.len(),
+                    types.len()
+                ));
             }
             Ok(Node::Con { name: con, fields: a.fields.iter().cloned().zip(types).collect() })
         }
@@ -71,20 +77,23 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
                 ValueType::Ref(inner) => (**inner).clone(),
                 other => other.clone(),
             };
-            let contents = r.lock().map_err(|_| "a reference poisoned by a panic elsewhere".to_string())?.clone();
+            let contents =
+                r.lock().map_err(|_| "a reference poisoned by a panic elsewhere".to_string())?.clone();
             Ok(Node::Ref { id: Arc::as_ptr(r) as usize, inner: Box::new((contents, inner_ty)) })
         }
         (Value::Closure(c), ValueType::Func | ValueType::Param(_)) => {
-            let f = exe.functions.get(c.func as usize).ok_or("a closure of a function the executable lacks")?;
+            let f =
+                exe.functions.get(c.func as usize).ok_or("a closure of a function the executable lacks")?;
             Ok(Node::Closure(&f.name))
         }
-        (v, ty) => Err(format!("a {} where {} was expected", v.kind(), describe(ty))),
+        (v, ty) => Err(format!("found {}, expected `{}`", describe_value(v), describe(ty))),
     }
 }
 
 /// Whether a concrete shape matches a type's shape (`None` dims match anything).
 pub(crate) fn shape_fits(shape: &[usize], ty: &[Option<i64>]) -> bool {
-    shape.len() == ty.len() && shape.iter().zip(ty).all(|(&d, t)| t.is_none_or(|t| usize::try_from(t) == Ok(d)))
+    shape.len() == ty.len()
+        && shape.iter().zip(ty).all(|(&d, t)| t.is_none_or(|t| usize::try_from(t) == Ok(d)))
 }
 
 /// The ADT named `name`.
@@ -135,18 +144,30 @@ pub(crate) fn substitute(t: &ValueType, params: &[String], args: &[ValueType]) -
 pub(crate) fn describe(t: &ValueType) -> String {
     let list = |ts: &[ValueType]| ts.iter().map(describe).collect::<Vec<_>>().join(", ");
     match t {
-        ValueType::Tensor { dtype, shape } if shape.is_empty() => format!("a {dtype} scalar"),
+        ValueType::Tensor { dtype, shape } if shape.is_empty() => dtype.to_string(),
         ValueType::Tensor { dtype, shape } => {
-            let dims: Vec<String> = shape.iter().map(|d| d.map_or("?".to_string(), |d| d.to_string())).collect();
-            let comma = if dims.len() == 1 { "," } else { "" };
-            format!("Tensor[({}{comma}), {dtype}]", dims.join(", "))
+            let dims: Vec<String> =
+                shape.iter().map(|d| d.map_or("?".to_string(), |d| d.to_string())).collect();
+            format!("Tensor[({}), {dtype}]", dims.join(", "))
         }
         ValueType::Tuple(fs) => format!("({})", list(fs)),
         ValueType::Adt { name, args } if args.is_empty() => name.clone(),
         ValueType::Adt { name, args } => format!("{name}[{}]", list(args)),
-        ValueType::Func => "a function".to_string(),
-        ValueType::Ref(x) => format!("Ref[{}]", describe(x)),
-        ValueType::Param(p) => format!("type parameter `{p}`"),
+        ValueType::Func => "fn".to_string(),
+        ValueType::Ref(x) => format!("ref({})", describe(x)),
+        ValueType::Param(p) => p.clone(),
+    }
+}
+
+/// What a value is, for error messages (`a float32 scalar`, `a Tensor[(2), int32]`).
+fn describe_value(v: &Value) -> String {
+    match v {
+        Value::Scalar(s) => format!("a {} scalar", s.dtype),
+        Value::Tensor(t) => {
+            let dims: Vec<String> = t.shape().iter().map(usize::to_string).collect();
+            format!("a Tensor[({}), {}]", dims.join(", "), t.dtype())
+        }
+        other => format!("a {}", other.kind()),
     }
 }
 
@@ -201,6 +222,10 @@ mod tests {
         let t = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(2), None] };
         assert_eq!(describe(&t), "Tensor[(2, ?), float32]");
         let v = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(3)] };
-        assert_eq!(describe(&v), "Tensor[(3,), float32]");
+        assert_eq!(describe(&v), "Tensor[(3), float32]");
+        let one = Value::Scalar(ScalarValue::float(DType::F32, 1.0));
+        let err = node(&Executable::default(), &one, &ValueType::Tensor { dtype: DType::I32, shape: vec![] })
+            .unwrap_err();
+        assert_eq!(err, "found a float32 scalar, expected `int32`");
     }
 }

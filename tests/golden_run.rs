@@ -119,7 +119,9 @@ fn call(program: &Program, config: &VmConfig, c: &Call) -> Result<Result<String,
         .map_err(|e| format!("line {}: {e}", c.line + 1))?;
     let mut vm = program.vm_with(config.clone());
     match program.invoke(&mut vm, &c.func, args) {
-        Ok(v) => relay::text::to_text(exe, &f.ret_type, &v).map(Ok).map_err(|e| format!("line {}: {e}", c.line + 1)),
+        Ok(v) => relay::text::to_text(exe, &f.ret_type, &v)
+            .map(Ok)
+            .map_err(|e| format!("line {}: {e}", c.line + 1)),
         Err(relay::Error::Trap(t)) => Ok(Err(t.to_string())),
         Err(e) => Err(format!("line {}: {e}", c.line + 1)),
     }
@@ -164,10 +166,16 @@ fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
                     problems.push(format!("{at}: expected `{want}`, got `{got}`"));
                 }
             }
-            (Expect::Value(want), Err(trap)) => problems.push(format!("{at}: expected `{want}`, trapped: {trap}")),
+            (Expect::Value(want), Err(trap)) => {
+                problems.push(format!("{at}: expected `{want}`, trapped: {trap}"))
+            }
             (Expect::Trap(want), Err(trap)) if trap.contains(want.as_str()) => {}
-            (Expect::Trap(want), Err(trap)) => problems.push(format!("{at}: expected a trap with `{want}`, got: {trap}")),
-            (Expect::Trap(want), Ok(got)) => problems.push(format!("{at}: expected a trap with `{want}`, got `{got}`")),
+            (Expect::Trap(want), Err(trap)) => {
+                problems.push(format!("{at}: expected a trap with `{want}`, got: {trap}"))
+            }
+            (Expect::Trap(want), Ok(got)) => {
+                problems.push(format!("{at}: expected a trap with `{want}`, got `{got}`"))
+            }
         }
     }
     let blessed = bless.then(|| lines.join("\n") + "\n").filter(|b| *b != text);
@@ -177,7 +185,12 @@ fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
 fn run_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/run");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "relay")).collect())
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "relay"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files

@@ -6,6 +6,7 @@
 pub mod codegen;
 pub mod diagnostics;
 pub mod ir;
+pub mod kir;
 pub mod op;
 pub mod pass;
 pub mod ty;

@@ -11,12 +11,12 @@
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
+use relay_compiler::ir::structurally_equal;
 use relay_compiler::ir::{
     AttrValue, Attrs, ConstantData, ConstructorDef, Dim, ExprId, ExprKind, Function, GlobalFunction, Literal,
     LiteralValue, MatchArm, Module, PatId, Pattern, PatternKind, Span, Symbol, TypeDef, TypeId, TypeKind,
     TypeParamId, VarId,
 };
-use relay_compiler::ir::structurally_equal;
 use relay_compiler::syntax::parse_module;
 use relay_compiler::syntax::printer::print_module;
 use relay_devices::DType;
@@ -111,7 +111,11 @@ fn ty() -> impl Strategy<Value = Ty> {
     leaf.prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
             vec(inner.clone(), 0..3).prop_map(Ty::Tuple),
-            (0..2usize, vec(inner.clone(), 0..3), inner.clone()).prop_map(|(n, p, r)| Ty::Func(n, p, Box::new(r))),
+            (0..2usize, vec(inner.clone(), 0..3), inner.clone()).prop_map(|(n, p, r)| Ty::Func(
+                n,
+                p,
+                Box::new(r)
+            )),
             (any::<u8>(), vec(inner.clone(), 0..2)).prop_map(|(k, a)| Ty::Adt(k, a)),
             inner.prop_map(|t| Ty::Ref(Box::new(t))),
         ]
@@ -119,15 +123,16 @@ fn ty() -> impl Strategy<Value = Ty> {
 }
 
 fn attr() -> impl Strategy<Value = Attr> {
-    let leaf = prop_oneof![
-        any::<i64>().prop_map(Attr::Int),
-        prop_oneof![any::<f64>(), Just(1e-5), Just(f64::INFINITY)]
-            .prop_map(|f| Attr::Float(if f.is_nan() { f64::NAN } else { f })),
-        any::<bool>().prop_map(Attr::Bool),
-        "[a-zA-Z0-9 \"\\\\\n\t\ré_]{0,8}".prop_map(Attr::Str),
-        Just(Attr::Null),
-        any::<u8>().prop_map(Attr::Meta),
-    ];
+    let leaf =
+        prop_oneof![
+            any::<i64>().prop_map(Attr::Int),
+            prop_oneof![any::<f64>(), Just(1e-5), Just(f64::INFINITY)]
+                .prop_map(|f| Attr::Float(if f.is_nan() { f64::NAN } else { f })),
+            any::<bool>().prop_map(Attr::Bool),
+            "[a-zA-Z0-9 \"\\\\\n\t\ré_]{0,8}".prop_map(Attr::Str),
+            Just(Attr::Null),
+            any::<u8>().prop_map(Attr::Meta),
+        ];
     leaf.prop_recursive(2, 8, 3, |inner| vec(inner, 0..3).prop_map(Attr::List))
 }
 
@@ -153,13 +158,15 @@ fn literal() -> impl Strategy<Value = Ex> {
         any::<u8>().prop_map(|v| Ex::Lit(LiteralValue::Int(v.into()), DType::U8)),
         f32_range.prop_map(|v| Ex::Lit(LiteralValue::Float(v), DType::F32)),
         (-65504.0..65504.0f64).prop_map(|v| Ex::Lit(LiteralValue::Float(v), DType::F16)),
-        any::<f64>().prop_map(|v| Ex::Lit(LiteralValue::Float(if v.is_nan() { f64::NAN } else { v }), DType::F64)),
+        any::<f64>()
+            .prop_map(|v| Ex::Lit(LiteralValue::Float(if v.is_nan() { f64::NAN } else { v }), DType::F64)),
         any::<bool>().prop_map(|v| Ex::Lit(LiteralValue::Bool(v), DType::BOOL)),
     ]
 }
 
 fn pattern() -> impl Strategy<Value = Pat> {
-    let leaf = prop_oneof![Just(Pat::Wild), (any::<u8>(), option::of(ty())).prop_map(|(k, t)| Pat::Var(k, t))];
+    let leaf =
+        prop_oneof![Just(Pat::Wild), (any::<u8>(), option::of(ty())).prop_map(|(k, t)| Pat::Var(k, t))];
     leaf.prop_recursive(2, 6, 3, |inner| {
         prop_oneof![
             (any::<u8>(), vec(inner.clone(), 0..3)).prop_map(|(k, ps)| Pat::Ctor(k, ps)),
@@ -169,9 +176,8 @@ fn pattern() -> impl Strategy<Value = Pat> {
 }
 
 fn func(body: impl Strategy<Value = Ex>) -> impl Strategy<Value = Func> {
-    (0..3usize, vec((any::<u8>(), option::of(ty())), 0..3), option::of(ty()), body, attrs()).prop_map(
-        |(type_params, params, ret, body, attrs)| Func { type_params, params, ret, body, attrs },
-    )
+    (0..3usize, vec((any::<u8>(), option::of(ty())), 0..3), option::of(ty()), body, attrs())
+        .prop_map(|(type_params, params, ret, body, attrs)| Func { type_params, params, ret, body, attrs })
 }
 
 fn expr() -> impl Strategy<Value = Ex> {
@@ -285,7 +291,13 @@ impl Builder {
             for (j, fields) in ctors.iter().flatten().enumerate() {
                 let fields = fields.iter().map(|t| self.ty(t)).collect();
                 let c = self.sym(&format!("Node{i}x{j}"));
-                defs.push(ConstructorDef { name: c, adt: name, fields, tag: j as u32, span: Span::default() });
+                defs.push(ConstructorDef {
+                    name: c,
+                    adt: name,
+                    fields,
+                    tag: j as u32,
+                    span: Span::default(),
+                });
             }
             let def = TypeDef {
                 name,
@@ -313,7 +325,9 @@ impl Builder {
             self.pool.clear();
             let func = self.func(f);
             let name = self.globals[i];
-            self.m.add_function(GlobalFunction { name, func, span: Span::default() }).expect("distinct names");
+            self.m
+                .add_function(GlobalFunction { name, func, span: Span::default() })
+                .expect("distinct names");
         }
         self.m
     }
@@ -349,7 +363,8 @@ impl Builder {
                 let names: Vec<Symbol> = self.visible(&self.tparams, |m, p| m.type_params[p.index()].name);
                 match pick(&names, *k) {
                     Some(name) => {
-                        let p = self.tparams.iter().rev().find(|p| self.m.type_params[p.index()].name == name);
+                        let p =
+                            self.tparams.iter().rev().find(|p| self.m.type_params[p.index()].name == name);
                         TypeKind::Param(*p.expect("visible"))
                     }
                     None => TypeKind::Hole,
@@ -482,7 +497,9 @@ impl Builder {
                     .pool
                     .iter()
                     .copied()
-                    .filter(|&e| free_vars(&self.m, e).iter().all(|&v| self.lookup(self.m.var(v).name) == Some(v)))
+                    .filter(|&e| {
+                        free_vars(&self.m, e).iter().all(|&v| self.lookup(self.m.var(v).name) == Some(v))
+                    })
                     .collect();
                 pick(&usable, *k).unwrap_or_else(|| self.zero())
             }
@@ -588,9 +605,13 @@ impl Builder {
             }
             Pat::Ctor(k, args) => match pick(&self.ctors, *k) {
                 Some((name, arity)) => {
-                    let mut pats: Vec<PatId> = args.iter().take(arity).map(|a| self.pattern(a, bound)).collect();
+                    let mut pats: Vec<PatId> =
+                        args.iter().take(arity).map(|a| self.pattern(a, bound)).collect();
                     while pats.len() < arity {
-                        pats.push(self.m.add_pattern(Pattern { kind: PatternKind::Wildcard, span: Span::default() }));
+                        pats.push(
+                            self.m
+                                .add_pattern(Pattern { kind: PatternKind::Wildcard, span: Span::default() }),
+                        );
                     }
                     PatternKind::Constructor { name, args: pats }
                 }
@@ -634,7 +655,9 @@ fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
                 bound.insert(*var);
                 stack.extend([*value, *body]);
             }
-            ExprKind::If { cond, then_branch, else_branch } => stack.extend([*cond, *then_branch, *else_branch]),
+            ExprKind::If { cond, then_branch, else_branch } => {
+                stack.extend([*cond, *then_branch, *else_branch])
+            }
             ExprKind::Match { scrutinee, arms, .. } => {
                 stack.push(*scrutinee);
                 for arm in arms {

@@ -201,7 +201,7 @@ def evaluate(model, eval_batches):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data", "sst"))
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--batch", type=int, default=25)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--dropout", type=float, default=0.5)

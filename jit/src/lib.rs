@@ -1,1 +1,14 @@
-//! Kernel code generation: kir → Cranelift machine code for the host, kir → OpenCL C.
+//! Kernel code generation for relay-vm: kir → Cranelift machine code for the host CPU.
+//!
+//! [`Jit::compile`] turns a [`relay_compiler::kir::Kernel`] into a [`CompiledKernel`], which
+//! the VM calls in destination-passing style through [`CompiledKernel::run`]; a
+//! [`KernelCache`] shares compilations between structurally equal kernels. See
+//! [`cranelift`] for what the generated code does (SIMD, approximations, safety).
+
+mod cache;
+pub mod cranelift;
+mod error;
+
+pub use cache::{KernelCache, Target};
+pub use cranelift::{CompiledKernel, Jit};
+pub use error::JitError;

@@ -47,6 +47,23 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
         }
     }
 
+    // Kernels take tensors only: a tuple argument (`concatenate`, `stack`) is passed as its
+    // fields, in order.
+    let mut flat = Vec::with_capacity(inputs.len());
+    for (&r, &t) in inputs.iter().zip(&in_types) {
+        match m.types.kind(t) {
+            TypeKind::Tuple(fs) => {
+                for i in 0..fs.len() as u32 {
+                    let field = em.fresh();
+                    em.emit(Instr::GetField { dst: field, obj: r, index: Imm(i) });
+                    flat.push(field);
+                }
+            }
+            _ => flat.push(r),
+        }
+    }
+    let inputs = flat;
+
     let out_types: Vec<TypeId> = match m.types.kind(out_type) {
         TypeKind::Tuple(fs) => fs.clone(),
         _ => vec![out_type],

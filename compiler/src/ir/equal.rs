@@ -11,12 +11,17 @@ use super::{
     AttrValue, Attrs, ExprId, ExprKind, FileId, Function, LiteralValue, Module, PatId, PatternKind, TypeId,
     TypeKind, TypeParamId, VarId,
 };
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Compares the definitions of `fa` in `a` (all of them for `None`) with those of `fb` in `b`:
 /// type definitions and global functions in definition order, with everything they reach.
 /// The error describes the first difference: where it is and what each side has there.
-pub fn structurally_equal(a: &Module, fa: Option<FileId>, b: &Module, fb: Option<FileId>) -> Result<(), String> {
+pub fn structurally_equal(
+    a: &Module,
+    fa: Option<FileId>,
+    b: &Module,
+    fb: Option<FileId>,
+) -> Result<(), String> {
     let in_file = |want: Option<FileId>, f: FileId| want.is_none_or(|w| w == f);
     let types_a: Vec<_> = a.type_defs.iter().filter(|d| in_file(fa, d.span.file)).collect();
     let types_b: Vec<_> = b.type_defs.iter().filter(|d| in_file(fb, d.span.file)).collect();
@@ -33,10 +38,15 @@ pub fn structurally_equal(a: &Module, fa: Option<FileId>, b: &Module, fb: Option
         let (na, nb) = (a.name(da.name), b.name(db.name));
         let root = cmp.step(NO_PARENT, Label::Item(format!("type {na}")));
         cmp.check(root, na == nb, || (format!("type {na}"), format!("type {nb}")))?;
-        cmp.check(root, da.is_extern == db.is_extern, || (extern_text(da.is_extern), extern_text(db.is_extern)))?;
+        cmp.check(root, da.is_extern == db.is_extern, || {
+            (extern_text(da.is_extern), extern_text(db.is_extern))
+        })?;
         cmp.bind_type_params(root, &da.type_params, &db.type_params)?;
         cmp.check(root, da.constructors.len() == db.constructors.len(), || {
-            (format!("{} constructors", da.constructors.len()), format!("{} constructors", db.constructors.len()))
+            (
+                format!("{} constructors", da.constructors.len()),
+                format!("{} constructors", db.constructors.len()),
+            )
         })?;
         for (&ca, &cb) in da.constructors.iter().zip(&db.constructors) {
             let (ta, tb) = (a.name(ca), b.name(cb));
@@ -104,11 +114,11 @@ impl<'m> Compare<'m> {
         Compare {
             a,
             b,
-            vars: HashMap::new(),
-            vars_back: HashMap::new(),
-            tparams: HashMap::new(),
-            tparams_back: HashMap::new(),
-            seen: HashSet::new(),
+            vars: HashMap::default(),
+            vars_back: HashMap::default(),
+            tparams: HashMap::default(),
+            tparams_back: HashMap::default(),
+            seen: HashSet::default(),
             work: Vec::new(),
             trail: Vec::new(),
         }
@@ -336,7 +346,10 @@ impl<'m> Compare<'m> {
         match (kx, ky) {
             (PatternKind::Wildcard, PatternKind::Wildcard) => Ok(()),
             (PatternKind::Var(vx), PatternKind::Var(vy)) => self.bind_var(at, *vx, *vy),
-            (PatternKind::Constructor { name: nx, args: ax }, PatternKind::Constructor { name: ny, args: ay }) => {
+            (
+                PatternKind::Constructor { name: nx, args: ax },
+                PatternKind::Constructor { name: ny, args: ay },
+            ) => {
                 let ok = a.name(*nx) == b.name(*ny) && ax.len() == ay.len();
                 self.check(at, ok, || (describe_pattern(a, kx), describe_pattern(b, ky)))?;
                 for (i, (&p, &q)) in ax.iter().zip(ay).enumerate().rev() {
@@ -380,7 +393,8 @@ impl<'m> Compare<'m> {
                 Ok(())
             }
             (TypeKind::Param(px), TypeKind::Param(py)) => {
-                let (nx, ny) = (a.name(a.type_params[px.index()].name), b.name(b.type_params[py.index()].name));
+                let (nx, ny) =
+                    (a.name(a.type_params[px.index()].name), b.name(b.type_params[py.index()].name));
                 let ok = match (self.tparams.get(px), self.tparams_back.get(py)) {
                     (Some(q), Some(p)) => q == py && p == px,
                     (None, None) => nx == ny,
@@ -406,7 +420,9 @@ impl<'m> Compare<'m> {
     }
 
     fn attrs(&self, at: u32, x: &Attrs, y: &Attrs) -> Res {
-        let keys = |m: &Module, attrs: &Attrs| attrs.0.iter().map(|(k, _)| m.name(*k).to_string()).collect::<Vec<_>>();
+        let keys = |m: &Module, attrs: &Attrs| {
+            attrs.0.iter().map(|(k, _)| m.name(*k).to_string()).collect::<Vec<_>>()
+        };
         let (kx, ky) = (keys(self.a, x), keys(self.b, y));
         self.check(at, kx == ky, || (format!("attributes {kx:?}"), format!("attributes {ky:?}")))?;
         for ((k, vx), (_, vy)) in x.0.iter().zip(&y.0) {
@@ -514,8 +530,9 @@ mod tests {
 
     #[test]
     fn the_first_difference_is_reported_with_its_path() {
-        let err = compare("def @main(%x) { let %y = add(%x, 1); %y }", "def @main(%x) { let %y = add(%x, 2); %y }")
-            .unwrap_err();
+        let err =
+            compare("def @main(%x) { let %y = add(%x, 1); %y }", "def @main(%x) { let %y = add(%x, 2); %y }")
+                .unwrap_err();
         assert_eq!(err, "def @main: body.value.arg[1]: literal Int(1) of int32 vs literal Int(2) of int32");
         let err = compare("def @main(%x) { %x }", "def @main(%z) { %z }").unwrap_err();
         assert!(err.contains("param[0]: binder %x vs binder %z"), "{err}");
@@ -554,6 +571,8 @@ mod tests {
             )
         };
         assert_eq!(compare(&meta("0"), &meta("0")), Ok(()));
-        assert!(compare(&meta("0"), &meta("1")).unwrap_err().contains("constant 0 (int8 [1]) vs constant 1 (float32 [1])"));
+        assert!(compare(&meta("0"), &meta("1"))
+            .unwrap_err()
+            .contains("constant 0 (int8 [1]) vs constant 1 (float32 [1])"));
     }
 }

@@ -38,7 +38,9 @@ impl<'t> Types<'t> {
     /// The type of variable `v`.
     pub fn var(&self, m: &Module, v: VarId) -> Result<TypeId, CompileError> {
         let span = m.var(v).span;
-        self.map.var(v).ok_or_else(|| self.error(span, format!("`%{}` has no inferred type", m.name(m.var(v).name))))
+        self.map
+            .var(v)
+            .ok_or_else(|| self.error(span, format!("`%{}` has no inferred type", m.name(m.var(v).name))))
     }
 
     /// The type of `e`, which must be a function.

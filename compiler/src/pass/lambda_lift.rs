@@ -1,22 +1,8 @@
 //! Lambda lifting (TVM `LambdaLift`): every `fn` literal becomes a global.
 //!
-//! A literal `fn (%x: T) -> R { body }` with free variables `%c0, ...` becomes
-//!
-//! ```text
-//! def @outer_lifted_0[<outer's type params>](%c0: T0, ..., Closure=1) -> fn (T) -> R {
-//!   fn (%x: T) -> R { body' }
-//! }
-//! ```
-//!
-//! and the literal is replaced by the call `@outer_lifted_0(%c0, ...)`, which creates the
-//! closure. The outer function over the captured values keeps the IR well-typed without
-//! closure types; `Closure=1` tells the emitter that calling it allocates a closure of the
-//! inner literal. In `body'` the captured variables are the outer parameters, and for a
-//! recursive `let %f = fn ...` every `%f` becomes `@outer_lifted_0(%c0, ...)`, the same
-//! closure rebuilt from the captured values (the emitter turns `@lifted(caps)(args)` into a
-//! direct call). Nested literals are lifted inside-out, so the inner one's creation call is
-//! part of the outer one's body when that is lifted. `Primitive=1` literals are kernels and
-//! stay where they are.
+//! Nested literals are lifted inside-out, so the inner one's creation call is part of the
+//! outer one's body when that is lifted. An outer function over the captured values keeps
+//! the IR well-typed without closure types.
 //!
 //! The lifted global takes every type parameter in scope at the literal (the enclosing
 //! global's and enclosing `fn [T]` literals', with the same ids), so captured types may
@@ -34,9 +20,26 @@ use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, Module, Symbol, Type
 use crate::ty::TypeMap;
 use std::collections::HashMap;
 
-/// Lifts every `fn` literal that is not `Primitive=1` out of every global function. A global
-/// made by an earlier run keeps its closure literal (only literals inside it are lifted), so
-/// lifting twice changes nothing the second time.
+/// Lifts every `fn` literal that is not `Primitive=1` out of every global function.
+///
+/// A literal `fn (%x: T) -> R { body }` with free variables `%c0, ...` becomes
+///
+/// ```text
+/// def @outer_lifted_0[<outer's type params>](%c0: T0, ..., Closure=1) -> fn (T) -> R {
+///   fn (%x: T) -> R { body' }
+/// }
+/// ```
+///
+/// and the literal is replaced by the call `@outer_lifted_0(%c0, ...)`, which creates the
+/// closure: `Closure=1` tells the emitter that calling the global allocates a closure of the
+/// inner literal over its arguments. In `body'` the captured variables are the outer
+/// parameters, and for a recursive `let %f = fn ...` every `%f` becomes
+/// `@outer_lifted_0(%c0, ...)`, the same closure rebuilt from the captured values (the
+/// emitter can call such a known closure directly). `Primitive=1` literals are kernels and
+/// stay where they are. The lifted globals are appended to `m.functions`.
+///
+/// A global made by an earlier run keeps its closure literal (only literals inside it are
+/// lifted), so lifting twice changes nothing the second time.
 ///
 /// # Errors
 /// An internal error if `types` lacks a type (it must be the [`TypeMap`] of `m` as it is).
@@ -141,7 +144,12 @@ impl Lifter<'_> {
             let (text, at) = (m.name(m.var(v).name).to_string(), m.var(v).span);
             params.push(fresh_var(m, &text, ty, at));
         }
-        let mut subst = Subst { vars: captured.iter().copied().zip(params.iter().copied()).collect(), this, name, params: &params };
+        let mut subst = Subst {
+            vars: captured.iter().copied().zip(params.iter().copied()).collect(),
+            this,
+            name,
+            params: &params,
+        };
         let body = rewrite(m, f.body, &mut subst)?;
         for &p in &f.params {
             if is_incomplete(m, m.var(p).ty) {
@@ -219,7 +227,12 @@ mod tests {
         let (_, out) = lifted(
             "def @make_adder(%n: int32) -> fn (int32) -> int32 { fn (%x: int32) -> int32 { add(%x, %n) } }",
         );
-        assert!(out.contains("def @make_adder(%n: int32) -> fn (int32) -> int32 {\n  @make_adder_lifted_0(%n)\n}"), "{out}");
+        assert!(
+            out.contains(
+                "def @make_adder(%n: int32) -> fn (int32) -> int32 {\n  @make_adder_lifted_0(%n)\n}"
+            ),
+            "{out}"
+        );
         assert!(
             out.contains("def @make_adder_lifted_0(%n: int32, Closure=1) -> fn (int32) -> int32 {\n  fn (%x: int32) -> int32 {\n    add(%x, %n)"),
             "{out}"
@@ -241,10 +254,12 @@ mod tests {
 
     #[test]
     fn nested_literals_lift_inside_out() {
-        let (m, out) = lifted(
-            "def @curry(%a: int32) { fn (%b: int32) { fn (%c: int32) { add(add(%a, %b), %c) } } }",
+        let (m, out) =
+            lifted("def @curry(%a: int32) { fn (%b: int32) { fn (%c: int32) { add(add(%a, %b), %c) } } }");
+        assert!(
+            out.contains("def @curry_lifted_0(%a: int32, %b: int32, Closure=1) -> fn (int32) -> int32 {"),
+            "{out}"
         );
-        assert!(out.contains("def @curry_lifted_0(%a: int32, %b: int32, Closure=1) -> fn (int32) -> int32 {"), "{out}");
         assert!(
             out.contains(
                 "def @curry_lifted_1(%a: int32, Closure=1) -> fn (int32) -> fn (int32) -> int32 {\n  \
@@ -266,7 +281,10 @@ mod tests {
              }",
         );
         assert!(out.contains("let %id = @main_lifted_0();"), "{out}");
-        assert!(out.contains("def @main_lifted_0(Closure=1) -> fn [T](T) -> T {\n  fn [T](%t: T) -> T {"), "{out}");
+        assert!(
+            out.contains("def @main_lifted_0(Closure=1) -> fn [T](T) -> T {\n  fn [T](%t: T) -> T {"),
+            "{out}"
+        );
         // The inner literal captures `%u: U`, so the lifted global takes `U` from its scope.
         assert!(out.contains("def @main_lifted_1[U](%u: U, Closure=1) -> fn () -> U {"), "{out}");
         assert!(out.contains("def @main_lifted_2(Closure=1) -> fn [U](U) -> (U, U) {"), "{out}");

@@ -6,7 +6,7 @@
 //! every tensor computation the VM runs is such a call. Operator fusion (TVM `FuseOps`) builds
 //! bigger primitive functions of the same shape.
 
-use super::builder::{call, fresh_var, function, is_primitive, flag, var_ref, Types};
+use super::builder::{call, flag, fresh_var, function, is_primitive, var_ref, Types};
 use super::rewrite::{rebuild, rewrite, Rewrite};
 use super::PRIMITIVE;
 use crate::diagnostics::CompileError;
@@ -86,7 +86,10 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("clip(%p0, a_min=0f, a_max=1f)"), "{out}");
-        assert!(out.contains("fn (%p0: Tensor[(2, 3), float32], %p1: Tensor[(2, 3), float32], Primitive=1)"), "{out}");
+        assert!(
+            out.contains("fn (%p0: Tensor[(2, 3), float32], %p1: Tensor[(2, 3), float32], Primitive=1)"),
+            "{out}"
+        );
         assert_eq!(out.matches("Primitive=1").count(), 3, "{out}");
         // Running it again lowers nothing more: primitive bodies are left alone.
         let types = crate::pass::test_util::infer(&mut m);

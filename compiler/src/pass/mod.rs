@@ -13,7 +13,7 @@
 //!   `fn` literal as its body (the closure's code); calling it creates the closure;
 //! - every other `fn` literal is [`PRIMITIVE`]`=1`, a kernel whose body is operator calls on
 //!   its parameters;
-//! - bodies are `let` chains as described in [`to_anf`](mod@to_anf).
+//! - bodies are `let` chains as described in [`to_anf()`].
 
 mod builder;
 mod eta_expand;
@@ -45,6 +45,9 @@ pub const PRIMITIVE: &str = "Primitive";
 /// captured values and its body is the closure's `fn` literal.
 pub const CLOSURE: &str = "Closure";
 
+/// A pass: rewrites a module in place, given the types of the module as it is.
+pub type Pass = fn(&mut Module, &TypeMap) -> Result<(), CompileError>;
+
 /// Runs the lowering pipeline: `infer_types`, [`eta_expand`], `infer_types`,
 /// [`lambda_lift`], `infer_types`, [`lower_primitives`], `infer_types`, [`to_anf`],
 /// `infer_types`. Returns the types of the final module.
@@ -53,8 +56,7 @@ pub const CLOSURE: &str = "Closure";
 /// The program's type errors (from the first inference), or the diagnostics of whichever
 /// later inference fails, which means a pass produced an ill-typed program (a compiler bug).
 pub fn lower_for_vm(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, CompileError> {
-    let passes: [fn(&mut Module, &TypeMap) -> Result<(), CompileError>; 4] =
-        [eta_expand, lambda_lift, lower_primitives, to_anf];
+    let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
     let mut types = infer_types(module, ops)?;
     for pass in passes {
         pass(module, &types)?;
@@ -72,5 +74,49 @@ pub(crate) fn closure_literal(m: &Module, f: &Function) -> Option<(ExprId, Funct
     match &m.expr(f.body).kind {
         ExprKind::Function(inner) => Some((f.body, (**inner).clone())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::test_util::{checked, ops, print};
+    use crate::syntax::parse_module;
+
+    #[test]
+    fn the_pipeline_lowers_closures_and_operators() {
+        let (mut m, _) = checked(
+            "def @main(%x: float32) -> float32 {
+               let %f = fn (%y: float32) -> float32 { add(%y, %x) };
+               %f(negative(%x))
+             }",
+        );
+        lower_for_vm(&mut m, &ops()).unwrap();
+        let out = print(&mut m);
+        assert!(out.contains("let %f = @main_lifted_0(%x);"), "{out}");
+        assert!(
+            out.contains("def @main_lifted_0(%x: float32, Closure=1) -> fn (float32) -> float32 {"),
+            "{out}"
+        );
+        assert_eq!(out.matches("Primitive=1").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn type_errors_come_back_as_diagnostics() {
+        let mut m = parse_module("t.relay", "def @main(%x: float32) -> int32 { %x }").unwrap();
+        let err = lower_for_vm(&mut m, &ops()).unwrap_err();
+        assert!(!err.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn missing_types_are_internal_errors_not_panics() {
+        let text = "type B { W(int32) }
+                    def @main(%x: int32) { let %f = fn () { negative(%x) }; (W, %f()) }";
+        let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
+        for pass in passes {
+            let mut m = parse_module("t.relay", text).unwrap();
+            let err = pass(&mut m, &TypeMap::default()).unwrap_err();
+            assert!(err.to_string().starts_with("internal compiler error in pass"), "{err}");
+        }
     }
 }

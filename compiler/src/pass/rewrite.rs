@@ -44,6 +44,8 @@ pub(crate) fn rewrite(m: &mut Module, root: ExprId, rw: &mut impl Rewrite) -> Re
     let mut stack = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {
         if !expanded {
+            // A shared node may be queued several times: the first entry popped visits it,
+            // and since the DAG has no cycles the others are popped after that visit is done.
             if done.contains_key(&e) {
                 continue;
             }
@@ -53,12 +55,9 @@ pub(crate) fn rewrite(m: &mut Module, root: ExprId, rw: &mut impl Rewrite) -> Re
             }
             stack.push((e, true));
             let kids = children(&m.expr(e).kind);
-            stack.extend(kids.into_iter().rev().filter(|(c, _)| !done.contains_key(c)).map(|(c, _)| (c, false)));
-            continue;
-        }
-        // A node can be queued twice before its first visit completes; the DAG has no
-        // cycles, so the second entry only arrives once the first is done.
-        if done.contains_key(&e) {
+            stack.extend(
+                kids.into_iter().rev().filter(|(c, _)| !done.contains_key(c)).map(|(c, _)| (c, false)),
+            );
             continue;
         }
         let kids: Vec<ExprId> =
@@ -93,7 +92,8 @@ mod tests {
 
     #[test]
     fn rebuilds_spines_keeps_the_rest_and_sharing() {
-        let mut m = parse_module("t.relay", "def @f(%x: float32) { %0 = (1, %x); (%0, %0, (%x, %x)) }").unwrap();
+        let mut m =
+            parse_module("t.relay", "def @f(%x: float32) { %0 = (1, %x); (%0, %0, (%x, %x)) }").unwrap();
         let root = m.function_by_name("f").unwrap().func.body;
         let new = rewrite(&mut m, root, &mut Bump).unwrap();
         assert_ne!(new, root);

@@ -23,7 +23,12 @@ fn compare(args: &[RelType], _: &AttrReader) -> RelationResult {
     }
 }
 
-fn op(name: &'static str, num_inputs: usize, attrs: &'static [&'static str], relation: fn(&[RelType], &AttrReader) -> RelationResult) -> OpDef {
+fn op(
+    name: &'static str,
+    num_inputs: usize,
+    attrs: &'static [&'static str],
+    relation: fn(&[RelType], &AttrReader) -> RelationResult,
+) -> OpDef {
     OpDef { name, num_inputs, attrs, relation, pattern: OpPattern::ElemWise, doc: "" }
 }
 

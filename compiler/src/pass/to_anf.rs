@@ -1,13 +1,5 @@
 //! Conversion to A-normal form (TVM `ToANormalForm`).
 //!
-//! Afterwards every function body is a chain `let %v = <value>; ...; <atom>`, where an atom is
-//! a variable, global, constructor, operator, literal or constant, and a value is one of: a
-//! call whose callee and arguments are atoms; a tuple of atoms; a projection, `ref`,
-//! `ref_read` or `ref_write` of atoms; an `if` on an atom with branches in ANF; a `match` on
-//! an atom with arm bodies in ANF; a `fn` literal whose body is in ANF; a `Primitive=1` `fn`
-//! literal (a kernel: its body is not touched); or an atom. The body of a `Closure=1` global
-//! stays its `fn` literal, with the literal's body in ANF.
-//!
 //! Bindings follow evaluation order (callee, then arguments left to right; a condition before
 //! its branches). Fresh variables are annotated with the type of what they bind; a `let` of the
 //! program keeps its variable. A node shared by several uses is bound once, in the innermost
@@ -28,6 +20,15 @@ const RED_ZONE: usize = 128 * 1024;
 const NEW_STACK: usize = 4 * 1024 * 1024;
 
 /// Converts the body of every global function except `Primitive=1` ones to A-normal form.
+///
+/// Afterwards every function body is a chain `let %v = <value>; ...; <atom>`, where an atom is
+/// a variable, global, constructor, operator, literal or constant, and a value is one of: a
+/// call whose callee and arguments are atoms; a tuple of atoms; a projection, `ref`,
+/// `ref_read` or `ref_write` of atoms; an `if` on an atom with branches in ANF; a `match` on
+/// an atom with arm bodies in ANF; a `fn` literal whose body is in ANF; a `Primitive=1` `fn`
+/// literal (a kernel: its body is not touched); or an atom. The body of a `Closure=1` global
+/// stays its `fn` literal, with the literal's body in ANF. Fresh variables are named `v<N>`
+/// and annotated.
 ///
 /// # Errors
 /// An internal error if `types` lacks a type (it must be the [`TypeMap`] of `m` as it is).
@@ -64,9 +65,15 @@ struct Anf<'t> {
 
 impl<'t> Anf<'t> {
     /// The body `body` in ANF; `next` numbers fresh variables.
-    fn convert(m: &mut Module, types: Types<'t>, body: ExprId, next: &mut usize) -> Result<ExprId, CompileError> {
+    fn convert(
+        m: &mut Module,
+        types: Types<'t>,
+        body: ExprId,
+        next: &mut usize,
+    ) -> Result<ExprId, CompileError> {
         let scopes = Scopes::analyze(m, body);
-        let mut anf = Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::new(), next: *next };
+        let mut anf =
+            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::new(), next: *next };
         let result = anf.block(m, body, ROOT);
         *next = anf.next;
         result
@@ -153,7 +160,13 @@ impl<'t> Anf<'t> {
 
     /// What the program's `let %var = value` binds in ANF: the value itself when this `let`
     /// is where it belongs (no extra variable), else the atom it is bound to elsewhere.
-    fn let_value(&mut self, m: &mut Module, var: VarId, value: ExprId, scope: ScopeId) -> Result<ExprId, CompileError> {
+    fn let_value(
+        &mut self,
+        m: &mut Module,
+        var: VarId,
+        value: ExprId,
+        scope: ScopeId,
+    ) -> Result<ExprId, CompileError> {
         let kind = &m.expr(value).kind;
         let here = !is_atom(kind)
             && !matches!(kind, ExprKind::Let { .. })
@@ -202,19 +215,21 @@ mod tests {
 
     #[test]
     fn program_lets_keep_their_variables() {
-        let out = anf("def @main(%x: float32) -> float32 { let %y = add(%x, %x); let %z = %y; negative(%z) }");
-        assert!(out.contains("let %y = add(%x, %x);\n  let %z = %y;\n  let %v0: float32 = negative(%z);\n  %v0"), "{out}");
+        let out =
+            anf("def @main(%x: float32) -> float32 { let %y = add(%x, %x); let %z = %y; negative(%z) }");
+        assert!(
+            out.contains("let %y = add(%x, %x);\n  let %z = %y;\n  let %v0: float32 = negative(%z);\n  %v0"),
+            "{out}"
+        );
     }
 
     #[test]
     fn shared_nodes_are_bound_once_in_the_common_scope() {
-        let out = anf(
-            "def @main(%c: bool, %x: float32) -> float32 {
+        let out = anf("def @main(%c: bool, %x: float32) -> float32 {
                %0 = add(%x, %x);
                %1 = multiply(%x, %x);
                if (%c) { negative(%0) } else { if (%c) { add(%1, %1) } else { %0 } }
-             }",
-        );
+             }");
         let shared = out.find("let %v0: float32 = add(%x, %x);").expect(&out);
         let branch = out.find("if (%c)").expect(&out);
         assert!(shared < branch, "{out}");
@@ -226,14 +241,15 @@ mod tests {
 
     #[test]
     fn matches_and_nested_functions() {
-        let out = anf(
-            "type L { C(float32, L), N }
+        let out = anf("type L { C(float32, L), N }
              def @main(%l: L) -> float32 {
                let %f = fn (%y: float32) -> float32 { negative(negative(%y)) };
                match (%l) { C(%h, _) => %f(add(%h, 1f)), N => 0f }
-             }",
+             }");
+        assert!(
+            out.contains("let %f = fn (%y: float32) -> float32 {\n    let %v0: float32 = negative(%y);"),
+            "{out}"
         );
-        assert!(out.contains("let %f = fn (%y: float32) -> float32 {\n    let %v0: float32 = negative(%y);"), "{out}");
         assert!(out.contains("C(%h, _) => {\n      let %v2: float32 = add(%h, 1f);\n      let %v3: float32 = %f(%v2);\n      %v3"), "{out}");
         assert!(out.contains("let %v4: float32 = match (%l) {"), "{out}");
     }

@@ -82,7 +82,9 @@ pub(crate) fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
             let arms = arms.iter().map(|a| MatchArm { pattern: a.pattern, body: take(a.body) }).collect();
             ExprKind::Match { scrutinee, arms, complete: *complete }
         }
-        ExprKind::Function(f) => ExprKind::Function(Box::new(Function { body: take(f.body), ..(**f).clone() })),
+        ExprKind::Function(f) => {
+            ExprKind::Function(Box::new(Function { body: take(f.body), ..(**f).clone() }))
+        }
         ExprKind::RefNew(v) => ExprKind::RefNew(take(*v)),
         ExprKind::RefRead(v) => ExprKind::RefRead(take(*v)),
         ExprKind::RefWrite { cell, value } => {
@@ -140,7 +142,9 @@ pub(crate) fn postorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool)
         }
         stack.push((e, true));
         let kids = children(&m.expr(e).kind);
-        stack.extend(kids.into_iter().rev().filter(|&(c, s)| follow(s) && !seen.contains(&c)).map(|(c, _)| (c, false)));
+        stack.extend(
+            kids.into_iter().rev().filter(|&(c, s)| follow(s) && !seen.contains(&c)).map(|(c, _)| (c, false)),
+        );
     }
     order
 }
@@ -153,7 +157,9 @@ pub(crate) fn pattern_vars(m: &Module, p: PatId) -> Vec<VarId> {
         match &m.pattern(p).kind {
             PatternKind::Wildcard => {}
             PatternKind::Var(v) => vars.push(*v),
-            PatternKind::Constructor { args: ps, .. } | PatternKind::Tuple(ps) => stack.extend(ps.iter().rev()),
+            PatternKind::Constructor { args: ps, .. } | PatternKind::Tuple(ps) => {
+                stack.extend(ps.iter().rev())
+            }
         }
     }
     vars

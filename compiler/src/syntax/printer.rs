@@ -4,21 +4,29 @@
 //! ([`structurally_equal`](crate::ir::structurally_equal)) and printing is idempotent.
 //! Conventions, close to TVM's `relay_text_printer.cc`:
 //! - `def @f[A](%x: T, %y, Primitive=1) -> R { ... }`: function attributes follow the
-//!   parameters; `fn` literals likewise. A zero-dimensional tensor type prints as its dtype.
-//! - Calls never print infix (`add(%x, %y)`); a call of a constructor with no arguments
-//!   prints `Nil()`, the bare constructor value `Nil`.
+//!   parameters; `fn` literals likewise. A zero-dimensional tensor type prints as its dtype,
+//!   a one-element tuple (type or value) as `(x,)`.
+//! - Calls never print infix (`add(%x, %y)`). The call of a fieldless constructor prints
+//!   `Nil`, as in TVM (the parser reads `Nil` and `Nil()` alike); a bare fieldless
+//!   constructor value therefore does not round-trip, which is why the parser never makes one.
 //! - Literals: int32 bare (`-5`), other integers with a suffix (`1i64`, `1i16`, `1i8`,
 //!   `1u8`), floats always with one (`1f`, `1.5f`, `1e-7f16`, `inff64`, `-inff`, `nanf`) using
-//!   the shortest text that reads back as the same `f64`; float attributes likewise (`1e-5f`).
-//! - `let` chains print one binding per line; a `let` or `match` anywhere but at the end of a
-//!   statement sequence is parenthesised, as are callees and projected tuples that are not
-//!   simple (`(fn (%x) { %x })(1)`, `(f(%x)).0`).
+//!   the shortest text that reads back as the same `f64`; float attributes likewise (`1e-5f`,
+//!   `f64` beyond the float32 range). Strings escape `"`, `\`, newline, tab and return.
+//! - `let` chains print one binding per line, `if` and `match` bodies in braces on their own
+//!   lines; a `let` anywhere but in a statement sequence prints as a parenthesised block.
+//!   Callees and projected tuples other than names, calls and projections are parenthesised
+//!   (`(fn (%x) { %x })(1)`, `(1).0`).
 //! - Nodes used more than once in a function print once as graph bindings `%N = ...;`
-//!   (see [`sharing`]); free variables as `free_var %x: T;` at the top of the body; an inner
-//!   binder that would capture an outer variable of the same name is renamed (see [`names`]).
-//! - Tensor constants print as `meta[relay.Constant][i]`, renumbered in order of first use,
-//!   and the `#[metadata]` section holds them as JSON (`{"relay.Constant": [{"dtype", "shape",
-//!   "data"}]}`; JSON has no NaN or infinity, so such elements come out as `null`).
+//!   (see `printer/sharing.rs`); an inner binder that would capture an outer variable of the same name
+//!   is renamed, as is a name that would not lex back (see `printer/names.rs`).
+//! - Free variables print as `free_var %x: T;` at the top of the definition body. The parser
+//!   accepts `free_var` only in a file's top-level expression, so such a module (which the
+//!   parser never produces) does not read back.
+//! - Tensor constants (`ExprKind::Constant` and `meta[relay.Constant][i]` attributes) are
+//!   renumbered in order of first use, and the `#[metadata]` section holds them as JSON
+//!   (`{"relay.Constant": [{"dtype", "shape", "data"}]}`; JSON has no NaN or infinity, so such
+//!   elements come out as `null`, which the parser rejects).
 //!
 //! Nothing recurses per `let` of a chain; the remaining recursion (nested calls, types,
 //! patterns) runs under [`stacker::maybe_grow`], so deep programs print on small threads.
@@ -31,8 +39,8 @@ mod sharing;
 use super::token::TokenKind;
 use crate::ir::{ExprId, FileId, GlobalFunction, Module, TypeDef, TypeId, TypeParamId, VarId};
 use names::{is_identifier, Scopes};
+use rustc_hash::FxHashMap as HashMap;
 use sharing::{Layout, ROOT};
-use std::collections::HashMap;
 use std::fmt::Write;
 
 /// Prints the type definitions and then the global functions of `module` whose span lies in
@@ -78,6 +86,12 @@ pub fn print_type(module: &Module, ty: TypeId) -> String {
     let mut p = Printer::new(module, None);
     p.ty(ty);
     p.finish()
+}
+
+/// Runs `f` on a fresh stack segment when less than 64 KiB of stack is left, so that nested
+/// calls, types and patterns of any depth print on small threads.
+fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, f)
 }
 
 /// A name whose text is only known once the whole item has been walked.
@@ -174,7 +188,7 @@ impl<'m> Printer<'m> {
             vars: Scopes::new(m, valid_var_name, "v"),
             tparams: Scopes::new(m, valid_type_param_name, "T"),
             layout: Layout::default(),
-            graph: HashMap::new(),
+            graph: HashMap::default(),
             free_decls: None,
             meta,
         }

@@ -35,6 +35,9 @@ pub fn logical_not_rel(args: &[RelType], _: &AttrReader) -> RelationResult {
 pub fn cast_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult {
     let t = known!(tensor_arg(args, 0));
     let name = attrs.str("dtype", "")?;
+    if name.is_empty() {
+        return Err("attribute `dtype` is required".to_string());
+    }
     let dtype: DType = name.parse().map_err(|e| format!("{e} in attribute `dtype`"))?;
     Ok(Some(RelType::tensor(t.shape.clone(), dtype)))
 }

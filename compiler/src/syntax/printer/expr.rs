@@ -2,8 +2,9 @@
 
 use super::names::Use;
 use super::sharing::{continues_chain, ScopeKey, ROOT};
-use super::{Hole, Printer};
+use super::{grow, Hole, Printer};
 use crate::ir::{ExprId, ExprKind, Function, PatId, PatternKind, VarId};
+use std::fmt::Write;
 
 /// Where an expression is printed, which decides whether it needs parentheses.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -38,9 +39,6 @@ fn needs_parens(kind: &ExprKind, ctx: Ctx) -> bool {
         Ctx::ProjBase => !simple && !matches!(kind, ExprKind::Tuple(_)),
     }
 }
-
-const RED_ZONE: usize = 64 * 1024;
-const NEW_STACK: usize = 4 * 1024 * 1024;
 
 impl Printer<'_> {
     /// Prints `[A](%x: T, attrs) -> R { body }` (the caller wrote `def @f` or `fn `) and
@@ -117,7 +115,7 @@ impl Printer<'_> {
         for b in bindings {
             let n = self.graph.len() as u32;
             self.graph.insert(b, n);
-            self.w(&format!("%{n} = "));
+            let _ = write!(self.out.text, "%{n} = ");
             self.content(b, Ctx::Operand);
             self.w(";");
             self.nl();
@@ -137,8 +135,10 @@ impl Printer<'_> {
 
     fn expr(&mut self, e: ExprId, ctx: Ctx) {
         match self.graph.get(&e) {
-            Some(&n) => self.w(&format!("%{n}")),
-            None => stacker::maybe_grow(RED_ZONE, NEW_STACK, || self.content(e, ctx)),
+            Some(&n) => {
+                let _ = write!(self.out.text, "%{n}");
+            }
+            None => grow(|| self.content(e, ctx)),
         }
     }
 
@@ -166,12 +166,15 @@ impl Printer<'_> {
             }
             ExprKind::Proj { tuple, index } => {
                 self.expr(*tuple, Ctx::ProjBase);
-                self.w(&format!(".{index}"));
+                let _ = write!(self.out.text, ".{index}");
             }
             // TVM's spelling; the parser reads `Nil` and `Nil()` alike (but `Nil()(x)` is
             // the call of a call).
             ExprKind::Call { callee, args, attrs }
-                if args.is_empty() && attrs.is_empty() && ctx != Ctx::Callee && self.is_fieldless(*callee) =>
+                if args.is_empty()
+                    && attrs.is_empty()
+                    && ctx != Ctx::Callee
+                    && self.is_fieldless(*callee) =>
             {
                 self.expr(*callee, Ctx::Callee);
             }
@@ -230,12 +233,10 @@ impl Printer<'_> {
         }
     }
 
-    /// Whether `e` is a constructor without fields (not a graph binding).
+    /// Whether `e` is a constructor without fields.
     fn is_fieldless(&self, e: ExprId) -> bool {
         match self.m.expr(e).kind {
-            ExprKind::Constructor(c) => {
-                !self.graph.contains_key(&e) && self.m.constructor(c).is_some_and(|c| c.fields.is_empty())
-            }
+            ExprKind::Constructor(c) => self.m.constructor(c).is_some_and(|c| c.fields.is_empty()),
             _ => false,
         }
     }
@@ -248,7 +249,7 @@ impl Printer<'_> {
 
     /// Prints a pattern, binding its variables (pushed on `bound`).
     fn pattern(&mut self, pat: PatId, bound: &mut Vec<VarId>) {
-        stacker::maybe_grow(RED_ZONE, NEW_STACK, || match &self.m.pattern(pat).kind {
+        grow(|| match &self.m.pattern(pat).kind {
             PatternKind::Wildcard => self.w("_"),
             PatternKind::Var(v) => {
                 self.var_decl(*v);

@@ -1,14 +1,12 @@
 //! Types, literals, constants and attributes.
 
-use super::{Hole, Printer};
+use super::{grow, Hole, Printer};
 use crate::ir::{AttrValue, Attrs, Dim, Literal, LiteralValue, TypeId, TypeKind};
 use relay_devices::{DType, DTypeCode};
+use std::fmt::Write;
 
 /// The metadata kind of tensor constants, the only one the parser reads.
 const CONSTANT_KIND: &str = "relay.Constant";
-
-const RED_ZONE: usize = 64 * 1024;
-const NEW_STACK: usize = 4 * 1024 * 1024;
 
 /// The shortest text that reads back as `v`, without a suffix: `1`, `1.5`, `1e-7`, `inf`,
 /// `-inf`, `nan`.
@@ -81,20 +79,24 @@ fn quote(s: &str) -> String {
 impl Printer<'_> {
     /// Prints a type.
     pub(super) fn ty(&mut self, t: TypeId) {
-        stacker::maybe_grow(RED_ZONE, NEW_STACK, || self.ty_inner(t))
+        grow(|| self.ty_inner(t))
     }
 
     fn ty_inner(&mut self, t: TypeId) {
         let m = self.m;
         match m.types.kind(t) {
-            TypeKind::Tensor { shape, dtype } if shape.is_empty() => self.w(&dtype.to_string()),
+            TypeKind::Tensor { shape, dtype } if shape.is_empty() => {
+                let _ = write!(self.out.text, "{dtype}");
+            }
             TypeKind::Tensor { shape, dtype } => {
                 self.w("Tensor[(");
                 self.comma_list(shape, |p, d| match d {
-                    Dim::Known(n) => p.w(&n.to_string()),
+                    Dim::Known(n) => {
+                        let _ = write!(p.out.text, "{n}");
+                    }
                     Dim::Any => p.w("?"),
                 });
-                self.w(&format!("), {dtype}]"));
+                let _ = write!(self.out.text, "), {dtype}]");
             }
             TypeKind::Tuple(fields) => {
                 self.w("(");
@@ -138,7 +140,7 @@ impl Printer<'_> {
     /// `meta[relay.Constant][i]`, renumbered when printing a module.
     pub(super) fn constant(&mut self, index: u32) {
         let i = self.meta.as_mut().map_or(index, |meta| meta.number(index));
-        self.w(&format!("meta[{CONSTANT_KIND}][{i}]"));
+        let _ = write!(self.out.text, "meta[{CONSTANT_KIND}][{i}]");
     }
 
     /// Prints `key=value, ...`, preceded by `, ` when `after_items`.
@@ -154,7 +156,7 @@ impl Printer<'_> {
     }
 
     fn attr_value(&mut self, value: &AttrValue) {
-        stacker::maybe_grow(RED_ZONE, NEW_STACK, || match value {
+        grow(|| match value {
             AttrValue::Int(i) => self.w(&i.to_string()),
             // The suffix keeps an integral float a float when read back; `f` is float32,
             // whose range the parser checks.

@@ -8,7 +8,7 @@
 //! every string interned in the module, so a rename can never capture anything itself.
 
 use crate::ir::Module;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::Hash;
 
 /// Whether `name` lexes back as one identifier after `%` (or as a type parameter).
@@ -50,10 +50,10 @@ impl<'m, Id: Copy + Eq + Hash> Scopes<'m, Id> {
             module,
             valid,
             stem,
-            stacks: HashMap::new(),
-            in_scope: HashSet::new(),
-            printed: HashMap::new(),
-            fresh: HashSet::new(),
+            stacks: HashMap::default(),
+            in_scope: HashSet::default(),
+            printed: HashMap::default(),
+            fresh: HashSet::default(),
         }
     }
 
@@ -99,10 +99,9 @@ impl<'m, Id: Copy + Eq + Hash> Scopes<'m, Id> {
             self.in_scope.insert(id);
             found = Use::NewFree;
         }
-        let printed = self.printed.get(&id).cloned().unwrap_or_default();
         loop {
-            let top = self.stacks.get(&printed).and_then(|s| s.last()).map(|&(b, _)| b);
-            match top {
+            let stack = self.printed.get(&id).and_then(|p| self.stacks.get(p));
+            match stack.and_then(|s| s.last()).map(|&(b, _)| b) {
                 Some(b) if b != id => self.rename(b),
                 _ => return found,
             }

@@ -11,7 +11,7 @@
 //! and mentioning `%f`, lands before that `let`, where `%f` is not yet bound.
 
 use crate::ir::{ExprId, ExprKind, Module};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A statement sequence of the printed text, named by the node that owns it and a slot
 /// number (branch or arm index); [`ROOT`] is the body being printed.
@@ -130,7 +130,8 @@ struct Analysis<'m> {
 
 impl<'m> Analysis<'m> {
     fn new(m: &'m Module, root: ExprId) -> Self {
-        let mut uses = HashMap::from([(root, 1)]);
+        let mut uses = HashMap::default();
+        uses.insert(root, 1);
         let mut stack = vec![root];
         while let Some(e) = stack.pop() {
             for_each_child(&m.expr(e).kind, |c| {
@@ -141,7 +142,7 @@ impl<'m> Analysis<'m> {
                 }
             });
         }
-        Analysis { m, uses, seen: HashMap::new(), scopes: vec![], layout: Layout::default() }
+        Analysis { m, uses, seen: HashMap::default(), scopes: vec![], layout: Layout::default() }
     }
 
     fn shared(&self, e: ExprId) -> bool {

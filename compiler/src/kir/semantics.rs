@@ -1,0 +1,291 @@
+//! The meaning of kir's scalar operators, on [`Scalar`] values normalised to their dtype.
+//!
+//! This is the single definition the interpreter evaluates and the backends must match
+//! (module docs of [`super`]: exactly for ints and bools; floats up to contraction,
+//! reassociation and the documented approximations of `exp log tanh sigmoid erf`, which are
+//! computed here in `f64` and rounded once, so the oracle is as accurate as `f32` allows).
+
+use super::{BinOp, UnOp};
+use relay_devices::{DType, DTypeCode, Element, Scalar};
+
+/// `v` converted to `to` with Rust `as` semantics (ints wrap, float→int saturates and maps
+/// NaN to 0, anything non-zero is `true`), in the normal form of `to`: `Int` for signed
+/// ints, `UInt` for unsigned ones, `Float` holding an exactly representable value for
+/// `float32`, `Bool` for `bool`.
+pub fn cast(v: Scalar, to: DType) -> Scalar {
+    match (to.code, to.bits) {
+        (DTypeCode::Bool, _) => Scalar::Bool(bool::from_scalar(v)),
+        (DTypeCode::Int, 8) => Scalar::Int(i64::from(i8::from_scalar(v))),
+        (DTypeCode::Int, 16) => Scalar::Int(i64::from(i16::from_scalar(v))),
+        (DTypeCode::Int, 32) => Scalar::Int(i64::from(i32::from_scalar(v))),
+        (DTypeCode::Int, _) => Scalar::Int(i64::from_scalar(v)),
+        (DTypeCode::UInt, 8) => Scalar::UInt(u64::from(u8::from_scalar(v))),
+        (DTypeCode::UInt, 16) => Scalar::UInt(u64::from(u16::from_scalar(v))),
+        (DTypeCode::UInt, 32) => Scalar::UInt(u64::from(u32::from_scalar(v))),
+        (DTypeCode::UInt, _) => Scalar::UInt(u64::from_scalar(v)),
+        (DTypeCode::Float, 32) => Scalar::Float(f64::from(f32::from_scalar(v))),
+        (DTypeCode::Float, _) => Scalar::Float(f64::from_scalar(v)),
+    }
+}
+
+/// `op(a, b)` for operands of `dtype`; `None` if the op is not defined for `dtype` (the
+/// verifier rejects such kernels). Comparisons return `Bool`; everything else a value of
+/// `dtype`.
+pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
+    match dtype.code {
+        DTypeCode::Float if dtype.bits == 32 => {
+            float_binary_f32(op, f32::from_scalar(a), f32::from_scalar(b))
+        }
+        DTypeCode::Float => float_binary_f64(op, f64::from_scalar(a), f64::from_scalar(b)),
+        DTypeCode::Int => int_binary(op, i64::from_scalar(a), i64::from_scalar(b)).map(|r| norm(r, dtype)),
+        DTypeCode::UInt => {
+            uint_binary(op, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype))
+        }
+        DTypeCode::Bool => bool_binary(op, bool::from_scalar(a), bool::from_scalar(b)),
+    }
+}
+
+/// `op(a)` for an operand of `dtype`; `None` if the op is not defined for `dtype`.
+pub fn eval_unary(op: UnOp, dtype: DType, a: Scalar) -> Option<Scalar> {
+    match dtype.code {
+        DTypeCode::Float if dtype.bits == 32 => f32_unary(op, f32::from_scalar(a)),
+        DTypeCode::Float => f64_unary(op, f64::from_scalar(a)),
+        DTypeCode::Int => {
+            let a = i64::from_scalar(a);
+            let r = match op {
+                UnOp::Neg => a.wrapping_neg(),
+                UnOp::Abs => a.wrapping_abs(),
+                UnOp::Not => !a,
+                UnOp::Sign => a.signum(),
+                _ => return None,
+            };
+            Some(cast(Scalar::Int(r), dtype))
+        }
+        DTypeCode::UInt => {
+            let a = u64::from_scalar(a);
+            let r = match op {
+                UnOp::Neg => a.wrapping_neg(),
+                UnOp::Abs => a,
+                UnOp::Not => !a,
+                UnOp::Sign => u64::from(a != 0),
+                _ => return None,
+            };
+            Some(cast(Scalar::UInt(r), dtype))
+        }
+        DTypeCode::Bool => match op {
+            UnOp::Not => Some(Scalar::Bool(!bool::from_scalar(a))),
+            _ => None,
+        },
+    }
+}
+
+/// Comparison results stay `Bool`; arithmetic results wrap to the dtype's width.
+fn norm(r: Scalar, dtype: DType) -> Scalar {
+    match r {
+        Scalar::Bool(_) => r,
+        _ => cast(r, dtype),
+    }
+}
+
+fn compare<T: PartialOrd>(op: BinOp, a: T, b: T) -> Option<Scalar> {
+    let r = match op {
+        BinOp::Eq => a == b,
+        BinOp::Ne => a != b,
+        BinOp::Lt => a < b,
+        BinOp::Le => a <= b,
+        BinOp::Gt => a > b,
+        BinOp::Ge => a >= b,
+        _ => return None,
+    };
+    Some(Scalar::Bool(r))
+}
+
+macro_rules! float_binary {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BinOp, a: $t, b: $t) -> Option<Scalar> {
+            let r: $t = match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div => a / b,
+                BinOp::FloorDiv => (a / b).floor(),
+                BinOp::FloorMod => a - (a / b).floor() * b,
+                BinOp::Max => {
+                    if a > b {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                BinOp::Min => {
+                    if a < b {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                BinOp::Pow => a.powf(b),
+                BinOp::And | BinOp::Or => return None,
+                _ => return compare(op, a, b),
+            };
+            Some(Scalar::Float(f64::from(r)))
+        }
+    };
+}
+
+float_binary!(float_binary_f32, f32);
+float_binary!(float_binary_f64, f64);
+
+fn int_binary(op: BinOp, a: i64, b: i64) -> Option<Scalar> {
+    let r = match op {
+        BinOp::Add => a.wrapping_add(b),
+        BinOp::Sub => a.wrapping_sub(b),
+        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::Div if b == 0 => 0,
+        BinOp::Div => a.wrapping_div(b),
+        BinOp::FloorDiv | BinOp::FloorMod if b == 0 => 0,
+        BinOp::FloorDiv => {
+            let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+            if r != 0 && (r < 0) != (b < 0) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        BinOp::FloorMod => {
+            let r = a.wrapping_rem(b);
+            if r != 0 && (r < 0) != (b < 0) {
+                r + b
+            } else {
+                r
+            }
+        }
+        BinOp::Max => a.max(b),
+        BinOp::Min => a.min(b),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Pow => return None,
+        _ => return compare(op, a, b),
+    };
+    Some(Scalar::Int(r))
+}
+
+fn uint_binary(op: BinOp, a: u64, b: u64) -> Option<Scalar> {
+    let r = match op {
+        BinOp::Add => a.wrapping_add(b),
+        BinOp::Sub => a.wrapping_sub(b),
+        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::Div | BinOp::FloorDiv | BinOp::FloorMod if b == 0 => 0,
+        BinOp::Div | BinOp::FloorDiv => a / b,
+        BinOp::FloorMod => a % b,
+        BinOp::Max => a.max(b),
+        BinOp::Min => a.min(b),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Pow => return None,
+        _ => return compare(op, a, b),
+    };
+    Some(Scalar::UInt(r))
+}
+
+fn bool_binary(op: BinOp, a: bool, b: bool) -> Option<Scalar> {
+    let r = match op {
+        BinOp::Eq => a == b,
+        BinOp::Ne => a != b,
+        BinOp::And => a && b,
+        BinOp::Or => a || b,
+        _ => return None,
+    };
+    Some(Scalar::Bool(r))
+}
+
+macro_rules! float_common_unary {
+    ($op:expr, $a:expr, $t:ty) => {
+        match $op {
+            UnOp::Neg => Some(-$a),
+            UnOp::Abs => Some($a.abs()),
+            UnOp::Sqrt => Some($a.sqrt()),
+            UnOp::Rsqrt => Some(1.0 / $a.sqrt()),
+            UnOp::Floor => Some($a.floor()),
+            UnOp::Ceil => Some($a.ceil()),
+            UnOp::Round => Some($a.round()),
+            UnOp::Sign if $a > 0.0 => Some(1.0),
+            UnOp::Sign if $a < 0.0 => Some(-1.0),
+            UnOp::Sign => Some($a),
+            _ => None::<$t>,
+        }
+    };
+}
+
+fn f32_unary(op: UnOp, a: f32) -> Option<Scalar> {
+    let wide = f64::from(a);
+    let r = match op {
+        UnOp::Exp => wide.exp() as f32,
+        UnOp::Log => wide.ln() as f32,
+        UnOp::Tanh => wide.tanh() as f32,
+        UnOp::Sigmoid => (1.0 / (1.0 + (-wide).exp())) as f32,
+        UnOp::Erf => libm::erf(wide) as f32,
+        UnOp::Not => return None,
+        _ => float_common_unary!(op, a, f32)?,
+    };
+    Some(Scalar::Float(f64::from(r)))
+}
+
+fn f64_unary(op: UnOp, a: f64) -> Option<Scalar> {
+    float_common_unary!(op, a, f64).map(Scalar::Float)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(op: BinOp, dtype: DType, a: i64, b: i64) -> Option<Scalar> {
+        eval_binary(op, dtype, Scalar::Int(a), Scalar::Int(b))
+    }
+
+    #[test]
+    fn integer_division_is_total_and_floors() {
+        assert_eq!(int(BinOp::Div, DType::I32, -7, 2), Some(Scalar::Int(-3)));
+        assert_eq!(int(BinOp::FloorDiv, DType::I32, -7, 2), Some(Scalar::Int(-4)));
+        assert_eq!(int(BinOp::FloorMod, DType::I32, -7, 2), Some(Scalar::Int(1)));
+        assert_eq!(int(BinOp::FloorMod, DType::I32, 7, -2), Some(Scalar::Int(-1)));
+        assert_eq!(int(BinOp::Div, DType::I32, 5, 0), Some(Scalar::Int(0)));
+        assert_eq!(int(BinOp::FloorMod, DType::I64, 5, 0), Some(Scalar::Int(0)));
+        assert_eq!(int(BinOp::Div, DType::I32, i32::MIN.into(), -1), Some(Scalar::Int(i32::MIN.into())));
+        assert_eq!(int(BinOp::FloorDiv, DType::I64, i64::MIN, -1), Some(Scalar::Int(i64::MIN)));
+    }
+
+    #[test]
+    fn arithmetic_wraps_at_the_dtype_width() {
+        assert_eq!(int(BinOp::Add, DType::I8, 127, 1), Some(Scalar::Int(-128)));
+        assert_eq!(int(BinOp::Mul, DType::I32, 1 << 20, 1 << 20), Some(Scalar::Int(0)));
+        let u = eval_binary(BinOp::Sub, DType::U8, Scalar::UInt(0), Scalar::UInt(1));
+        assert_eq!(u, Some(Scalar::UInt(255)));
+        assert_eq!(eval_unary(UnOp::Neg, DType::I32, Scalar::Int(i32::MIN.into())), Some(Scalar::Int(i32::MIN.into())));
+        assert_eq!(int(BinOp::Lt, DType::I32, -1, 0), Some(Scalar::Bool(true)));
+    }
+
+    #[test]
+    fn float_max_min_follow_compare_and_select() {
+        let f = |op, a: f32, b: f32| eval_binary(op, DType::F32, Scalar::Float(a.into()), Scalar::Float(b.into()));
+        assert_eq!(f(BinOp::Max, f32::NAN, 1.0), Some(Scalar::Float(1.0)));
+        assert!(matches!(f(BinOp::Max, 1.0, f32::NAN), Some(Scalar::Float(v)) if v.is_nan()));
+        assert_eq!(f(BinOp::Ne, f32::NAN, f32::NAN), Some(Scalar::Bool(true)));
+        assert_eq!(f(BinOp::FloorMod, -1.0, 3.0), Some(Scalar::Float(2.0)));
+        assert_eq!(f(BinOp::And, 1.0, 1.0), None);
+    }
+
+    #[test]
+    fn unary_ops_and_casts() {
+        let u = |op, a: f32| eval_unary(op, DType::F32, Scalar::Float(a.into()));
+        assert_eq!(u(UnOp::Round, -2.5), Some(Scalar::Float(-3.0)));
+        assert_eq!(u(UnOp::Sign, -0.0), Some(Scalar::Float(-0.0)));
+        assert_eq!(u(UnOp::Sigmoid, 0.0), Some(Scalar::Float(0.5)));
+        assert_eq!(eval_unary(UnOp::Exp, DType::F64, Scalar::Float(0.0)), None);
+        assert_eq!(eval_unary(UnOp::Not, DType::BOOL, Scalar::Bool(true)), Some(Scalar::Bool(false)));
+        assert_eq!(cast(Scalar::Float(1e10), DType::I32), Scalar::Int(i32::MAX.into()));
+        assert_eq!(cast(Scalar::Float(f64::NAN), DType::U8), Scalar::UInt(0));
+        assert_eq!(cast(Scalar::Int(-1), DType::U16), Scalar::UInt(65535));
+        assert_eq!(cast(Scalar::Float(0.1), DType::F32), Scalar::Float(f64::from(0.1f32)));
+    }
+}

@@ -1,0 +1,62 @@
+//! Statements of kir.
+
+use super::{BufferId, Expr, Index, LocalId, VarId};
+
+/// How a backend should run a loop. The meaning of the loop is the same for every kind:
+/// iterations in order, `var = 0, 1, ..., extent - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoopKind {
+    /// A plain loop.
+    Serial,
+    /// Run several iterations at once in SIMD lanes. The Cranelift backend vectorises when
+    /// every store in the loop writes a distinct element per iteration (index `var + c` with
+    /// `c` invariant in the loop), reduces locals updated as `acc = acc + e` / `max` / `min`
+    /// across lanes (reassociating float sums), and otherwise runs the loop serially.
+    Vectorize,
+    /// Unroll (constant extents up to a small bound; serial otherwise).
+    Unroll,
+    /// The iterations are independent and may run on several threads. Currently an
+    /// annotation only: backends run the loop serially.
+    Parallel,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Stmt {
+    /// `for var in 0..extent { body }`; nothing runs if `extent <= 0`.
+    For {
+        /// The loop variable (bound by no other loop of the kernel).
+        var: VarId,
+        /// Number of iterations, evaluated once before the first.
+        extent: Index,
+        /// Scheduling hint.
+        kind: LoopKind,
+        /// The statements of one iteration.
+        body: Vec<Stmt>,
+    },
+    /// `buf[index] = value` (`buf` is an output or a temp).
+    Store {
+        /// The buffer written.
+        buf: BufferId,
+        /// Flat row-major element index.
+        index: Index,
+        /// The value, of the buffer's dtype.
+        value: Expr,
+    },
+    /// `local = value`.
+    Assign {
+        /// The local written.
+        local: LocalId,
+        /// The value, of the local's dtype.
+        value: Expr,
+    },
+    /// `if cond { then } else { otherwise }`.
+    If {
+        /// A `bool` expression.
+        cond: Expr,
+        /// Run when `cond` is true.
+        then: Vec<Stmt>,
+        /// Run when `cond` is false.
+        otherwise: Vec<Stmt>,
+    },
+}

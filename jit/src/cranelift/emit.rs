@@ -1,0 +1,529 @@
+//! Lowering a kir kernel body to one Cranelift function.
+//!
+//! The function is `extern "C" fn(buffers: *const *mut u8, syms: *const i64)`: it loads every
+//! buffer address and sym once in the entry block. Loop variables and scalar locals are
+//! Cranelift variables (SSA is built by the frontend). `vectorize` loops that
+//! [`super::vector::plan`] accepts run a 4-lane body over `0..extent & !3` followed by a
+//! scalar tail; inside the vector body every expression evaluates to a [`Val`]: a scalar
+//! when it is uniform across lanes, a vector otherwise.
+//!
+//! Loads and stores are unchecked: [`relay_compiler::kir::check_bounds`] has proved them in
+//! bounds before the code can run, and index divisors positive.
+
+use super::ops::{scalar_type, vector_type, Ops};
+use super::vector::{self, classify, Access, LocalMode, Plan, LANES};
+use crate::JitError;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
+use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use relay_compiler::kir::{BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId};
+use relay_devices::{DType, DTypeCode, Scalar};
+use std::collections::HashMap;
+
+/// Loops with a constant extent up to this are unrolled when marked `unroll`.
+const MAX_UNROLL: i64 = 16;
+
+/// A value in a vectorised loop body: uniform (scalar) or one per lane (vector).
+#[derive(Clone, Copy)]
+enum Val {
+    S(Value),
+    V(Value),
+}
+
+/// The state of the vectorised loop being emitted.
+struct Lanes {
+    var: VarId,
+    modes: HashMap<LocalId, LocalMode>,
+    locals: HashMap<LocalId, Variable>,
+}
+
+/// Imported helper functions.
+pub(crate) struct Imports {
+    /// `f32::powf`.
+    pub powf: FuncRef,
+    /// `f64::powf`.
+    pub pow: FuncRef,
+}
+
+/// Emits one kernel into a function builder.
+pub(crate) struct Emitter<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    k: &'a Kernel,
+    fma: bool,
+    imports: Imports,
+    ptrs: Vec<Value>,
+    syms: Vec<Value>,
+    vars: Vec<Variable>,
+    locals: Vec<Variable>,
+    lanes: Option<Lanes>,
+    /// How many loops were vectorised.
+    pub vectorized: usize,
+}
+
+fn mem_flags(role: BufferRole) -> MemFlagsData {
+    let flags = MemFlagsData::new().with_notrap();
+    if role == BufferRole::Input {
+        // Inputs are never written while the kernel runs (the verifier forbids stores).
+        flags.with_readonly()
+    } else {
+        flags
+    }
+}
+
+fn internal(what: &str) -> JitError {
+    JitError::Internal(what.to_string())
+}
+
+/// Whether `i` is `>= 0` whatever the loop variables and syms (which are `>= 0`) are.
+fn non_negative(k: &Kernel, i: &Index) -> bool {
+    match i {
+        Index::Const(c) => *c >= 0,
+        Index::Var(_) | Index::Sym(_) => true,
+        Index::Bin(IndexOp::Sub, ..) => false,
+        Index::Bin(IndexOp::Max, a, b) => non_negative(k, a) || non_negative(k, b),
+        Index::Bin(_, a, b) => non_negative(k, a) && non_negative(k, b),
+        Index::Value(e) => {
+            k.dtype_of(e).is_ok_and(|d| d.code == DTypeCode::UInt && d.bits < 64 || d == DType::BOOL)
+        }
+    }
+}
+
+impl<'a, 'f> Emitter<'a, 'f> {
+    /// Starts the function: entry block, buffer addresses, syms, zeroed locals.
+    pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, fma: bool, imports: Imports) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let (buffers, syms_ptr) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let table = MemFlagsData::new().with_notrap().with_readonly();
+        let ptrs = (0..k.buffers.len()).map(|i| b.ins().load(I64, table, buffers, (8 * i) as i32)).collect();
+        let syms = (0..k.syms.len()).map(|i| b.ins().load(I64, table, syms_ptr, (8 * i) as i32)).collect();
+        let vars = k.vars.iter().map(|_| b.declare_var(I64)).collect();
+        let mut locals = Vec::with_capacity(k.locals.len());
+        for l in &k.locals {
+            let var = b.declare_var(scalar_type(l.dtype));
+            let zero = zero(&mut b, l.dtype);
+            b.def_var(var, zero);
+            locals.push(var);
+        }
+        Emitter { b, k, fma, imports, ptrs, syms, vars, locals, lanes: None, vectorized: 0 }
+    }
+
+    /// Emits the body and the return, and finalises the function.
+    pub(crate) fn finish(mut self, config: TargetFrontendConfig) -> Result<usize, JitError> {
+        self.stmts(&self.k.body)?;
+        self.b.ins().return_(&[]);
+        self.b.finalize(config);
+        Ok(self.vectorized)
+    }
+
+    fn ops(&mut self) -> Ops<'_, 'f> {
+        Ops { b: &mut self.b, fma: self.fma }
+    }
+
+    fn stmts(&mut self, body: &[Stmt]) -> Result<(), JitError> {
+        body.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
+        match s {
+            Stmt::For { var, extent, kind, body } => self.for_loop(*var, extent, *kind, body),
+            Stmt::Store { buf, index, value } => {
+                let decl = self.k.buffer(*buf).ok_or_else(|| internal("buffer"))?;
+                let (v, _) = self.expr(value)?;
+                let flags = mem_flags(decl.role);
+                let index = self.index(index, 0)?;
+                let addr = self.address(*buf, index)?;
+                let v = match self.lanes.is_some() {
+                    true => self.to_vector(v, decl.dtype),
+                    false => self.scalar(v)?,
+                };
+                self.b.ins().store(flags, v, addr, 0);
+                Ok(())
+            }
+            Stmt::Assign { local, value } => {
+                let (v, dt) = self.expr(value)?;
+                let lane_var = self.lanes.as_ref().and_then(|l| l.locals.get(local).copied());
+                match lane_var {
+                    Some(var) => {
+                        let v = self.to_vector(v, dt);
+                        self.b.def_var(var, v);
+                    }
+                    None => {
+                        let v = self.scalar(v)?;
+                        let var = *self.locals.get(local.index()).ok_or_else(|| internal("local"))?;
+                        self.b.def_var(var, v);
+                    }
+                }
+                Ok(())
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let (c, _) = self.expr(cond)?;
+                let c = self.scalar(c)?;
+                let (then_b, else_b, merge) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(c, then_b, &[], else_b, &[]);
+                for (block, body) in [(then_b, then), (else_b, otherwise)] {
+                    self.b.switch_to_block(block);
+                    self.b.seal_block(block);
+                    self.stmts(body)?;
+                    self.b.ins().jump(merge, &[]);
+                }
+                self.b.switch_to_block(merge);
+                self.b.seal_block(merge);
+                Ok(())
+            }
+        }
+    }
+
+    fn for_loop(&mut self, var: VarId, extent: &Index, kind: LoopKind, body: &[Stmt]) -> Result<(), JitError> {
+        let v = *self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?;
+        if kind == LoopKind::Unroll {
+            if let Some(n) = extent.as_const().filter(|n| (0..=MAX_UNROLL).contains(n)) {
+                for i in 0..n {
+                    let i = self.b.ins().iconst(I64, i);
+                    self.b.def_var(v, i);
+                    self.stmts(body)?;
+                }
+                return Ok(());
+            }
+        }
+        let end = self.index(extent, 0)?;
+        let zero = self.b.ins().iconst(I64, 0);
+        if kind == LoopKind::Vectorize && self.lanes.is_none() {
+            if let Some(plan) = vector::plan(self.k, var, body) {
+                return self.vector_loop(var, end, plan, body);
+            }
+        }
+        self.counted_loop(v, zero, end, 1, |e| e.stmts(body))
+    }
+
+    /// `for (v = start; v < end; v += step) body`.
+    fn counted_loop(
+        &mut self,
+        v: Variable,
+        start: Value,
+        end: Value,
+        step: i64,
+        body: impl FnOnce(&mut Self) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
+        let (header, body_b, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.def_var(v, start);
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let i = self.b.use_var(v);
+        let go = self.b.ins().icmp(IntCC::SignedLessThan, i, end);
+        self.b.ins().brif(go, body_b, &[], exit, &[]);
+        self.b.switch_to_block(body_b);
+        self.b.seal_block(body_b);
+        body(self)?;
+        let i = self.b.use_var(v);
+        let next = self.b.ins().iadd_imm(i, step);
+        self.b.def_var(v, next);
+        self.b.ins().jump(header, &[]);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        Ok(())
+    }
+
+    fn vector_loop(&mut self, var: VarId, end: Value, plan: Plan, body: &[Stmt]) -> Result<(), JitError> {
+        let v = *self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?;
+        self.vectorized += 1;
+        let zero = self.b.ins().iconst(I64, 0);
+        let end = self.b.ins().smax(end, zero);
+        let vector_end = self.b.ins().band_imm(end, -LANES);
+        let mut lane_locals = HashMap::new();
+        for (&l, &mode) in &plan.locals {
+            let dt = self.local_dtype(l)?;
+            let lane_var = self.b.declare_var(vector_type(dt));
+            let current = self.b.use_var(self.locals[l.index()]);
+            let init = self.to_vector(Val::S(current), dt);
+            let init = if mode == LocalMode::Reduction(BinOp::Add) {
+                // Lanes 1..4 start at the identity; the running value is in lane 0.
+                let z = zero_vector(&mut self.b, dt);
+                self.b.ins().insertlane(z, current, 0)
+            } else {
+                init
+            };
+            self.b.def_var(lane_var, init);
+            lane_locals.insert(l, lane_var);
+        }
+        self.lanes = Some(Lanes { var, modes: plan.locals, locals: lane_locals });
+        let result = self.counted_loop(v, zero, vector_end, LANES, |e| e.stmts(body));
+        let lanes = self.lanes.take().ok_or_else(|| internal("lanes"))?;
+        result?;
+        for (l, mode) in &lanes.modes {
+            let dt = self.local_dtype(*l)?;
+            let lane_var = *lanes.locals.get(l).ok_or_else(|| internal("lane local"))?;
+            let vec = self.b.use_var(lane_var);
+            let scalar = match mode {
+                // The last iteration's value is the last lane's.
+                LocalMode::Private => self.lane(vec, 3, dt),
+                LocalMode::Reduction(op) => {
+                    let parts: Vec<Value> = (0..4).map(|i| self.lane(vec, i, dt)).collect();
+                    let mut ops = self.ops();
+                    let lo = ops.binary(*op, dt, parts[0], parts[1]);
+                    let hi = ops.binary(*op, dt, parts[2], parts[3]);
+                    ops.binary(*op, dt, lo, hi)
+                }
+            };
+            self.b.def_var(self.locals[l.index()], scalar);
+        }
+        self.counted_loop(v, vector_end, end, 1, |e| e.stmts(body))
+    }
+
+    fn local_dtype(&self, l: LocalId) -> Result<DType, JitError> {
+        self.k.locals.get(l.index()).map(|d| d.dtype).ok_or_else(|| internal("local"))
+    }
+
+    /// Lane `i` of a vector as the scalar form of `dt` (masks become 0/1).
+    fn lane(&mut self, vec: Value, i: u8, dt: DType) -> Value {
+        let x = self.b.ins().extractlane(vec, i);
+        if dt == DType::BOOL {
+            self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+        } else {
+            x
+        }
+    }
+
+    /// A value in vector form (uniform values are splatted; bools become lane masks).
+    fn to_vector(&mut self, v: Val, dt: DType) -> Value {
+        match v {
+            Val::V(x) => x,
+            Val::S(x) if dt == DType::BOOL => {
+                let m = self.b.ins().bmask(I32, x);
+                self.b.ins().splat(I32X4, m)
+            }
+            Val::S(x) => self.b.ins().splat(vector_type(dt), x),
+        }
+    }
+
+    fn scalar(&self, v: Val) -> Result<Value, JitError> {
+        match v {
+            Val::S(x) => Ok(x),
+            Val::V(_) => Err(internal("vector value where a scalar is needed")),
+        }
+    }
+
+    fn address(&mut self, buf: BufferId, index: Value) -> Result<Value, JitError> {
+        let decl = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?;
+        let size = decl.dtype.size_bytes() as i64;
+        let base = *self.ptrs.get(buf.index()).ok_or_else(|| internal("buffer"))?;
+        let offset = self.b.ins().imul_imm(index, size);
+        Ok(self.b.ins().iadd(base, offset))
+    }
+
+    /// An index value, with the vectorised loop variable taken in lane `lane`.
+    fn index(&mut self, i: &Index, lane: i64) -> Result<Value, JitError> {
+        Ok(match i {
+            Index::Const(c) => self.b.ins().iconst(I64, *c),
+            Index::Var(var) => {
+                let v = self.b.use_var(*self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?);
+                match &self.lanes {
+                    Some(l) if l.var == *var && lane != 0 => self.b.ins().iadd_imm(v, lane),
+                    _ => v,
+                }
+            }
+            Index::Sym(s) => *self.syms.get(s.index()).ok_or_else(|| internal("sym"))?,
+            Index::Value(e) => {
+                let (v, dt) = self.expr(e)?;
+                let v = self.scalar(v)?;
+                match dt.code {
+                    _ if dt.bits >= 64 => v,
+                    DTypeCode::Int => self.b.ins().sextend(I64, v),
+                    _ => self.b.ins().uextend(I64, v),
+                }
+            }
+            Index::Bin(op, a, b) => {
+                let (x, y) = (self.index(a, lane)?, self.index(b, lane)?);
+                match op {
+                    IndexOp::Add => self.b.ins().iadd(x, y),
+                    IndexOp::Sub => self.b.ins().isub(x, y),
+                    IndexOp::Mul => self.b.ins().imul(x, y),
+                    IndexOp::Min => self.b.ins().smin(x, y),
+                    IndexOp::Max => self.b.ins().smax(x, y),
+                    // Divisors are proved positive, so unsigned division is exact for a
+                    // non-negative dividend; otherwise round the quotient toward -inf.
+                    IndexOp::FloorDiv if non_negative(self.k, a) => self.b.ins().udiv(x, y),
+                    IndexOp::FloorMod if non_negative(self.k, a) => self.b.ins().urem(x, y),
+                    IndexOp::FloorDiv => {
+                        let q = self.b.ins().sdiv(x, y);
+                        let r = self.b.ins().srem(x, y);
+                        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, r, 0);
+                        let q1 = self.b.ins().iadd_imm(q, -1);
+                        self.b.ins().select(neg, q1, q)
+                    }
+                    IndexOp::FloorMod => {
+                        let r = self.b.ins().srem(x, y);
+                        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, r, 0);
+                        let r1 = self.b.ins().iadd(r, y);
+                        self.b.ins().select(neg, r1, r)
+                    }
+                }
+            }
+        })
+    }
+
+    /// Emits `e`; returns its value and dtype.
+    fn expr(&mut self, e: &Expr) -> Result<(Val, DType), JitError> {
+        Ok(match e {
+            Expr::Const(lit) => (Val::S(literal(&mut self.b, lit.dtype(), lit.value())), lit.dtype()),
+            Expr::Load { buf, index } => self.load(*buf, index)?,
+            Expr::Local(l) => {
+                let dt = self.local_dtype(*l)?;
+                match self.lanes.as_ref().and_then(|lanes| lanes.locals.get(l).copied()) {
+                    Some(var) => (Val::V(self.b.use_var(var)), dt),
+                    None => (Val::S(self.b.use_var(self.locals[l.index()])), dt),
+                }
+            }
+            Expr::Binary(op, a, b) => self.binary(*op, a, b)?,
+            Expr::Unary(op, a) => {
+                let (v, dt) = self.expr(a)?;
+                let v = match v {
+                    Val::S(x) => Val::S(self.ops().unary(*op, dt, x)),
+                    Val::V(x) => Val::V(self.ops().unary(*op, dt, x)),
+                };
+                (v, dt)
+            }
+            Expr::Select(c, a, b) => {
+                let (c, _) = self.expr(c)?;
+                let (x, dt) = self.expr(a)?;
+                let (y, _) = self.expr(b)?;
+                match (c, x, y) {
+                    (Val::S(c), Val::S(x), Val::S(y)) => (Val::S(self.ops().select(c, x, y)), dt),
+                    (c, x, y) => {
+                        let (x, y) = (self.to_vector(x, dt), self.to_vector(y, dt));
+                        let c = match c {
+                            Val::S(c) => c,
+                            Val::V(mask) => mask,
+                        };
+                        (Val::V(self.ops().select(c, x, y)), dt)
+                    }
+                }
+            }
+            Expr::Cast(to, a) => {
+                let (v, from) = self.expr(a)?;
+                let v = match v {
+                    Val::S(x) => Val::S(self.ops().cast(from, *to, x)),
+                    Val::V(x) => Val::V(self.ops().cast(from, *to, x)),
+                };
+                (v, *to)
+            }
+            Expr::Index(i) => (Val::S(self.index(i, 0)?), DType::I64),
+        })
+    }
+
+    fn load(&mut self, buf: BufferId, index: &Index) -> Result<(Val, DType), JitError> {
+        let decl = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?;
+        let (dt, flags) = (decl.dtype, mem_flags(decl.role));
+        let access = match &self.lanes {
+            Some(l) => classify(index, l.var, &|e| vector::varying_expr(e, l.var, &l.modes)),
+            None => Some(Access::Uniform),
+        };
+        let v = match access.ok_or_else(|| internal("unplanned vector access"))? {
+            Access::Uniform => {
+                let i = self.index(index, 0)?;
+                let addr = self.address(buf, i)?;
+                Val::S(self.b.ins().load(scalar_type(dt), flags, addr, 0))
+            }
+            Access::Contiguous => {
+                let i = self.index(index, 0)?;
+                let addr = self.address(buf, i)?;
+                Val::V(self.b.ins().load(vector_type(dt), flags, addr, 0))
+            }
+            Access::Gather => {
+                let mut vec = None;
+                for lane in 0..LANES {
+                    let i = self.index(index, lane)?;
+                    let addr = self.address(buf, i)?;
+                    let x = self.b.ins().load(scalar_type(dt), flags, addr, 0);
+                    vec = Some(match vec {
+                        None => self.b.ins().scalar_to_vector(vector_type(dt), x),
+                        Some(v) => self.b.ins().insertlane(v, x, lane as u8),
+                    });
+                }
+                Val::V(vec.ok_or_else(|| internal("gather"))?)
+            }
+        };
+        Ok((v, dt))
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Result<(Val, DType), JitError> {
+        if op == BinOp::Add && self.fma {
+            let product = match (a, b) {
+                (Expr::Binary(BinOp::Mul, x, y), c) | (c, Expr::Binary(BinOp::Mul, x, y)) => Some((x, y, c)),
+                _ => None,
+            };
+            if let Some((x, y, c)) = product {
+                let (vc, dt) = self.expr(c)?;
+                if !dt.is_float() {
+                    let (vp, _) = self.binary(BinOp::Mul, x, y)?;
+                    return self.combine(BinOp::Add, dt, vp, vc);
+                }
+                {
+                    let (vx, _) = self.expr(x)?;
+                    let (vy, _) = self.expr(y)?;
+                    let v = match (vx, vy, vc) {
+                        (Val::S(x), Val::S(y), Val::S(c)) => Val::S(self.b.ins().fma(x, y, c)),
+                        (x, y, c) => {
+                            let [x, y, c] = [x, y, c].map(|v| self.to_vector(v, dt));
+                            Val::V(self.b.ins().fma(x, y, c))
+                        }
+                    };
+                    return Ok((v, dt));
+                }
+            }
+        }
+        let (va, dt) = self.expr(a)?;
+        let (vb, _) = self.expr(b)?;
+        if op == BinOp::Pow {
+            let (x, y) = (self.scalar(va)?, self.scalar(vb)?);
+            let f = if dt == DType::F32 { self.imports.powf } else { self.imports.pow };
+            let call = self.b.ins().call(f, &[x, y]);
+            let r = *self.b.inst_results(call).first().ok_or_else(|| internal("pow result"))?;
+            return Ok((Val::S(r), dt));
+        }
+        self.combine(op, dt, va, vb)
+    }
+
+    /// `op(a, b)` on operands of dtype `dt`, in vector form if either is.
+    fn combine(&mut self, op: BinOp, dt: DType, a: Val, b: Val) -> Result<(Val, DType), JitError> {
+        let result_dt = if op.is_comparison() { DType::BOOL } else { dt };
+        let v = match (a, b) {
+            (Val::S(x), Val::S(y)) => Val::S(self.ops().binary(op, dt, x, y)),
+            (x, y) => {
+                let (x, y) = (self.to_vector(x, dt), self.to_vector(y, dt));
+                Val::V(self.ops().binary(op, dt, x, y))
+            }
+        };
+        Ok((v, result_dt))
+    }
+}
+
+fn zero(b: &mut FunctionBuilder<'_>, dt: DType) -> Value {
+    literal(b, dt, Scalar::Int(0))
+}
+
+fn zero_vector(b: &mut FunctionBuilder<'_>, dt: DType) -> Value {
+    let z = zero(b, dt);
+    b.ins().splat(vector_type(dt), z)
+}
+
+/// A constant of kir dtype `dt` (the value is normalised to `dt` first).
+fn literal(b: &mut FunctionBuilder<'_>, dt: DType, v: Scalar) -> Value {
+    let v = relay_compiler::kir::cast(v, dt);
+    let ty = scalar_type(dt);
+    match v {
+        Scalar::Float(x) if dt == DType::F32 => b.ins().f32const(x as f32),
+        Scalar::Float(x) => b.ins().f64const(x),
+        Scalar::Bool(x) => b.ins().iconst(I8, i64::from(x)),
+        Scalar::Int(x) => {
+            let bits = ty.bits();
+            b.ins().iconst(ty, if bits < 64 { x & ((1i64 << bits) - 1) } else { x })
+        }
+        Scalar::UInt(x) => b.ins().iconst(ty, x as i64),
+    }
+}

@@ -1,0 +1,114 @@
+//! A compiled kernel and its safe calling wrapper.
+
+use crate::JitError;
+use cranelift_jit::JITModule;
+use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
+use relay_devices::Tensor;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64);
+
+/// Facts about one compilation.
+#[derive(Clone, Debug)]
+pub struct KernelStats {
+    /// Verification, bounds proof, code generation and linking.
+    pub compile_time: Duration,
+    /// Machine code size.
+    pub code_bytes: usize,
+    /// How many `vectorize` loops got SIMD code.
+    pub vectorized_loops: usize,
+}
+
+/// Machine code for one kernel. Call it with [`CompiledKernel::run`]; it is `Send + Sync`
+/// and may run on several threads at once (each call has its own temps).
+pub struct CompiledKernel {
+    kernel: Kernel,
+    entry: EntryFn,
+    // Owns the executable memory `entry` points into. Only touched again in `drop`; the
+    // mutex makes the (otherwise `!Sync`) module shareable.
+    module: Mutex<Option<JITModule>>,
+    stats: KernelStats,
+}
+
+impl std::fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledKernel").field("kernel", &self.kernel.name).field("stats", &self.stats).finish()
+    }
+}
+
+impl CompiledKernel {
+    /// # Safety
+    /// `code` must be the finalised entry function of `kernel` (signature `(ptr, ptr) -> ()`,
+    /// C calling convention), owned by `module`.
+    pub(crate) unsafe fn new(kernel: Kernel, module: JITModule, code: *const u8, stats: KernelStats) -> Self {
+        // SAFETY: the caller guarantees `code` is a function with this signature.
+        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+        CompiledKernel { kernel, entry, module: Mutex::new(Some(module)), stats }
+    }
+
+    /// The kernel this code was compiled from.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Compile time, code size, vectorised loops.
+    pub fn stats(&self) -> &KernelStats {
+        &self.stats
+    }
+
+    /// Runs the kernel: reads `inputs`, writes `outputs` in place, with sym values `syms`.
+    ///
+    /// Errors, before anything runs, if the counts, dtypes or shapes (with `syms`
+    /// substituted) do not match the declarations, a sym is negative, or (for kernels with
+    /// syms) the accesses cannot be proved in bounds for these syms.
+    pub fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor], syms: &[i64]) -> Result<(), JitError> {
+        let k = &self.kernel;
+        check_args(k, inputs, outputs, syms)?;
+        if !k.syms.is_empty() {
+            check_bounds(k, syms)?;
+        }
+        let mut temps = Vec::new();
+        for buf in k.buffers_with_role(BufferRole::Temp) {
+            temps.push(self.temp(buf, syms)?);
+        }
+        let (mut ins, mut outs, mut tmps) = (inputs.iter(), outputs.iter_mut(), temps.iter_mut());
+        let mut table: Vec<*mut u8> = Vec::with_capacity(k.buffers.len());
+        for decl in &k.buffers {
+            let ptr = match decl.role {
+                // Never written: the verifier rejects stores to inputs.
+                BufferRole::Input => ins.next().map(|t| t.as_ptr().cast_mut()),
+                BufferRole::Output => outs.next().map(Tensor::as_mut_ptr),
+                BufferRole::Temp => tmps.next().map(Tensor::as_mut_ptr),
+            };
+            table.push(ptr.ok_or_else(|| JitError::Internal("buffer table".into()))?);
+        }
+        // SAFETY: the kernel verified (ids, types, no stores to inputs) and every tensor has
+        // the dtype and shape its buffer declares for these syms, so each address points to
+        // exactly the elements the code expects; `check_bounds` proved (at compile time or
+        // just now) that every access stays inside its buffer and every index divisor is
+        // positive; inputs are shared borrows that the code only reads, outputs and temps
+        // are exclusive borrows that outlive the call, and no two entries alias.
+        unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
+        Ok(())
+    }
+
+    fn temp(&self, buf: BufferId, syms: &[i64]) -> Result<Tensor, JitError> {
+        let decl = &self.kernel.buffers[buf.index()];
+        let too_large = || JitError::Internal(format!("temp `{}` has no valid shape", decl.name));
+        let shape = buffer_shape(&self.kernel, buf, syms).ok_or_else(too_large)?;
+        let shape = shape.into_iter().map(usize::try_from).collect::<Result<Vec<_>, _>>().map_err(|_| too_large())?;
+        Ok(Tensor::zeros(decl.dtype, shape)?)
+    }
+}
+
+impl Drop for CompiledKernel {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(module) = module {
+            // SAFETY: `entry` points into this module's memory and is unreachable once
+            // `self` is being dropped (`run` borrows `self`).
+            unsafe { module.free_memory() };
+        }
+    }
+}

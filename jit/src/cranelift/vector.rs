@@ -1,0 +1,414 @@
+//! Which `vectorize` loops run in SIMD lanes, and how.
+//!
+//! A loop over `v` runs 4 iterations at a time (`v, v+1, v+2, v+3` in the lanes of one
+//! 128-bit vector), then a scalar tail. Every value in its body is *uniform* (the same in
+//! all lanes: computed once as a scalar) or *varying*. Varying values must be `float32`,
+//! `int32` or `bool` (a lane mask), and use an operator the vector emitter has. The plan is
+//! made before any code is emitted; when it fails, the loop runs serially.
+//!
+//! Memory order is preserved by construction: a buffer the loop stores to is accessed, by
+//! every load and store in the loop, at one and the same index `v + c` with `c` uniform and
+//! independent of inner loops, so iterations touch disjoint elements. Locals assigned in the
+//! loop are either *private* (written before any read in each iteration; the last lane's
+//! value survives the loop) or *reductions* (only updated as `l = l op e` with `op` one of
+//! `+ max min`; lanes accumulate separately and are combined after the loop, which
+//! reassociates float sums).
+
+use relay_compiler::kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, UnOp, VarId};
+use relay_devices::DType;
+use std::collections::{HashMap, HashSet};
+
+/// Lanes per vector (128-bit registers of 32-bit elements).
+pub(crate) const LANES: i64 = 4;
+
+/// How a vectorised loop treats a local it assigns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LocalMode {
+    /// Written before read in every iteration: one value per lane.
+    Private,
+    /// Accumulated with this operator across iterations.
+    Reduction(BinOp),
+}
+
+/// The result of planning a `vectorize` loop.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Locals assigned in the loop and how each is vectorised.
+    pub locals: HashMap<LocalId, LocalMode>,
+}
+
+/// How an index varies with the vectorised variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The same in all lanes.
+    Uniform,
+    /// `v + c`: the lanes read consecutive elements.
+    Contiguous,
+    /// Anything else: one scalar access per lane.
+    Gather,
+}
+
+/// Plans the loop `for var in ..: body`, or says it must run serially.
+pub(crate) fn plan(kernel: &Kernel, var: VarId, body: &[Stmt]) -> Option<Plan> {
+    let mut p = Planner { kernel, var, inner: HashSet::new(), stores: HashMap::new(), plan: Plan::default() };
+    p.scan(body)?;
+    p.classify_locals(body)?;
+    p.stmts(body)?;
+    Some(p.plan)
+}
+
+/// Classifies `index` with respect to `var`; `None` if it depends on a varying value other
+/// than `var` itself (which the emitter cannot address).
+pub(crate) fn classify(index: &Index, var: VarId, varying: &dyn Fn(&Expr) -> bool) -> Option<Access> {
+    Some(match stride(index, var, varying)? {
+        Stride::Const(0) => Access::Uniform,
+        Stride::Const(1) => Access::Contiguous,
+        _ => Access::Gather,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stride {
+    Const(i64),
+    NonAffine,
+}
+
+fn stride(i: &Index, var: VarId, varying: &dyn Fn(&Expr) -> bool) -> Option<Stride> {
+    Some(match i {
+        Index::Const(_) | Index::Sym(_) => Stride::Const(0),
+        Index::Var(v) => Stride::Const(i64::from(*v == var)),
+        Index::Value(e) if varying(e) => return None,
+        Index::Value(_) => Stride::Const(0),
+        Index::Bin(op, a, b) => {
+            let (sa, sb) = (stride(a, var, varying)?, stride(b, var, varying)?);
+            match (op, sa, sb) {
+                (_, Stride::Const(0), Stride::Const(0)) => Stride::Const(0),
+                (IndexOp::Add, Stride::Const(x), Stride::Const(y)) => {
+                    x.checked_add(y).map_or(Stride::NonAffine, Stride::Const)
+                }
+                (IndexOp::Sub, Stride::Const(x), Stride::Const(y)) => {
+                    x.checked_sub(y).map_or(Stride::NonAffine, Stride::Const)
+                }
+                (IndexOp::Mul, Stride::Const(s), Stride::Const(0)) => scale(s, b),
+                (IndexOp::Mul, Stride::Const(0), Stride::Const(s)) => scale(s, a),
+                _ => Stride::NonAffine,
+            }
+        }
+    })
+}
+
+fn scale(s: i64, by: &Index) -> Stride {
+    by.as_const().and_then(|c| c.checked_mul(s)).map_or(Stride::NonAffine, Stride::Const)
+}
+
+/// Whether `e` differs between the lanes of the loop over `var` whose vectorised locals
+/// are `locals`.
+pub(crate) fn varying_expr(e: &Expr, var: VarId, locals: &HashMap<LocalId, LocalMode>) -> bool {
+    match e {
+        Expr::Const(_) => false,
+        Expr::Local(l) => locals.contains_key(l),
+        Expr::Load { index, .. } | Expr::Index(index) => varying_index(index, var, locals),
+        Expr::Binary(_, a, b) => varying_expr(a, var, locals) || varying_expr(b, var, locals),
+        Expr::Unary(_, a) | Expr::Cast(_, a) => varying_expr(a, var, locals),
+        Expr::Select(c, a, b) => {
+            varying_expr(c, var, locals) || varying_expr(a, var, locals) || varying_expr(b, var, locals)
+        }
+    }
+}
+
+/// Whether index `i` differs between lanes (see [`varying_expr`]).
+pub(crate) fn varying_index(i: &Index, var: VarId, locals: &HashMap<LocalId, LocalMode>) -> bool {
+    match i {
+        Index::Var(v) => *v == var,
+        Index::Const(_) | Index::Sym(_) => false,
+        Index::Bin(_, a, b) => varying_index(a, var, locals) || varying_index(b, var, locals),
+        Index::Value(e) => varying_expr(e, var, locals),
+    }
+}
+
+/// The dtypes that have a 4-lane vector form.
+pub(crate) fn vector_dtype(dt: DType) -> bool {
+    dt == DType::F32 || dt == DType::I32 || dt == DType::BOOL
+}
+
+fn binary_ok(op: BinOp, dt: DType) -> bool {
+    use BinOp::*;
+    match dt {
+        DType::F32 => matches!(op, Add | Sub | Mul | Div | FloorDiv | FloorMod | Max | Min) || op.is_comparison(),
+        DType::I32 => matches!(op, Add | Sub | Mul | Max | Min | And | Or) || op.is_comparison(),
+        DType::BOOL => matches!(op, And | Or),
+        _ => false,
+    }
+}
+
+fn unary_ok(op: UnOp, dt: DType) -> bool {
+    match dt {
+        DType::F32 => op != UnOp::Not,
+        DType::I32 => matches!(op, UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::Sign),
+        DType::BOOL => op == UnOp::Not,
+        _ => false,
+    }
+}
+
+fn mentions_local(e: &Expr, l: LocalId) -> bool {
+    match e {
+        Expr::Const(_) => false,
+        Expr::Local(x) => *x == l,
+        Expr::Load { index, .. } | Expr::Index(index) => index_mentions_local(index, l),
+        Expr::Binary(_, a, b) => mentions_local(a, l) || mentions_local(b, l),
+        Expr::Unary(_, a) | Expr::Cast(_, a) => mentions_local(a, l),
+        Expr::Select(c, a, b) => mentions_local(c, l) || mentions_local(a, l) || mentions_local(b, l),
+    }
+}
+
+fn index_mentions_local(i: &Index, l: LocalId) -> bool {
+    match i {
+        Index::Const(_) | Index::Var(_) | Index::Sym(_) => false,
+        Index::Bin(_, a, b) => index_mentions_local(a, l) || index_mentions_local(b, l),
+        Index::Value(e) => mentions_local(e, l),
+    }
+}
+
+fn stmt_mentions_local(s: &Stmt, l: LocalId) -> bool {
+    match s {
+        Stmt::For { extent, body, .. } => index_mentions_local(extent, l) || body.iter().any(|s| stmt_mentions_local(s, l)),
+        Stmt::Store { index, value, .. } => index_mentions_local(index, l) || mentions_local(value, l),
+        Stmt::Assign { local, value } => *local == l || mentions_local(value, l),
+        Stmt::If { cond, then, otherwise } => {
+            mentions_local(cond, l) || then.iter().chain(otherwise).any(|s| stmt_mentions_local(s, l))
+        }
+    }
+}
+
+fn index_mentions_var(i: &Index, vars: &HashSet<VarId>) -> bool {
+    match i {
+        Index::Var(v) => vars.contains(v),
+        Index::Const(_) | Index::Sym(_) | Index::Value(_) => false,
+        Index::Bin(_, a, b) => index_mentions_var(a, vars) || index_mentions_var(b, vars),
+    }
+}
+
+struct Planner<'k> {
+    kernel: &'k Kernel,
+    var: VarId,
+    inner: HashSet<VarId>,
+    stores: HashMap<BufferId, Index>,
+    plan: Plan,
+}
+
+impl Planner<'_> {
+    /// Collects inner loop variables and the one index each stored buffer is stored at.
+    fn scan(&mut self, body: &[Stmt]) -> Option<()> {
+        for s in body {
+            match s {
+                Stmt::For { var, body, .. } => {
+                    self.inner.insert(*var);
+                    self.scan(body)?;
+                }
+                Stmt::Store { buf, index, .. } => match self.stores.get(buf) {
+                    Some(prev) if prev != index => return None,
+                    _ => {
+                        self.stores.insert(*buf, index.clone());
+                    }
+                },
+                Stmt::Assign { local, .. } => {
+                    self.plan.locals.insert(*local, LocalMode::Private);
+                }
+                Stmt::If { then, otherwise, .. } => {
+                    self.scan(then)?;
+                    self.scan(otherwise)?;
+                }
+            }
+        }
+        Some(())
+    }
+
+    fn classify_locals(&mut self, body: &[Stmt]) -> Option<()> {
+        let assigned: Vec<LocalId> = self.plan.locals.keys().copied().collect();
+        for l in assigned {
+            let dtype = self.kernel.locals.get(l.index())?.dtype;
+            let first = body.iter().find(|s| stmt_mentions_local(s, l));
+            let private = matches!(first, Some(Stmt::Assign { local, value }) if *local == l && !mentions_local(value, l));
+            let mode = if private {
+                LocalMode::Private
+            } else {
+                LocalMode::Reduction(reduction_op(body, l)?)
+            };
+            if !vector_dtype(dtype) || matches!(mode, LocalMode::Reduction(_)) && dtype == DType::BOOL {
+                return None;
+            }
+            self.plan.locals.insert(l, mode);
+        }
+        Some(())
+    }
+
+    fn varying_expr(&self, e: &Expr) -> bool {
+        varying_expr(e, self.var, &self.plan.locals)
+    }
+
+    fn varying_index(&self, i: &Index) -> bool {
+        varying_index(i, self.var, &self.plan.locals)
+    }
+
+    fn access(&self, index: &Index) -> Option<Access> {
+        classify(index, self.var, &|e| self.varying_expr(e))
+    }
+
+    fn stmts(&self, body: &[Stmt]) -> Option<()> {
+        body.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&self, s: &Stmt) -> Option<()> {
+        match s {
+            Stmt::For { extent, body, .. } => {
+                if self.varying_index(extent) {
+                    return None;
+                }
+                self.stmts(body)
+            }
+            Stmt::If { cond, then, otherwise } => {
+                if self.varying_expr(cond) {
+                    return None;
+                }
+                self.expr(cond)?;
+                self.stmts(then)?;
+                self.stmts(otherwise)
+            }
+            Stmt::Assign { value, .. } => self.expr(value).map(drop),
+            Stmt::Store { buf, index, value } => {
+                let dtype = self.kernel.buffer(*buf)?.dtype;
+                let contiguous = self.access(index)? == Access::Contiguous;
+                if !contiguous || index_mentions_var(index, &self.inner) || dtype == DType::BOOL || !vector_dtype(dtype) {
+                    return None;
+                }
+                self.expr(value).map(drop)
+            }
+        }
+    }
+
+    /// Checks `e` and returns its dtype and whether it varies.
+    fn expr(&self, e: &Expr) -> Option<(DType, bool)> {
+        let varying = self.varying_expr(e);
+        let dtype = self.kernel.dtype_of(e).ok()?;
+        if !varying {
+            // Computed once as a scalar; only the loads in it need checking.
+            self.loads_ok(e)?;
+            return Some((dtype, false));
+        }
+        let ok = vector_dtype(dtype)
+            && match e {
+                Expr::Const(_) | Expr::Local(_) => true,
+                Expr::Load { buf, index } => {
+                    self.load_ok(*buf, index)?;
+                    dtype != DType::BOOL
+                }
+                Expr::Index(_) => false,
+                Expr::Binary(op, a, b) => {
+                    let (da, _) = self.expr(a)?;
+                    self.expr(b)?;
+                    binary_ok(*op, da)
+                }
+                Expr::Unary(op, a) => {
+                    self.expr(a)?;
+                    unary_ok(*op, dtype)
+                }
+                Expr::Select(c, a, b) => {
+                    self.expr(c)?;
+                    self.expr(a)?;
+                    self.expr(b)?;
+                    dtype != DType::BOOL
+                }
+                Expr::Cast(to, a) => {
+                    let (from, _) = self.expr(a)?;
+                    from == *to || matches!((from, *to), (DType::F32, DType::I32) | (DType::I32, DType::F32))
+                }
+            };
+        ok.then_some((dtype, true))
+    }
+
+    fn load_ok(&self, buf: BufferId, index: &Index) -> Option<()> {
+        match self.stores.get(&buf) {
+            Some(stored) if stored != index => None,
+            _ => self.access(index).map(drop),
+        }
+    }
+
+    /// Loads inside a uniform expression: a stored buffer may not be read at another index.
+    fn loads_ok(&self, e: &Expr) -> Option<()> {
+        match e {
+            Expr::Const(_) | Expr::Local(_) => Some(()),
+            Expr::Load { buf, index } => {
+                self.load_ok(*buf, index)?;
+                self.index_loads_ok(index)
+            }
+            Expr::Index(index) => self.index_loads_ok(index),
+            Expr::Binary(_, a, b) => {
+                self.loads_ok(a)?;
+                self.loads_ok(b)
+            }
+            Expr::Unary(_, a) | Expr::Cast(_, a) => self.loads_ok(a),
+            Expr::Select(c, a, b) => {
+                self.loads_ok(c)?;
+                self.loads_ok(a)?;
+                self.loads_ok(b)
+            }
+        }
+    }
+
+    fn index_loads_ok(&self, i: &Index) -> Option<()> {
+        match i {
+            Index::Const(_) | Index::Var(_) | Index::Sym(_) => Some(()),
+            Index::Bin(_, a, b) => {
+                self.index_loads_ok(a)?;
+                self.index_loads_ok(b)
+            }
+            Index::Value(e) => self.loads_ok(e),
+        }
+    }
+}
+
+/// The operator of a reduction local: every statement mentioning `l` (anywhere in the loop)
+/// must be `l = l op e` or `l = e op l` with the same `op` and `e` not mentioning `l`.
+fn reduction_op(body: &[Stmt], l: LocalId) -> Option<BinOp> {
+    let mut op = None;
+    for s in body {
+        collect_reduction(s, l, &mut op)?;
+    }
+    op
+}
+
+fn collect_reduction(s: &Stmt, l: LocalId, op: &mut Option<BinOp>) -> Option<()> {
+    match s {
+        Stmt::Assign { local, value } if *local == l => {
+            let Expr::Binary(this, a, b) = value else { return None };
+            let other = match (a.as_ref(), b.as_ref()) {
+                (Expr::Local(x), other) | (other, Expr::Local(x)) if *x == l => other,
+                _ => return None,
+            };
+            if !matches!(this, BinOp::Add | BinOp::Max | BinOp::Min) || mentions_local(other, l) {
+                return None;
+            }
+            match op {
+                Some(prev) if prev != this => None,
+                _ => {
+                    *op = Some(*this);
+                    Some(())
+                }
+            }
+        }
+        Stmt::For { extent, body, .. } => {
+            if index_mentions_local(extent, l) {
+                return None;
+            }
+            body.iter().try_for_each(|s| collect_reduction(s, l, op))
+        }
+        Stmt::If { cond, then, otherwise } => {
+            if mentions_local(cond, l) {
+                return None;
+            }
+            then.iter().chain(otherwise).try_for_each(|s| collect_reduction(s, l, op))
+        }
+        other if stmt_mentions_local(other, l) => None,
+        _ => Some(()),
+    }
+}

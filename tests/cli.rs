@@ -1,0 +1,239 @@
+//! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
+//! `--params`, executables), `compile`, `disasm`, `check`, `fmt`, and the exit codes
+//! 0 (success), 1 (compile error), 2 (trap), 3 (bad command line or input).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_relay-vm");
+
+/// A scratch directory for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("relay-vm-cli-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn relay_vm(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Asserts the exit code, showing stdout and stderr on failure; returns stdout.
+fn expect(out: &Output, code: i32) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    stdout
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+const SUM: &str = "def @main(%xs: List[int32], %k: int32) { (@sum(%xs) * %k, Cons(%k, Nil)) }\n";
+const DIV: &str = "def @main(%a: int32, %b: int32) -> int32 { %a / %b }\n";
+
+#[test]
+fn run_prints_json_and_text() {
+    let s = Scratch::new("formats");
+    let f = s.file("sum.relay", SUM);
+    let out = relay_vm(&["run", path(&f), "--args", "[[1, 2, 3], 2]"]);
+    assert_eq!(
+        expect(&out, 0),
+        concat!(
+            r#"[{"dtype":"int32","shape":[],"data":[12]},"#,
+            r#"{"con":"Cons","fields":[{"dtype":"int32","shape":[],"data":[2]},{"con":"Nil","fields":[]}]}]"#,
+            "\n"
+        )
+    );
+    let out = relay_vm(&["run", path(&f), "--args", "[[1, 2, 3], 2]", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "(12, Cons(2, Nil))\n");
+}
+
+#[test]
+fn run_without_parameters_and_with_another_entry() {
+    let s = Scratch::new("entry");
+    let f = s.file(
+        "e.relay",
+        "def @main() { ones(shape=[2], dtype=\"float32\") }\ndef @twice(%x: float32) { %x * 2f }\n",
+    );
+    assert_eq!(expect(&relay_vm(&["run", path(&f), "--format", "text"]), 0), "float32[1, 1]\n");
+    let out = relay_vm(&["run", path(&f), "--entry", "twice", "--args", "[1.5]", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "3f\n");
+    let out = relay_vm(&["run", path(&f), "--entry", "nope"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("no function `@nope`"));
+}
+
+#[test]
+fn bad_arguments_exit_3() {
+    let s = Scratch::new("badargs");
+    let f = s.file("sum.relay", SUM);
+    for (args, message) in [
+        (None, "needs argument(s) for %xs, %k"),
+        (Some("[[1, 2]"), "malformed JSON"),
+        (Some("{}"), "JSON array"),
+        (Some("[[1], 2, 3]"), "takes 2 argument(s)"),
+        (Some("[[1, \"x\"], 2]"), "argument `%xs`"),
+        (Some("[[1], 2.5]"), "int32"),
+    ] {
+        let mut cmd = vec!["run", path(&f)];
+        cmd.extend(args.iter().flat_map(|a| ["--args", *a]));
+        let out = relay_vm(&cmd);
+        expect(&out, 3);
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn traps_exit_2_naming_the_function() {
+    let s = Scratch::new("trap");
+    let f = s.file("div.relay", DIV);
+    assert_eq!(
+        expect(&relay_vm(&["run", path(&f), "--args", "[7, 2]"]), 0),
+        "{\"dtype\":\"int32\",\"shape\":[],\"data\":[3]}\n"
+    );
+    let out = relay_vm(&["run", path(&f), "--args", "[7, 0]"]);
+    expect(&out, 2);
+    assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("division by zero"));
+}
+
+#[test]
+fn compile_errors_exit_1() {
+    let s = Scratch::new("compile_error");
+    let f = s.file("bad.relay", "def @main(%x: int32) -> float32 { %x }\n");
+    let out = relay_vm(&["run", path(&f), "--args", "[1]"]);
+    expect(&out, 1);
+    assert!(stderr(&out).contains("bad.relay:1:"), "{}", stderr(&out));
+    expect(&relay_vm(&["compile", path(&f), "-o", path(&s.0.join("out.rvm"))]), 1);
+    expect(&relay_vm(&["check", path(&f)]), 1);
+}
+
+#[test]
+fn unreadable_inputs_and_bad_command_lines_exit_3() {
+    let s = Scratch::new("unreadable");
+    expect(&relay_vm(&["run", path(&s.0.join("missing.relay"))]), 3);
+    expect(&relay_vm(&["run"]), 3);
+    expect(&relay_vm(&["run", "x.relay", "--no-such-flag"]), 3);
+    expect(&relay_vm(&["frobnicate"]), 3);
+    expect(&relay_vm(&["run", "x.relay", "--format", "xml"]), 3);
+    expect(&relay_vm(&["run", "x.relay", "--args", "[]", "--input", "y.jsonl"]), 3);
+    let binary = s.file("binary.relay", [0xffu8, 0xfe, 0x00]);
+    expect(&relay_vm(&["run", path(&binary)]), 3);
+    assert!(expect(&relay_vm(&["--help"]), 0).contains("Usage"));
+    assert!(expect(&relay_vm(&["run", "--help"]), 0).contains("--params"));
+    assert!(expect(&relay_vm(&["--version"]), 0).contains("relay-vm"));
+}
+
+#[test]
+fn compile_then_run_and_disassemble() {
+    let s = Scratch::new("compile");
+    let src = s.file("sum.relay", SUM);
+    let exe = s.0.join("sum.rvm");
+    expect(&relay_vm(&["compile", path(&src), "-o", path(&exe)]), 0);
+    let from_source = expect(&relay_vm(&["run", path(&src), "--args", "[[4], 3]"]), 0);
+    let from_exe = expect(&relay_vm(&["run", path(&exe), "--args", "[[4], 3]"]), 0);
+    assert_eq!(from_source, from_exe);
+    let listing = expect(&relay_vm(&["disasm", path(&exe)]), 0);
+    assert!(listing.contains("main(xs, k)"), "{listing}");
+    assert!(listing.contains("Ret src="));
+    assert_eq!(listing, expect(&relay_vm(&["disasm", path(&src)]), 0));
+
+    let mut bytes = std::fs::read(&exe).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    let corrupt = s.file("corrupt.rvm", &bytes);
+    let out = relay_vm(&["run", path(&corrupt), "--args", "[[4], 3]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("checksum"), "{}", stderr(&out));
+    expect(&relay_vm(&["disasm", path(&corrupt)]), 3);
+    let truncated = s.file("truncated.rvm", &bytes[..bytes.len() / 2]);
+    expect(&relay_vm(&["run", path(&truncated)]), 3);
+}
+
+#[test]
+fn input_runs_once_per_line() {
+    let s = Scratch::new("input");
+    let f = s.file("div.relay", DIV);
+    let lines = s.file("in.jsonl", "[7, 2]\n\n[9, 3]\n[-8, 4]\n");
+    let out = relay_vm(&["run", path(&f), "--input", path(&lines), "--format", "text"]);
+    assert_eq!(expect(&out, 0), "3\n3\n-2\n");
+    let bad = s.file("bad.jsonl", "[7, 2]\n[1]\n");
+    let out = relay_vm(&["run", path(&f), "--input", path(&bad), "--format", "text"]);
+    assert_eq!(expect(&out, 3), "3\n");
+    assert!(stderr(&out).contains("bad.jsonl:2"), "{}", stderr(&out));
+    let trap = s.file("trap.jsonl", "[1, 0]\n");
+    expect(&relay_vm(&["run", path(&f), "--input", path(&trap)]), 2);
+}
+
+fn safetensors_file(tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
+    let bytes: Vec<Vec<u8>> =
+        tensors.iter().map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect()).collect();
+    let views: Vec<(&str, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((name, shape, _), b)| {
+            (*name, safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), b).unwrap())
+        })
+        .collect();
+    safetensors::serialize(views, None).unwrap()
+}
+
+#[test]
+fn params_bind_weights_by_name() {
+    let s = Scratch::new("params");
+    let f = s.file(
+        "dense.relay",
+        "def @main(%x: Tensor[(1, 2), float32], %w: Tensor[(2, 2), float32], %b: Tensor[(2), float32]) {\n  nn.bias_add(nn.dense(%x, %w), %b)\n}\n",
+    );
+    let weights = s.file(
+        "w.safetensors",
+        safetensors_file(&[("w", vec![2, 2], vec![1.0, 0.0, 0.0, 2.0]), ("b", vec![2], vec![0.5, 0.5])]),
+    );
+    let out =
+        relay_vm(&["run", path(&f), "--params", path(&weights), "--args", "[[[3, 4]]]", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "float32[[3.5, 8.5]]\n");
+    let out = relay_vm(&["run", path(&f), "--params", path(&weights)]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("%x"), "{}", stderr(&out));
+
+    let misnamed = s.file("m.safetensors", safetensors_file(&[("weight", vec![2, 2], vec![0.0; 4])]));
+    let out = relay_vm(&["run", path(&f), "--params", path(&misnamed), "--args", "[[[3, 4]], [0, 0]]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("`weight` names no parameter"), "{}", stderr(&out));
+    let misshapen = s.file("s.safetensors", safetensors_file(&[("w", vec![4], vec![0.0; 4])]));
+    let out = relay_vm(&["run", path(&f), "--params", path(&misshapen), "--args", "[[[3, 4]], [0, 0]]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("Tensor[(2, 2), float32]"), "{}", stderr(&out));
+    let garbage = s.file("g.safetensors", b"not a safetensors file");
+    expect(&relay_vm(&["run", path(&f), "--params", path(&garbage), "--args", "[[[3, 4]], [0, 0]]"]), 3);
+}
+
+#[test]
+fn check_and_fmt_still_work() {
+    let s = Scratch::new("checkfmt");
+    let f = s.file("ok.relay", "def @main(%x: int32)   { %x + 1 }\n");
+    assert_eq!(expect(&relay_vm(&["check", path(&f), "--types"]), 0), "@main: fn (int32) -> int32\n");
+    assert!(expect(&relay_vm(&["fmt", path(&f)]), 0).contains("def @main(%x: int32)"));
+}
