@@ -220,7 +220,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
         self.b.seal_block(body_b);
         body(self)?;
         let i = self.b.use_var(v);
-        let next = self.b.ins().iadd_imm(i, step);
+        let next = self.b.ins().iadd_imm_s(i, step);
         self.b.def_var(v, next);
         self.b.ins().jump(header, &[]);
         self.b.seal_block(header);
@@ -234,7 +234,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
         self.vectorized += 1;
         let zero = self.b.ins().iconst(I64, 0);
         let end = self.b.ins().smax(end, zero);
-        let vector_end = self.b.ins().band_imm(end, -LANES);
+        let vector_end = self.b.ins().band_imm_s(end, -LANES);
         let mut lane_locals = HashMap::new();
         for (&l, &mode) in &plan.locals {
             let dt = self.local_dtype(l)?;
@@ -283,7 +283,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
     fn lane(&mut self, vec: Value, i: u8, dt: DType) -> Value {
         let x = self.b.ins().extractlane(vec, i);
         if dt == DType::BOOL {
-            self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
         } else {
             x
         }
@@ -312,7 +312,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let decl = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?;
         let size = decl.dtype.size_bytes() as i64;
         let base = *self.ptrs.get(buf.index()).ok_or_else(|| internal("buffer"))?;
-        let offset = self.b.ins().imul_imm(index, size);
+        let offset = self.b.ins().imul_imm_s(index, size);
         Ok(self.b.ins().iadd(base, offset))
     }
 
@@ -323,7 +323,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
             Index::Var(var) => {
                 let v = self.b.use_var(*self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?);
                 match &self.lanes {
-                    Some(l) if l.var == *var && lane != 0 => self.b.ins().iadd_imm(v, lane),
+                    Some(l) if l.var == *var && lane != 0 => self.b.ins().iadd_imm_s(v, lane),
                     _ => v,
                 }
             }
@@ -352,13 +352,13 @@ impl<'a, 'f> Emitter<'a, 'f> {
                     IndexOp::FloorDiv => {
                         let q = self.b.ins().sdiv(x, y);
                         let r = self.b.ins().srem(x, y);
-                        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, r, 0);
-                        let q1 = self.b.ins().iadd_imm(q, -1);
+                        let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+                        let q1 = self.b.ins().iadd_imm_s(q, -1);
                         self.b.ins().select(neg, q1, q)
                     }
                     IndexOp::FloorMod => {
                         let r = self.b.ins().srem(x, y);
-                        let neg = self.b.ins().icmp_imm(IntCC::SignedLessThan, r, 0);
+                        let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
                         let r1 = self.b.ins().iadd(r, y);
                         self.b.ins().select(neg, r1, r)
                     }

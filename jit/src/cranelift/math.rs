@@ -59,7 +59,7 @@ impl Ops<'_, '_> {
         let ty = self.ty(n);
         let bias = self.iconst(ty, 127);
         let e = self.b.ins().iadd(n, bias);
-        let bits = self.b.ins().ishl_imm(e, 23);
+        let bits = self.b.ins().ishl_imm_u(e, 23);
         self.from_bits(bits)
     }
 
@@ -89,7 +89,7 @@ impl Ops<'_, '_> {
         let t_bits = self.to_bits(t);
         let magic_bits = self.to_bits(magic);
         let n = self.b.ins().isub(t_bits, magic_bits);
-        let n1 = self.b.ins().sshr_imm(n, 1);
+        let n1 = self.b.ins().sshr_imm_u(n, 1);
         let n2 = self.b.ins().isub(n, n1);
         let s1 = self.pow2(n1);
         let s2 = self.pow2(n2);
@@ -108,7 +108,7 @@ impl Ops<'_, '_> {
         let xs = self.select(small, scaled, x);
         let bits = self.to_bits(xs);
         let ity = self.ty(bits);
-        let biased = self.b.ins().ushr_imm(bits, 23);
+        let biased = self.b.ins().ushr_imm_u(bits, 23);
         let bias = self.iconst(ity, 127);
         let e = self.b.ins().isub(biased, bias);
         let e_float = self.b.ins().fcvt_from_sint(ty, e);

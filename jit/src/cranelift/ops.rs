@@ -224,7 +224,7 @@ impl Ops<'_, '_> {
         let ty = self.ty(a);
         let zero = self.iconst(ty, 0);
         let one = self.iconst(ty, 1);
-        let is_zero = self.b.ins().icmp_imm(IntCC::Equal, d, 0);
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
         if !signed {
             let safe = self.b.ins().select(is_zero, one, d);
             if op == BinOp::FloorMod {
@@ -239,9 +239,9 @@ impl Ops<'_, '_> {
         let safe = self.b.ins().select(bad, one, d);
         let r = self.b.ins().srem(a, safe);
         // The remainder needs adjusting when it is non-zero and its sign differs from d's.
-        let r_nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, r, 0);
+        let r_nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
         let signs = self.b.ins().bxor(r, d);
-        let signs_differ = self.b.ins().icmp_imm(IntCC::SignedLessThan, signs, 0);
+        let signs_differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
         let adjust = self.b.ins().band(r_nonzero, signs_differ);
         if op == BinOp::FloorMod {
             let fixed = self.b.ins().iadd(r, d);
@@ -264,7 +264,7 @@ impl Ops<'_, '_> {
         match dt.code {
             DTypeCode::Float => self.float_unary(op, a),
             DTypeCode::Bool if self.ty(a).is_vector() => self.b.ins().bnot(a),
-            DTypeCode::Bool => self.b.ins().bxor_imm(a, 1),
+            DTypeCode::Bool => self.b.ins().bxor_imm_s(a, 1),
             DTypeCode::Int | DTypeCode::UInt => {
                 let signed = dt.code == DTypeCode::Int;
                 let ty = self.ty(a);
@@ -279,7 +279,7 @@ impl Ops<'_, '_> {
                         self.b.ins().smax(a, minus_one)
                     }
                     UnOp::Sign => {
-                        let nz = self.b.ins().icmp_imm(IntCC::NotEqual, a, 0);
+                        let nz = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
                         self.b.ins().uextend(ty, nz)
                     }
                     _ => a,
@@ -356,7 +356,7 @@ impl Ops<'_, '_> {
                 let zero = if from_ty == F32 { self.b.ins().f32const(0.0) } else { self.b.ins().f64const(0.0) };
                 self.b.ins().fcmp(FloatCC::NotEqual, v, zero)
             }
-            (_, DTypeCode::Bool) => self.b.ins().icmp_imm(IntCC::NotEqual, v, 0),
+            (_, DTypeCode::Bool) => self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0),
             (DTypeCode::Float, DTypeCode::Float) if to_ty == F64 => self.b.ins().fpromote(F64, v),
             (DTypeCode::Float, DTypeCode::Float) => self.b.ins().fdemote(F32, v),
             (DTypeCode::Float, _) => self.float_to_int(v, to),

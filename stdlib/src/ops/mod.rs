@@ -1,5 +1,7 @@
 //! Operator registrations: one [`OpDef`] per operator, grouped by family, each with TVM's name
-//! and attribute names so TVM programs run unchanged.
+//! so TVM programs run unchanged. The accepted attribute names are not listed here: they come
+//! from the operator's typed attribute struct (`crate::attrs`), through its reference kernel,
+//! so the type checker and the kernel can never disagree about them.
 
 mod math;
 mod nn;
@@ -7,14 +9,15 @@ mod transform;
 
 use relay_compiler::op::{OpDef, OpRegistry};
 
-/// Declares an [`OpDef`] in one line: `op!("add", 2, [], broadcast_rel, Broadcast, "doc")`.
+/// Declares an [`OpDef`] in one line: `op!("add", 2, broadcast_rel, Broadcast, "doc")`; its
+/// attribute names are filled in by [`register_all`].
 #[macro_export]
 macro_rules! op {
-    ($name:literal, $inputs:literal, [$($attr:literal),*], $rel:expr, $pattern:ident, $doc:literal) => {
+    ($name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal) => {
         relay_compiler::op::OpDef {
             name: $name,
             num_inputs: $inputs,
-            attrs: &[$($attr),*],
+            attrs: &[],
             relation: $rel,
             pattern: relay_compiler::op::OpPattern::$pattern,
             doc: $doc,
@@ -27,14 +30,20 @@ fn families() -> [&'static [OpDef]; 5] {
     [math::ELEMWISE, math::BROADCAST, math::REDUCE, transform::TRANSFORM, nn::NN]
 }
 
-/// Registers every operator of the library into `registry`.
+/// Registers every operator of the library into `registry`, with the attribute names of its
+/// reference kernel's attribute struct.
 ///
 /// # Errors
 /// The name of an operator that is already registered.
 pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
     for family in families() {
         for def in family {
-            registry.register(def.clone()).map_err(|_| def.name)?;
+            let mut def = def.clone();
+            let name = def.name;
+            if let Some(kernel) = crate::reference_op(name) {
+                def.attrs = kernel.attr_names;
+            }
+            registry.register(def).map_err(|_| name)?;
         }
     }
     Ok(())
