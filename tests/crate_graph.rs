@@ -22,8 +22,12 @@ fn workspace_dependencies_follow_the_architecture() {
         .expect("cargo metadata runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
-    let members: BTreeSet<String> =
-        meta["packages"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
+    let members: BTreeSet<String> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     assert_eq!(members, allowed.keys().map(|s| s.to_string()).collect(), "workspace members changed");
 

@@ -9,5 +9,5 @@ pub mod ir;
 pub mod kir;
 pub mod op;
 pub mod pass;
-pub mod ty;
 pub mod syntax;
+pub mod ty;

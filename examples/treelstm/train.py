@@ -23,6 +23,7 @@ network). The epoch with the best dev root accuracy is kept. One CPU thread.
 
 import argparse
 import collections
+import copy
 import os
 import random
 import time
@@ -241,16 +242,9 @@ def main():
             flush=True,
         )
         if dev_correct > best_dev:
-            best_dev, best = dev_correct, model.relay_params()
+            best_dev, best = dev_correct, copy.deepcopy(model.state_dict())
 
-    model.embedding.weight.data.copy_(best["embedding"])
-    model.w_iou.weight.data.copy_(best["w_iou"])
-    model.w_iou.bias.data.copy_(best["b_iou"])
-    model.u_iou.weight.data.copy_(best["u_iou"])
-    model.u_f.weight.data.copy_(best["u_f"])
-    model.u_f.bias.data.copy_(best["b_f"])
-    model.out.weight.data.copy_(best["w_out"])
-    model.out.bias.data.copy_(best["b_out"])
+    model.load_state_dict(best)
     logits, test_correct = evaluate(model, test_batches)
     print(
         f"best dev {best_dev}/{len(dev)} = {best_dev / len(dev):.4f}; "
@@ -262,7 +256,7 @@ def main():
 
     with open(os.path.join(args.out, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("".join(w + "\n" for w in vocab))
-    save_file(best, os.path.join(args.out, "weights.safetensors"))
+    save_file(model.relay_params(), os.path.join(args.out, "weights.safetensors"))
     metadata = {
         "dev_correct": str(best_dev),
         "dev_total": str(len(dev)),

@@ -85,7 +85,10 @@ impl<'a> ByteReader<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            None => Err(FormatError::Truncated { offset: self.pos, needed: n - (self.data.len() - self.pos).min(n) }),
+            None => Err(FormatError::Truncated {
+                offset: self.pos,
+                needed: n - (self.data.len() - self.pos).min(n),
+            }),
         }
     }
 
@@ -110,7 +113,10 @@ impl<'a> ByteReader<'a> {
     pub fn len_prefix(&mut self) -> Result<usize, FormatError> {
         let n = self.u32()? as usize;
         if n > self.data.len() - self.pos {
-            return Err(FormatError::Invalid(format!("length {n} exceeds the remaining {} bytes", self.data.len() - self.pos)));
+            return Err(FormatError::Invalid(format!(
+                "length {n} exceeds the remaining {} bytes",
+                self.data.len() - self.pos
+            )));
         }
         Ok(n)
     }

@@ -53,13 +53,17 @@ impl Executable {
         }
         let version = r.u32()?;
         if version != FORMAT_VERSION {
-            return Err(FormatError::BadHeader(format!("format version {version}, expected {FORMAT_VERSION}")).into());
+            return Err(FormatError::BadHeader(format!(
+                "format version {version}, expected {FORMAT_VERSION}"
+            ))
+            .into());
         }
         let len = usize::try_from(r.u64()?).map_err(|_| FormatError::Invalid("body length".into()))?;
         let start = MAGIC.len() + 12;
-        let body = bytes
-            .get(start..start.saturating_add(len))
-            .ok_or(FormatError::Truncated { offset: start, needed: len.saturating_sub(bytes.len() - start) })?;
+        let body = bytes.get(start..start.saturating_add(len)).ok_or(FormatError::Truncated {
+            offset: start,
+            needed: len.saturating_sub(bytes.len() - start),
+        })?;
         let mut tail = ByteReader::new(&bytes[start + len..]);
         let stored = tail.u32()?;
         if !tail.at_end() {
@@ -293,10 +297,14 @@ fn read_tensor(r: &mut ByteReader<'_>) -> Result<Tensor, FormatError> {
     let shape: Vec<usize> = read_vec(r, |r| {
         usize::try_from(r.u64()?).map_err(|_| FormatError::Invalid("tensor dimension".into()))
     })?;
-    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or(FormatError::Invalid("tensor size".into()))?;
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or(FormatError::Invalid("tensor size".into()))?;
     if n > r.remaining() / 8 {
         return Err(FormatError::Truncated { offset: 0, needed: n * 8 });
     }
-    let values: Vec<ScalarValue> = (0..n).map(|_| r.u64().map(|bits| ScalarValue { dtype, bits })).collect::<Result<_, _>>()?;
+    let values: Vec<ScalarValue> =
+        (0..n).map(|_| r.u64().map(|bits| ScalarValue { dtype, bits })).collect::<Result<_, _>>()?;
     crate::scalar::tensor_from_scalars(dtype, shape, &values).map_err(FormatError::Invalid)
 }

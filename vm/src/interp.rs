@@ -63,9 +63,17 @@ impl<'e> Vm<'e> {
     ///
     /// # Errors
     /// When the kernel table does not match the executable's kernel list in length.
-    pub fn new(exe: &'e Executable, kernels: &'e [Arc<dyn Kernel>], config: VmConfig) -> Result<Vm<'e>, String> {
+    pub fn new(
+        exe: &'e Executable,
+        kernels: &'e [Arc<dyn Kernel>],
+        config: VmConfig,
+    ) -> Result<Vm<'e>, String> {
         if kernels.len() != exe.kernels.len() {
-            return Err(format!("{} kernels given for an executable of {}", kernels.len(), exe.kernels.len()));
+            return Err(format!(
+                "{} kernels given for an executable of {}",
+                kernels.len(),
+                exe.kernels.len()
+            ));
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
         Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], scratch: vec![], config })
@@ -148,9 +156,17 @@ impl<'e> Vm<'e> {
             ($func:expr) => {{
                 let callee = $func;
                 let f = &exe.functions[callee as usize];
-                self.regs.truncate(cur.base);
-                self.regs.extend(self.scratch.drain(..).map(Some));
+                // Reuse the window in place: arguments to registers 0..n, every other
+                // register cleared (a stale tensor must not pass for a preallocated output).
                 self.regs.resize(cur.base + f.num_regs as usize, None);
+                let window = &mut self.regs[cur.base..];
+                let nargs = self.scratch.len();
+                for (slot, v) in window.iter_mut().zip(self.scratch.drain(..)) {
+                    *slot = Some(v);
+                }
+                for slot in &mut window[nargs..] {
+                    *slot = None;
+                }
                 cur.func = callee;
                 cur.pc = 0;
                 code = &f.code;
@@ -245,7 +261,9 @@ impl<'e> Vm<'e> {
                     let mut missing = false;
                     for r in outputs.iter() {
                         match self.regs.get_mut(cur.base + r.0 as usize).and_then(Option::take) {
-                            Some(Value::Tensor(t)) => owned.push(Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())),
+                            Some(Value::Tensor(t)) => {
+                                owned.push(Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone()))
+                            }
                             _ => {
                                 missing = true;
                                 break;
@@ -288,7 +306,10 @@ impl<'e> Vm<'e> {
                 }
                 Instr::AllocClosure { dst, func, captured } => {
                     gather!(captured);
-                    let v = Value::Closure(Arc::new(ClosureValue { func: func.0, captured: std::mem::take(&mut self.scratch) }));
+                    let v = Value::Closure(Arc::new(ClosureValue {
+                        func: func.0,
+                        captured: std::mem::take(&mut self.scratch),
+                    }));
                     set!(dst, v);
                 }
                 Instr::GetField { dst, obj, index } => {
@@ -359,7 +380,17 @@ impl<'e> Vm<'e> {
                 }
                 Instr::Bin { op, dst, lhs, rhs } => {
                     let (a, b) = (scalar!(lhs), scalar!(rhs));
-                    match scalar::binary(*op, a, b) {
+                    match scalar::binary_fast(*op, a, b).ok_or(()).or_else(|()| scalar::binary(*op, a, b)) {
+                        Ok(v) => set!(dst, Value::Scalar(v)),
+                        Err(e) => trap!("{e}"),
+                    }
+                }
+                Instr::BinImm { op, dst, lhs, imm } => {
+                    let a = scalar!(lhs);
+                    match scalar::binary_fast(*op, a, *imm)
+                        .ok_or(())
+                        .or_else(|()| scalar::binary(*op, a, *imm))
+                    {
                         Ok(v) => set!(dst, Value::Scalar(v)),
                         Err(e) => trap!("{e}"),
                     }

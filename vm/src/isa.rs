@@ -133,6 +133,8 @@ instructions! {
     0x17 Un { op: UnOp, dst: Reg, src: Reg }
     /// Converts the unboxed scalar `src` to `dtype`.
     0x18 Cast { dst: Reg, src: Reg, dtype: DType }
+    /// `dst = lhs op imm` with an immediate right operand (loop counters, constants).
+    0x19 BinImm { op: BinOp, dst: Reg, lhs: Reg, imm: ScalarValue }
 }
 
 impl Instr {
@@ -152,6 +154,7 @@ impl Instr {
             | Instr::RefNew { dst, .. }
             | Instr::RefRead { dst, .. }
             | Instr::Bin { dst, .. }
+            | Instr::BinImm { dst, .. }
             | Instr::Un { dst, .. }
             | Instr::Cast { dst, .. } => vec![*dst],
             Instr::InvokePacked { outputs, .. } => outputs.to_vec(),
@@ -200,6 +203,6 @@ mod tests {
     fn bad_opcodes_are_errors() {
         assert!(Instr::decode(&mut ByteReader::new(&[0xff])).is_err());
         assert!(Instr::decode(&mut ByteReader::new(&[0x03, 1])).is_err());
-        assert_eq!(INSTRUCTION_DOCS.len(), 24);
+        assert_eq!(INSTRUCTION_DOCS.len(), 25);
     }
 }

@@ -117,7 +117,11 @@ impl ScalarValue {
 ///
 /// # Errors
 /// A dtype tensors cannot hold, or an element count that does not match the shape.
-pub fn tensor_from_scalars(dtype: DType, shape: Vec<usize>, values: &[ScalarValue]) -> Result<Tensor, String> {
+pub fn tensor_from_scalars(
+    dtype: DType,
+    shape: Vec<usize>,
+    values: &[ScalarValue],
+) -> Result<Tensor, String> {
     fn collect<T>(values: &[ScalarValue], f: impl Fn(ScalarValue) -> T) -> Vec<T> {
         values.iter().map(|&v| f(v)).collect()
     }
@@ -152,6 +156,60 @@ fn wrap(dtype: DType, bits: u64) -> u64 {
         v | !mask
     } else {
         v
+    }
+}
+
+/// `a op b` for the dtypes control flow is made of (`int32`, `int64`, `float32`): the
+/// dispatch loop's fast path. `None` sends everything else to [`binary`].
+#[inline(always)]
+pub fn binary_fast(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarValue> {
+    if a.dtype != b.dtype || a.dtype.lanes != 1 {
+        return None;
+    }
+    let int = |v: i64| Some(ScalarValue { dtype: a.dtype, bits: v as u64 });
+    let truth = |v: bool| Some(ScalarValue::bool(v));
+    match (a.dtype.code, a.dtype.bits) {
+        (DTypeCode::Int, 32) => {
+            let (x, y) = (a.bits as i32, b.bits as i32);
+            match op {
+                BinOp::Add => int(i64::from(x.wrapping_add(y))),
+                BinOp::Sub => int(i64::from(x.wrapping_sub(y))),
+                BinOp::Mul => int(i64::from(x.wrapping_mul(y))),
+                BinOp::Eq => truth(x == y),
+                BinOp::Ne => truth(x != y),
+                BinOp::Lt => truth(x < y),
+                BinOp::Le => truth(x <= y),
+                BinOp::Gt => truth(x > y),
+                BinOp::Ge => truth(x >= y),
+                _ => None,
+            }
+        }
+        (DTypeCode::Int, 64) => {
+            let (x, y) = (a.bits as i64, b.bits as i64);
+            match op {
+                BinOp::Add => int(x.wrapping_add(y)),
+                BinOp::Sub => int(x.wrapping_sub(y)),
+                BinOp::Mul => int(x.wrapping_mul(y)),
+                BinOp::Eq => truth(x == y),
+                BinOp::Lt => truth(x < y),
+                BinOp::Gt => truth(x > y),
+                _ => None,
+            }
+        }
+        (DTypeCode::Float, 32) => {
+            let (x, y) = (f64::from_bits(a.bits) as f32, f64::from_bits(b.bits) as f32);
+            let float = |v: f32| Some(ScalarValue { dtype: a.dtype, bits: f64::from(v).to_bits() });
+            match op {
+                BinOp::Add => float(x + y),
+                BinOp::Sub => float(x - y),
+                BinOp::Mul => float(x * y),
+                BinOp::Div => float(x / y),
+                BinOp::Lt => truth(x < y),
+                BinOp::Gt => truth(x > y),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -201,7 +259,9 @@ pub fn binary(op: BinOp, a: ScalarValue, b: ScalarValue) -> Result<ScalarValue, 
         _ => match dt.code {
             DTypeCode::Float => Ok(ScalarValue::float(dt, float_op(op, a.as_f64(), b.as_f64()))),
             DTypeCode::Int => int_op(op, a.bits as i64, b.bits as i64).map(|v| ScalarValue::int(dt, v)),
-            DTypeCode::UInt => uint_op(op, a.bits, b.bits).map(|v| ScalarValue { dtype: dt, bits: wrap(dt, v) }),
+            DTypeCode::UInt => {
+                uint_op(op, a.bits, b.bits).map(|v| ScalarValue { dtype: dt, bits: wrap(dt, v) })
+            }
             DTypeCode::Bool => Err(format!("scalar `{}` on bool", op.name())),
         },
     }
@@ -337,6 +397,48 @@ mod tests {
         assert!(binary(BinOp::Ne, nan, nan).unwrap().is_true());
         assert!(binary(BinOp::And, ScalarValue::bool(true), i32v(1)).is_err());
         assert!(!unary(UnOp::Not, ScalarValue::bool(true)).unwrap().is_true());
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_one() {
+        let ops = [
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Eq,
+            BinOp::Ne,
+            BinOp::Lt,
+            BinOp::Le,
+            BinOp::Gt,
+            BinOp::Ge,
+        ];
+        let ints = [0i64, 1, -1, 7, i32::MAX as i64, i32::MIN as i64];
+        let floats = [0.0, -1.5, 3.25, 1e30, f64::NAN];
+        for op in ops {
+            for &x in &ints {
+                for &y in &ints {
+                    for dt in [DType::I32, DType::I64] {
+                        let (a, b) = (ScalarValue::int(dt, x), ScalarValue::int(dt, y));
+                        if let Some(fast) = binary_fast(op, a, b) {
+                            assert_eq!(Ok(fast), binary(op, a, b), "{op:?} {x} {y} {dt}");
+                        }
+                    }
+                }
+            }
+            for &x in &floats {
+                for &y in &floats {
+                    let (a, b) = (ScalarValue::float(DType::F32, x), ScalarValue::float(DType::F32, y));
+                    if let Some(fast) = binary_fast(op, a, b) {
+                        let slow = binary(op, a, b).unwrap();
+                        assert!(
+                            fast == slow || (fast.as_f64().is_nan() && slow.as_f64().is_nan()),
+                            "{op:?} {x} {y}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

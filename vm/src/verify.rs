@@ -74,9 +74,11 @@ fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {
         Instr::Invoke { func, args, .. } | Instr::TailCall { func, args } if args.len() != params(func.0) => {
             Err(format!("passes {} argument(s) to a function of {}", args.len(), params(func.0)))
         }
-        Instr::AllocClosure { func, captured, .. } if captured.len() > params(func.0) => {
-            Err(format!("captures {} value(s) for a function of {} parameter(s)", captured.len(), params(func.0)))
-        }
+        Instr::AllocClosure { func, captured, .. } if captured.len() > params(func.0) => Err(format!(
+            "captures {} value(s) for a function of {} parameter(s)",
+            captured.len(),
+            params(func.0)
+        )),
         Instr::InvokePacked { kernel, inputs, outputs } => {
             let k = exe.kernels.get(kernel.0 as usize).ok_or("kernel index")?;
             if inputs.len() != k.num_inputs as usize || outputs.len() != k.num_outputs as usize {

@@ -110,7 +110,12 @@ fn closures_adts_and_refs() {
     use Instr::*;
     // add_captured(k, x) = k + x; main(x) = let f = closure(add_captured, [10]);
     //   let r = ref(f(x)); ref_write(r, (ref_read(r), 1)); match-like: GetField 0 of the tuple.
-    let add = func("add_captured", &["k", "x"], 3, vec![Bin { op: BinOp::Add, dst: Reg(2), lhs: Reg(0), rhs: Reg(1) }, Ret { src: Reg(2) }]);
+    let add = func(
+        "add_captured",
+        &["k", "x"],
+        3,
+        vec![Bin { op: BinOp::Add, dst: Reg(2), lhs: Reg(0), rhs: Reg(1) }, Ret { src: Reg(2) }],
+    );
     let main = func(
         "main",
         &["x"],
@@ -135,19 +140,31 @@ fn closures_adts_and_refs() {
 #[test]
 fn faults_are_traps_not_panics() {
     use Instr::*;
-    let bad_field = func("bad", &["x"], 2, vec![GetField { dst: Reg(1), obj: Reg(0), index: Imm(0) }, Ret { src: Reg(1) }]);
+    let bad_field = func(
+        "bad",
+        &["x"],
+        2,
+        vec![GetField { dst: Reg(1), obj: Reg(0), index: Imm(0) }, Ret { src: Reg(1) }],
+    );
     let fatal = func("fatal", &[], 1, vec![Fatal { message: StrIdx(0) }]);
     let div0 = func(
         "div0",
         &["x"],
         2,
-        vec![LoadImm { dst: Reg(1), value: i32_imm(0) }, Bin { op: BinOp::Div, dst: Reg(1), lhs: Reg(0), rhs: Reg(1) }, Ret { src: Reg(1) }],
+        vec![
+            LoadImm { dst: Reg(1), value: i32_imm(0) },
+            Bin { op: BinOp::Div, dst: Reg(1), lhs: Reg(0), rhs: Reg(1) },
+            Ret { src: Reg(1) },
+        ],
     );
     let e = exe(vec![bad_field, fatal, div0]);
     let t = run(&e, "bad", vec![Value::Scalar(i32_imm(1))]).unwrap_err();
     assert_eq!((t.function.as_str(), t.pc), ("bad", 0));
     assert!(run(&e, "fatal", vec![]).unwrap_err().message.contains("no arm matched"));
-    assert!(run(&e, "div0", vec![Value::Scalar(i32_imm(1))]).unwrap_err().message.contains("division by zero"));
+    assert!(run(&e, "div0", vec![Value::Scalar(i32_imm(1))])
+        .unwrap_err()
+        .message
+        .contains("division by zero"));
     assert!(run(&e, "missing", vec![]).is_err());
     assert!(run(&e, "bad", vec![]).unwrap_err().message.contains("takes 1 argument"));
 }
@@ -158,7 +175,10 @@ fn save_load_round_trip_and_corruption() {
     e.constants.push(relay_devices::Tensor::from_vec(vec![2], vec![1.5f32, -2.0]).unwrap());
     e.kernels.push(KernelDesc {
         op: "nn.conv2d".into(),
-        attrs: vec![("padding".into(), Attr::List(vec![Attr::Int(1), Attr::Int(1)])), ("data_layout".into(), Attr::Str("NCHW".into()))],
+        attrs: vec![
+            ("padding".into(), Attr::List(vec![Attr::Int(1), Attr::Int(1)])),
+            ("data_layout".into(), Attr::Str("NCHW".into())),
+        ],
         num_inputs: 2,
         num_outputs: 1,
     });
@@ -179,8 +199,21 @@ fn verifier_rejects_bad_bytecode() {
         func("f", &["x"], 1, vec![Ret { src: Reg(3) }]),
         func("f", &["x"], 1, vec![Goto { target: Target(9) }]),
         func("f", &["x"], 1, vec![Move { dst: Reg(0), src: Reg(0) }]),
-        func("f", &["x"], 1, vec![Invoke { dst: Reg(0), func: FuncIdx(0), args: vec![].into() }, Ret { src: Reg(0) }]),
-        func("f", &["x"], 1, vec![InvokePacked { kernel: KernelIdx(0), inputs: vec![].into(), outputs: vec![].into() }, Ret { src: Reg(0) }]),
+        func(
+            "f",
+            &["x"],
+            1,
+            vec![Invoke { dst: Reg(0), func: FuncIdx(0), args: vec![].into() }, Ret { src: Reg(0) }],
+        ),
+        func(
+            "f",
+            &["x"],
+            1,
+            vec![
+                InvokePacked { kernel: KernelIdx(0), inputs: vec![].into(), outputs: vec![].into() },
+                Ret { src: Reg(0) },
+            ],
+        ),
         func("f", &["x", "y"], 1, vec![Ret { src: Reg(0) }]),
     ];
     for f in cases {

@@ -3,7 +3,7 @@
 
 use super::{is_flag, ModuleCx};
 use crate::diagnostics::Diagnostic;
-use crate::ir::{ExprId, ExprKind, LiteralValue, Symbol, VarId};
+use crate::ir::{ExprId, ExprKind, Literal, LiteralValue, Symbol, VarId};
 use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, StrIdx, Target};
 use std::collections::HashMap;
 
@@ -14,6 +14,16 @@ pub(crate) enum Dest {
     Return,
     /// Write it to this register.
     Reg(Reg),
+}
+
+/// The unboxed value of a scalar literal.
+pub(crate) fn literal_value(lit: &Literal) -> ScalarValue {
+    match lit.value {
+        LiteralValue::Int(i) if lit.dtype.is_float() => ScalarValue::float(lit.dtype, i as f64),
+        LiteralValue::Int(i) => ScalarValue::int(lit.dtype, i),
+        LiteralValue::Float(f) => ScalarValue::float(lit.dtype, f),
+        LiteralValue::Bool(b) => ScalarValue::bool(b),
+    }
 }
 
 /// Emits the code of one function.
@@ -199,12 +209,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 Err(self.error(e, format!("variable `%{}` has no value here", m.name(m.var(*v).name))))
             }
             ExprKind::Literal(lit) => {
-                let value = match lit.value {
-                    LiteralValue::Int(i) if lit.dtype.is_float() => ScalarValue::float(lit.dtype, i as f64),
-                    LiteralValue::Int(i) => ScalarValue::int(lit.dtype, i),
-                    LiteralValue::Float(f) => ScalarValue::float(lit.dtype, f),
-                    LiteralValue::Bool(b) => ScalarValue::bool(b),
-                };
+                let value = literal_value(lit);
                 let r = self.reg_for(dest);
                 self.emit(Instr::LoadImm { dst: r, value });
                 self.finish(r, dest);
@@ -309,7 +314,9 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             return Err(self.error(e, format!("unknown constructor `{}`", m.name(c))));
         };
         if def.fields.len() != args.len() {
-            return Err(self.error(e, format!("constructor `{}` used as a value: not eta-expanded", m.name(c))));
+            return Err(
+                self.error(e, format!("constructor `{}` used as a value: not eta-expanded", m.name(c)))
+            );
         }
         let regs = self.atoms(args)?;
         let r = self.reg_for(dest);
@@ -348,7 +355,9 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 self.direct_call(func, regs, dest);
                 Ok(())
             }
-            ExprKind::Function(_) if self.is_primitive(callee) => super::primitive::call_primitive(self, callee, args, dest),
+            ExprKind::Function(_) if self.is_primitive(callee) => {
+                super::primitive::call_primitive(self, callee, args, dest)
+            }
             ExprKind::Call { callee: inner, args: caps, .. } if self.closure_global(*inner).is_some() => {
                 let Some(g) = self.closure_global(*inner) else { return Ok(()) };
                 let func = self.func_index(g, callee)?;

@@ -33,10 +33,18 @@ enum Tree {
 }
 
 /// Emits `match (scrutinee) { arms }` into `dest`.
-pub(crate) fn compile_match(em: &mut FnEmitter<'_, '_>, scrut: Reg, arms: &[MatchArm], dest: Dest) -> Result<(), Diagnostic> {
+pub(crate) fn compile_match(
+    em: &mut FnEmitter<'_, '_>,
+    scrut: Reg,
+    arms: &[MatchArm],
+    dest: Dest,
+) -> Result<(), Diagnostic> {
     let m = em.cx.m;
-    let rows: Vec<Row> =
-        arms.iter().enumerate().map(|(i, a)| normalize(Row { cols: vec![(vec![], lower(m, a.pattern))], arm: i })).collect();
+    let rows: Vec<Row> = arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| normalize(Row { cols: vec![(vec![], lower(m, a.pattern))], arm: i }))
+        .collect();
     let tree = build(m, rows);
     let mut arm_jumps: Vec<(usize, usize, usize)> = vec![]; // (instruction, target slot, arm)
     let mut reachable = vec![false; arms.len()];
@@ -78,7 +86,9 @@ pub(crate) fn compile_match(em: &mut FnEmitter<'_, '_>, scrut: Reg, arms: &[Matc
 fn lower(m: &Module, p: PatId) -> Pat {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &m.pattern(p).kind {
         PatternKind::Wildcard | PatternKind::Var(_) => Pat::Wild,
-        PatternKind::Constructor { name, args } => Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect()),
+        PatternKind::Constructor { name, args } => {
+            Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect())
+        }
         PatternKind::Tuple(ps) => Pat::Tuple(ps.iter().map(|&a| lower(m, a)).collect()),
     })
 }
@@ -126,9 +136,12 @@ fn build(m: &Module, rows: Vec<Row>) -> Tree {
         let siblings: Vec<(Symbol, usize)> = m
             .constructor(name)
             .and_then(|c| m.type_def(c.adt))
-            .map(|d| d.constructors.iter().map(|&c| (c, m.constructor(c).map_or(0, |c| c.fields.len()))).collect())
+            .map(|d| {
+                d.constructors.iter().map(|&c| (c, m.constructor(c).map_or(0, |c| c.fields.len()))).collect()
+            })
             .unwrap_or_else(|| vec![(name, 0)]);
-        let cases = siblings.iter().map(|&(ctor, arity)| build(m, specialize(&rows, &path, ctor, arity))).collect();
+        let cases =
+            siblings.iter().map(|&(ctor, arity)| build(m, specialize(&rows, &path, ctor, arity))).collect();
         Tree::Switch { path, cases }
     })
 }

@@ -72,7 +72,8 @@ impl<'a> ModuleCx<'a> {
             .collect();
         let mut constants = Vec::with_capacity(m.constants.len());
         for c in &m.constants {
-            let values: Vec<ScalarValue> = c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
+            let values: Vec<ScalarValue> =
+                c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
             let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();
             let t = relay_vm::tensor_from_scalars(c.dtype, shape, &values).map_err(|e| {
                 CompileError::new(vec![Diagnostic::error(Span::default(), format!("constant: {e}"))])
@@ -132,7 +133,12 @@ fn convert_attr(v: &AttrValue) -> Attr {
     }
 }
 
-fn compile_global(cx: &mut ModuleCx<'_>, name: Symbol, func: &Function, span: Span) -> Result<VmFunction, Diagnostic> {
+fn compile_global(
+    cx: &mut ModuleCx<'_>,
+    name: Symbol,
+    func: &Function,
+    span: Span,
+) -> Result<VmFunction, Diagnostic> {
     let m = cx.m;
     // A `Closure=1` global runs its inner function, with the captured values as leading
     // parameters.
@@ -156,12 +162,13 @@ fn compile_global(cx: &mut ModuleCx<'_>, name: Symbol, func: &Function, span: Sp
         .iter()
         .map(|&p| cx.types.var(p).map(|t| value_type(m, t)))
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| Diagnostic::error(span, format!("internal: untyped parameter in `@{}`", m.name(name))))?;
-    let ret_type = cx
-        .types
-        .expr(ret)
-        .map(|t| value_type(m, t))
-        .ok_or_else(|| Diagnostic::error(span, format!("internal: untyped body in `@{}`", m.name(name))))?;
+        .ok_or_else(|| {
+            Diagnostic::error(span, format!("internal: untyped parameter in `@{}`", m.name(name)))
+        })?;
+    let ret_type =
+        cx.types.expr(ret).map(|t| value_type(m, t)).ok_or_else(|| {
+            Diagnostic::error(span, format!("internal: untyped body in `@{}`", m.name(name)))
+        })?;
     let mut em = emit::FnEmitter::new(cx, m.name(name));
     let code = em.function(&params, body)?;
     Ok(VmFunction {

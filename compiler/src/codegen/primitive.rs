@@ -2,13 +2,18 @@
 //! tensor and the operator has one, otherwise `AllocTensor` for each statically shaped output
 //! followed by a destination-passing `InvokePacked`.
 
-use super::emit::{Dest, FnEmitter};
+use super::emit::{literal_value, Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
 use relay_vm::{BinOp, Imm, Instr, KernelIdx, Reg, UnOp};
 
 /// Emits a call of the primitive function `f` on `args` into `dest`.
-pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[ExprId], dest: Dest) -> Result<(), Diagnostic> {
+pub(crate) fn call_primitive(
+    em: &mut FnEmitter<'_, '_>,
+    f: ExprId,
+    args: &[ExprId],
+    dest: Dest,
+) -> Result<(), Diagnostic> {
     let m = em.cx.m;
     let ExprKind::Function(func) = &m.expr(f).kind else {
         return Err(em.error(f, "internal: primitive call of a non-function"));
@@ -19,16 +24,16 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
     let ExprKind::Op(op) = m.expr(*callee).kind else {
         return Err(em.error(f, "internal: a primitive function that does not call an operator"));
     };
-    let outer = em.atoms(args)?;
-    // The operator's arguments are the function's parameters (in any order) or literals.
-    let mut inputs = Vec::with_capacity(inner_args.len());
+    // Each operator argument comes from a call argument (through its parameter) or is a
+    // literal written inside the primitive function.
+    let mut sources = Vec::with_capacity(inner_args.len());
     for &a in inner_args {
         match m.expr(a).kind {
-            ExprKind::Var(v) => match func.params.iter().position(|&p| p == v) {
-                Some(i) if i < outer.len() => inputs.push(outer[i]),
-                _ => return Err(em.error(a, "internal: primitive argument is not a parameter")),
+            ExprKind::Var(v) => match func.params.iter().position(|&p| p == v).and_then(|i| args.get(i)) {
+                Some(&outer) => sources.push(outer),
+                None => return Err(em.error(a, "internal: primitive argument is not a parameter")),
             },
-            _ => inputs.push(em.atom(a)?),
+            _ => sources.push(a),
         }
     }
     let op_name = m.name(op);
@@ -39,6 +44,10 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
     };
 
     if in_types.iter().chain([&out_type]).all(|&t| is_scalar(m, t)) {
+        if scalar_with_immediate(em, op_name, &sources, dest)? {
+            return Ok(());
+        }
+        let inputs = em.atoms(&sources)?;
         if let Some(ins) = scalar_instr(m, op_name, &inputs, out_type, em.reg_for(dest)) {
             let dst = ins.defs()[0];
             em.emit(ins);
@@ -46,6 +55,7 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
             return Ok(());
         }
     }
+    let inputs = em.atoms(&sources)?;
 
     // Kernels take tensors only: a tuple argument (`concatenate`, `stack`) is passed as its
     // fields, in order.
@@ -72,8 +82,10 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
     for &t in &out_types {
         let r = em.fresh();
         if let TypeKind::Tensor { shape, dtype } = m.types.kind(t) {
-            let dims: Option<Vec<i64>> =
-                shape.iter().map(|d| if let crate::ir::Dim::Known(n) = d { Some(*n) } else { None }).collect();
+            let dims: Option<Vec<i64>> = shape
+                .iter()
+                .map(|d| if let crate::ir::Dim::Known(n) = d { Some(*n) } else { None })
+                .collect();
             // A `?` dimension leaves the register empty: the VM sizes it from the kernel's
             // shape function at run time.
             if let Some(dims) = dims {
@@ -83,7 +95,11 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
         outputs.push(r);
     }
     let kernel = em.cx.kernel(op_name, attrs, inputs.len() as u32, outputs.len() as u32);
-    em.emit(Instr::InvokePacked { kernel: KernelIdx(kernel), inputs: inputs.into(), outputs: outputs.clone().into() });
+    em.emit(Instr::InvokePacked {
+        kernel: KernelIdx(kernel),
+        inputs: inputs.into(),
+        outputs: outputs.clone().into(),
+    });
     if let [single] = outputs[..] {
         if out_types.len() == 1 && !matches!(m.types.kind(out_type), TypeKind::Tuple(_)) {
             em.finish(single, dest);
@@ -96,13 +112,46 @@ pub(crate) fn call_primitive(em: &mut FnEmitter<'_, '_>, f: ExprId, args: &[Expr
     Ok(())
 }
 
+/// `x op literal` (or `literal op x` for a commutative `op`) as one `BinImm` instruction, so
+/// loop counters and constants cost no register loads.
+fn scalar_with_immediate(
+    em: &mut FnEmitter<'_, '_>,
+    op: &str,
+    sources: &[ExprId],
+    dest: Dest,
+) -> Result<bool, Diagnostic> {
+    let (Some(bin), [a, b]) = (binary_op(op), sources) else { return Ok(false) };
+    let m = em.cx.m;
+    let literal = |e: ExprId| match &m.expr(e).kind {
+        ExprKind::Literal(lit) => Some(literal_value(lit)),
+        _ => None,
+    };
+    let (lhs, imm) = match (literal(*a), literal(*b)) {
+        (_, Some(imm)) => (*a, imm),
+        (Some(imm), None) if is_commutative(bin) => (*b, imm),
+        _ => return Ok(false),
+    };
+    let lhs = em.atom(lhs)?;
+    let dst = em.reg_for(dest);
+    em.emit(Instr::BinImm { op: bin, dst, lhs, imm });
+    em.finish(dst, dest);
+    Ok(true)
+}
+
+fn is_commutative(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Add | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or
+    )
+}
+
 fn is_scalar(m: &Module, t: TypeId) -> bool {
     matches!(m.types.kind(t), TypeKind::Tensor { shape, dtype } if shape.is_empty() && dtype.lanes == 1)
 }
 
 /// The unboxed instruction for a scalar operator call, if there is one.
-fn scalar_instr(m: &Module, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Option<Instr> {
-    let bin = match op {
+fn binary_op(op: &str) -> Option<BinOp> {
+    match op {
         "add" => Some(BinOp::Add),
         "subtract" => Some(BinOp::Sub),
         "multiply" => Some(BinOp::Mul),
@@ -121,8 +170,12 @@ fn scalar_instr(m: &Module, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Opt
         "logical_and" => Some(BinOp::And),
         "logical_or" => Some(BinOp::Or),
         _ => None,
-    };
-    if let (Some(op), [lhs, rhs]) = (bin, ins) {
+    }
+}
+
+/// The unboxed instruction for a scalar operator call, if there is one.
+fn scalar_instr(m: &Module, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Option<Instr> {
+    if let (Some(op), [lhs, rhs]) = (binary_op(op), ins) {
         return Some(Instr::Bin { op, dst, lhs: *lhs, rhs: *rhs });
     }
     let un = match op {

@@ -19,9 +19,10 @@ pub fn value_type(m: &Module, t: TypeId) -> ValueType {
         },
         TypeKind::Tuple(fs) => ValueType::Tuple(fs.iter().map(|&f| value_type(m, f)).collect()),
         TypeKind::Func { .. } => ValueType::Func,
-        TypeKind::Adt { name, args } => {
-            ValueType::Adt { name: m.name(*name).to_string(), args: args.iter().map(|&a| value_type(m, a)).collect() }
-        }
+        TypeKind::Adt { name, args } => ValueType::Adt {
+            name: m.name(*name).to_string(),
+            args: args.iter().map(|&a| value_type(m, a)).collect(),
+        },
         TypeKind::Ref(x) => ValueType::Ref(Box::new(value_type(m, *x))),
         TypeKind::Param(p) => ValueType::Param(m.name(m.type_params[p.index()].name).to_string()),
         TypeKind::Hole => ValueType::Param("_".to_string()),
@@ -34,7 +35,11 @@ pub fn adt_infos(m: &Module) -> Vec<AdtInfo> {
         .iter()
         .map(|d| AdtInfo {
             name: m.name(d.name).to_string(),
-            type_params: d.type_params.iter().map(|p| m.name(m.type_params[p.index()].name).to_string()).collect(),
+            type_params: d
+                .type_params
+                .iter()
+                .map(|p| m.name(m.type_params[p.index()].name).to_string())
+                .collect(),
             constructors: d
                 .constructors
                 .iter()

@@ -68,7 +68,8 @@ impl Range {
 pub fn check_bounds(kernel: &Kernel, syms: &[i64]) -> Result<(), BoundsError> {
     let lens = (0..kernel.buffers.len())
         .map(|b| {
-            let shape = super::buffer_shape(kernel, BufferId(b as u32), syms).ok_or(BoundsError::Malformed)?;
+            let shape =
+                super::buffer_shape(kernel, BufferId(b as u32), syms).ok_or(BoundsError::Malformed)?;
             Ok(shape.iter().product())
         })
         .collect::<Result<Vec<i64>, _>>()?;
@@ -161,9 +162,7 @@ impl Prover<'_> {
                 match op {
                     IndexOp::Add => Range::checked(a.lo + b.lo, a.hi + b.hi),
                     IndexOp::Sub => Range::checked(a.lo - b.hi, a.hi - b.lo),
-                    IndexOp::Mul => {
-                        Range::from_corners([a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi])
-                    }
+                    IndexOp::Mul => Range::from_corners([a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]),
                     IndexOp::FloorDiv => {
                         positive(b)?;
                         // Floor division by a positive divisor is monotone in each argument,

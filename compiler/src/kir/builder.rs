@@ -1,8 +1,8 @@
 //! [`KernelBuilder`]: the way compute rules write kernels.
 
 use super::{
-    BufferDecl, BufferId, BufferRole, Expr, Extent, Index, Kernel, LocalDecl, LocalId, LoopKind, Stmt, SymDecl,
-    SymId, VarDecl, VarId, VerifyError,
+    BufferDecl, BufferId, BufferRole, Expr, Extent, Index, Kernel, LocalDecl, LocalId, LoopKind, Stmt,
+    SymDecl, SymId, VarDecl, VarId, VerifyError,
 };
 use relay_devices::DType;
 

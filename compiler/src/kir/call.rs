@@ -65,7 +65,12 @@ pub fn buffer_shape(kernel: &Kernel, buf: BufferId, syms: &[i64]) -> Option<Vec<
 
 /// Checks a call: as many inputs, outputs and syms as declared, every sym `>= 0`, and each
 /// tensor of its parameter's dtype and shape (with the syms substituted).
-pub fn check_args(kernel: &Kernel, inputs: &[&Tensor], outputs: &[Tensor], syms: &[i64]) -> Result<(), CallError> {
+pub fn check_args(
+    kernel: &Kernel,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+    syms: &[i64],
+) -> Result<(), CallError> {
     let count = |what, expected, actual| {
         if expected == actual {
             Ok(())
@@ -85,13 +90,22 @@ pub fn check_args(kernel: &Kernel, inputs: &[&Tensor], outputs: &[Tensor], syms:
     for (&buf, tensor) in params {
         let decl = &kernel.buffers[buf.index()];
         if decl.dtype != tensor.dtype() {
-            return Err(CallError::DType { buffer: decl.name.clone(), expected: decl.dtype, actual: tensor.dtype() });
+            return Err(CallError::DType {
+                buffer: decl.name.clone(),
+                expected: decl.dtype,
+                actual: tensor.dtype(),
+            });
         }
-        let expected = buffer_shape(kernel, buf, syms).ok_or_else(|| CallError::TooLarge(decl.name.clone()))?;
+        let expected =
+            buffer_shape(kernel, buf, syms).ok_or_else(|| CallError::TooLarge(decl.name.clone()))?;
         let same = expected.len() == tensor.ndim()
             && expected.iter().zip(tensor.shape()).all(|(&e, &a)| i64::try_from(a) == Ok(e));
         if !same {
-            return Err(CallError::Shape { buffer: decl.name.clone(), expected, actual: tensor.shape().to_vec() });
+            return Err(CallError::Shape {
+                buffer: decl.name.clone(),
+                expected,
+                actual: tensor.shape().to_vec(),
+            });
         }
     }
     Ok(())
@@ -100,7 +114,11 @@ pub fn check_args(kernel: &Kernel, inputs: &[&Tensor], outputs: &[Tensor], syms:
 /// The syms of a call, read off the parameter shapes: the first dimension declared as a sym
 /// gives its value, later ones must agree (else [`CallError::BadSym`]). Shapes of the wrong
 /// rank are skipped here and reported by [`check_args`].
-pub fn infer_syms(kernel: &Kernel, input_shapes: &[&[usize]], output_shapes: &[&[usize]]) -> Result<Vec<i64>, CallError> {
+pub fn infer_syms(
+    kernel: &Kernel,
+    input_shapes: &[&[usize]],
+    output_shapes: &[&[usize]],
+) -> Result<Vec<i64>, CallError> {
     let mut syms: Vec<Option<i64>> = vec![None; kernel.syms.len()];
     let params = kernel
         .buffers_with_role(BufferRole::Input)

@@ -69,8 +69,9 @@ impl Index {
                 }
             }
             (IndexOp::Add, Const(0), _) | (IndexOp::Mul, Const(1), _) => return b,
-            (IndexOp::Add | IndexOp::Sub, _, Const(0))
-            | (IndexOp::Mul | IndexOp::FloorDiv, _, Const(1)) => return a,
+            (IndexOp::Add | IndexOp::Sub, _, Const(0)) | (IndexOp::Mul | IndexOp::FloorDiv, _, Const(1)) => {
+                return a
+            }
             (IndexOp::Mul, Const(0), _) | (IndexOp::Mul, _, Const(0)) | (IndexOp::FloorMod, _, Const(1)) => {
                 return Const(0)
             }

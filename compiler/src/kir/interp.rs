@@ -1,6 +1,7 @@
 //! A plain tree-walking interpreter of kir: the oracle JIT and OpenCL kernels are tested
-//! against. It evaluates every operator with [`super::semantics`] (transcendentals in `f64`,
-//! rounded once), one element at a time, with no contraction or reassociation.
+//! against. It evaluates every operator with [`super::eval_binary`] and friends
+//! (transcendentals in `f64`, rounded once), one element at a time, with no contraction or
+//! reassociation.
 //!
 //! It accepts exactly the calls backends accept: the kernel must verify, the arguments must
 //! pass [`check_args`] and the accesses [`check_bounds`]. It then still checks every access
@@ -37,7 +38,12 @@ pub enum InterpError {
 
 /// Runs `kernel` on `inputs`, writing `outputs` in place (destination-passing style), with
 /// sym values `syms`. Shapes, dtypes and counts must match the declarations.
-pub fn run(kernel: &Kernel, inputs: &[&Tensor], outputs: &mut [Tensor], syms: &[i64]) -> Result<(), InterpError> {
+pub fn run(
+    kernel: &Kernel,
+    inputs: &[&Tensor],
+    outputs: &mut [Tensor],
+    syms: &[i64],
+) -> Result<(), InterpError> {
     kernel.verify()?;
     check_args(kernel, inputs, outputs, syms)?;
     check_bounds(kernel, syms)?;

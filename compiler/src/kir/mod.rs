@@ -41,22 +41,26 @@
 //! | expression | operands | result |
 //! |---|---|---|
 //! | `+ - * max min` | num, num | same |
-//! | `/` | num, num | same; ints truncate toward zero, `x / 0 == 0` |
-//! | `floordiv`, `floormod` | num, num | same; floor semantics (`floormod` takes the divisor's sign), `x op 0 == 0` for ints |
+//! | `/` | num, num | same (ints truncate toward zero) |
+//! | `floordiv floormod` | num, num | same (quotient rounded toward -inf) |
 //! | `pow` | float, float | same |
 //! | `== != < <= > >=` | same dtype (not bool for ordering) | bool |
 //! | `and or` | bool or int | same (logical for bool, bitwise for ints) |
-//! | `neg abs` | num | same (wrapping for ints) |
+//! | `neg abs sign` | num | same (wrapping for ints) |
 //! | `not` | bool or int | same (bitwise for ints) |
-//! | `sqrt rsqrt floor ceil round sign` | float | same (`round` is half away from zero) |
+//! | `sqrt rsqrt floor ceil round` | float | same (`round`: ties away from zero) |
 //! | `exp log tanh sigmoid erf` | f32 | f32 |
 //! | `select(c, a, b)` | bool, T, T | T (both arms are evaluated) |
-//! | `cast<T>(e)` | any | T (Rust `as` semantics: ints wrap, float→int saturates, NaN→0, non-zero→true) |
+//! | `cast<T>(e)` | any | T (Rust `as` semantics, see below) |
 //! | `load`, `local`, literal | — | declared dtype |
 //! | `index(i)` | index | int64 |
 //!
-//! Float `max(a, b)` is `a > b ? a : b` and `min(a, b)` is `a < b ? a : b` (one `maxps`/`minps`
-//! on x86): a NaN in `a` yields `b`. Integer arithmetic wraps at the dtype's width. Storable
+//! Integer `/`, `floordiv` and `floormod` by 0 give 0 (no trap); `floormod` has the sign of
+//! the divisor. Casts follow Rust's `as`: ints wrap, float→int saturates and maps NaN to 0,
+//! anything non-zero becomes `true`.
+//!
+//! Float `max(a, b)` is `a > b ? a : b` and `min(a, b)` is `a < b ? a : b` (the forms x86
+//! lowers to `maxps`/`minps`): if either is NaN the result is `b`. Integer arithmetic wraps at the dtype's width. Storable
 //! dtypes are those a [`relay_devices::Tensor`] can hold: bool, int8–64, uint8–64, float32/64.
 //!
 //! # Memory safety
@@ -94,7 +98,7 @@ pub use expr::{BinOp, Expr, Index, IndexOp, Literal, UnOp};
 pub use hash::StructuralKey;
 pub use semantics::{cast, eval_binary, eval_unary};
 pub use stmt::{LoopKind, Stmt};
-pub use verify::VerifyError;
+pub use verify::{VerifyError, MAX_DEPTH};
 
 use relay_devices::DType;
 
@@ -235,11 +239,7 @@ pub struct Kernel {
 impl Kernel {
     /// The buffers of `role`, in declaration order (for inputs and outputs, parameter order).
     pub fn buffers_with_role(&self, role: BufferRole) -> impl Iterator<Item = BufferId> + '_ {
-        self.buffers
-            .iter()
-            .enumerate()
-            .filter(move |(_, b)| b.role == role)
-            .map(|(i, _)| BufferId(i as u32))
+        self.buffers.iter().enumerate().filter(move |(_, b)| b.role == role).map(|(i, _)| BufferId(i as u32))
     }
 
     /// Number of input parameters.

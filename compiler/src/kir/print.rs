@@ -69,7 +69,7 @@ impl<'k> Printer<'k> {
         Printer { k, names, out: String::new() }
     }
 
-    fn name<'a>(table: &'a [String], id: usize) -> &'a str {
+    fn name(table: &[String], id: usize) -> &str {
         table.get(id).map_or("<undeclared>", String::as_str)
     }
 

@@ -38,9 +38,7 @@ pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scal
         }
         DTypeCode::Float => float_binary_f64(op, f64::from_scalar(a), f64::from_scalar(b)),
         DTypeCode::Int => int_binary(op, i64::from_scalar(a), i64::from_scalar(b)).map(|r| norm(r, dtype)),
-        DTypeCode::UInt => {
-            uint_binary(op, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype))
-        }
+        DTypeCode::UInt => uint_binary(op, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype)),
         DTypeCode::Bool => bool_binary(op, bool::from_scalar(a), bool::from_scalar(b)),
     }
 }
@@ -261,13 +259,18 @@ mod tests {
         assert_eq!(int(BinOp::Mul, DType::I32, 1 << 20, 1 << 20), Some(Scalar::Int(0)));
         let u = eval_binary(BinOp::Sub, DType::U8, Scalar::UInt(0), Scalar::UInt(1));
         assert_eq!(u, Some(Scalar::UInt(255)));
-        assert_eq!(eval_unary(UnOp::Neg, DType::I32, Scalar::Int(i32::MIN.into())), Some(Scalar::Int(i32::MIN.into())));
+        assert_eq!(
+            eval_unary(UnOp::Neg, DType::I32, Scalar::Int(i32::MIN.into())),
+            Some(Scalar::Int(i32::MIN.into()))
+        );
         assert_eq!(int(BinOp::Lt, DType::I32, -1, 0), Some(Scalar::Bool(true)));
     }
 
     #[test]
     fn float_max_min_follow_compare_and_select() {
-        let f = |op, a: f32, b: f32| eval_binary(op, DType::F32, Scalar::Float(a.into()), Scalar::Float(b.into()));
+        let f = |op, a: f32, b: f32| {
+            eval_binary(op, DType::F32, Scalar::Float(a.into()), Scalar::Float(b.into()))
+        };
         assert_eq!(f(BinOp::Max, f32::NAN, 1.0), Some(Scalar::Float(1.0)));
         assert!(matches!(f(BinOp::Max, 1.0, f32::NAN), Some(Scalar::Float(v)) if v.is_nan()));
         assert_eq!(f(BinOp::Ne, f32::NAN, f32::NAN), Some(Scalar::Bool(true)));

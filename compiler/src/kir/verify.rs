@@ -218,8 +218,7 @@ impl<'k> Checker<'k> {
     }
 
     fn access(&mut self, buf: BufferId, index: &Index) -> Result<&'k BufferDecl, VerifyError> {
-        let decl =
-            self.k.buffer(buf).ok_or(VerifyError::Undeclared { what: "buffer", id: buf.0 })?;
+        let decl = self.k.buffer(buf).ok_or(VerifyError::Undeclared { what: "buffer", id: buf.0 })?;
         self.index(index)?;
         if let Some(i) = index.as_const() {
             let len = decl.shape.iter().try_fold(1i64, |n, e| match e {

@@ -27,7 +27,9 @@ pub(crate) fn missing_patterns(m: &Module, arms: &[PatId]) -> Vec<String> {
 fn lower(m: &Module, p: PatId) -> Pat {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &m.pattern(p).kind {
         PatternKind::Wildcard | PatternKind::Var(_) => Pat::Wild,
-        PatternKind::Constructor { name, args } => Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect()),
+        PatternKind::Constructor { name, args } => {
+            Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect())
+        }
         PatternKind::Tuple(ps) => Pat::Tuple(ps.iter().map(|&a| lower(m, a)).collect()),
     })
 }
@@ -114,11 +116,9 @@ fn specialize(rows: &[Vec<Pat>], arity: usize, fields: impl Fn(&Pat) -> Option<V
 fn sibling_constructors(m: &Module, ctor: Symbol) -> Vec<(Symbol, usize)> {
     let adt = m.constructor(ctor).and_then(|c| m.type_def(c.adt));
     match adt {
-        Some(def) => def
-            .constructors
-            .iter()
-            .map(|&c| (c, m.constructor(c).map_or(0, |d| d.fields.len())))
-            .collect(),
+        Some(def) => {
+            def.constructors.iter().map(|&c| (c, m.constructor(c).map_or(0, |d| d.fields.len()))).collect()
+        }
         None => vec![(ctor, 0)],
     }
 }
@@ -127,7 +127,9 @@ fn show(m: &Module, p: &Pat) -> String {
     match p {
         Pat::Wild => "_".to_string(),
         Pat::Ctor(c, ps) if ps.is_empty() => m.name(*c).to_string(),
-        Pat::Ctor(c, ps) => format!("{}({})", m.name(*c), ps.iter().map(|q| show(m, q)).collect::<Vec<_>>().join(", ")),
+        Pat::Ctor(c, ps) => {
+            format!("{}({})", m.name(*c), ps.iter().map(|q| show(m, q)).collect::<Vec<_>>().join(", "))
+        }
         Pat::Tuple(ps) if ps.len() == 1 => format!("({},)", show(m, &ps[0])),
         Pat::Tuple(ps) => format!("({})", ps.iter().map(|q| show(m, q)).collect::<Vec<_>>().join(", ")),
     }

@@ -5,9 +5,7 @@
 use super::solve::Deferred;
 use super::term::{Term, Terms, Tv, UnifyError};
 use crate::diagnostics::Diagnostic;
-use crate::ir::{
-    ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeParamId,
-};
+use crate::ir::{ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeParamId};
 use crate::op::{OpRegistry, TensorType};
 use std::collections::HashMap;
 
@@ -94,7 +92,10 @@ impl<'a> Checker<'a> {
         let (exp, fnd) = (self.terms.display(m, expected), self.terms.display(m, found));
         let d = match e {
             UnifyError::Mismatch(a, b) => {
-                let mut d = Diagnostic::error(span, format!("type mismatch in {what}: expected `{exp}`, found `{fnd}`"));
+                let mut d = Diagnostic::error(
+                    span,
+                    format!("type mismatch in {what}: expected `{exp}`, found `{fnd}`"),
+                );
                 let (ia, ib) = (self.terms.display(m, a), self.terms.display(m, b));
                 if (ia.as_str(), ib.as_str()) != (exp.as_str(), fnd.as_str()) {
                     d = d.with_note(format!("`{ia}` and `{ib}` differ"));
@@ -144,7 +145,10 @@ impl<'a> Checker<'a> {
             ExprKind::Op(name) => {
                 self.diags.push(Diagnostic::error(
                     span,
-                    format!("operator `{}` must be called; wrap it in a `fn` to pass it as a value", m.name(*name)),
+                    format!(
+                        "operator `{}` must be called; wrap it in a `fn` to pass it as a value",
+                        m.name(*name)
+                    ),
                 ));
                 self.terms.error()
             }
@@ -155,7 +159,8 @@ impl<'a> Checker<'a> {
                     self.terms.add(Term::Tensor(TensorType::new(shape, c.dtype)))
                 }
                 None => {
-                    self.diags.push(Diagnostic::error(span, format!("no constant meta[relay.Constant][{i}]")));
+                    self.diags
+                        .push(Diagnostic::error(span, format!("no constant meta[relay.Constant][{i}]")));
                     self.terms.error()
                 }
             },
@@ -177,7 +182,12 @@ impl<'a> Checker<'a> {
                 self.expect(c, b, m.expr(*cond).span, "the condition of `if`");
                 let t = self.infer(*then_branch);
                 let f = self.infer(*else_branch);
-                self.expect(f, t, m.expr(*else_branch).span, "the `else` branch (both branches must have one type)");
+                self.expect(
+                    f,
+                    t,
+                    m.expr(*else_branch).span,
+                    "the `else` branch (both branches must have one type)",
+                );
                 t
             }
             ExprKind::Match { scrutinee, arms, .. } => {
@@ -186,7 +196,12 @@ impl<'a> Checker<'a> {
                 for arm in arms {
                     self.check_pattern(arm.pattern, s);
                     let b = self.infer(arm.body);
-                    self.expect(b, result, m.expr(arm.body).span, "a `match` arm (all arms must have one type)");
+                    self.expect(
+                        b,
+                        result,
+                        m.expr(arm.body).span,
+                        "a `match` arm (all arms must have one type)",
+                    );
                 }
                 self.matches.push(e);
                 result
@@ -276,7 +291,11 @@ impl<'a> Checker<'a> {
                 let shown = self.terms.display(m, f);
                 self.diags.push(Diagnostic::error(
                     span,
-                    format!("this function takes {} argument(s), found {}: `{shown}`", params.len(), arg_tys.len()),
+                    format!(
+                        "this function takes {} argument(s), found {}: `{shown}`",
+                        params.len(),
+                        arg_tys.len()
+                    ),
                 ));
                 return self.terms.error();
             }
@@ -288,12 +307,25 @@ impl<'a> Checker<'a> {
         let ret = self.terms.fresh();
         let want = self.terms.add(Term::Func { type_params: vec![], params: arg_tys, ret });
         if let Err(err) = self.terms.unify(f, want) {
-            self.report_unify(err, want, f, m.expr(callee).span, "the callee (it is not a function of these arguments)");
+            self.report_unify(
+                err,
+                want,
+                f,
+                m.expr(callee).span,
+                "the callee (it is not a function of these arguments)",
+            );
         }
         ret
     }
 
-    fn infer_op_call(&mut self, e: ExprId, callee: ExprId, name: Symbol, args: &[ExprId], attrs: &crate::ir::Attrs) -> Tv {
+    fn infer_op_call(
+        &mut self,
+        e: ExprId,
+        callee: ExprId,
+        name: Symbol,
+        args: &[ExprId],
+        attrs: &crate::ir::Attrs,
+    ) -> Tv {
         let m = self.m;
         let span = m.expr(e).span;
         let text = m.name(name);
@@ -349,7 +381,8 @@ impl<'a> Checker<'a> {
             self.diags.push(Diagnostic::error(span, format!("no type defines `{}`", m.name(name))));
             return self.terms.error();
         };
-        let subst: HashMap<TypeParamId, Tv> = adt.type_params.iter().map(|&p| (p, self.terms.fresh())).collect();
+        let subst: HashMap<TypeParamId, Tv> =
+            adt.type_params.iter().map(|&p| (p, self.terms.fresh())).collect();
         let args = adt.type_params.iter().map(|p| subst[p]).collect();
         let result = self.terms.add(Term::Adt { name: adt.name, args });
         let params = c

@@ -60,7 +60,8 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
     check_exhaustiveness(&mut ck);
     let Checker { mut terms, expr_ty, var_ty, global_ty, mut diags, .. } = ck;
 
-    let mut map = TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::new() };
+    let mut map =
+        TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::new() };
     let had_errors = !diags.is_empty();
     // One "cannot infer" per function: the outermost unknown explains the inner ones, and one
     // report per unsolved type variable (a `let` variable explains the value bound to it).
@@ -74,7 +75,9 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
                 let v = &module.vars[i];
                 let shown = terms.display(module, t);
                 let unsolved = terms.unbound_vars(t);
-                if !reported_in.iter().any(|s| s.file == v.span.file && s.lo <= v.span.lo && v.span.hi <= s.hi)
+                if !reported_in
+                    .iter()
+                    .any(|s| s.file == v.span.file && s.lo <= v.span.lo && v.span.hi <= s.hi)
                     && !unsolved.iter().any(|u| reported_vars.contains(u))
                 {
                     reported_in.push(v.span);
@@ -82,7 +85,10 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
                     diags.push(
                         Diagnostic::error(
                             v.span,
-                            format!("cannot infer the type of `%{}` (known so far: `{shown}`)", module.name(v.name)),
+                            format!(
+                                "cannot infer the type of `%{}` (known so far: `{shown}`)",
+                                module.name(v.name)
+                            ),
                         )
                         .with_note("help: add a type annotation"),
                     );
@@ -105,8 +111,11 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
                     reported_vars.extend(unsolved);
                     let shown = terms.display(module, t);
                     diags.push(
-                        Diagnostic::error(span, format!("cannot infer the type of this expression (known so far: `{shown}`)"))
-                            .with_note("help: add a type annotation"),
+                        Diagnostic::error(
+                            span,
+                            format!("cannot infer the type of this expression (known so far: `{shown}`)"),
+                        )
+                        .with_note("help: add a type annotation"),
                     );
                 }
             }

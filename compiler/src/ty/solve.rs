@@ -65,7 +65,10 @@ impl Checker<'_> {
                 }
                 Deferred::Proj { tuple, expr, .. } => Diagnostic::error(
                     m.expr(expr).span,
-                    format!("cannot infer the type of the tuple being projected (`{}`)", self.terms.display(m, tuple)),
+                    format!(
+                        "cannot infer the type of the tuple being projected (`{}`)",
+                        self.terms.display(m, tuple)
+                    ),
                 )
                 .with_note("help: annotate the tuple's type"),
             };
@@ -116,7 +119,10 @@ impl Checker<'_> {
                     let shown = self.terms.display(m, tuple);
                     self.diags.push(Diagnostic::error(
                         m.expr(expr).span,
-                        format!("tuple index {index} is out of range for `{shown}` ({} fields)", fields.len()),
+                        format!(
+                            "tuple index {index} is out of range for `{shown}` ({} fields)",
+                            fields.len()
+                        ),
                     ));
                     self.fail(out)
                 }

@@ -25,8 +25,15 @@ pub(crate) enum Term {
     Error,
     Tensor(TensorType),
     Tuple(Vec<Tv>),
-    Func { type_params: Vec<TypeParamId>, params: Vec<Tv>, ret: Tv },
-    Adt { name: Symbol, args: Vec<Tv> },
+    Func {
+        type_params: Vec<TypeParamId>,
+        params: Vec<Tv>,
+        ret: Tv,
+    },
+    Adt {
+        name: Symbol,
+        args: Vec<Tv>,
+    },
     Ref(Tv),
     /// A rigid type parameter in scope (only equal to itself).
     Param(TypeParamId),
@@ -211,7 +218,8 @@ impl Terms {
         let (r, term) = self.get(t);
         match term {
             Term::Func { type_params, params, ret } if !type_params.is_empty() => {
-                let subst: HashMap<TypeParamId, Tv> = type_params.iter().map(|&p| (p, self.fresh())).collect();
+                let subst: HashMap<TypeParamId, Tv> =
+                    type_params.iter().map(|&p| (p, self.fresh())).collect();
                 let params = params.into_iter().map(|x| self.substitute(x, &subst)).collect();
                 let ret = self.substitute(ret, &subst);
                 self.add(Term::Func { type_params: vec![], params, ret })

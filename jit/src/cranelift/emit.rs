@@ -18,7 +18,9 @@ use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use relay_compiler::kir::{BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId};
+use relay_compiler::kir::{
+    BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId,
+};
 use relay_devices::{DType, DTypeCode, Scalar};
 use std::collections::HashMap;
 
@@ -138,7 +140,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let index = self.index(index, 0)?;
                 let addr = self.address(*buf, index)?;
                 let v = match self.lanes.is_some() {
-                    true => self.to_vector(v, decl.dtype),
+                    true => self.vector_of(v, decl.dtype),
                     false => self.scalar(v)?,
                 };
                 self.b.ins().store(flags, v, addr, 0);
@@ -149,7 +151,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let lane_var = self.lanes.as_ref().and_then(|l| l.locals.get(local).copied());
                 match lane_var {
                     Some(var) => {
-                        let v = self.to_vector(v, dt);
+                        let v = self.vector_of(v, dt);
                         self.b.def_var(var, v);
                     }
                     None => {
@@ -163,7 +165,8 @@ impl<'a, 'f> Emitter<'a, 'f> {
             Stmt::If { cond, then, otherwise } => {
                 let (c, _) = self.expr(cond)?;
                 let c = self.scalar(c)?;
-                let (then_b, else_b, merge) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                let (then_b, else_b, merge) =
+                    (self.b.create_block(), self.b.create_block(), self.b.create_block());
                 self.b.ins().brif(c, then_b, &[], else_b, &[]);
                 for (block, body) in [(then_b, then), (else_b, otherwise)] {
                     self.b.switch_to_block(block);
@@ -178,7 +181,13 @@ impl<'a, 'f> Emitter<'a, 'f> {
         }
     }
 
-    fn for_loop(&mut self, var: VarId, extent: &Index, kind: LoopKind, body: &[Stmt]) -> Result<(), JitError> {
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        extent: &Index,
+        kind: LoopKind,
+        body: &[Stmt],
+    ) -> Result<(), JitError> {
         let v = *self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?;
         if kind == LoopKind::Unroll {
             if let Some(n) = extent.as_const().filter(|n| (0..=MAX_UNROLL).contains(n)) {
@@ -240,7 +249,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
             let dt = self.local_dtype(l)?;
             let lane_var = self.b.declare_var(vector_type(dt));
             let current = self.b.use_var(self.locals[l.index()]);
-            let init = self.to_vector(Val::S(current), dt);
+            let init = self.vector_of(Val::S(current), dt);
             let init = if mode == LocalMode::Reduction(BinOp::Add) {
                 // Lanes 1..4 start at the identity; the running value is in lane 0.
                 let z = zero_vector(&mut self.b, dt);
@@ -290,7 +299,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
     }
 
     /// A value in vector form (uniform values are splatted; bools become lane masks).
-    fn to_vector(&mut self, v: Val, dt: DType) -> Value {
+    fn vector_of(&mut self, v: Val, dt: DType) -> Value {
         match v {
             Val::V(x) => x,
             Val::S(x) if dt == DType::BOOL => {
@@ -395,7 +404,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 match (c, x, y) {
                     (Val::S(c), Val::S(x), Val::S(y)) => (Val::S(self.ops().select(c, x, y)), dt),
                     (c, x, y) => {
-                        let (x, y) = (self.to_vector(x, dt), self.to_vector(y, dt));
+                        let (x, y) = (self.vector_of(x, dt), self.vector_of(y, dt));
                         let c = match c {
                             Val::S(c) => c,
                             Val::V(mask) => mask,
@@ -463,18 +472,16 @@ impl<'a, 'f> Emitter<'a, 'f> {
                     let (vp, _) = self.binary(BinOp::Mul, x, y)?;
                     return self.combine(BinOp::Add, dt, vp, vc);
                 }
-                {
-                    let (vx, _) = self.expr(x)?;
-                    let (vy, _) = self.expr(y)?;
-                    let v = match (vx, vy, vc) {
-                        (Val::S(x), Val::S(y), Val::S(c)) => Val::S(self.b.ins().fma(x, y, c)),
-                        (x, y, c) => {
-                            let [x, y, c] = [x, y, c].map(|v| self.to_vector(v, dt));
-                            Val::V(self.b.ins().fma(x, y, c))
-                        }
-                    };
-                    return Ok((v, dt));
-                }
+                let (vx, _) = self.expr(x)?;
+                let (vy, _) = self.expr(y)?;
+                let v = match (vx, vy, vc) {
+                    (Val::S(x), Val::S(y), Val::S(c)) => Val::S(self.b.ins().fma(x, y, c)),
+                    (x, y, c) => {
+                        let [x, y, c] = [x, y, c].map(|v| self.vector_of(v, dt));
+                        Val::V(self.b.ins().fma(x, y, c))
+                    }
+                };
+                return Ok((v, dt));
             }
         }
         let (va, dt) = self.expr(a)?;
@@ -495,7 +502,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let v = match (a, b) {
             (Val::S(x), Val::S(y)) => Val::S(self.ops().binary(op, dt, x, y)),
             (x, y) => {
-                let (x, y) = (self.to_vector(x, dt), self.to_vector(y, dt));
+                let (x, y) = (self.vector_of(x, dt), self.vector_of(y, dt));
                 Val::V(self.ops().binary(op, dt, x, y))
             }
         };

@@ -33,7 +33,10 @@ pub struct CompiledKernel {
 
 impl std::fmt::Debug for CompiledKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledKernel").field("kernel", &self.kernel.name).field("stats", &self.stats).finish()
+        f.debug_struct("CompiledKernel")
+            .field("kernel", &self.kernel.name)
+            .field("stats", &self.stats)
+            .finish()
     }
 }
 
@@ -97,7 +100,8 @@ impl CompiledKernel {
         let decl = &self.kernel.buffers[buf.index()];
         let too_large = || JitError::Internal(format!("temp `{}` has no valid shape", decl.name));
         let shape = buffer_shape(&self.kernel, buf, syms).ok_or_else(too_large)?;
-        let shape = shape.into_iter().map(usize::try_from).collect::<Result<Vec<_>, _>>().map_err(|_| too_large())?;
+        let shape =
+            shape.into_iter().map(usize::try_from).collect::<Result<Vec<_>, _>>().map_err(|_| too_large())?;
         Ok(Tensor::zeros(decl.dtype, shape)?)
     }
 }

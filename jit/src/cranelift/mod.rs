@@ -9,7 +9,7 @@
 //!   before every call otherwise, so the generated loads and stores need no checks. Integer
 //!   division never traps (`x / 0 == 0`). Inputs are passed read-only and never written.
 //! - **SIMD.** Loops marked `vectorize` run 4 lanes at a time in 128-bit registers (`f32x4`,
-//!   `i32x4`) with a scalar tail, when [`vector`]'s plan accepts them: contiguous loads and
+//!   `i32x4`) with a scalar tail, when the plan of `vector.rs` accepts them: contiguous loads and
 //!   stores become vector accesses, loop-invariant loads scalar loads broadcast to the lanes,
 //!   other loads per-lane gathers; `max`/`min` and `select` of a comparison become
 //!   `maxps`/`minps`/blends; reductions (`acc = acc + e`, `max`, `min`) keep one accumulator
@@ -71,9 +71,12 @@ impl Jit {
     pub fn new() -> Result<Jit, JitError> {
         let mut flags = settings::builder();
         let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
-        for (name, value) in
-            [("opt_level", "speed"), ("enable_verifier", verifier), ("use_colocated_libcalls", "false"), ("is_pic", "false")]
-        {
+        for (name, value) in [
+            ("opt_level", "speed"),
+            ("enable_verifier", verifier),
+            ("use_colocated_libcalls", "false"),
+            ("is_pic", "false"),
+        ] {
             flags.set(name, value).map_err(codegen_error)?;
         }
         let isa = cranelift_native::builder()
@@ -123,8 +126,8 @@ impl Jit {
         };
         let mut fctx = FunctionBuilderContext::new();
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let vectorized_loops =
-            emit::Emitter::new(builder, kernel, self.isa.has_native_fma(), imports).finish(module.target_config())?;
+        let vectorized_loops = emit::Emitter::new(builder, kernel, self.isa.has_native_fma(), imports)
+            .finish(module.target_config())?;
         module.define_function(id, &mut ctx).map_err(codegen_error)?;
         let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size as usize);
         module.clear_context(&mut ctx);
@@ -148,7 +151,11 @@ impl Jit {
 }
 
 /// Declares an imported `fn(T, T) -> T`.
-fn declare_math(module: &mut JITModule, name: &str, ty: cranelift_codegen::ir::Type) -> Result<FuncId, JitError> {
+fn declare_math(
+    module: &mut JITModule,
+    name: &str,
+    ty: cranelift_codegen::ir::Type,
+) -> Result<FuncId, JitError> {
     let mut sig: Signature = module.make_signature();
     sig.params.extend([AbiParam::new(ty), AbiParam::new(ty)]);
     sig.returns.push(AbiParam::new(ty));

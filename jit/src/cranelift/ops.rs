@@ -110,12 +110,12 @@ impl Ops<'_, '_> {
     }
 
     /// Reinterprets float bits as integers of the same shape, and back.
-    pub(crate) fn to_bits(&mut self, x: Value) -> Value {
+    pub(crate) fn float_bits(&mut self, x: Value) -> Value {
         let ty = if self.ty(x).is_vector() { I32X4 } else { I32 };
         self.bitcast(ty, x)
     }
 
-    pub(crate) fn from_bits(&mut self, x: Value) -> Value {
+    pub(crate) fn bits_float(&mut self, x: Value) -> Value {
         let ty = if self.ty(x).is_vector() { F32X4 } else { F32 };
         self.bitcast(ty, x)
     }
@@ -127,14 +127,14 @@ impl Ops<'_, '_> {
 
     /// `|magnitude|` with the sign of `sign` (f32 or f32x4).
     pub(crate) fn copysign(&mut self, magnitude: Value, sign: Value) -> Value {
-        let (m, s) = (self.to_bits(magnitude), self.to_bits(sign));
+        let (m, s) = (self.float_bits(magnitude), self.float_bits(sign));
         let ty = self.ty(m);
         let abs_mask = self.iconst(ty, 0x7fff_ffff);
         let sign_mask = self.iconst(ty, i64::from(i32::MIN));
         let m = self.b.ins().band(m, abs_mask);
         let s = self.b.ins().band(s, sign_mask);
         let r = self.b.ins().bor(m, s);
-        self.from_bits(r)
+        self.bits_float(r)
     }
 
     /// `op(a, b)` for operands of kir dtype `dt`, except `pow` (a call, emitted by the caller).
@@ -211,9 +211,11 @@ impl Ops<'_, '_> {
                 self.b.ins().icmp(cc(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual), a, b)
             }
             BinOp::Gt => self.b.ins().icmp(cc(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan), a, b),
-            BinOp::Ge => {
-                self.b.ins().icmp(cc(IntCC::SignedGreaterThanOrEqual, IntCC::UnsignedGreaterThanOrEqual), a, b)
-            }
+            BinOp::Ge => self.b.ins().icmp(
+                cc(IntCC::SignedGreaterThanOrEqual, IntCC::UnsignedGreaterThanOrEqual),
+                a,
+                b,
+            ),
             BinOp::Pow => a,
         }
     }
@@ -310,11 +312,7 @@ impl Ops<'_, '_> {
                 let half = self.fconst(ty, 0.5);
                 let away = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, frac, half);
                 let one = self.fconst(ty, 1.0);
-                let step = if ty == F64 {
-                    self.b.ins().fcopysign(one, a)
-                } else {
-                    self.copysign(one, a)
-                };
+                let step = if ty == F64 { self.b.ins().fcopysign(one, a) } else { self.copysign(one, a) };
                 let stepped = self.b.ins().fadd(t, step);
                 self.select(away, stepped, t)
             }
@@ -353,7 +351,8 @@ impl Ops<'_, '_> {
         let from_ty = scalar_type(from);
         match (from.code, to.code) {
             (DTypeCode::Float, DTypeCode::Bool) => {
-                let zero = if from_ty == F32 { self.b.ins().f32const(0.0) } else { self.b.ins().f64const(0.0) };
+                let zero =
+                    if from_ty == F32 { self.b.ins().f32const(0.0) } else { self.b.ins().f64const(0.0) };
                 self.b.ins().fcmp(FloatCC::NotEqual, v, zero)
             }
             (_, DTypeCode::Bool) => self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0),
@@ -394,7 +393,11 @@ impl Ops<'_, '_> {
         let signed = to.code == DTypeCode::Int;
         if to.bits >= 32 {
             let ty = scalar_type(to);
-            return if signed { self.b.ins().fcvt_to_sint_sat(ty, v) } else { self.b.ins().fcvt_to_uint_sat(ty, v) };
+            return if signed {
+                self.b.ins().fcvt_to_sint_sat(ty, v)
+            } else {
+                self.b.ins().fcvt_to_uint_sat(ty, v)
+            };
         }
         // Narrow targets: saturate to i32, then clamp to the target's range.
         let wide = self.b.ins().fcvt_to_sint_sat(I32, v);

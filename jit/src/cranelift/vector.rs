@@ -134,7 +134,9 @@ pub(crate) fn vector_dtype(dt: DType) -> bool {
 fn binary_ok(op: BinOp, dt: DType) -> bool {
     use BinOp::*;
     match dt {
-        DType::F32 => matches!(op, Add | Sub | Mul | Div | FloorDiv | FloorMod | Max | Min) || op.is_comparison(),
+        DType::F32 => {
+            matches!(op, Add | Sub | Mul | Div | FloorDiv | FloorMod | Max | Min) || op.is_comparison()
+        }
         DType::I32 => matches!(op, Add | Sub | Mul | Max | Min | And | Or) || op.is_comparison(),
         DType::BOOL => matches!(op, And | Or),
         _ => false,
@@ -171,7 +173,9 @@ fn index_mentions_local(i: &Index, l: LocalId) -> bool {
 
 fn stmt_mentions_local(s: &Stmt, l: LocalId) -> bool {
     match s {
-        Stmt::For { extent, body, .. } => index_mentions_local(extent, l) || body.iter().any(|s| stmt_mentions_local(s, l)),
+        Stmt::For { extent, body, .. } => {
+            index_mentions_local(extent, l) || body.iter().any(|s| stmt_mentions_local(s, l))
+        }
         Stmt::Store { index, value, .. } => index_mentions_local(index, l) || mentions_local(value, l),
         Stmt::Assign { local, value } => *local == l || mentions_local(value, l),
         Stmt::If { cond, then, otherwise } => {
@@ -228,12 +232,12 @@ impl Planner<'_> {
         for l in assigned {
             let dtype = self.kernel.locals.get(l.index())?.dtype;
             let first = body.iter().find(|s| stmt_mentions_local(s, l));
-            let private = matches!(first, Some(Stmt::Assign { local, value }) if *local == l && !mentions_local(value, l));
-            let mode = if private {
-                LocalMode::Private
-            } else {
-                LocalMode::Reduction(reduction_op(body, l)?)
-            };
+            let private = matches!(
+                first,
+                Some(Stmt::Assign { local, value }) if *local == l && !mentions_local(value, l)
+            );
+            let mode =
+                if private { LocalMode::Private } else { LocalMode::Reduction(reduction_op(body, l)?) };
             if !vector_dtype(dtype) || matches!(mode, LocalMode::Reduction(_)) && dtype == DType::BOOL {
                 return None;
             }
@@ -278,9 +282,14 @@ impl Planner<'_> {
             Stmt::Store { buf, index, value } => {
                 let dtype = self.kernel.buffer(*buf)?.dtype;
                 let contiguous = self.access(index)? == Access::Contiguous;
-                if !contiguous || index_mentions_var(index, &self.inner) || dtype == DType::BOOL || !vector_dtype(dtype) {
+                if !contiguous
+                    || index_mentions_var(index, &self.inner)
+                    || dtype == DType::BOOL
+                    || !vector_dtype(dtype)
+                {
                     return None;
                 }
+                self.index_loads_ok(index)?;
                 self.expr(value).map(drop)
             }
         }
@@ -329,7 +338,10 @@ impl Planner<'_> {
     fn load_ok(&self, buf: BufferId, index: &Index) -> Option<()> {
         match self.stores.get(&buf) {
             Some(stored) if stored != index => None,
-            _ => self.access(index).map(drop),
+            _ => {
+                self.access(index)?;
+                self.index_loads_ok(index)
+            }
         }
     }
 

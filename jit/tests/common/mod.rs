@@ -42,12 +42,16 @@ pub fn random(rng: &mut Rng, dtype: DType, shape: &[usize]) -> Tensor {
     let shape = shape.to_vec();
     match dtype {
         DType::F32 => Tensor::from_vec(shape, (0..n).map(|_| rng.f32(-2.0, 2.0)).collect()).unwrap(),
-        DType::F64 => Tensor::from_vec(shape, (0..n).map(|_| f64::from(rng.f32(-2.0, 2.0))).collect()).unwrap(),
+        DType::F64 => {
+            Tensor::from_vec(shape, (0..n).map(|_| f64::from(rng.f32(-2.0, 2.0))).collect()).unwrap()
+        }
         DType::I32 => Tensor::from_vec(shape, (0..n).map(|_| rng.int(-50, 50) as i32).collect()).unwrap(),
         DType::I64 => Tensor::from_vec(shape, (0..n).map(|_| rng.int(-50, 50)).collect()).unwrap(),
         DType::I8 => Tensor::from_vec(shape, (0..n).map(|_| rng.int(-128, 127) as i8).collect()).unwrap(),
         DType::U8 => Tensor::from_vec(shape, (0..n).map(|_| rng.int(0, 255) as u8).collect()).unwrap(),
-        DType::BOOL => Tensor::from_vec(shape, (0..n).map(|_| rng.next() % 2 == 0).collect()).unwrap(),
+        DType::BOOL => {
+            Tensor::from_vec(shape, (0..n).map(|_| rng.next().is_multiple_of(2)).collect()).unwrap()
+        }
         other => panic!("no generator for {other}"),
     }
 }
@@ -58,13 +62,24 @@ pub fn args(kernel: &Kernel, syms: &[i64], seed: u64) -> (Vec<Tensor>, Vec<Tenso
     let shape = |b: relay_compiler::kir::BufferId| -> Vec<usize> {
         buffer_shape(kernel, b, syms).unwrap().into_iter().map(|d| d as usize).collect()
     };
-    let inputs = kernel.buffers_with_role(BufferRole::Input).map(|b| random(&mut rng, kernel.buffers[b.index()].dtype, &shape(b))).collect();
-    let outputs = kernel.buffers_with_role(BufferRole::Output).map(|b| Tensor::zeros(kernel.buffers[b.index()].dtype, shape(b)).unwrap()).collect();
+    let inputs = kernel
+        .buffers_with_role(BufferRole::Input)
+        .map(|b| random(&mut rng, kernel.buffers[b.index()].dtype, &shape(b)))
+        .collect();
+    let outputs = kernel
+        .buffers_with_role(BufferRole::Output)
+        .map(|b| Tensor::zeros(kernel.buffers[b.index()].dtype, shape(b)).unwrap())
+        .collect();
     (inputs, outputs)
 }
 
 /// Outputs of the interpreter and of the JIT for the same inputs.
-pub fn run_both(kernel: &Kernel, inputs: &[Tensor], outputs: &[Tensor], syms: &[i64]) -> (Vec<Tensor>, Vec<Tensor>, CompiledKernel) {
+pub fn run_both(
+    kernel: &Kernel,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    syms: &[i64],
+) -> (Vec<Tensor>, Vec<Tensor>, CompiledKernel) {
     let refs: Vec<&Tensor> = inputs.iter().collect();
     let mut expected = outputs.to_vec();
     interp::run(kernel, &refs, &mut expected, syms).expect("interpreter");

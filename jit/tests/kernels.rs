@@ -1,0 +1,530 @@
+//! Hand-built kernels: the JIT against the kir interpreter.
+
+mod common;
+
+use common::{args, assert_close, check, jit, run_both};
+use relay_compiler::kir::{BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
+use relay_devices::{DType, Scalar, Tensor};
+use relay_jit::{JitError, KernelCache};
+
+/// Float tolerance for kernels without transcendentals (FMA contraction, reassociation).
+const TOL: f64 = 1e-5;
+/// With the approximated transcendentals.
+const TOL_MATH: f64 = 2e-5;
+
+/// `y[i] = f(a[i], b[i], c[i])` over `n` elements.
+fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
+    let mut k = KernelBuilder::new("elementwise");
+    let n = k.sym("n");
+    let [a, b, c] = ["a", "b", "c"].map(|name| k.input(name, DType::F32, [n]));
+    let y = k.output("y", DType::F32, [n]);
+    k.for_(n, kind, |k, i| {
+        let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
+        k.store(y, i, f(va, vb, vc));
+    });
+    k.finish().unwrap()
+}
+
+fn relu(x: Expr) -> Expr {
+    x.max(Expr::f32(0.0))
+}
+
+#[test]
+fn elementwise_chains_vectorise_and_match() {
+    type Chain = Box<dyn Fn(Expr, Expr, Expr) -> Expr>;
+    let chains: Vec<Chain> = vec![
+        Box::new(|a, b, c| (a * b + c).sigmoid()),
+        Box::new(|a, b, c| relu(a.clone() - b) * c.tanh() + a.exp()),
+        Box::new(|a, b, _| Expr::select(a.clone().gt(b.clone()), a.clone() / (b.abs() + Expr::f32(1.0)), -a)),
+        Box::new(|a, b, c| {
+            (a.clone().abs() + Expr::f32(1e-3)).log() + b.erf() * c.floor() + a.round().sign()
+        }),
+        Box::new(|a, b, c| {
+            a.clone().min(b.clone()).max(c.clone()).sqrt() + a.floor_mod(Expr::f32(0.75)) + b.ceil()
+        }),
+    ];
+    for (i, f) in chains.iter().enumerate() {
+        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+            let kernel = elementwise(kind, f);
+            for n in [0, 1, 3, 4, 37] {
+                let compiled = check(&kernel, &[n], TOL_MATH);
+                let vectorised = usize::from(kind == LoopKind::Vectorize);
+                assert_eq!(compiled.stats().vectorized_loops, vectorised, "chain {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn broadcasting_with_div_mod_indices() {
+    // out[i, j, l] = x[i, j, l] * s[j] + t[l], over one flat loop decomposed with div/mod
+    // (gathers) and over a nest (splats and contiguous loads).
+    let (d0, d1, d2) = (3i64, 5i64, 6i64);
+    let mut flat = KernelBuilder::new("broadcast_flat");
+    let x = flat.input("x", DType::F32, [d0, d1, d2]);
+    let s = flat.input("s", DType::F32, [d1]);
+    let t = flat.input("t", DType::F32, [1, d2]);
+    let out = flat.output("out", DType::F32, [d0, d1, d2]);
+    flat.for_(d0 * d1 * d2, LoopKind::Vectorize, |k, f| {
+        let j = f.clone().floor_div(d2).floor_mod(d1);
+        let l = f.clone().floor_mod(d2);
+        let v = Expr::load(x, f.clone()) * Expr::load(s, j) + Expr::load(t, l);
+        k.store(out, f, v);
+    });
+    let flat = flat.finish().unwrap();
+    assert_eq!(check(&flat, &[], TOL).stats().vectorized_loops, 1);
+
+    let mut nest = KernelBuilder::new("broadcast_nest");
+    let x = nest.input("x", DType::F32, [d0, d1, d2]);
+    let s = nest.input("s", DType::F32, [d1]);
+    let t = nest.input("t", DType::F32, [1, d2]);
+    let out = nest.output("out", DType::F32, [d0, d1, d2]);
+    nest.for_(d0, LoopKind::Serial, |k, i| {
+        k.for_(d1, LoopKind::Serial, |k, j| {
+            k.for_(d2, LoopKind::Vectorize, |k, l| {
+                let idx = [i.clone(), j.clone(), l.clone()];
+                let v = k.load(x, &idx) * k.load(s, &idx[1..2]) + k.load(t, &idx);
+                k.store_at(out, &idx, v);
+            })
+        })
+    });
+    let nest = nest.finish().unwrap();
+    let (inputs, outputs) = args(&flat, &[], 7);
+    let (expected, _, _) = run_both(&flat, &inputs, &outputs, &[]);
+    let (_, actual, _) = run_both(&nest, &inputs, &outputs, &[]);
+    assert_close(&expected, &actual, TOL);
+}
+
+/// `y[i] = sum_j x[i, j]` (or over axis 0), the inner loop marked `kind`.
+fn row_sum(axis: usize, kind: LoopKind) -> Kernel {
+    let mut k = KernelBuilder::new("sum");
+    let (n, m) = (k.sym("n"), k.sym("m"));
+    let x = k.input("x", DType::F32, [n, m]);
+    let y = k.output("y", DType::F32, [if axis == 1 { n } else { m }]);
+    let acc = k.local("acc", DType::F32);
+    let (outer, inner) = if axis == 1 { (n, m) } else { (m, n) };
+    k.for_(outer, LoopKind::Parallel, |k, o| {
+        k.assign(acc, Expr::f32(0.0));
+        k.for_(inner, kind, |k, r| {
+            let idx = if axis == 1 { [o.clone(), r] } else { [r, o.clone()] };
+            let v = Expr::local(acc) + k.load(x, &idx);
+            k.assign(acc, v);
+        });
+        k.store(y, o, Expr::local(acc));
+    });
+    k.finish().unwrap()
+}
+
+#[test]
+fn reductions_over_either_axis() {
+    for axis in [0, 1] {
+        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+            let kernel = row_sum(axis, kind);
+            for (n, m) in [(0, 5), (3, 0), (1, 1), (4, 7), (9, 33)] {
+                check(&kernel, &[n, m], TOL);
+            }
+        }
+    }
+}
+
+#[test]
+fn softmax_rows() {
+    let mut k = KernelBuilder::new("softmax");
+    let n = k.sym("n");
+    let c = 10i64;
+    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
+    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
+    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
+    k.for_(n, LoopKind::Parallel, |k, i| {
+        k.assign(m, Expr::f32(f32::NEG_INFINITY));
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
+            k.assign(m, v);
+        });
+        k.assign(s, Expr::f32(0.0));
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
+            k.store_at(y, &[i.clone(), j], e.clone());
+            k.assign(s, Expr::local(s) + e);
+        });
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let idx = [i.clone(), j];
+            let v = k.load(y, &idx) / Expr::local(s);
+            k.store_at(y, &idx, v);
+        });
+    });
+    let kernel = k.finish().unwrap();
+    let compiled = check(&kernel, &[6], TOL_MATH);
+    assert_eq!(compiled.stats().vectorized_loops, 3);
+}
+
+/// `out[i, j] = relu(sum_k x[i, k] * w[j, k] + b[j])` (TVM's dense layout), vectorised over
+/// `k` (a reduction) or over `j` (a private accumulator around a serial `k` loop).
+fn dense(vectorise_j: bool, k_dim: i64) -> Kernel {
+    let (units, batch) = (6i64, 3i64);
+    let mut kb = KernelBuilder::new("dense_bias_relu");
+    let x = kb.input("x", DType::F32, [batch, k_dim]);
+    let w = kb.input("w", DType::F32, [units, k_dim]);
+    let b = kb.input("b", DType::F32, [units]);
+    let out = kb.output("out", DType::F32, [batch, units]);
+    let acc = kb.local("acc", DType::F32);
+    let (j_kind, k_kind) = if vectorise_j {
+        (LoopKind::Vectorize, LoopKind::Serial)
+    } else {
+        (LoopKind::Serial, LoopKind::Vectorize)
+    };
+    kb.for_(batch, LoopKind::Parallel, |kb, i| {
+        kb.for_(units, j_kind, |kb, j| {
+            kb.assign(acc, Expr::f32(0.0));
+            kb.for_(k_dim, k_kind, |kb, r| {
+                let v = Expr::local(acc) + kb.load(x, &[i.clone(), r.clone()]) * kb.load(w, &[j.clone(), r]);
+                kb.assign(acc, v);
+            });
+            let v = relu(Expr::local(acc) + kb.load(b, std::slice::from_ref(&j)));
+            kb.store_at(out, &[i.clone(), j], v);
+        })
+    });
+    kb.finish().unwrap()
+}
+
+#[test]
+fn dense_with_fused_bias_relu() {
+    for vectorise_j in [false, true] {
+        for k_dim in [1, 4, 13] {
+            let compiled = check(&dense(vectorise_j, k_dim), &[], TOL);
+            assert_eq!(compiled.stats().vectorized_loops, 1);
+        }
+    }
+}
+
+#[test]
+fn int32_arithmetic_is_exact() {
+    let ops = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::FloorDiv,
+        BinOp::FloorMod,
+        BinOp::Max,
+        BinOp::Min,
+        BinOp::And,
+        BinOp::Or,
+    ];
+    for op in ops {
+        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+            let mut k = KernelBuilder::new("int");
+            let n = k.sym("n");
+            let a = k.input("a", DType::I32, [n]);
+            let b = k.input("b", DType::I32, [n]);
+            let y = k.output("y", DType::I32, [n]);
+            let lt = k.output("lt", DType::BOOL, [n]);
+            k.for_(n, kind, |k, i| {
+                let (va, vb) = (Expr::load(a, i.clone()), Expr::load(b, i.clone()));
+                let r = va.clone().binary(op, vb.clone()) + va.clone().unary(UnOp::Sign) - vb.clone().abs();
+                k.store(y, i.clone(), r);
+                k.store(lt, i, va.lt(vb));
+            });
+            check(&k.finish().unwrap(), &[23], 0.0);
+        }
+    }
+}
+
+/// A 1-d tensor of integer `dtype` holding `vals` (which must fit).
+fn int_tensor(dtype: DType, vals: &[i64]) -> Tensor {
+    let shape = vec![vals.len()];
+    let t = match dtype {
+        DType::I8 => Tensor::from_vec(shape, vals.iter().map(|&v| i8::try_from(v).unwrap()).collect()),
+        DType::U8 => Tensor::from_vec(shape, vals.iter().map(|&v| u8::try_from(v).unwrap()).collect()),
+        DType::I32 => Tensor::from_vec(shape, vals.iter().map(|&v| i32::try_from(v).unwrap()).collect()),
+        _ => Tensor::from_vec(shape, vals.to_vec()),
+    };
+    t.unwrap()
+}
+
+#[test]
+fn integer_division_edge_cases() {
+    let min32 = i64::from(i32::MIN);
+    for (dtype, cases) in [
+        (DType::I32, vec![(7, 0), (-7, 2), (7, -2), (min32, -1), (-8, 3), (0, -5), (min32, 0)]),
+        (DType::I8, vec![(-128, -1), (-7, 0), (100, -3), (-100, 7)]),
+        (DType::U8, vec![(200, 0), (200, 7), (3, 200)]),
+        (DType::I64, vec![(i64::MIN, -1), (i64::MIN, 0), (-9, 4), (9, -4)]),
+    ] {
+        let len = cases.len() as i64;
+        let a_t = int_tensor(dtype, &cases.iter().map(|c| c.0).collect::<Vec<_>>());
+        let b_t = int_tensor(dtype, &cases.iter().map(|c| c.1).collect::<Vec<_>>());
+        for op in [BinOp::Div, BinOp::FloorDiv, BinOp::FloorMod] {
+            let mut k = KernelBuilder::new("division");
+            let a = k.input("a", dtype, [len]);
+            let b = k.input("b", dtype, [len]);
+            let y = k.output("y", dtype, [len]);
+            k.for_(len, LoopKind::Serial, |k, i| {
+                k.store(y, i.clone(), Expr::load(a, i.clone()).binary(op, Expr::load(b, i)));
+            });
+            let kernel = k.finish().unwrap();
+            let out = [Tensor::zeros(dtype, vec![cases.len()]).unwrap()];
+            let (expected, actual, _) = run_both(&kernel, &[a_t.clone(), b_t.clone()], &out, &[]);
+            assert_close(&expected, &actual, 0.0);
+        }
+    }
+}
+
+#[test]
+fn int8_products_accumulate_in_int32() {
+    // y[i] = sum_k int32(a[i, k]) * int32(b[k]) + int32(u[i]), wrapping like the interpreter.
+    let (rows, depth) = (5i64, 19i64);
+    for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+        let mut k = KernelBuilder::new("qdot");
+        let a = k.input("a", DType::I8, [rows, depth]);
+        let b = k.input("b", DType::I8, [depth]);
+        let u = k.input("u", DType::U8, [rows]);
+        let y = k.output("y", DType::I32, [rows]);
+        let acc = k.local("acc", DType::I32);
+        k.for_(rows, LoopKind::Serial, |k, i| {
+            k.assign(acc, Expr::load(u, i.clone()).cast(DType::I32));
+            k.for_(depth, kind, |k, r| {
+                let p =
+                    k.load(a, &[i.clone(), r.clone()]).cast(DType::I32) * k.load(b, &[r]).cast(DType::I32);
+                k.assign(acc, Expr::local(acc) + p);
+            });
+            k.store(y, i, Expr::local(acc));
+        });
+        check(&k.finish().unwrap(), &[], 0.0);
+    }
+}
+
+#[test]
+fn casts_between_all_dtypes() {
+    let dtypes = [DType::F32, DType::F64, DType::I8, DType::I32, DType::I64, DType::U8, DType::BOOL];
+    let mut k = KernelBuilder::new("casts");
+    let x = k.input("x", DType::F32, [7]);
+    let outs: Vec<_> = dtypes
+        .iter()
+        .flat_map(|&to| dtypes.iter().map(move |&via| (to, via)))
+        .map(|(to, via)| (k.output(format!("{via}_{to}"), to, [7]), to, via))
+        .collect();
+    k.for_(7, LoopKind::Serial, |k, i| {
+        for &(out, to, via) in &outs {
+            k.store(out, i.clone(), (Expr::load(x, i.clone()) * Expr::f32(100.0)).cast(via).cast(to));
+        }
+    });
+    let kernel = k.finish().unwrap();
+    let special = [f32::NAN, -3.7e9, 3.7e9, -1.5, 0.0, 2.5, 127.9];
+    let input = Tensor::from_vec(vec![7], special.to_vec()).unwrap();
+    let outputs: Vec<Tensor> = outs.iter().map(|&(_, to, _)| Tensor::zeros(to, vec![7]).unwrap()).collect();
+    let (expected, actual, _) = run_both(&kernel, &[input], &outputs, &[]);
+    assert_close(&expected, &actual, 0.0);
+}
+
+#[test]
+fn size_zero_and_one_extents() {
+    let mut k = KernelBuilder::new("tiny");
+    let x = k.input("x", DType::F32, [1, 0]);
+    let s = k.input("s", DType::F32, Vec::<i64>::new());
+    let y = k.output("y", DType::F32, [1]);
+    let z = k.output("z", DType::F32, [0, 3]);
+    k.for_(1, LoopKind::Vectorize, |k, i| {
+        k.store(y, i.clone(), Expr::load(s, 0) + Expr::f32(1.0));
+        k.for_(0, LoopKind::Vectorize, |k, j| k.store(z, j.clone(), Expr::load(x, j)));
+    });
+    check(&k.finish().unwrap(), &[], 0.0);
+}
+
+#[test]
+fn symbolic_extents_and_inferred_syms() {
+    let kernel = row_sum(1, LoopKind::Vectorize);
+    let x = common::random(&mut common::Rng(3), DType::F32, &[5, 9]);
+    let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[5]]).unwrap();
+    assert_eq!(syms, vec![5, 9]);
+    let (expected, actual, compiled) =
+        run_both(&kernel, std::slice::from_ref(&x), &[Tensor::zeros(DType::F32, vec![5]).unwrap()], &syms);
+    assert_close(&expected, &actual, TOL);
+    // The same compiled code with other sizes.
+    let x2 = common::random(&mut common::Rng(4), DType::F32, &[2, 3]);
+    let mut out = [Tensor::zeros(DType::F32, vec![2]).unwrap()];
+    compiled.run(&[&x2], &mut out, &[2, 3]).unwrap();
+    let data = x2.as_slice::<f32>().unwrap();
+    let sums = [data[..3].iter().sum::<f32>(), data[3..].iter().sum::<f32>()];
+    assert_close(&[Tensor::from_vec(vec![2], sums.to_vec()).unwrap()], &out, TOL);
+}
+
+#[test]
+fn temps_conditionals_and_unrolled_loops() {
+    let mut k = KernelBuilder::new("misc");
+    let n = k.sym("n");
+    let x = k.input("x", DType::F32, [n]);
+    let t = k.temp("t", DType::F32, [n]);
+    let y = k.output("y", DType::F32, [n]);
+    let count = k.output("count", DType::I32, [1]);
+    let c = k.local("c", DType::I32);
+    k.for_(n, LoopKind::Vectorize, |k, i| k.store(t, i.clone(), Expr::load(x, i).exp()));
+    k.for_(n, LoopKind::Serial, |k, i| {
+        let v = Expr::load(t, i.clone());
+        k.if_else(
+            v.clone().gt(Expr::f32(1.0)),
+            |k| {
+                k.store(y, i.clone(), v.clone().log());
+                k.assign(c, Expr::local(c) + Expr::i32(1));
+            },
+            |k| k.store(y, i.clone(), Expr::f32(0.0)),
+        );
+    });
+    // A private local read after its vectorised loop holds the last iteration's value.
+    let last = k.local("last", DType::F32);
+    let tail = k.output("tail", DType::F32, [1]);
+    k.for_(n, LoopKind::Vectorize, |k, i| {
+        k.assign(last, Expr::load(x, i.clone()) * Expr::f32(2.0));
+        k.store(t, i, Expr::local(last));
+    });
+    k.store(tail, 0, Expr::local(last));
+    k.for_(4, LoopKind::Unroll, |k, u| {
+        let v = Expr::load(count, 0) + Expr::local(c) + Expr::index(u).cast(DType::I32);
+        k.store(count, 0, v);
+    });
+    let kernel = k.finish().unwrap();
+    for n in [0, 8, 29] {
+        check(&kernel, &[n], TOL_MATH);
+    }
+}
+
+#[test]
+fn pow_and_float64() {
+    let mut k = KernelBuilder::new("pow");
+    let x = k.input("x", DType::F32, [9]);
+    let d = k.input("d", DType::F64, [9]);
+    let y = k.output("y", DType::F32, [9]);
+    let z = k.output("z", DType::F64, [9]);
+    k.for_(9, LoopKind::Vectorize, |k, i| {
+        let xv = Expr::load(x, i.clone()).abs();
+        k.store(y, i.clone(), xv.clone().pow(Expr::f32(1.5)));
+        let dv = Expr::load(d, i.clone());
+        let f64c = |v: f64| Expr::lit(DType::F64, Scalar::Float(v));
+        let r = (dv.clone() * dv.clone() + f64c(1.0)).sqrt().pow(f64c(0.5))
+            + dv.clone().floor_div(f64c(0.3))
+            + dv.round();
+        k.store(z, i, r);
+    });
+    let kernel = k.finish().unwrap();
+    let compiled = check(&kernel, &[], 1e-6);
+    assert_eq!(compiled.stats().vectorized_loops, 0, "pow and float64 keep the loop scalar");
+}
+
+#[test]
+fn gathers_need_clamped_indices() {
+    let build = |clamp: bool| {
+        let mut k = KernelBuilder::new("take");
+        let n = k.sym("n");
+        let data = k.input("data", DType::F32, [8]);
+        let idx = k.input("idx", DType::I32, [n]);
+        let out = k.output("out", DType::F32, [n]);
+        k.for_(n, LoopKind::Vectorize, |k, i| {
+            let at = Index::value(Expr::load(idx, i.clone()));
+            let at = if clamp { at.clamp(0, 7) } else { at };
+            k.store(out, i, Expr::load(data, at));
+        });
+        k.finish().unwrap()
+    };
+    check(&build(true), &[11], 0.0);
+    let raw = build(false);
+    let compiled = jit().compile(&raw).unwrap();
+    let (inputs, mut outputs) = args(&raw, &[3], 1);
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let err = compiled.run(&refs, &mut outputs, &[3]).unwrap_err();
+    assert!(matches!(err, JitError::Bounds(BoundsError::OutOfBounds { .. })), "{err}");
+}
+
+#[test]
+fn bad_calls_are_errors() {
+    let kernel = row_sum(1, LoopKind::Vectorize);
+    let compiled = jit().compile(&kernel).unwrap();
+    let x = Tensor::zeros(DType::F32, vec![2, 3]).unwrap();
+    let mut out = [Tensor::zeros(DType::F32, vec![2]).unwrap()];
+    assert!(matches!(compiled.run(&[&x], &mut out, &[2, 4]), Err(JitError::Call(_))));
+    assert!(matches!(compiled.run(&[&x], &mut out, &[2]), Err(JitError::Call(_))));
+    assert!(matches!(compiled.run(&[], &mut out, &[2, 3]), Err(JitError::Call(_))));
+    let ints = Tensor::zeros(DType::I32, vec![2, 3]).unwrap();
+    assert!(matches!(compiled.run(&[&ints], &mut out, &[2, 3]), Err(JitError::Call(_))));
+    assert_eq!(compiled.run(&[&x], &mut out, &[2, 3]), Ok(()));
+
+    // A kernel without syms is proved at compile time.
+    let mut k = KernelBuilder::new("oob");
+    let x = k.input("x", DType::F32, [4]);
+    let y = k.output("y", DType::F32, [4]);
+    k.for_(4, LoopKind::Serial, |k, i| k.store(y, i.clone(), Expr::load(x, i + 1)));
+    assert!(matches!(jit().compile(&k.finish().unwrap()), Err(JitError::Bounds(_))));
+    // A malformed kernel is rejected.
+    let mut bad = kernel.clone();
+    bad.body.push(relay_compiler::kir::Stmt::Store {
+        buf: relay_compiler::kir::BufferId(0),
+        index: Index::Const(0),
+        value: Expr::f32(0.0),
+    });
+    assert!(matches!(jit().compile(&bad), Err(JitError::Verify(_))));
+}
+
+#[test]
+fn cache_shares_structurally_equal_kernels() {
+    let cache = KernelCache::new();
+    let a = elementwise(LoopKind::Vectorize, |a, b, c| a * b + c);
+    let mut b = a.clone();
+    b.name = "renamed".into();
+    b.buffers[0].name = "p".into();
+    let ka = jit().compile_cached(&cache, &a).unwrap();
+    let kb = jit().compile_cached(&cache, &b).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&ka, &kb));
+    let c = elementwise(LoopKind::Vectorize, |a, b, c| a * b - c);
+    let kc = jit().compile_cached(&cache, &c).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&ka, &kc));
+    assert_eq!(cache.len(), 2);
+}
+
+#[test]
+fn compiled_kernels_run_on_many_threads() {
+    let kernel = elementwise(LoopKind::Vectorize, |a, b, c| (a * b + c).tanh());
+    let compiled = std::sync::Arc::new(jit().compile(&kernel).unwrap());
+    let (inputs, outputs) = args(&kernel, &[101], 9);
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let mut expected = outputs.clone();
+    compiled.run(&refs, &mut expected, &[101]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let (compiled, inputs, outputs, expected) =
+                (compiled.clone(), &inputs, outputs.clone(), &expected);
+            s.spawn(move || {
+                let refs: Vec<&Tensor> = inputs.iter().collect();
+                let mut out = outputs;
+                compiled.run(&refs, &mut out, &[101]).unwrap();
+                assert_eq!(&out, expected);
+            });
+        }
+    });
+}
+
+#[test]
+fn loop_carried_dependences_stay_serial() {
+    let mut k = KernelBuilder::new("dependences");
+    let n = k.sym("n");
+    let x = k.input("x", DType::F32, [n]);
+    let prefix = k.output("prefix", DType::F32, [n]);
+    let total = k.output("total", DType::F32, [1]);
+    let shifted = k.output("shifted", DType::F32, [n]);
+    let prev = k.local("prev", DType::F32);
+    // prefix[i + 1] = prefix[i] + x[i + 1]: reads what the previous iteration wrote.
+    k.for_(Index::from(n) - 1, LoopKind::Vectorize, |k, i| {
+        let v = Expr::load(prefix, i.clone()) + Expr::load(x, i.clone() + 1);
+        k.store(prefix, i + 1, v);
+    });
+    // total[0] += x[i]: every iteration writes the same element.
+    k.for_(n, LoopKind::Vectorize, |k, i| k.store(total, 0, Expr::load(total, 0) + Expr::load(x, i)));
+    // shifted[i] = prev; prev = x[i]: a local read before it is written.
+    k.for_(n, LoopKind::Vectorize, |k, i| {
+        k.store(shifted, i.clone(), Expr::local(prev));
+        k.assign(prev, Expr::load(x, i));
+    });
+    let kernel = k.finish().unwrap();
+    for n in [1, 2, 9] {
+        let compiled = check(&kernel, &[n], TOL);
+        assert_eq!(compiled.stats().vectorized_loops, 0);
+    }
+}
