@@ -15,6 +15,7 @@ pub use relay_devices as devices;
 pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 
+pub mod batch;
 pub mod json;
 pub mod kernels;
 pub mod params;

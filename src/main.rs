@@ -5,17 +5,19 @@
 //! unreadable input (file, executable, JSON argument, safetensors weights). Errors go to
 //! stderr.
 
-use clap::{Parser, Subcommand, ValueEnum};
-use relay::vm::{Value, Vm, VmFunction};
+mod job;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use job::Job;
 use relay::{Error, Program};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit code for a program that does not compile (parse, name or type errors).
 const EXIT_COMPILE_ERROR: u8 = 1;
 /// Exit code for a run-time trap.
-const EXIT_TRAP: u8 = 2;
+pub(crate) const EXIT_TRAP: u8 = 2;
 /// Exit code for a bad command line or an unreadable input file.
 const EXIT_BAD_INPUT: u8 = 3;
 
@@ -53,25 +55,28 @@ enum Command {
     /// since the parameter's type fixes the dtype, as a number or nested arrays; a tuple as
     /// an array; a constructor as {"con": "Cons", "fields": [...]} (a List also as an array);
     /// a reference as {"ref": value}. Exit 2 on a run-time trap.
+    ///
+    /// With --input, a line may also be an object {"args": [...], "label": N}: the result's
+    /// largest element is then the prediction, printed with the label, and a summary line
+    /// gives the accuracy and inputs per second.
     Run {
-        /// A `.relay` file, or an executable written by `relay-vm compile`.
-        file: PathBuf,
-        /// The function to run.
-        #[arg(long, default_value = "main")]
-        entry: String,
-        /// The arguments: a JSON array, one value per parameter not bound by --params.
-        #[arg(long, conflicts_with = "input")]
-        args: Option<String>,
-        /// A JSONL file (`-` for stdin): runs once per line, each line an array like --args,
-        /// printing one result per line.
-        #[arg(long)]
-        input: Option<PathBuf>,
-        /// A safetensors file whose tensors bind the parameters of the same names.
-        #[arg(long)]
-        params: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
         /// How to print results.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
+    },
+    /// Time a function over its inputs: per-input latency (mean, p50, p90, max) and
+    /// throughput, on one thread.
+    Bench {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Untimed passes over the inputs first.
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        /// Timed passes over the inputs.
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
     },
     /// Compile a Relay file to an executable file.
     Compile {
@@ -88,9 +93,29 @@ enum Command {
     },
 }
 
+/// What to run and on which inputs (shared by `run` and `bench`).
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// A `.relay` file, or an executable written by `relay-vm compile`.
+    file: PathBuf,
+    /// The function to run.
+    #[arg(long, default_value = "main")]
+    entry: String,
+    /// The arguments: a JSON array, one value per parameter not bound by --params.
+    #[arg(long, conflicts_with = "input")]
+    args: Option<String>,
+    /// A JSONL file (`-` for stdin): runs once per line, each line an array like --args (or
+    /// {"args": [...], "label": N}), printing one result per line.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// A safetensors file whose tensors bind the parameters of the same names.
+    #[arg(long)]
+    params: Option<PathBuf>,
+}
+
 /// How `run` prints results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     /// JSON, in the same forms the arguments take (tensors always as {"dtype", "shape", "data"}).
     Json,
     /// Relay-like syntax for people: `Cons(1, Nil)`, `(1f, 2f)`, `float32[[1, 2], [3, 4]]`.
@@ -98,13 +123,13 @@ enum Format {
 }
 
 /// A failed command: the exit code and what to print on stderr (already rendered).
-struct Failure {
+pub(crate) struct Failure {
     code: u8,
     message: String,
 }
 
 impl Failure {
-    fn bad_input(message: impl Into<String>) -> Failure {
+    pub(crate) fn bad_input(message: impl Into<String>) -> Failure {
         Failure { code: EXIT_BAD_INPUT, message: message.into() }
     }
 }
@@ -144,8 +169,11 @@ fn main() -> ExitCode {
             print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
             Ok(())
         }),
-        Command::Run { file, entry, args, input, params, format } => {
-            finish(run(&file, &entry, args.as_deref(), input.as_deref(), params.as_deref(), format))
+        Command::Run { run, format } => {
+            finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.run(inputs, format)))
+        }
+        Command::Bench { run, warmup, reps } => {
+            finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.bench(inputs, warmup, reps)))
         }
         Command::Compile { file, output } => finish(compile(&file, &output)),
         Command::Disasm { file } => {
@@ -193,7 +221,7 @@ fn with_source(path: &Path, f: impl FnOnce(&str, &str) -> Result<(), relay::Comp
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path)
         .map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display())))
 }
@@ -214,6 +242,13 @@ fn load_program(path: &Path) -> Result<Program, Failure> {
     Ok(Program::compile(&path.display().to_string(), &text)?)
 }
 
+/// Loads the program and reads its inputs (`--args`, `--input` or none).
+fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
+    let program = load_program(&run.file)?;
+    let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
+    Ok((program, inputs))
+}
+
 fn compile(file: &Path, output: &Path) -> Result<(), Failure> {
     let program = load_program(file)?;
     std::fs::write(output, program.save())
@@ -221,119 +256,11 @@ fn compile(file: &Path, output: &Path) -> Result<(), Failure> {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
-fn write_stdout(text: &str) -> Result<(), Failure> {
+pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure::bad_input(format!("error: cannot write the output: {e}\n"))),
-    }
-}
-
-fn run(
-    file: &Path,
-    entry: &str,
-    args: Option<&str>,
-    input: Option<&Path>,
-    params: Option<&Path>,
-    format: Format,
-) -> Result<(), Failure> {
-    let program = load_program(file)?;
-    let f = program.function(entry)?;
-    let bound = match params {
-        Some(p) => relay::params::bind_params(f, &read_file(p)?)
-            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
-        None => vec![],
-    };
-    let free: Vec<usize> = (0..f.param_types.len()).filter(|i| !bound.iter().any(|(b, _)| b == i)).collect();
-    let mut job = Job { program: &program, f, bound, free, format, vm: program.vm() };
-    match (args, input) {
-        (Some(a), _) => job.run_line(a, "--args"),
-        (None, Some(path)) => job.run_lines(path),
-        (None, None) if job.free.is_empty() => job.run_line("[]", "the arguments"),
-        (None, None) => {
-            let names: Vec<String> = job.free.iter().map(|&i| format!("%{}", f.param_names[i])).collect();
-            Err(Failure::bad_input(format!(
-                "error: `@{}` needs argument(s) for {}: give them with --args '[...]' or --input FILE.jsonl\n",
-                f.name,
-                names.join(", ")
-            )))
-        }
-    }
-}
-
-/// Runs of one entry function: its bound weights, the parameters the JSON arrays fill, a VM.
-struct Job<'p> {
-    program: &'p Program,
-    f: &'p VmFunction,
-    bound: Vec<(usize, Value)>,
-    free: Vec<usize>,
-    format: Format,
-    vm: Vm<'p>,
-}
-
-impl Job<'_> {
-    fn run_lines(&mut self, path: &Path) -> Result<(), Failure> {
-        let cannot =
-            |e: std::io::Error| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display()));
-        let reader: Box<dyn BufRead> = if path == Path::new("-") {
-            Box::new(std::io::stdin().lock())
-        } else {
-            Box::new(std::io::BufReader::new(std::fs::File::open(path).map_err(cannot)?))
-        };
-        for (n, line) in reader.lines().enumerate() {
-            let line = line.map_err(cannot)?;
-            if !line.trim().is_empty() {
-                self.run_line(&line, &format!("{}:{}", path.display(), n + 1))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs the entry on one JSON array of arguments (`what` names it in errors) and prints
-    /// the result.
-    fn run_line(&mut self, json: &str, what: &str) -> Result<(), Failure> {
-        let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
-        let exe = self.program.executable();
-        let items = match serde_json::from_str::<serde_json::Value>(json) {
-            Ok(serde_json::Value::Array(items)) => items,
-            Ok(_) => return Err(bad("expected a JSON array of arguments".to_string())),
-            Err(e) if e.to_string().starts_with("recursion limit") => {
-                return Err(bad(format!(
-                    "JSON nested too deeply ({e}); write a List as a plain array [x, ...]"
-                )))
-            }
-            Err(e) => return Err(bad(format!("malformed JSON: {e}"))),
-        };
-        if items.len() != self.free.len() {
-            let names: Vec<String> =
-                self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();
-            return Err(bad(format!(
-                "`@{}` takes {} argument(s) here ({}), {} given",
-                self.f.name,
-                self.free.len(),
-                names.join(", "),
-                items.len()
-            )));
-        }
-        let mut args: Vec<Option<Value>> = vec![None; self.f.param_types.len()];
-        for (i, v) in &self.bound {
-            args[*i] = Some(v.clone());
-        }
-        for (&i, j) in self.free.iter().zip(&items) {
-            let v = relay::json::from_json(exe, &self.f.param_types[i], j)
-                .map_err(|e| bad(format!("argument `%{}`: {e}", self.f.param_names[i])))?;
-            args[i] = Some(v);
-        }
-        let result = self.program.invoke(&mut self.vm, &self.f.name, args.into_iter().flatten().collect())?;
-        let printed = match self.format {
-            Format::Json => relay::json::to_json(exe, &self.f.ret_type, &result),
-            Format::Text => relay::text::to_text(exe, &self.f.ret_type, &result),
-        };
-        let printed = printed.map_err(|e| Failure {
-            code: EXIT_TRAP,
-            message: format!("error: cannot print the result: {e}\n"),
-        })?;
-        write_stdout(&(printed + "\n"))
     }
 }

@@ -4,7 +4,7 @@
 //! `cargo bench -p relay-jit --bench elementwise`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use relay_compiler::kir::{Expr, Kernel, KernelBuilder, LoopKind};
+use relay_compiler::kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
 use relay_devices::{DType, Tensor};
 use relay_jit::Jit;
 use std::hint::black_box;
@@ -19,6 +19,35 @@ fn fused(name: &str, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
     k.for_(n, LoopKind::Vectorize, |k, i| {
         let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
         k.store(y, i, f(va, vb, vc));
+    });
+    k.finish().expect("valid kernel")
+}
+
+/// Row softmax over `[n, 64]`: three vectorised loops (max, exp-sum, scale).
+fn softmax() -> Kernel {
+    let mut k = KernelBuilder::new("softmax");
+    let n = k.sym("n");
+    let c = 64i64;
+    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
+    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
+    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
+    k.for_(n, LoopKind::Parallel, |k, i| {
+        k.assign(m, Expr::f32(f32::NEG_INFINITY));
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
+            k.assign(m, v);
+        });
+        k.assign(s, Expr::f32(0.0));
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
+            k.store_at(y, &[i.clone(), j], e.clone());
+            k.assign(s, Expr::local(s) + e);
+        });
+        k.for_(c, LoopKind::Vectorize, |k, j| {
+            let idx = [i.clone(), j];
+            let v = k.load(y, &idx) / Expr::local(s);
+            k.store_at(y, &idx, v);
+        });
     });
     k.finish().expect("valid kernel")
 }
@@ -67,10 +96,12 @@ fn elementwise(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("compile");
-    for (name, kernel) in [
-        ("sigmoid(a*b+c)", fused("sigmoid_fma", |a, b, c| (a * b + c).sigmoid())),
+    let compile_cases = [
         ("a*b+c", fused("fma", |a, b, c| a * b + c)),
-    ] {
+        ("sigmoid(a*b+c)", fused("sigmoid_fma", |a, b, c| (a * b + c).sigmoid())),
+        ("softmax", softmax()),
+    ];
+    for (name, kernel) in compile_cases {
         group.bench_function(name, |bench| bench.iter(|| jit.compile(black_box(&kernel)).expect("compiles")));
     }
     group.finish();

@@ -210,8 +210,12 @@ impl Parser<'_> {
         loop {
             match self.kind() {
                 K::LParen => {
+                    // Only an identifier written right before `(` is called: `%0(x)` where
+                    // `%0 = Nil` calls the value `Nil()`, not the constructor.
+                    let just_written = self.pos > 0
+                        && Some(self.tok_span(self.pos - 1)) == self.unresolved.idents.last().map(|u| u.span);
                     if let Some(last) = self.unresolved.idents.last_mut() {
-                        if last.expr == e {
+                        if last.expr == e && just_written {
                             last.called = true;
                         }
                     }

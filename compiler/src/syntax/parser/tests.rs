@@ -317,3 +317,14 @@ fn user_file_sees_the_prelude() {
     let err = crate::syntax::parse_with_prelude("def @broken( {", "user.relay", "1").unwrap_err();
     assert_eq!(err.diagnostics[0].span.file.0, 0);
 }
+
+#[test]
+fn calling_a_graph_binding_of_a_nullary_constructor_calls_the_value() {
+    let m = crate::syntax::parse_module("t.relay", "type T { C }\ndef @main() { %0 = C; %0(1) }\n").unwrap();
+    let calls_of_calls = m
+        .exprs
+        .iter()
+        .filter(|e| matches!(&e.kind, ExprKind::Call { callee, .. } if matches!(m.expr(*callee).kind, ExprKind::Call { .. })))
+        .count();
+    assert_eq!(calls_of_calls, 1, "`%0(1)` must call the value `C()`");
+}
