@@ -1,10 +1,14 @@
-//! The reference-kernel adapter: turns each of an executable's [`KernelDesc`]s into the
-//! stdlib's reference kernel of that operator, with its typed attributes parsed once at bind
-//! time, behind the VM's [`relay_vm::Kernel`] trait.
+//! The kernel adapter: turns each of an executable's [`KernelDesc`]s into something the VM
+//! can call behind its [`relay_vm::Kernel`] trait — a descriptor carrying a kir kernel
+//! becomes Cranelift machine code (one [`Jit`] and [`KernelCache`] per binding, so equal
+//! kernels compile once), any other the stdlib's reference kernel of its operator, with its
+//! typed attributes parsed once at bind time.
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
+use relay_compiler::kir::{infer_syms, BufferRole, Kernel};
 use relay_compiler::op::AttrReader;
 use relay_devices::{DType, Tensor};
+use relay_jit::{CompiledKernel, Jit, KernelCache};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
 use relay_vm::{Attr, Executable, KernelDesc, KernelTable};
@@ -33,13 +37,74 @@ impl relay_vm::Kernel for ReferenceKernel {
     }
 }
 
-/// One reference kernel per entry of `exe.kernels`, in order.
+/// A JIT-compiled kir kernel.
+struct JitKernel {
+    compiled: Arc<CompiledKernel>,
+}
+
+impl JitKernel {
+    /// The sym values for these inputs (kernels FuseOps makes have none).
+    fn syms(&self, inputs: &[&Tensor]) -> Result<Vec<i64>, String> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        infer_syms(self.compiled.kernel(), &shapes, &[]).map_err(|e| e.to_string())
+    }
+}
+
+impl relay_vm::Kernel for JitKernel {
+    fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        let syms = self.syms(inputs)?;
+        let k: &Kernel = self.compiled.kernel();
+        k.buffers_with_role(BufferRole::Output)
+            .map(|b| {
+                let decl = &k.buffers[b.index()];
+                let shape = relay_compiler::kir::buffer_shape(k, b, &syms)
+                    .and_then(|s| s.into_iter().map(|d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>())
+                    .ok_or_else(|| format!("output `{}` has no valid shape", decl.name))?;
+                Ok((decl.dtype, shape))
+            })
+            .collect()
+    }
+
+    fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
+        let syms = self.syms(inputs)?;
+        self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
+    }
+}
+
+/// One kernel per entry of `exe.kernels`, in order: JIT-compiled for descriptors carrying
+/// kir, reference kernels for the rest.
 ///
 /// # Errors
 /// `(kernel index, message)` for the first operator without a reference kernel or whose
-/// attributes do not parse.
-pub fn reference_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
-    exe.kernels.iter().enumerate().map(|(i, k)| bind(k).map_err(|e| (i, e))).collect()
+/// attributes do not parse, or kir that does not decode or compile.
+pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
+    let mut jit: Option<Jit> = None;
+    let cache = KernelCache::new();
+    let mut table = KernelTable::with_capacity(exe.kernels.len());
+    for (i, desc) in exe.kernels.iter().enumerate() {
+        let kernel = match &desc.kernel {
+            None => bind(desc),
+            Some(bytes) => {
+                if jit.is_none() {
+                    jit = Some(Jit::new().map_err(|e| (i, e.to_string()))?);
+                }
+                let jit = jit.as_ref().ok_or((i, "no JIT".to_string()))?;
+                compile(jit, &cache, bytes)
+            }
+        };
+        table.push(kernel.map_err(|e| (i, e))?);
+    }
+    Ok(table)
+}
+
+fn compile(
+    jit: &Jit,
+    cache: &KernelCache<CompiledKernel>,
+    bytes: &[u8],
+) -> Result<Arc<dyn relay_vm::Kernel>, String> {
+    let kernel = Kernel::from_bytes(bytes).map_err(|e| format!("kir payload: {e}"))?;
+    let compiled = jit.compile_cached(cache, &kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
+    Ok(Arc::new(JitKernel { compiled }))
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::Kernel>, String> {
@@ -74,6 +139,7 @@ mod tests {
             attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             num_inputs: 1,
             num_outputs: 1,
+            kernel: None,
         }
     }
 
@@ -94,7 +160,7 @@ mod tests {
             kernels: vec![desc("add", vec![]), desc("no.such_op", vec![])],
             ..Default::default()
         };
-        let (index, message) = reference_kernels(&exe).err().unwrap();
+        let (index, message) = bind_kernels(&exe).err().unwrap();
         assert_eq!(index, 1);
         assert!(message.contains("no.such_op"));
         assert!(bind(&desc("sum", vec![("axis", Attr::Str("x".into()))])).is_err());

@@ -24,7 +24,7 @@ pub mod sst;
 pub mod text;
 mod typed;
 
-pub use program::{scalar, tensor, tuple, Program};
+pub use program::{scalar, tensor, tuple, Program, DEFAULT_OPT_LEVEL};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};

@@ -85,11 +85,29 @@ enum Command {
         /// Where to write the executable.
         #[arg(short, long)]
         output: PathBuf,
+        /// Optimisation level: 0 runs each operator on its reference kernel, 1 and above fuse
+        /// operators into JIT-compiled kernels.
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        opt_level: u8,
     },
     /// Print the bytecode of a compiled executable or of a Relay file.
     Disasm {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
         file: PathBuf,
+        /// Optimisation level for a `.relay` file (see `compile`).
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        opt_level: u8,
+    },
+    /// Print the fused kernels of a compiled executable or of a Relay file as kir.
+    Dump {
+        /// An executable written by `relay-vm compile`, or a `.relay` file.
+        file: PathBuf,
+        /// Print every kir kernel (the only thing `dump` prints so far).
+        #[arg(long)]
+        kernels: bool,
+        /// Optimisation level for a `.relay` file (see `compile`).
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        opt_level: u8,
     },
 }
 
@@ -111,6 +129,9 @@ struct RunArgs {
     /// A safetensors file whose tensors bind the parameters of the same names.
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Optimisation level for a `.relay` file (see `compile`).
+    #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+    opt_level: u8,
 }
 
 /// How `run` prints results.
@@ -175,9 +196,12 @@ fn main() -> ExitCode {
         Command::Bench { run, warmup, reps } => {
             finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.bench(inputs, warmup, reps)))
         }
-        Command::Compile { file, output } => finish(compile(&file, &output)),
-        Command::Disasm { file } => {
-            finish(load_program(&file).and_then(|p| write_stdout(&p.executable().disassemble())))
+        Command::Compile { file, output, opt_level } => finish(compile(&file, &output, opt_level)),
+        Command::Disasm { file, opt_level } => {
+            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&p.executable().disassemble())))
+        }
+        Command::Dump { file, kernels, opt_level } => {
+            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels))))
         }
     }
 }
@@ -226,8 +250,22 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display())))
 }
 
-/// Loads an executable (recognised by its magic number) or compiles Relay source.
-fn load_program(path: &Path) -> Result<Program, Failure> {
+/// Every kir kernel of the program, printed (with `kernels`).
+fn dump(program: &Program, kernels: bool) -> String {
+    let mut out = String::new();
+    for (i, desc) in program.executable().kernels.iter().enumerate() {
+        let Some(bytes) = desc.kernel.as_deref().filter(|_| kernels) else { continue };
+        match relay::compiler::kir::Kernel::from_bytes(bytes) {
+            Ok(k) => out.push_str(&format!("// kernel#{i}\n{k}\n")),
+            Err(e) => out.push_str(&format!("// kernel#{i}: {e}\n")),
+        }
+    }
+    out
+}
+
+/// Loads an executable (recognised by its magic number) or compiles Relay source at
+/// `opt_level`.
+fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
     let bytes = read_file(path)?;
     if bytes.starts_with(EXECUTABLE_MAGIC) {
         return Program::load(&bytes)
@@ -239,18 +277,18 @@ fn load_program(path: &Path) -> Result<Program, Failure> {
             path.display()
         ))
     })?;
-    Ok(Program::compile(&path.display().to_string(), &text)?)
+    Ok(Program::compile_with(&path.display().to_string(), &text, opt_level)?)
 }
 
 /// Loads the program and reads its inputs (`--args`, `--input` or none).
 fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
-    let program = load_program(&run.file)?;
+    let program = load_program(&run.file, run.opt_level)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }
 
-fn compile(file: &Path, output: &Path) -> Result<(), Failure> {
-    let program = load_program(file)?;
+fn compile(file: &Path, output: &Path, opt_level: u8) -> Result<(), Failure> {
+    let program = load_program(file, opt_level)?;
     std::fs::write(output, program.save())
         .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))
 }

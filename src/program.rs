@@ -14,8 +14,11 @@ use crate::{CompileFailure, Error};
 use relay_devices::{Element, Tensor};
 use relay_vm::{Executable, KernelTable, Value, Vm, VmConfig, VmFunction};
 
+/// The optimisation level of [`Program::compile`] and the CLI: fused, JIT-compiled kernels.
+pub const DEFAULT_OPT_LEVEL: u8 = 2;
+
 /// A program ready to run: a verified [`Executable`] and one kernel per entry of its kernel
-/// list (the stdlib's reference kernels).
+/// list (JIT-compiled fused kernels and the stdlib's reference kernels).
 ///
 /// `Send + Sync`: share one program between threads and give each thread its own
 /// [`Vm`] ([`Program::vm`]).
@@ -41,23 +44,35 @@ impl Program {
     /// [`Error::Compile`] with every diagnostic; [`Error::Kernel`] for an operator without a
     /// reference kernel.
     pub fn compile(name: &str, source: &str) -> Result<Program, Error> {
+        Program::compile_with(name, source, DEFAULT_OPT_LEVEL)
+    }
+
+    /// [`Program::compile`] at optimisation level `opt_level`: 0 runs every operator on its
+    /// reference kernel (the oracle); 1 and above fuse operators (FuseOps) into kernels that
+    /// are JIT-compiled with Cranelift.
+    ///
+    /// # Errors
+    /// As [`Program::compile`], and [`Error::Kernel`] for a kernel the JIT rejects.
+    pub fn compile_with(name: &str, source: &str, opt_level: u8) -> Result<Program, Error> {
         let (mut module, _file) = crate::parse(name, source)?;
         let ops = relay_stdlib::op_registry();
-        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops)
-            .and_then(|types| relay_compiler::codegen::compile(&module, &types));
+        let options = relay_compiler::pass::LowerOptions::at_level(opt_level);
+        let kir_ops = (opt_level >= 1).then_some(&ops);
+        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &options)
+            .and_then(|types| relay_compiler::codegen::compile_with(&module, &types, kir_ops));
         match lowered {
             Ok(exe) => Program::from_executable(exe),
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
         }
     }
 
-    /// Binds the reference kernels of an executable.
+    /// Binds the kernels of an executable (JIT-compiling its kir kernels).
     ///
     /// # Errors
     /// [`Error::Kernel`] for an operator without a reference kernel or with attributes it
-    /// rejects.
+    /// rejects, or a kir kernel that does not decode or compile.
     pub fn from_executable(executable: Executable) -> Result<Program, Error> {
-        let kernels = crate::kernels::reference_kernels(&executable)
+        let kernels = crate::kernels::bind_kernels(&executable)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
         Ok(Program { executable, kernels })
     }

@@ -92,7 +92,7 @@ fn bad_arguments_exit_3() {
     for (args, message) in [
         (None, "needs argument(s) for %xs, %k"),
         (Some("[[1, 2]"), "malformed JSON"),
-        (Some("{}"), "JSON array"),
+        (Some("{}"), "needs \"args\""),
         (Some("[[1], 2, 3]"), "takes 2 argument(s)"),
         (Some("[[1, \"x\"], 2]"), "argument `%xs`"),
         (Some("[[1], 2.5]"), "int32"),

@@ -1,6 +1,7 @@
 //! Run golden files: every `tests/relay/run/*.relay` is compiled with the prelude (parse,
-//! type inference, lowering passes, bytecode, reference kernels) and run on the VM; the
-//! directives in its header comment say what must come out.
+//! type inference, lowering passes, bytecode) at opt-level 0 (reference kernels) and at
+//! opt-level 2 (fused, JIT-compiled kernels) and run on the VM; the directives in its header
+//! comment say what must come out, at both levels.
 //!
 //! The header is the run of `//` lines at the top of the file. In it:
 //! - `// run: @f(ARGS) == RESULT` — calling `@f` on ARGS returns RESULT. ARGS are JSON values
@@ -137,27 +138,81 @@ fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
         Ok(d) => d,
         Err(e) => return (vec![e], None),
     };
-    let program = match Program::compile(&path.display().to_string(), &text) {
-        Ok(p) => p,
-        Err(e) => return (vec![format!("does not compile:\n{e}")], None),
-    };
     let mut config = VmConfig::default();
     if let Some(n) = d.max_call_depth {
         config.max_call_depth = n;
     }
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut problems = vec![];
+    for opt_level in OPT_LEVELS {
+        let program = match Program::compile_with(&path.display().to_string(), &text, opt_level) {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(format!("does not compile at opt-level {opt_level}:\n{e}"));
+                continue;
+            }
+        };
+        // Expectations are blessed from the reference kernels only.
+        let bless = bless && opt_level == 0;
+        check_calls(&program, &config, &d, opt_level, bless, &mut lines, &mut problems);
+    }
+    let blessed = bless.then(|| lines.join("\n") + "\n").filter(|b| *b != text);
+    (problems, blessed)
+}
+
+/// Relative tolerance of float results at opt-level > 0 (the JIT's documented error bound
+/// for its `exp`/`tanh`/`sigmoid` approximations is a few ulp).
+const FLOAT_TOLERANCE: f64 = 1e-5;
+
+/// Whether two printed values are equal up to [`FLOAT_TOLERANCE`] in their numbers.
+fn close(want: &str, got: &str) -> bool {
+    let split = |s: &str| -> Vec<String> {
+        let mut parts = vec![];
+        let mut cur = String::new();
+        for ch in s.chars() {
+            let numeric = ch.is_ascii_digit() || matches!(ch, '.' | '-' | 'e' | '+');
+            if numeric != cur.chars().next().is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | '+')) && !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+            cur.push(ch);
+        }
+        parts.push(cur);
+        parts
+    };
+    let (a, b) = (split(want), split(got));
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(x), Ok(y)) => (x - y).abs() <= FLOAT_TOLERANCE * x.abs().max(y.abs()).max(1.0),
+            _ => x == y,
+        })
+}
+
+/// The optimisation levels every file runs at.
+const OPT_LEVELS: [u8; 2] = [0, 2];
+
+/// Runs the calls of `d` on `program`, recording problems (or, when blessing, new results).
+fn check_calls(
+    program: &Program,
+    config: &VmConfig,
+    d: &Directives,
+    opt_level: u8,
+    bless: bool,
+    lines: &mut [String],
+    problems: &mut Vec<String>,
+) {
     for c in &d.calls {
-        let outcome = match call(&program, &config, c) {
+        let outcome = match call(program, config, c) {
             Ok(o) => o,
             Err(e) => {
                 problems.push(e);
                 continue;
             }
         };
-        let at = format!("line {} (@{})", c.line + 1, c.func);
+        let at = format!("line {} (@{}, opt-level {opt_level})", c.line + 1, c.func);
         match (&c.expect, outcome) {
             (Expect::Value(want), Ok(got)) if *want == got => {}
+            // JIT kernels approximate `exp`, `tanh`, ... and contract multiply-adds.
+            (Expect::Value(want), Ok(got)) if opt_level > 0 && close(want, &got) => {}
             (Expect::Value(want), Ok(got)) => {
                 if bless {
                     let args = &c.args[1..c.args.len() - 1];
@@ -178,8 +233,6 @@ fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
             }
         }
     }
-    let blessed = bless.then(|| lines.join("\n") + "\n").filter(|b| *b != text);
-    (problems, blessed)
 }
 
 fn run_files() -> Vec<PathBuf> {

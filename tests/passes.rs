@@ -8,7 +8,7 @@
 //! verifier.
 
 use relay_compiler::ir::{ExprId, ExprKind, Function, Module};
-use relay_compiler::pass::{lower_for_vm, CLOSURE, PRIMITIVE};
+use relay_compiler::pass::{lower_for_vm, LowerOptions, CLOSURE, PRIMITIVE};
 use relay_compiler::syntax::printer::print_module;
 use relay_compiler::ty::TypeMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 fn lower(name: &str, text: &str) -> (Module, TypeMap) {
     let checked = relay::check(name, text).unwrap_or_else(|e| panic!("{name} does not check:\n{e}"));
     let mut module = checked.module;
-    match lower_for_vm(&mut module, &relay_stdlib::op_registry()) {
+    match lower_for_vm(&mut module, &relay_stdlib::op_registry(), &LowerOptions::at_level(0)) {
         Ok(types) => (module, types),
         Err(e) => panic!(
             "{name}: lowering failed:\n{}\n{}",
@@ -163,7 +163,7 @@ fn check_kernel(m: &Module, f: &Function) -> Result<(), String> {
 /// alone (closure literals, primitive functions, ANF).
 fn check_fixpoint(lowered: &Module) -> Result<(), String> {
     let mut again = lowered.clone();
-    lower_for_vm(&mut again, &relay_stdlib::op_registry()).map_err(|e| e.render(&again.sources, false))?;
+    lower_for_vm(&mut again, &relay_stdlib::op_registry(), &LowerOptions::at_level(0)).map_err(|e| e.render(&again.sources, false))?;
     let (first, second) = (print_module(lowered, None), print_module(&again, None));
     if first != second {
         return Err(format!("lowering twice changed the module:\n{second}"));
@@ -192,7 +192,7 @@ fn lower_all(dir: &str) -> usize {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let Ok(checked) = relay::check(&name, &text) else { continue };
         let mut module = checked.module;
-        match lower_for_vm(&mut module, &relay_stdlib::op_registry())
+        match lower_for_vm(&mut module, &relay_stdlib::op_registry(), &LowerOptions::at_level(0))
             .map_err(|e| e.render(&module.sources, false))
         {
             Ok(_) => match check_lowered(&module).and_then(|()| check_fixpoint(&module)) {

@@ -7,6 +7,7 @@ pub mod codegen;
 pub mod diagnostics;
 pub mod ir;
 pub mod kir;
+pub mod lower_kir;
 pub mod op;
 pub mod pass;
 pub mod syntax;

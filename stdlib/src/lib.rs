@@ -9,6 +9,7 @@
 pub const PRELUDE: &str = include_str!("../../prelude.relay");
 
 pub mod attrs;
+pub mod compute;
 pub mod error;
 pub mod kernels;
 pub mod ops;

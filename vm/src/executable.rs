@@ -80,6 +80,9 @@ pub struct KernelDesc {
     pub num_inputs: u32,
     /// Number of outputs.
     pub num_outputs: u32,
+    /// A compiled kernel body for the host to JIT (the encoding of a kir kernel, opaque to
+    /// the VM); `None`: the host binds the reference kernel of `op`.
+    pub kernel: Option<Vec<u8>>,
 }
 
 /// A bytecode function.
@@ -145,7 +148,8 @@ impl Executable {
             }
         }
         for (i, k) in self.kernels.iter().enumerate() {
-            let _ = writeln!(out, "kernel#{i} {} inputs={} outputs={}", k.op, k.num_inputs, k.num_outputs);
+            let fused = if k.kernel.is_some() { " fused" } else { "" };
+            let _ = writeln!(out, "kernel#{i} {} inputs={} outputs={}{fused}", k.op, k.num_inputs, k.num_outputs);
         }
         out
     }

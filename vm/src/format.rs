@@ -13,7 +13,7 @@ use relay_devices::{DType, Scalar, Tensor};
 
 const MAGIC: &[u8; 8] = b"RELAYVM\0";
 /// Bumped on any change to the layout.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -109,6 +109,14 @@ fn write_body(exe: &Executable, w: &mut ByteWriter) {
         }
         w.u32(k.num_inputs);
         w.u32(k.num_outputs);
+        match &k.kernel {
+            None => w.u8(0),
+            Some(bytes) => {
+                w.u8(1);
+                w.u32(bytes.len() as u32);
+                w.buf.extend_from_slice(bytes);
+            }
+        }
     }
     w.u32(exe.functions.len() as u32);
     for f in &exe.functions {
@@ -139,6 +147,11 @@ fn read_body(r: &mut ByteReader<'_>) -> Result<Executable, FormatError> {
             attrs: read_vec(r, |r| Ok((r.str()?, read_attr(r)?)))?,
             num_inputs: r.u32()?,
             num_outputs: r.u32()?,
+            kernel: match r.u8()? {
+                0 => None,
+                1 => Some(read_vec(r, |r| r.u8())?),
+                t => return Err(FormatError::Invalid(format!("kernel payload tag {t}"))),
+            },
         })
     })?;
     let functions = read_vec(r, |r| {

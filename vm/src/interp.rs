@@ -2,14 +2,26 @@
 //! (ARCHITECTURE.md §3, "VM"). A call pushes a window and a small frame record — no heap
 //! allocation — and a tail call reuses the window, so Relay's tail-recursive loops run in
 //! constant space and deep non-tail recursion uses heap memory, never the host stack.
+//!
+//! The loop keeps the running function's registers as a slice (`window`) of the value stack
+//! and re-derives it only when calls, tail calls and returns move the stack. Scalar
+//! instructions take inline fast paths for the common dtypes ([`scalar::fast`]); writes of
+//! scalars over scalars run no drop code; a self tail call whose arguments can move in
+//! order (a loop) swaps them into place without a buffer.
 
-use crate::executable::Executable;
+mod packed;
+mod stack;
+#[cfg(test)]
+mod tests;
+
+use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
 use crate::kernel::Kernel;
 use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Value};
 use relay_devices::{DType, Tensor};
+use stack::put;
 use std::sync::{Arc, Mutex};
 
 /// A run-time fault, returned to the host: which function, which instruction, what happened.
@@ -39,7 +51,9 @@ impl Default for VmConfig {
 
 /// Where a suspended caller resumes.
 #[derive(Clone, Copy)]
-struct Frame {
+struct Frame<'e> {
+    /// The caller's code (kept so that a return needs no function lookup).
+    code: &'e [Instr],
     func: u32,
     pc: u32,
     base: usize,
@@ -52,9 +66,9 @@ pub struct Vm<'e> {
     exe: &'e Executable,
     kernels: &'e [Arc<dyn Kernel>],
     constants: Vec<Value>,
+    /// The value stack (see `stack`); between runs every slot is empty.
     regs: Vec<Option<Value>>,
-    frames: Vec<Frame>,
-    scratch: Vec<Value>,
+    frames: Vec<Frame<'e>>,
     config: VmConfig,
 }
 
@@ -76,7 +90,7 @@ impl<'e> Vm<'e> {
             ));
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], scratch: vec![], config })
+        Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], config })
     }
 
     /// Runs the function named `name` with `args`.
@@ -90,205 +104,242 @@ impl<'e> Vm<'e> {
         if args.len() != f.num_params() as usize {
             return Err(trap(format!("`{name}` takes {} argument(s), {} given", f.num_params(), args.len())));
         }
-        self.regs.clear();
-        self.frames.clear();
-        self.regs.extend(args.into_iter().map(Some));
-        self.regs.resize(f.num_regs as usize, None);
-        let result = self.run(Frame { func: func as u32, pc: 0, base: 0, ret_dst: 0 });
-        self.regs.clear();
-        self.frames.clear();
+        let top = (f.num_regs as usize).max(args.len());
+        if self.regs.len() < top {
+            self.regs.resize_with(top, || None);
+        }
+        for (slot, v) in self.regs.iter_mut().zip(args) {
+            *slot = Some(v);
+        }
+        let result = self.run(func as u32, top);
+        if result.is_err() {
+            // A trap leaves the faulting frames and their registers behind; a return
+            // leaves the stack empty.
+            self.regs.clear();
+            self.frames.clear();
+        }
         result
     }
 
-    fn run(&mut self, mut cur: Frame) -> Result<Value, Trap> {
+    fn run(&mut self, entry: u32, mut top: usize) -> Result<Value, Trap> {
         let exe = self.exe;
-        let mut code: &[Instr] = &exe.functions[cur.func as usize].code;
+        let Vm { regs, frames, constants, kernels, config, .. } = self;
+        let mut func = entry;
+        let mut code: &[Instr] = &exe.functions[entry as usize].code;
+        let mut pc: usize = 0;
+        let mut base: usize = 0;
+        // The running function's registers: `regs[base..top]`, re-derived whenever the value
+        // stack changes (calls, tail calls, returns).
+        let mut window: &mut [Option<Value>] = &mut regs[..top];
         macro_rules! trap {
             ($($arg:tt)*) => {
-                return Err(Trap {
-                    function: exe.functions[cur.func as usize].name.clone(),
-                    pc: cur.pc as usize - 1,
-                    message: format!($($arg)*),
-                })
+                return Err(trap_at(exe, func, pc - 1, format!($($arg)*)))
+            };
+        }
+        macro_rules! slot {
+            ($r:expr) => {
+                match window.get_mut($r.0 as usize) {
+                    Some(slot) => slot,
+                    None => trap!("register ${} outside the frame", $r.0),
+                }
             };
         }
         macro_rules! reg {
             ($r:expr) => {
-                match self.regs.get(cur.base + $r.0 as usize) {
+                match window.get($r.0 as usize) {
                     Some(Some(v)) => v,
-                    _ => trap!("read of empty register ${}", $r.0),
+                    _ => trap!("{}", read_error(window, Reg($r.0))),
                 }
             };
         }
         macro_rules! set {
             ($r:expr, $v:expr) => {{
                 let v = $v;
-                match self.regs.get_mut(cur.base + $r.0 as usize) {
-                    Some(slot) => *slot = Some(v),
-                    None => trap!("write to register ${} outside the frame", $r.0),
+                put(slot!($r), v);
+            }};
+        }
+        // Scalar over scalar is the common write in loops: it needs no drop of the old value.
+        macro_rules! set_scalar {
+            ($r:expr, $s:expr) => {{
+                let s = $s;
+                match slot!($r) {
+                    Some(Value::Scalar(old)) => *old = s,
+                    slot => *slot = Some(Value::Scalar(s)),
                 }
             }};
         }
         macro_rules! scalar {
             ($r:expr) => {
-                match reg!($r) {
-                    Value::Scalar(s) => *s,
-                    other => trap!("expected a scalar in ${}, found a {}", $r.0, other.kind()),
+                match window.get($r.0 as usize) {
+                    Some(Some(Value::Scalar(s))) => *s,
+                    _ => trap!("{}", read_error(window, Reg($r.0))),
                 }
             };
         }
-        macro_rules! enter {
-            ($func:expr, $ret_dst:expr) => {{
-                if self.frames.len() >= self.config.max_call_depth {
-                    trap!("recursion deeper than {} calls", self.config.max_call_depth);
-                }
-                let callee = $func;
-                let f = &exe.functions[callee as usize];
-                let new_base = self.regs.len();
-                self.regs.extend(self.scratch.drain(..).map(Some));
-                self.regs.resize(new_base + f.num_regs as usize, None);
-                self.frames.push(Frame { ret_dst: $ret_dst, ..cur });
-                cur = Frame { func: callee, pc: 0, base: new_base, ret_dst: 0 };
-                code = &f.code;
-            }};
-        }
-        macro_rules! replace {
-            ($func:expr) => {{
-                let callee = $func;
-                let f = &exe.functions[callee as usize];
-                // Reuse the window in place: arguments to registers 0..n, every other
-                // register cleared (a stale tensor must not pass for a preallocated output).
-                self.regs.resize(cur.base + f.num_regs as usize, None);
-                let window = &mut self.regs[cur.base..];
-                let nargs = self.scratch.len();
-                for (slot, v) in window.iter_mut().zip(self.scratch.drain(..)) {
-                    *slot = Some(v);
-                }
-                for slot in &mut window[nargs..] {
-                    *slot = None;
-                }
-                cur.func = callee;
-                cur.pc = 0;
-                code = &f.code;
-            }};
-        }
-        macro_rules! gather {
-            ($args:expr) => {{
-                self.scratch.clear();
-                for a in $args.iter() {
-                    let v = reg!(a).clone();
-                    self.scratch.push(v);
+        // `a op b` on scalars: inline for the common dtypes, out of line for the rest.
+        macro_rules! binary {
+            ($op:expr, $a:expr, $b:expr) => {{
+                let (op, a, b) = ($op, $a, $b);
+                match scalar::fast(op, a, b) {
+                    Some(v) => v,
+                    None => match scalar::binary(op, a, b) {
+                        Ok(v) => v,
+                        Err(e) => trap!("{e}"),
+                    },
                 }
             }};
         }
-        macro_rules! gather_closure {
-            ($closure:expr, $args:expr) => {{
-                let c = match reg!($closure) {
-                    Value::Closure(c) => c.clone(),
+        // Whether `a op b` holds, for `IfCmp`.
+        macro_rules! truth {
+            ($op:expr, $a:expr, $b:expr) => {{
+                let (op, a, b) = ($op, $a, $b);
+                match scalar::compare(op, a, b) {
+                    Some(t) => t,
+                    None => match scalar::binary(op, a, b) {
+                        Ok(v) => v.is_true(),
+                        Err(e) => trap!("{e}"),
+                    },
+                }
+            }};
+        }
+        macro_rules! function {
+            ($f:expr) => {
+                match exe.functions.get($f as usize) {
+                    Some(f) => f,
+                    None => trap!("call of function #{}, which does not exist", $f),
+                }
+            };
+        }
+        macro_rules! closure {
+            ($r:expr) => {
+                match reg!($r) {
+                    Value::Closure(c) => c,
                     other => trap!("called a {} as a function", other.kind()),
-                };
-                let f = &exe.functions[c.func as usize];
+                }
+            };
+        }
+        // Pushes a window for `callee` holding the values captured by the closure in
+        // register `closure` (if any), then `args`, and enters it.
+        macro_rules! enter {
+            ($callee:expr, $f:expr, $closure:expr, $args:expr, $ret_dst:expr) => {{
+                if frames.len() >= config.max_call_depth {
+                    trap!("recursion deeper than {} calls", config.max_call_depth);
+                }
+                let (callee, f): (u32, &VmFunction) = ($callee, $f);
+                let num_regs = f.num_regs as usize;
+                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args) {
+                    trap!("{}", e.message());
+                }
+                frames.push(Frame { code, func, pc: pc as u32, base, ret_dst: $ret_dst });
+                func = callee;
+                pc = 0;
+                base = top;
+                top += num_regs;
+                code = &f.code;
+                window = &mut regs[base..top];
+            }};
+        }
+        // Replaces the running function's window by the callee's, in place.
+        macro_rules! replace {
+            ($callee:expr, $f:expr, $captured:expr, $args:expr) => {{
+                let (callee, f): (u32, &VmFunction) = ($callee, $f);
+                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args) {
+                    Ok(t) => top = t,
+                    Err(e) => trap!("{}", e.message()),
+                }
+                func = callee;
+                pc = 0;
+                code = &f.code;
+                window = &mut regs[base..top];
+            }};
+        }
+        // Returns `v` to the caller, or from the run when there is none.
+        macro_rules! ret {
+            ($v:expr) => {{
+                let v = $v;
+                stack::leave(regs, base, top);
+                let Some(caller) = frames.pop() else { return Ok(v) };
+                func = caller.func;
+                pc = caller.pc as usize;
+                top = base;
+                base = caller.base;
+                code = caller.code;
+                window = &mut regs[base..top];
+                set!(Reg(caller.ret_dst), v);
+            }};
+        }
+        // The closure in register `$r` and its function, checked to take `$args`.
+        macro_rules! closure_call {
+            ($r:expr, $args:expr) => {{
+                let c = closure!($r);
+                let f = function!(c.func);
                 if c.captured.len() + $args.len() != f.num_params() as usize {
                     trap!("closure of `{}` called with {} argument(s)", f.name, $args.len());
                 }
-                self.scratch.clear();
-                self.scratch.extend(c.captured.iter().cloned());
-                for a in $args.iter() {
-                    let v = reg!(a).clone();
-                    self.scratch.push(v);
-                }
-                c.func
+                (c, f)
             }};
         }
 
         loop {
-            let Some(ins) = code.get(cur.pc as usize) else {
-                cur.pc += 1;
+            let Some(ins) = code.get(pc) else {
+                pc += 1;
                 trap!("control fell off the end of the function");
             };
-            cur.pc += 1;
+            pc += 1;
             match ins {
                 Instr::Move { dst, src } => {
                     let v = reg!(src).clone();
                     set!(dst, v);
                 }
                 Instr::Ret { src } => {
-                    let v = match self.regs.get_mut(cur.base + src.0 as usize).and_then(Option::take) {
+                    let v = match slot!(src).take() {
                         Some(v) => v,
                         None => trap!("return of empty register ${}", src.0),
                     };
-                    self.regs.truncate(cur.base);
-                    match self.frames.pop() {
-                        None => return Ok(v),
-                        Some(caller) => {
-                            cur = caller;
-                            code = &exe.functions[cur.func as usize].code;
-                            set!(Reg(cur.ret_dst), v);
+                    ret!(v);
+                }
+                Instr::RetBin { op, lhs, rhs } => {
+                    ret!(Value::Scalar(binary!(*op, scalar!(lhs), scalar!(rhs))))
+                }
+                Instr::RetBinImm { op, lhs, imm } => ret!(Value::Scalar(binary!(*op, scalar!(lhs), *imm))),
+                Instr::Invoke { dst, func: callee, args } => {
+                    enter!(callee.0, function!(callee.0), None, args, dst.0)
+                }
+                Instr::TailCall { func: callee, args } => {
+                    // A loop: a call of the running function whose arguments can move in
+                    // order needs neither resizing nor a buffer.
+                    if callee.0 == func && stack::moves_in_order(0, args) {
+                        for (j, &a) in args.iter().enumerate() {
+                            match window.get(a.0 as usize) {
+                                // In bounds: `j <= a` by `moves_in_order`.
+                                Some(Some(_)) => window.swap(j, a.0 as usize),
+                                _ => trap!("{}", read_error(window, a)),
+                            }
                         }
+                        stack::clear_from(window, args.len());
+                        pc = 0;
+                    } else {
+                        replace!(callee.0, function!(callee.0), &[], args);
                     }
-                }
-                Instr::Invoke { dst, func, args } => {
-                    gather!(args);
-                    enter!(func.0, dst.0);
-                }
-                Instr::TailCall { func, args } => {
-                    gather!(args);
-                    replace!(func.0);
                 }
                 Instr::InvokeClosure { dst, closure, args } => {
-                    let func = gather_closure!(closure, args);
-                    enter!(func, dst.0);
+                    let (c, f) = closure_call!(closure, args);
+                    enter!(c.func, f, Some(*closure), args, dst.0);
                 }
                 Instr::TailCallClosure { closure, args } => {
-                    let func = gather_closure!(closure, args);
-                    replace!(func);
+                    let (c, f) = closure_call!(closure, args);
+                    // The captured values are read while the window they sit in is rebuilt,
+                    // so the closure is held by a counted reference meanwhile.
+                    if c.captured.is_empty() {
+                        replace!(c.func, f, &[], args);
+                    } else {
+                        let c = c.clone();
+                        replace!(c.func, f, &c.captured, args);
+                    }
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
-                    let k = &self.kernels[kernel.0 as usize];
-                    let mut owned: Vec<Tensor> = vec![];
-                    let mut ins_t: Vec<Arc<Tensor>> = Vec::with_capacity(inputs.len());
-                    for r in inputs.iter() {
-                        match reg!(r) {
-                            Value::Tensor(t) => ins_t.push(t.clone()),
-                            Value::Scalar(s) => match s.to_tensor() {
-                                Ok(t) => ins_t.push(Arc::new(t)),
-                                Err(e) => trap!("{e}"),
-                            },
-                            other => trap!("kernel input ${} is a {}, not a tensor", r.0, other.kind()),
-                        }
-                    }
-                    let in_refs: Vec<&Tensor> = ins_t.iter().map(|t| &**t).collect();
-                    let mut missing = false;
-                    for r in outputs.iter() {
-                        match self.regs.get_mut(cur.base + r.0 as usize).and_then(Option::take) {
-                            Some(Value::Tensor(t)) => {
-                                owned.push(Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone()))
-                            }
-                            _ => {
-                                missing = true;
-                                break;
-                            }
-                        }
-                    }
-                    if missing {
-                        owned.clear();
-                        let types = match k.output_types(&in_refs) {
-                            Ok(t) => t,
-                            Err(e) => trap!("{}: {e}", exe.kernels[kernel.0 as usize].op),
-                        };
-                        for (dtype, shape) in types {
-                            match Tensor::zeros(dtype, shape) {
-                                Ok(t) => owned.push(t),
-                                Err(e) => trap!("{e}"),
-                            }
-                        }
-                    }
-                    if let Err(e) = k.run(&in_refs, &mut owned) {
-                        trap!("{}: {e}", exe.kernels[kernel.0 as usize].op);
-                    }
-                    drop(in_refs);
-                    for (r, t) in outputs.iter().zip(owned) {
-                        set!(r, Value::from_tensor(t));
+                    if let Err(m) = packed::invoke_packed(exe, kernels, kernel.0, window, inputs, outputs) {
+                        trap!("{m}");
                     }
                 }
                 Instr::AllocTensor { dst, dtype, shape } => {
@@ -300,34 +351,44 @@ impl<'e> Vm<'e> {
                     }
                 }
                 Instr::AllocADT { dst, tag, fields } => {
-                    gather!(fields);
-                    let v = Value::adt(tag.0, std::mem::take(&mut self.scratch));
-                    set!(dst, v);
+                    let mut vs = Vec::with_capacity(fields.len());
+                    for r in fields.iter() {
+                        vs.push(reg!(r).clone());
+                    }
+                    set!(dst, Value::adt(tag.0, vs));
                 }
-                Instr::AllocClosure { dst, func, captured } => {
-                    gather!(captured);
-                    let v = Value::Closure(Arc::new(ClosureValue {
-                        func: func.0,
-                        captured: std::mem::take(&mut self.scratch),
-                    }));
-                    set!(dst, v);
+                Instr::AllocClosure { dst, func: target, captured } => {
+                    let mut vs = Vec::with_capacity(captured.len());
+                    for r in captured.iter() {
+                        vs.push(reg!(r).clone());
+                    }
+                    set!(dst, Value::Closure(Arc::new(ClosureValue { func: target.0, captured: vs })));
                 }
                 Instr::GetField { dst, obj, index } => {
                     let v = match reg!(obj) {
                         Value::Adt(a) => match a.fields.get(index.0 as usize) {
-                            Some(v) => v.clone(),
+                            Some(v) => v,
                             None => trap!("field {} of a value with {} fields", index.0, a.fields.len()),
                         },
                         other => trap!("field access on a {}", other.kind()),
                     };
-                    set!(dst, v);
+                    match v {
+                        Value::Scalar(s) => {
+                            let s = *s;
+                            set_scalar!(dst, s)
+                        }
+                        v => {
+                            let v = v.clone();
+                            set!(dst, v)
+                        }
+                    }
                 }
                 Instr::GetTag { dst, obj } => {
                     let tag = match reg!(obj) {
                         Value::Adt(a) => a.tag,
                         other => trap!("tag of a {}", other.kind()),
                     };
-                    set!(dst, Value::Scalar(ScalarValue::int(DType::I32, i64::from(tag))));
+                    set_scalar!(dst, ScalarValue::int(DType::I32, i64::from(tag)));
                 }
                 Instr::SwitchTag { obj, targets } => {
                     let tag = match reg!(obj) {
@@ -335,21 +396,34 @@ impl<'e> Vm<'e> {
                         other => trap!("match on a {}", other.kind()),
                     };
                     match targets.get(tag as usize) {
-                        Some(t) => cur.pc = t.0,
+                        Some(t) => pc = t.0 as usize,
                         None => trap!("constructor tag {tag} has no branch"),
                     }
                 }
                 Instr::If { cond, else_target } => {
                     if !scalar!(cond).is_true() {
-                        cur.pc = else_target.0;
+                        pc = else_target.0 as usize;
                     }
                 }
-                Instr::Goto { target } => cur.pc = target.0,
+                Instr::IfCmp { op, lhs, rhs, else_target } => {
+                    if !truth!(*op, scalar!(lhs), scalar!(rhs)) {
+                        pc = else_target.0 as usize;
+                    }
+                }
+                Instr::IfCmpImm { op, lhs, imm, else_target } => {
+                    if !truth!(*op, scalar!(lhs), *imm) {
+                        pc = else_target.0 as usize;
+                    }
+                }
+                Instr::Goto { target } => pc = target.0 as usize,
                 Instr::LoadConst { dst, index } => {
-                    let v = self.constants[index.0 as usize].clone();
+                    let v = match constants.get(index.0 as usize) {
+                        Some(v) => v.clone(),
+                        None => trap!("constant #{} does not exist", index.0),
+                    };
                     set!(dst, v);
                 }
-                Instr::LoadImm { dst, value } => set!(dst, Value::Scalar(*value)),
+                Instr::LoadImm { dst, value } => set_scalar!(dst, *value),
                 Instr::RefNew { dst, value } => {
                     let v = reg!(value).clone();
                     set!(dst, Value::Ref(Arc::new(Mutex::new(v))));
@@ -379,31 +453,37 @@ impl<'e> Vm<'e> {
                     trap!("{m}");
                 }
                 Instr::Bin { op, dst, lhs, rhs } => {
-                    let (a, b) = (scalar!(lhs), scalar!(rhs));
-                    match scalar::binary_fast(*op, a, b).ok_or(()).or_else(|()| scalar::binary(*op, a, b)) {
-                        Ok(v) => set!(dst, Value::Scalar(v)),
-                        Err(e) => trap!("{e}"),
-                    }
+                    set_scalar!(dst, binary!(*op, scalar!(lhs), scalar!(rhs)))
                 }
-                Instr::BinImm { op, dst, lhs, imm } => {
-                    let a = scalar!(lhs);
-                    match scalar::binary_fast(*op, a, *imm)
-                        .ok_or(())
-                        .or_else(|()| scalar::binary(*op, a, *imm))
-                    {
-                        Ok(v) => set!(dst, Value::Scalar(v)),
-                        Err(e) => trap!("{e}"),
-                    }
-                }
+                Instr::BinImm { op, dst, lhs, imm } => set_scalar!(dst, binary!(*op, scalar!(lhs), *imm)),
                 Instr::Un { op, dst, src } => match scalar::unary(*op, scalar!(src)) {
-                    Ok(v) => set!(dst, Value::Scalar(v)),
+                    Ok(v) => set_scalar!(dst, v),
                     Err(e) => trap!("{e}"),
                 },
                 Instr::Cast { dst, src, dtype } => {
                     let v = scalar!(src).cast(*dtype);
-                    set!(dst, Value::Scalar(v));
+                    set_scalar!(dst, v);
                 }
             }
         }
     }
+}
+
+/// Why register `r` of `window` could not be read as the instruction wanted.
+#[cold]
+#[inline(never)]
+fn read_error(window: &[Option<Value>], r: Reg) -> String {
+    match window.get(r.0 as usize) {
+        None => format!("register ${} outside the frame", r.0),
+        Some(None) => format!("read of empty register ${}", r.0),
+        Some(Some(v)) => format!("expected a scalar in ${}, found a {}", r.0, v.kind()),
+    }
+}
+
+/// The trap for a fault at `pc` of function `func`; out of line, as faults are rare.
+#[cold]
+#[inline(never)]
+fn trap_at(exe: &Executable, func: u32, pc: usize, message: String) -> Trap {
+    let function = exe.functions.get(func as usize).map_or_else(|| format!("#{func}"), |f| f.name.clone());
+    Trap { function, pc, message }
 }

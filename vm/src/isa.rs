@@ -52,6 +52,40 @@ macro_rules! instructions {
                 }
             }
 
+            /// Every jump target operand, for passes that move code around.
+            pub fn targets_mut(&mut self) -> Vec<&mut Target> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        $( Visit::targets($field, &mut out); )*
+                    } )*
+                }
+                out
+            }
+
+            /// Every register operand, read or written, for passes that renumber registers.
+            pub fn regs_mut(&mut self) -> Vec<&mut Reg> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        $( Visit::regs_mut($field, &mut out); )*
+                    } )*
+                }
+                out
+            }
+
+            /// Registers whose value the instruction may read: every register operand except
+            /// a `dst` (kernel `outputs` count, as they may hold preallocated tensors).
+            pub fn uses(&self) -> Vec<Reg> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => {
+                        $( if stringify!($field) != "dst" { Visit::regs($field, &mut out); } )*
+                    } )*
+                }
+                out
+            }
+
             /// Checks that every register, jump target and table index is in range.
             pub fn verify_operands(&self, ctx: &VerifyCtx) -> Result<(), String> {
                 match self {
@@ -135,7 +169,62 @@ instructions! {
     0x18 Cast { dst: Reg, src: Reg, dtype: DType }
     /// `dst = lhs op imm` with an immediate right operand (loop counters, constants).
     0x19 BinImm { op: BinOp, dst: Reg, lhs: Reg, imm: ScalarValue }
+    /// Falls through when `lhs op rhs` is true, jumps to `else_target` otherwise: a `Bin`
+    /// whose result only feeds an `If`, in one dispatch and without writing a register.
+    0x1a IfCmp { op: BinOp, lhs: Reg, rhs: Reg, else_target: Target }
+    /// `IfCmp` with an immediate right operand (`if (%n == 0)`).
+    0x1b IfCmpImm { op: BinOp, lhs: Reg, imm: ScalarValue, else_target: Target }
+    /// Returns `lhs op rhs`: a `Bin` whose result is only returned (`fn (%a, %b) { %a + %b }`).
+    0x1c RetBin { op: BinOp, lhs: Reg, rhs: Reg }
+    /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
+    0x1d RetBinImm { op: BinOp, lhs: Reg, imm: ScalarValue }
 }
+
+/// How the generic instruction walkers ([`Instr::targets_mut`], [`Instr::uses`]) see each
+/// operand kind: only registers and jump targets contribute.
+trait Visit {
+    fn targets<'a>(&'a mut self, _out: &mut Vec<&'a mut Target>) {}
+    fn regs_mut<'a>(&'a mut self, _out: &mut Vec<&'a mut Reg>) {}
+    fn regs(&self, _out: &mut Vec<Reg>) {}
+}
+
+impl Visit for Reg {
+    fn regs_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Reg>) {
+        out.push(self);
+    }
+    fn regs(&self, out: &mut Vec<Reg>) {
+        out.push(*self);
+    }
+}
+
+impl Visit for Target {
+    fn targets<'a>(&'a mut self, out: &mut Vec<&'a mut Target>) {
+        out.push(self);
+    }
+}
+
+impl<T: Visit> Visit for Box<[T]> {
+    fn targets<'a>(&'a mut self, out: &mut Vec<&'a mut Target>) {
+        self.iter_mut().for_each(|t| t.targets(out));
+    }
+    fn regs_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Reg>) {
+        self.iter_mut().for_each(|r| r.regs_mut(out));
+    }
+    fn regs(&self, out: &mut Vec<Reg>) {
+        self.iter().for_each(|r| r.regs(out));
+    }
+}
+
+impl Visit for FuncIdx {}
+impl Visit for KernelIdx {}
+impl Visit for ConstIdx {}
+impl Visit for StrIdx {}
+impl Visit for Imm {}
+impl Visit for BinOp {}
+impl Visit for UnOp {}
+impl Visit for DType {}
+impl Visit for ScalarValue {}
+impl Visit for i64 {}
 
 impl Instr {
     /// Registers the instruction writes.
@@ -200,9 +289,30 @@ mod tests {
     }
 
     #[test]
+    fn walkers_see_registers_and_targets() {
+        let mut s = sample();
+        assert_eq!(s[0].uses(), vec![Reg(0)]);
+        assert_eq!(s[1].uses(), vec![Reg(0), Reg(1)]);
+        assert_eq!(s[2].uses(), vec![Reg(0)]);
+        assert_eq!(s[1].regs_mut().len(), 3);
+        for t in s[2].targets_mut() {
+            t.0 += 10;
+        }
+        assert_eq!(s[2], Instr::SwitchTag { obj: Reg(0), targets: vec![Target(13), Target(15)].into() });
+        let mut cmp = Instr::IfCmpImm {
+            op: BinOp::Eq,
+            lhs: Reg(4),
+            imm: ScalarValue::bool(true),
+            else_target: Target(1),
+        };
+        assert_eq!(cmp.targets_mut().len(), 1);
+        assert_eq!(cmp.uses(), vec![Reg(4)]);
+    }
+
+    #[test]
     fn bad_opcodes_are_errors() {
         assert!(Instr::decode(&mut ByteReader::new(&[0xff])).is_err());
         assert!(Instr::decode(&mut ByteReader::new(&[0x03, 1])).is_err());
-        assert_eq!(INSTRUCTION_DOCS.len(), 25);
+        assert_eq!(INSTRUCTION_DOCS.len(), 29);
     }
 }

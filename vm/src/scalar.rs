@@ -159,58 +159,84 @@ fn wrap(dtype: DType, bits: u64) -> u64 {
     }
 }
 
-/// `a op b` for the dtypes control flow is made of (`int32`, `int64`, `float32`): the
-/// dispatch loop's fast path. `None` sends everything else to [`binary`].
+/// `a op b` for the dispatch loop: `int32`, `int64` and `float32` arithmetic and every
+/// comparison, inline; `None` sends the rest to [`binary`] (which also reports errors).
 #[inline(always)]
-pub fn binary_fast(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarValue> {
-    if a.dtype != b.dtype || a.dtype.lanes != 1 {
+pub(crate) fn fast(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<ScalarValue> {
+    match op {
+        BinOp::Add => arith(a, b, i32::wrapping_add, i64::wrapping_add, |x, y| x + y),
+        BinOp::Sub => arith(a, b, i32::wrapping_sub, i64::wrapping_sub, |x, y| x - y),
+        BinOp::Mul => arith(a, b, i32::wrapping_mul, i64::wrapping_mul, |x, y| x * y),
+        _ => compare(op, a, b).map(ScalarValue::bool),
+    }
+}
+
+/// `a op b` on `int32`, `int64` or `float32` operands of one dtype. A `float32` result
+/// computed in single precision equals [`binary`]'s double-precision result rounded, as
+/// double rounding is exact for `+ - *` at these widths.
+#[inline(always)]
+fn arith(
+    a: ScalarValue,
+    b: ScalarValue,
+    i32_op: impl Fn(i32, i32) -> i32,
+    i64_op: impl Fn(i64, i64) -> i64,
+    f32_op: impl Fn(f32, f32) -> f32,
+) -> Option<ScalarValue> {
+    let key = dtype_key(a.dtype);
+    if key != dtype_key(b.dtype) {
         return None;
     }
-    let int = |v: i64| Some(ScalarValue { dtype: a.dtype, bits: v as u64 });
-    let truth = |v: bool| Some(ScalarValue::bool(v));
-    match (a.dtype.code, a.dtype.bits) {
-        (DTypeCode::Int, 32) => {
-            let (x, y) = (a.bits as i32, b.bits as i32);
-            match op {
-                BinOp::Add => int(i64::from(x.wrapping_add(y))),
-                BinOp::Sub => int(i64::from(x.wrapping_sub(y))),
-                BinOp::Mul => int(i64::from(x.wrapping_mul(y))),
-                BinOp::Eq => truth(x == y),
-                BinOp::Ne => truth(x != y),
-                BinOp::Lt => truth(x < y),
-                BinOp::Le => truth(x <= y),
-                BinOp::Gt => truth(x > y),
-                BinOp::Ge => truth(x >= y),
-                _ => None,
-            }
-        }
-        (DTypeCode::Int, 64) => {
-            let (x, y) = (a.bits as i64, b.bits as i64);
-            match op {
-                BinOp::Add => int(x.wrapping_add(y)),
-                BinOp::Sub => int(x.wrapping_sub(y)),
-                BinOp::Mul => int(x.wrapping_mul(y)),
-                BinOp::Eq => truth(x == y),
-                BinOp::Lt => truth(x < y),
-                BinOp::Gt => truth(x > y),
-                _ => None,
-            }
-        }
-        (DTypeCode::Float, 32) => {
-            let (x, y) = (f64::from_bits(a.bits) as f32, f64::from_bits(b.bits) as f32);
-            let float = |v: f32| Some(ScalarValue { dtype: a.dtype, bits: f64::from(v).to_bits() });
-            match op {
-                BinOp::Add => float(x + y),
-                BinOp::Sub => float(x - y),
-                BinOp::Mul => float(x * y),
-                BinOp::Div => float(x / y),
-                BinOp::Lt => truth(x < y),
-                BinOp::Gt => truth(x > y),
-                _ => None,
-            }
-        }
-        _ => None,
+    let bits = if key == I32_KEY {
+        i64::from(i32_op(a.bits as i32, b.bits as i32)) as u64
+    } else if key == I64_KEY {
+        i64_op(a.bits as i64, b.bits as i64) as u64
+    } else if key == F32_KEY {
+        let v = f32_op(f64::from_bits(a.bits) as f32, f64::from_bits(b.bits) as f32);
+        f64::from(v).to_bits()
+    } else {
+        return None;
+    };
+    Some(ScalarValue { dtype: a.dtype, bits })
+}
+
+/// A dtype as one integer, so that the fast paths test it with a single comparison (the
+/// fields are packed in their in-memory order, which lets the compiler load them at once).
+#[inline(always)]
+const fn dtype_key(d: DType) -> u32 {
+    d.lanes as u32 | (d.bits as u32) << 16 | (d.code as u32) << 24
+}
+
+const I32_KEY: u32 = dtype_key(DType::I32);
+const I64_KEY: u32 = dtype_key(DType::I64);
+const F32_KEY: u32 = dtype_key(DType::F32);
+
+/// A comparison on operands of one dtype (any: the bit layout of [`ScalarValue`] makes a
+/// signed, unsigned or float comparison of the 64 bits exact); `None` for other operations
+/// and mismatched dtypes, which go to [`binary`]. NaN compares false except with `!=`, as in
+/// [`binary`].
+#[inline(always)]
+pub(crate) fn compare(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<bool> {
+    if dtype_key(a.dtype) != dtype_key(b.dtype) {
+        return None;
     }
+    match a.dtype.code {
+        DTypeCode::Int => ordered(op, a.bits as i64, b.bits as i64),
+        DTypeCode::UInt | DTypeCode::Bool => ordered(op, a.bits, b.bits),
+        DTypeCode::Float => ordered(op, f64::from_bits(a.bits), f64::from_bits(b.bits)),
+    }
+}
+
+#[inline(always)]
+fn ordered<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
+    Some(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => return None,
+    })
 }
 
 /// `a op b` on two scalars of the same dtype.
@@ -403,6 +429,7 @@ mod tests {
     fn fast_path_agrees_with_the_general_one() {
         let ops = [
             BinOp::Add,
+            BinOp::FloorMod,
             BinOp::Sub,
             BinOp::Mul,
             BinOp::Div,
@@ -413,15 +440,20 @@ mod tests {
             BinOp::Gt,
             BinOp::Ge,
         ];
-        let ints = [0i64, 1, -1, 7, i32::MAX as i64, i32::MIN as i64];
+        let ints = [0i64, 1, -1, 7, i32::MAX as i64, i32::MIN as i64, i64::MAX, i64::MIN];
         let floats = [0.0, -1.5, 3.25, 1e30, f64::NAN];
+        let mut fast_ones = 0;
         for op in ops {
             for &x in &ints {
                 for &y in &ints {
-                    for dt in [DType::I32, DType::I64] {
+                    for dt in [DType::I32, DType::I64, DType::I8, DType::U8, DType::U64, DType::BOOL] {
                         let (a, b) = (ScalarValue::int(dt, x), ScalarValue::int(dt, y));
-                        if let Some(fast) = binary_fast(op, a, b) {
-                            assert_eq!(Ok(fast), binary(op, a, b), "{op:?} {x} {y} {dt}");
+                        if let Some(v) = fast(op, a, b) {
+                            fast_ones += 1;
+                            assert_eq!(Ok(v), binary(op, a, b), "{op:?} {x} {y} {dt}");
+                        }
+                        if let Some(t) = compare(op, a, b) {
+                            assert_eq!(Ok(t), binary(op, a, b).map(ScalarValue::is_true));
                         }
                     }
                 }
@@ -429,16 +461,23 @@ mod tests {
             for &x in &floats {
                 for &y in &floats {
                     let (a, b) = (ScalarValue::float(DType::F32, x), ScalarValue::float(DType::F32, y));
-                    if let Some(fast) = binary_fast(op, a, b) {
+                    if let Some(t) = compare(op, a, b) {
+                        assert_eq!(Ok(t), binary(op, a, b).map(ScalarValue::is_true));
+                    }
+                    if let Some(v) = fast(op, a, b) {
+                        fast_ones += 1;
                         let slow = binary(op, a, b).unwrap();
                         assert!(
-                            fast == slow || (fast.as_f64().is_nan() && slow.as_f64().is_nan()),
+                            v == slow || (v.as_f64().is_nan() && slow.as_f64().is_nan()),
                             "{op:?} {x} {y}"
                         );
                     }
                 }
             }
         }
+        assert!(fast_ones > 2000, "{fast_ones}");
+        let (a, b) = (ScalarValue::int(DType::I32, 1), ScalarValue::int(DType::I64, 1));
+        assert!(fast(BinOp::Add, a, b).is_none() && compare(BinOp::Eq, a, b).is_none());
     }
 
     #[test]

@@ -59,6 +59,8 @@ fn is_terminator(ins: &Instr) -> bool {
     matches!(
         ins,
         Instr::Ret { .. }
+            | Instr::RetBin { .. }
+            | Instr::RetBinImm { .. }
             | Instr::TailCall { .. }
             | Instr::TailCallClosure { .. }
             | Instr::Goto { .. }

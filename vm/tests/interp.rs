@@ -181,6 +181,7 @@ fn save_load_round_trip_and_corruption() {
         ],
         num_inputs: 2,
         num_outputs: 1,
+        kernel: None,
     });
     let bytes = e.save();
     assert_eq!(Executable::load(&bytes).unwrap(), e);

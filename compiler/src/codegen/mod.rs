@@ -8,12 +8,16 @@
 //! its captured values first, then the inner function's parameters).
 
 mod emit;
+mod fused;
 mod matching;
+mod peephole;
 mod primitive;
 mod types;
 
 use crate::diagnostics::{CompileError, Diagnostic};
 use crate::ir::{AttrValue, Attrs, ExprKind, Function, Module, Span, Symbol};
+use crate::kir::Kernel;
+use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 use relay_devices::Tensor;
 use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
@@ -26,7 +30,18 @@ pub use types::value_type;
 /// Constructs the emitter does not accept (a sign that the lowering passes were not run), or
 /// constants whose dtype has no tensor storage.
 pub fn compile(m: &Module, types: &TypeMap) -> Result<Executable, CompileError> {
+    compile_with(m, types, None)
+}
+
+/// [`compile`], and with `kir_ops` (fused kernels on) every primitive function that lowers to
+/// kir through the compute rules of `kir_ops` gets a JIT-able kernel in its descriptor
+/// ([`KernelDesc::kernel`]); all-scalar single operators keep their unboxed instructions.
+///
+/// # Errors
+/// As [`compile`], and a primitive function of several operators that does not lower.
+pub fn compile_with(m: &Module, types: &TypeMap, kir_ops: Option<&OpRegistry>) -> Result<Executable, CompileError> {
     let mut cx = ModuleCx::new(m, types)?;
+    cx.kir_ops = kir_ops;
     let mut functions = Vec::with_capacity(m.functions.len());
     let mut diags = vec![];
     for g in &m.functions {
@@ -59,6 +74,8 @@ pub(crate) struct ModuleCx<'a> {
     kernel_index: HashMap<String, u32>,
     pub strings: Vec<String>,
     pub constants: Vec<Tensor>,
+    /// The registry whose compute rules lower primitives to kir; `None`: reference kernels.
+    pub kir_ops: Option<&'a OpRegistry>,
 }
 
 impl<'a> ModuleCx<'a> {
@@ -89,6 +106,7 @@ impl<'a> ModuleCx<'a> {
             kernel_index: HashMap::new(),
             strings: vec![],
             constants,
+            kir_ops: None,
         })
     }
 
@@ -101,7 +119,28 @@ impl<'a> ModuleCx<'a> {
             return i;
         }
         let i = self.kernels.len() as u32;
-        self.kernels.push(KernelDesc { op: op.to_string(), attrs, num_inputs, num_outputs });
+        self.kernels.push(KernelDesc { op: op.to_string(), attrs, num_inputs, num_outputs, kernel: None });
+        self.kernel_index.insert(key, i);
+        i
+    }
+
+    /// The kernel table index of a kir kernel, sharing structurally equal ones.
+    pub fn fused_kernel(&mut self, kernel: &Kernel) -> u32 {
+        let bytes = kernel.to_bytes();
+        let key = format!("kir|{:016x}|{}", kernel.structural_hash(), bytes.len());
+        if let Some(&i) = self.kernel_index.get(&key) {
+            if self.kernels[i as usize].kernel.as_deref() == Some(&bytes[..]) {
+                return i;
+            }
+        }
+        let i = self.kernels.len() as u32;
+        self.kernels.push(KernelDesc {
+            op: kernel.name.clone(),
+            attrs: vec![],
+            num_inputs: kernel.num_inputs() as u32,
+            num_outputs: kernel.num_outputs() as u32,
+            kernel: Some(bytes),
+        });
         self.kernel_index.insert(key, i);
         i
     }
@@ -170,13 +209,14 @@ fn compile_global(
             Diagnostic::error(span, format!("internal: untyped body in `@{}`", m.name(name)))
         })?;
     let mut em = emit::FnEmitter::new(cx, m.name(name));
-    let code = em.function(&params, body)?;
+    let mut code = em.function(&params, body)?;
+    let num_regs = peephole::optimize(&mut code, params.len() as u32, em.num_regs());
     Ok(VmFunction {
         name: m.name(name).to_string(),
         param_names: params.iter().map(|&p| m.name(m.var(p).name).to_string()).collect(),
         param_types,
         ret_type,
-        num_regs: em.num_regs(),
+        num_regs,
         code,
     })
 }

@@ -14,6 +14,10 @@ pub(crate) fn call_primitive(
     args: &[ExprId],
     dest: Dest,
 ) -> Result<(), Diagnostic> {
+    // Fused kernels (FuseOps groups, compute rules) are emitted by `fused.rs`.
+    if super::fused::call_fused(em, f, args, dest)? {
+        return Ok(());
+    }
     let m = em.cx.m;
     let ExprKind::Function(func) = &m.expr(f).kind else {
         return Err(em.error(f, "internal: primitive call of a non-function"));

@@ -88,6 +88,7 @@ mod hash;
 pub mod interp;
 mod print;
 mod semantics;
+mod serialize;
 mod stmt;
 mod verify;
 

@@ -6,11 +6,15 @@
 //! a registration and the registry that holds them.
 
 mod attr_reader;
+mod compute;
 mod pattern;
 mod registry;
 mod relation;
 
 pub use attr_reader::AttrReader;
+pub use compute::{
+    for_each_index, ComputeFn, ComputeInput, ElemFn, LazyTensor, NestFn, OutType, Sink, TensorDef,
+};
 pub use pattern::OpPattern;
 pub use registry::{OpDef, OpId, OpRegistry};
 pub use relation::{RelType, Relation, RelationResult, TensorType};

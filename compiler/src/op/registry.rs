@@ -1,6 +1,6 @@
 //! The table of registered operators.
 
-use super::{OpPattern, Relation};
+use super::{ComputeFn, OpPattern, Relation};
 use std::collections::HashMap;
 
 /// Index of an operator in an [`OpRegistry`].
@@ -20,6 +20,8 @@ pub struct OpDef {
     pub relation: Relation,
     /// Fusion pattern kind.
     pub pattern: OpPattern,
+    /// The compute rule over kir, for fused kernels; `None`: reference kernel only.
+    pub compute: Option<ComputeFn>,
     /// One line for `--help`-style listings.
     pub doc: &'static str,
 }
@@ -94,7 +96,15 @@ mod tests {
     }
 
     fn def(name: &'static str) -> OpDef {
-        OpDef { name, num_inputs: 1, attrs: &[], relation: ident, pattern: OpPattern::ElemWise, doc: "" }
+        OpDef {
+            name,
+            num_inputs: 1,
+            attrs: &[],
+            relation: ident,
+            pattern: OpPattern::ElemWise,
+            compute: None,
+            doc: "",
+        }
     }
 
     #[test]

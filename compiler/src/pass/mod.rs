@@ -18,6 +18,7 @@
 mod builder;
 mod eta_expand;
 mod free_vars;
+mod fuse_ops;
 mod lambda_lift;
 mod lower_primitives;
 mod rewrite;
@@ -28,6 +29,7 @@ mod to_anf;
 mod walk;
 
 pub use eta_expand::eta_expand;
+pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use lambda_lift::lambda_lift;
 pub use lower_primitives::lower_primitives;
 pub use to_anf::to_anf;
@@ -48,18 +50,47 @@ pub const CLOSURE: &str = "Closure";
 /// A pass: rewrites a module in place, given the types of the module as it is.
 pub type Pass = fn(&mut Module, &TypeMap) -> Result<(), CompileError>;
 
+/// How much [`lower_for_vm`] optimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// 0: one operator per primitive function (each runs its reference kernel: the oracle);
+    /// 1 and above: [`fuse_ops`] groups operators into fused kernels.
+    pub opt_level: u8,
+    /// Options of [`fuse_ops`] (used from `opt_level` 1).
+    pub fuse: FuseOptions,
+}
+
+impl Default for LowerOptions {
+    /// Level 2 (fused kernels), TVM's default group limit.
+    fn default() -> Self {
+        LowerOptions { opt_level: 2, fuse: FuseOptions::default() }
+    }
+}
+
+impl LowerOptions {
+    /// The defaults at `opt_level`.
+    pub fn at_level(opt_level: u8) -> Self {
+        LowerOptions { opt_level, ..LowerOptions::default() }
+    }
+}
+
 /// Runs the lowering pipeline: `infer_types`, [`eta_expand`], `infer_types`,
 /// [`lambda_lift`], `infer_types`, [`lower_primitives`], `infer_types`, [`to_anf`],
-/// `infer_types`. Returns the types of the final module.
+/// `infer_types`, and from `opt_level` 1 [`fuse_ops`], `infer_types`. Returns the types of
+/// the final module.
 ///
 /// # Errors
 /// The program's type errors (from the first inference), or the diagnostics of whichever
 /// later inference fails, which means a pass produced an ill-typed program (a compiler bug).
-pub fn lower_for_vm(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, CompileError> {
+pub fn lower_for_vm(module: &mut Module, ops: &OpRegistry, options: &LowerOptions) -> Result<TypeMap, CompileError> {
     let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
     let mut types = infer_types(module, ops)?;
     for pass in passes {
         pass(module, &types)?;
+        types = infer_types(module, ops)?;
+    }
+    if options.opt_level >= 1 {
+        fuse_ops(module, &types, ops, &options.fuse)?;
         types = infer_types(module, ops)?;
     }
     Ok(types)
@@ -91,7 +122,7 @@ mod tests {
                %f(negative(%x))
              }",
         );
-        lower_for_vm(&mut m, &ops()).unwrap();
+        lower_for_vm(&mut m, &ops(), &LowerOptions::at_level(0)).unwrap();
         let out = print(&mut m);
         assert!(out.contains("let %f = @main_lifted_0(%x);"), "{out}");
         assert!(
@@ -104,7 +135,7 @@ mod tests {
     #[test]
     fn type_errors_come_back_as_diagnostics() {
         let mut m = parse_module("t.relay", "def @main(%x: float32) -> int32 { %x }").unwrap();
-        let err = lower_for_vm(&mut m, &ops()).unwrap_err();
+        let err = lower_for_vm(&mut m, &ops(), &LowerOptions::default()).unwrap_err();
         assert!(!err.diagnostics.is_empty());
     }
 

@@ -29,7 +29,7 @@ fn op(
     attrs: &'static [&'static str],
     relation: fn(&[RelType], &AttrReader) -> RelationResult,
 ) -> OpDef {
-    OpDef { name, num_inputs, attrs, relation, pattern: OpPattern::ElemWise, doc: "" }
+    OpDef { name, num_inputs, attrs, relation, pattern: OpPattern::ElemWise, compute: None, doc: "" }
 }
 
 /// `add`, `multiply`, `negative`, `less` and `clip(a_min, a_max)`, enough to exercise the passes.

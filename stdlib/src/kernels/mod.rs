@@ -20,6 +20,7 @@ pub use elemwise::*;
 pub use num::{Float, Num};
 pub use reduce::*;
 pub use transform::*;
+pub(crate) use transform::slice_plan;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;

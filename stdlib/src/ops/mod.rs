@@ -10,7 +10,7 @@ mod transform;
 use relay_compiler::op::{OpDef, OpRegistry};
 
 /// Declares an [`OpDef`] in one line: `op!("add", 2, broadcast_rel, Broadcast, "doc")`; its
-/// attribute names are filled in by [`register_all`].
+/// attribute names and compute rule are filled in by [`register_all`].
 #[macro_export]
 macro_rules! op {
     ($name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal) => {
@@ -20,6 +20,7 @@ macro_rules! op {
             attrs: &[],
             relation: $rel,
             pattern: relay_compiler::op::OpPattern::$pattern,
+            compute: None,
             doc: $doc,
         }
     };
@@ -31,7 +32,7 @@ fn families() -> [&'static [OpDef]; 5] {
 }
 
 /// Registers every operator of the library into `registry`, with the attribute names of its
-/// reference kernel's attribute struct.
+/// reference kernel's attribute struct and its compute rule.
 ///
 /// # Errors
 /// The name of an operator that is already registered.
@@ -43,6 +44,7 @@ pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
             if let Some(kernel) = crate::reference_op(name) {
                 def.attrs = kernel.attr_names;
             }
+            def.compute = crate::compute::compute_rule(name);
             registry.register(def).map_err(|_| name)?;
         }
     }

@@ -128,8 +128,8 @@ impl Kernel for Take {
 #[derive(Debug)]
 pub struct StridedSlice;
 
-/// `(axis, start, step, len)` per sliced axis.
-fn slice_plan(
+/// `(axis, start, step, len)` per sliced axis (shared with the compute rule).
+pub(crate) fn slice_plan(
     shape: &[usize],
     a: &StridedSliceAttrs,
 ) -> Result<Vec<(usize, usize, isize, usize)>, KernelError> {

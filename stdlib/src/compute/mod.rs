@@ -1,0 +1,26 @@
+//! Compute rules over kir (see `relay_compiler::op::TensorDef`), one file per operator
+//! family. [`compute_rule`] is what `register_all` puts into each `OpDef`.
+//!
+//! Every rule must agree with the op's reference kernel (`crate::kernels`) on every input it
+//! accepts, up to the float tolerances the JIT documents (approximated `exp`/`tanh`/...,
+//! FMA contraction, reassociated sums). Where kir's semantics differ from the reference (an
+//! integer division by zero is 0 in kir and an error in the reference), the rule refuses the
+//! input and the op runs its reference kernel.
+
+mod broadcast;
+mod elemwise;
+mod nn;
+mod reduce;
+mod transform;
+mod util;
+
+use relay_compiler::op::ComputeFn;
+
+/// The compute rule of operator `name`, if it has one.
+pub fn compute_rule(name: &str) -> Option<ComputeFn> {
+    elemwise::rule(name)
+        .or_else(|| broadcast::rule(name))
+        .or_else(|| reduce::rule(name))
+        .or_else(|| transform::rule(name))
+        .or_else(|| nn::rule(name))
+}

@@ -1,0 +1,345 @@
+//! Anchor rules (reference: `crate::kernels::nn`): products and convolution as loop nests
+//! whose innermost reduction is vectorised where the operands are contiguous, softmax as
+//! three passes over the axis, and `nn.bias_add` as a broadcast.
+
+use super::util::{attrs, lazy, lit, norm_axis, tensors};
+use crate::attrs::{
+    BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, GlobalPool2dAttrs, LayerNormAttrs, MatmulAttrs, SoftmaxAttrs,
+};
+use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
+use relay_compiler::op::{
+    for_each_index, AttrReader, ComputeFn, ComputeInput, LazyTensor, OutType, TensorDef,
+};
+use relay_devices::DType;
+use std::rc::Rc;
+
+/// The rule of neural-network operator `name`.
+pub(super) fn rule(name: &str) -> Option<ComputeFn> {
+    let f: ComputeFn = match name {
+        "nn.dense" => |i, _, o| {
+            let [x, w] = tensors(i)?;
+            product(x, w, o, true)
+        },
+        "nn.matmul" => matmul,
+        "nn.batch_matmul" => batch_matmul,
+        "nn.bias_add" => bias_add,
+        "nn.softmax" => |i, r, o| softmax(i, r, o, false),
+        "nn.log_softmax" => |i, r, o| softmax(i, r, o, true),
+        "nn.conv2d" => conv2d,
+        "nn.layer_norm" => layer_norm,
+        "nn.global_avg_pool2d" => global_avg_pool2d,
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// Outputs of a product computed together (see [`product`]).
+const BLOCK: i64 = 8;
+
+/// `acc = Σ_k a(k) * b(k)` in `dtype` over `0..n` (vectorised when `contiguous`), then the sink.
+fn dot(
+    k: &mut KernelBuilder,
+    acc: LocalId,
+    dtype: DType,
+    n: i64,
+    contiguous: bool,
+    term: &dyn Fn(&KernelBuilder, Index) -> Expr,
+) {
+    k.assign(acc, lit(dtype, 0.0));
+    let kind = if contiguous { LoopKind::Vectorize } else { LoopKind::Serial };
+    k.for_(n, kind, |k, kk| {
+        let t = term(k, kk);
+        k.assign(acc, Expr::local(acc) + t);
+    });
+}
+
+/// `out[.., j] = Σ_k a[.., k] * b[j, k]` (`b_transposed`) or `b[k, j]`; `a` may have any
+/// number of leading dimensions.
+fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) -> Result<TensorDef, String> {
+    let (Some(&kdim), &[b0, b1]) = (a.shape.last(), b.shape.as_slice()) else {
+        return Err("a product needs a weight matrix".into());
+    };
+    let (units, bk) = if b_transposed { (b0, b1) } else { (b1, b0) };
+    if bk != kdim {
+        return Err("product reduction lengths differ".into());
+    }
+    let dtype = out.dtype;
+    let (a, b, out_shape) = (a.clone(), b.clone(), out.shape.clone());
+    let lead = out_shape[..out_shape.len().saturating_sub(1)].to_vec();
+    if out_shape.last() != Some(&units) {
+        return Err("product output shape mismatch".into());
+    }
+    let kind = if b_transposed { LoopKind::Vectorize } else { LoopKind::Serial };
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let accs: Vec<LocalId> = (0..BLOCK).map(|_| k.local("acc", dtype)).collect();
+        let full = units / BLOCK;
+        for_each_index(k, &lead, LoopKind::Serial, &mut |k, li| {
+            let term = |k: &KernelBuilder, j: Index, kk: Index| {
+                let mut ai = li.to_vec();
+                ai.push(kk.clone());
+                let bi = if b_transposed { [j, kk] } else { [kk, j] };
+                a.at(k, &ai).cast(dtype) * b.at(k, &bi).cast(dtype)
+            };
+            let at = |j: Index| {
+                let mut oi = li.to_vec();
+                oi.push(j);
+                oi
+            };
+            // BLOCK outputs per pass over the reduction axis: independent accumulator chains
+            // hide the add latency, and the row of `a` is read once per block.
+            k.for_(full, LoopKind::Serial, |k, jb| {
+                let js: Vec<Index> = (0..BLOCK).map(|u| jb.clone() * BLOCK + u).collect();
+                for &acc in &accs {
+                    k.assign(acc, lit(dtype, 0.0));
+                }
+                k.for_(kdim, kind, |k, kk| {
+                    for (&acc, j) in accs.iter().zip(&js) {
+                        let t = term(k, j.clone(), kk.clone());
+                        k.assign(acc, Expr::local(acc) + t);
+                    }
+                });
+                for (&acc, j) in accs.iter().zip(&js) {
+                    sink(k, &at(j.clone()), Expr::local(acc));
+                }
+            });
+            k.for_(units - full * BLOCK, LoopKind::Serial, |k, r| {
+                let j = r + full * BLOCK;
+                dot(k, accs[0], dtype, kdim, b_transposed, &|k, kk| term(k, j.clone(), kk));
+                sink(k, &at(j), Expr::local(accs[0]));
+            });
+        });
+    })))
+}
+
+fn matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+    let [a, b] = tensors(inputs)?;
+    let at: MatmulAttrs = attrs(r)?;
+    if at.transpose_a {
+        return Err("transposed matmul data runs in the reference kernel".into());
+    }
+    product(a, b, out, at.transpose_b)
+}
+
+fn batch_matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+    let [x, y] = tensors(inputs)?;
+    let at: BatchMatmulAttrs = attrs(r)?;
+    let (&[_, xm, xk], &[_, _, _], &[ob, om, on]) =
+        (x.shape.as_slice(), y.shape.as_slice(), out.shape.as_slice())
+    else {
+        return Err("batch_matmul takes rank-3 tensors".into());
+    };
+    let kdim = if at.transpose_a { xm } else { xk };
+    let (ta, tb, dtype) = (at.transpose_a, at.transpose_b, out.dtype);
+    let (x, y) = (x.clone(), y.clone());
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let acc = k.local("acc", dtype);
+        k.for_(ob, LoopKind::Serial, |k, bi| {
+            k.for_(om, LoopKind::Serial, |k, i| {
+                k.for_(on, LoopKind::Serial, |k, j| {
+                    dot(k, acc, dtype, kdim, !ta && tb, &|k, kk| {
+                        let xi = if ta {
+                            [bi.clone(), kk.clone(), i.clone()]
+                        } else {
+                            [bi.clone(), i.clone(), kk.clone()]
+                        };
+                        let yi = if tb { [bi.clone(), j.clone(), kk] } else { [bi.clone(), kk, j.clone()] };
+                        x.at_broadcast(k, &xi).cast(dtype) * y.at_broadcast(k, &yi).cast(dtype)
+                    });
+                    sink(k, &[bi.clone(), i.clone(), j], Expr::local(acc));
+                });
+            });
+        });
+    })))
+}
+
+fn bias_add(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+    let [x, b] = tensors(inputs)?;
+    let a: BiasAddAttrs = attrs(r)?;
+    let axis = norm_axis(a.axis, x.shape.len())?;
+    let (x, b) = (x.clone(), b.clone());
+    Ok(lazy(move |k, idx| x.at(k, idx) + b.at(k, &[idx[axis].clone()])))
+}
+
+fn softmax(inputs: &[ComputeInput], r: &AttrReader, _: &OutType, log: bool) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    let a: SoftmaxAttrs = attrs(r)?;
+    let axis = norm_axis(a.axis, x.shape.len())?;
+    let n = x.shape[axis];
+    if n == 0 {
+        return Err("softmax over an empty axis runs in the reference kernel".into());
+    }
+    let x = x.clone();
+    let dtype = x.dtype;
+    let mut outer = x.shape.clone();
+    outer.remove(axis);
+    let contiguous = axis + 1 == x.shape.len();
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let (mx, sum) = (k.local("max", dtype), k.local("sum", dtype));
+        for_each_index(k, &outer, LoopKind::Serial, &mut |k, oi| {
+            let at = |j: Index| {
+                let mut v = oi.to_vec();
+                v.insert(axis, j);
+                v
+            };
+            let first = x.at(k, &at(Index::Const(0)));
+            k.assign(mx, first);
+            k.for_(n, LoopKind::Serial, |k, j| {
+                let v = x.at(k, &at(j));
+                k.assign(mx, Expr::select(v.clone().gt(Expr::local(mx)), v, Expr::local(mx)));
+            });
+            k.assign(sum, lit(dtype, 0.0));
+            let kind = if contiguous { LoopKind::Vectorize } else { LoopKind::Serial };
+            k.for_(n, kind, |k, j| {
+                let e = (x.at(k, &at(j)) - Expr::local(mx)).exp();
+                k.assign(sum, Expr::local(sum) + e);
+            });
+            k.for_(n, kind, |k, j| {
+                let d = x.at(k, &at(j.clone())) - Expr::local(mx);
+                let v = if log { d - Expr::local(sum).log() } else { d.exp() / Expr::local(sum) };
+                sink(k, &at(j), v);
+            });
+        });
+    })))
+}
+
+/// `[top, left]` padding from 1, 2 or 4 values.
+fn top_left(p: &[i64]) -> Result<(i64, i64), String> {
+    match *p {
+        [a] => Ok((a, a)),
+        [a, b] | [a, b, _, _] => Ok((a, b)),
+        _ => Err("padding takes 1, 2 or 4 values".into()),
+    }
+}
+
+fn pair(p: &[i64]) -> Result<(i64, i64), String> {
+    match *p {
+        [a] => Ok((a, a)),
+        [a, b] => Ok((a, b)),
+        _ => Err("expected 1 or 2 values".into()),
+    }
+}
+
+fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+    let [x, w] = tensors(inputs)?;
+    let a: Conv2dAttrs = attrs(r)?;
+    if a.data_layout != "NCHW"
+        || a.kernel_layout != "OIHW"
+        || !(a.out_layout.is_empty() || a.out_layout == "NCHW")
+    {
+        return Err("only NCHW/OIHW convolutions are fused".into());
+    }
+    let (&[_, c, h, wd], &[_, cpg, kh, kw], &[on, oc, oh, ow]) =
+        (x.shape.as_slice(), w.shape.as_slice(), out.shape.as_slice())
+    else {
+        return Err("conv2d takes rank-4 tensors".into());
+    };
+    let (pt, pl) = top_left(&a.padding)?;
+    let (sh, sw) = pair(&a.strides)?;
+    let (dh, dw) = pair(&a.dilation)?;
+    if h == 0 || wd == 0 || a.groups <= 0 || oc % a.groups != 0 || c != cpg * a.groups {
+        return Err("this convolution runs in the reference kernel".into());
+    }
+    let ocpg = oc / a.groups;
+    let (x, w, dtype) = (x.clone(), w.clone(), out.dtype);
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let acc = k.local("acc", dtype);
+        for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
+            let [n, o, y, xo] = [0, 1, 2, 3].map(|d| oi[d].clone());
+            k.assign(acc, lit(dtype, 0.0));
+            k.for_(cpg, LoopKind::Serial, |k, ci| {
+                k.for_(kh, LoopKind::Serial, |k, ky| {
+                    k.for_(kw, LoopKind::Serial, |k, kx| {
+                        let iy = y.clone() * sh - pt + ky.clone() * dh;
+                        let ix = xo.clone() * sw - pl + kx.clone() * dw;
+                        let inside = Expr::index(iy.clone())
+                            .ge(Expr::i64(0))
+                            .and(Expr::index(iy.clone()).lt(Expr::i64(h)))
+                            .and(Expr::index(ix.clone()).ge(Expr::i64(0)))
+                            .and(Expr::index(ix.clone()).lt(Expr::i64(wd)));
+                        let ch = o.clone().floor_div(ocpg) * cpg + ci.clone();
+                        let xv =
+                            x.at(k, &[n.clone(), ch, iy.clamp(0, h - 1), ix.clamp(0, wd - 1)]).cast(dtype);
+                        let wv = w.at(k, &[o.clone(), ci.clone(), ky, kx]).cast(dtype);
+                        let t = Expr::select(inside, xv, lit(dtype, 0.0)) * wv;
+                        k.assign(acc, Expr::local(acc) + t);
+                    });
+                });
+            });
+            sink(k, oi, Expr::local(acc));
+        });
+    })))
+}
+
+/// `(x - mean) / sqrt(var + eps) * gamma + beta` over `axis`: a pass for the mean, one for
+/// the (population) variance, one for the output.
+fn layer_norm(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+    let [x, gamma, beta] = tensors(inputs)?;
+    let a: LayerNormAttrs = attrs(r)?;
+    let axis = norm_axis(a.axis, x.shape.len())?;
+    let n = x.shape[axis];
+    if n == 0 {
+        return Err("layer_norm over an empty axis runs in the reference kernel".into());
+    }
+    let (x, gamma, beta, dtype) = (x.clone(), gamma.clone(), beta.clone(), x.dtype);
+    let mut outer = x.shape.clone();
+    outer.remove(axis);
+    let kind = if axis + 1 == x.shape.len() { LoopKind::Vectorize } else { LoopKind::Serial };
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let (mean, var) = (k.local("mean", dtype), k.local("var", dtype));
+        for_each_index(k, &outer, LoopKind::Serial, &mut |k, oi| {
+            let at = |j: Index| {
+                let mut v = oi.to_vec();
+                v.insert(axis, j);
+                v
+            };
+            k.assign(mean, lit(dtype, 0.0));
+            k.for_(n, kind, |k, j| {
+                let v = x.at(k, &at(j));
+                k.assign(mean, Expr::local(mean) + v);
+            });
+            k.assign(mean, Expr::local(mean) / lit(dtype, n as f64));
+            k.assign(var, lit(dtype, 0.0));
+            k.for_(n, kind, |k, j| {
+                let d = x.at(k, &at(j)) - Expr::local(mean);
+                k.assign(var, Expr::local(var) + d.clone() * d);
+            });
+            k.assign(var, Expr::local(var) / lit(dtype, n as f64));
+            k.for_(n, kind, |k, j| {
+                let mut y = (x.at(k, &at(j.clone())) - Expr::local(mean))
+                    / (Expr::local(var) + lit(dtype, a.epsilon)).sqrt();
+                if a.scale {
+                    y = y * gamma.at(k, &[j.clone()]);
+                }
+                if a.center {
+                    y = y + beta.at(k, &[j.clone()]);
+                }
+                sink(k, &at(j), y);
+            });
+        });
+    })))
+}
+
+/// The mean over H and W of NCHW data.
+fn global_avg_pool2d(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    let a: GlobalPool2dAttrs = attrs(r)?;
+    if a.layout != "NCHW" || !(a.out_layout.is_empty() || a.out_layout == "NCHW") {
+        return Err("only NCHW pooling is fused".into());
+    }
+    let &[n, c, h, w] = x.shape.as_slice() else { return Err("global_avg_pool2d takes NCHW data".into()) };
+    let (x, dtype) = (x.clone(), x.dtype);
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let acc = k.local("acc", dtype);
+        for_each_index(k, &[n, c], LoopKind::Serial, &mut |k, nc| {
+            k.assign(acc, lit(dtype, 0.0));
+            k.for_(h, LoopKind::Serial, |k, y| {
+                k.for_(w, LoopKind::Vectorize, |k, xi| {
+                    let v = x.at(k, &[nc[0].clone(), nc[1].clone(), y.clone(), xi]);
+                    k.assign(acc, Expr::local(acc) + v);
+                });
+            });
+            let mean = Expr::local(acc) / lit(dtype, (h * w) as f64);
+            sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
+        });
+    })))
+}

@@ -1,0 +1,211 @@
+//! Reductions as loop nests (reference: `crate::kernels::reduce`): one loop nest over the
+//! output, an inner nest over the reduced axes accumulating into a local.
+
+use super::util::{attrs, flatten, lit, norm_axis, tensors};
+use crate::attrs::{ArgReduceAttrs, ReduceAttrs};
+use relay_compiler::kir::{Expr, Index, KernelBuilder, LoopKind};
+use relay_compiler::op::{
+    for_each_index, AttrReader, ComputeFn, ComputeInput, LazyTensor, OutType, TensorDef,
+};
+use relay_devices::DType;
+use std::rc::Rc;
+
+/// The rule of reduction `name`.
+pub(super) fn rule(name: &str) -> Option<ComputeFn> {
+    let f: ComputeFn = match name {
+        "sum" => |i, r, o| fold(i, r, o, Fold::Sum),
+        "prod" => |i, r, o| fold(i, r, o, Fold::Prod),
+        "mean" => |i, r, o| fold(i, r, o, Fold::Mean),
+        "max" => |i, r, o| fold(i, r, o, Fold::Max),
+        "min" => |i, r, o| fold(i, r, o, Fold::Min),
+        "argmax" => |i, r, o| arg(i, r, o, true),
+        "argmin" => |i, r, o| arg(i, r, o, false),
+        _ => return None,
+    };
+    Some(f)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fold {
+    Sum,
+    Prod,
+    Mean,
+    Max,
+    Min,
+}
+
+/// Which axes are reduced (as the reference kernel decides).
+fn mask(rank: usize, axis: &Option<Vec<i64>>, exclude: bool) -> Result<Vec<bool>, String> {
+    let Some(list) = axis else { return Ok(vec![true; rank]) };
+    let mut m = vec![false; rank];
+    for &a in list {
+        let k = norm_axis(a, rank)?;
+        if m[k] {
+            return Err(format!("axis {a} is listed twice"));
+        }
+        m[k] = true;
+    }
+    if exclude {
+        m.iter_mut().for_each(|v| *v = !*v);
+    }
+    Ok(m)
+}
+
+/// A reduction's geometry: the input, which axes are reduced, the output shape.
+#[derive(Clone)]
+struct Geometry {
+    x: LazyTensor,
+    mask: Vec<bool>,
+    out: Vec<i64>,
+    keepdims: bool,
+}
+
+impl Geometry {
+    fn reduced(&self) -> Vec<i64> {
+        self.x.shape.iter().zip(&self.mask).filter(|(_, &r)| r).map(|(&d, _)| d).collect()
+    }
+
+    fn run(&self) -> i64 {
+        self.reduced().iter().product()
+    }
+
+    /// The input indices for output element `out` and reduced-axis indices `red`.
+    fn input_index(&self, out: &[Index], red: &[Index]) -> Vec<Index> {
+        let (mut o, mut r) = (0, 0);
+        let mut idx = Vec::with_capacity(self.mask.len());
+        for &reduced in &self.mask {
+            if reduced {
+                idx.push(red[r].clone());
+                r += 1;
+                if self.keepdims {
+                    o += 1;
+                }
+            } else {
+                idx.push(out[o].clone());
+                o += 1;
+            }
+        }
+        idx
+    }
+
+    /// Loops over the reduced axes, innermost `inner`, calling `body` with their indices.
+    fn for_reduced(
+        &self,
+        k: &mut KernelBuilder,
+        inner: LoopKind,
+        body: &mut dyn FnMut(&mut KernelBuilder, &[Index]),
+    ) {
+        fn go(
+            k: &mut KernelBuilder,
+            dims: &[i64],
+            inner: LoopKind,
+            idx: &mut Vec<Index>,
+            body: &mut dyn FnMut(&mut KernelBuilder, &[Index]),
+        ) {
+            match dims.split_first() {
+                None => body(k, idx),
+                Some((&n, rest)) => {
+                    let kind = if rest.is_empty() { inner } else { LoopKind::Serial };
+                    k.for_(n, kind, |k, i| {
+                        idx.push(i);
+                        go(k, rest, inner, idx, body);
+                        idx.pop();
+                    })
+                }
+            }
+        }
+        go(k, &self.reduced(), inner, &mut Vec::new(), body);
+    }
+}
+
+fn geometry(
+    inputs: &[ComputeInput],
+    axis: &Option<Vec<i64>>,
+    exclude: bool,
+    keepdims: bool,
+    out: &OutType,
+) -> Result<Geometry, String> {
+    let [x] = tensors(inputs)?;
+    let mask = mask(x.shape.len(), axis, exclude)?;
+    Ok(Geometry { x: x.clone(), mask, out: out.shape.clone(), keepdims })
+}
+
+fn fold(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, f: Fold) -> Result<TensorDef, String> {
+    let a: ReduceAttrs = attrs(r)?;
+    let g = geometry(inputs, &a.axis, a.exclude, a.keepdims, out)?;
+    let dtype = g.x.dtype;
+    if dtype == DType::BOOL {
+        return Err("reductions take numbers".into());
+    }
+    let run = g.run();
+    if run == 0 && (matches!(f, Fold::Max | Fold::Min) || (f == Fold::Mean && !dtype.is_float())) {
+        return Err("a reduction over no elements with no identity runs in the reference kernel".into());
+    }
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let acc = k.local("acc", dtype);
+        let g = g.clone();
+        for_each_index(k, &g.out.clone(), LoopKind::Serial, &mut |k, oi| {
+            let init = match f {
+                Fold::Sum | Fold::Mean => lit(dtype, 0.0),
+                Fold::Prod => lit(dtype, 1.0),
+                Fold::Max | Fold::Min => {
+                    let first = vec![Index::Const(0); g.reduced().len()];
+                    g.x.at(k, &g.input_index(oi, &first))
+                }
+            };
+            k.assign(acc, init);
+            let inner =
+                if matches!(f, Fold::Sum | Fold::Mean) { LoopKind::Vectorize } else { LoopKind::Serial };
+            g.for_reduced(k, inner, &mut |k, ri| {
+                let v = g.x.at(k, &g.input_index(oi, ri));
+                let a = Expr::local(acc);
+                let next = match f {
+                    Fold::Sum | Fold::Mean => a + v,
+                    Fold::Prod => a * v,
+                    Fold::Max => Expr::select(v.clone().gt(a.clone()), v, a),
+                    Fold::Min => Expr::select(v.clone().lt(a.clone()), v, a),
+                };
+                k.assign(acc, next);
+            });
+            let result = match f {
+                Fold::Mean => Expr::local(acc) / lit(dtype, run as f64),
+                _ => Expr::local(acc),
+            };
+            sink(k, oi, result);
+        });
+    })))
+}
+
+fn arg(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, is_max: bool) -> Result<TensorDef, String> {
+    let a: ArgReduceAttrs = attrs(r)?;
+    let g = geometry(inputs, &a.axis, a.exclude, a.keepdims, out)?;
+    let dtype = g.x.dtype;
+    if g.run() == 0 || dtype == DType::BOOL || g.run() > i64::from(i32::MAX) {
+        return Err("this arg-reduction runs in the reference kernel".into());
+    }
+    let last = a.select_last_index;
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let best = k.local("best", dtype);
+        let pos = k.local("pos", DType::I32);
+        let g = g.clone();
+        let reduced = g.reduced();
+        for_each_index(k, &g.out.clone(), LoopKind::Serial, &mut |k, oi| {
+            let first = vec![Index::Const(0); reduced.len()];
+            let init = g.x.at(k, &g.input_index(oi, &first));
+            k.assign(best, init);
+            k.assign(pos, Expr::i32(0));
+            g.for_reduced(k, LoopKind::Serial, &mut |k, ri| {
+                let v = g.x.at(k, &g.input_index(oi, ri));
+                let b = Expr::local(best);
+                let better = if is_max { v.clone().gt(b.clone()) } else { v.clone().lt(b.clone()) };
+                let take = if last { better.or(v.clone().equal(b)) } else { better };
+                let p = Expr::index(flatten(&reduced, ri)).cast(DType::I32);
+                k.if_then(take, |k| {
+                    k.assign(best, v);
+                    k.assign(pos, p);
+                });
+            });
+            sink(k, oi, Expr::local(pos));
+        });
+    })))
+}

@@ -1,0 +1,326 @@
+//! Every operator with a compute rule: its JIT-compiled kir kernel (opt-level 2) against its
+//! reference kernel (opt-level 0), on shapes including size-1 and size-0 dimensions and
+//! broadcasting, with pseudo-random inputs. Floats must agree within [`TOL`] (relative, or
+//! absolute near zero; NaN matches NaN), everything else exactly.
+//!
+//! Each case is one call written as Relay over `%a`, `%b`, ... with their types; at
+//! opt-level 2 the program must contain a JIT kernel, so a case that silently fell back to
+//! the reference kernel fails.
+
+use relay::Program;
+use serde_json::Value as Json;
+
+/// Tolerance of the JIT's float results (approximated `exp`/`tanh`/... and FMA).
+const TOL: f64 = 2e-5;
+
+/// `(call, parameter types)`.
+type Case = (&'static str, &'static [&'static str]);
+
+const F: &str = "float32";
+
+fn cases() -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    let shapes = ["(2, 3)", "(1)", "(0, 4)", "(3, 1, 5)", "(1, 1)"];
+    for op in [
+        "negative",
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "rsqrt",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "floor",
+        "ceil",
+        "round",
+        "sign",
+        "nn.relu",
+        "copy",
+        "zeros_like",
+        "ones_like",
+    ] {
+        for s in shapes {
+            out.push((format!("{op}(%a)"), vec![tensor(s, F)]));
+        }
+    }
+    for s in shapes {
+        out.push(("nn.leaky_relu(%a, alpha=0.1)".into(), vec![tensor(s, F)]));
+        out.push(("clip(%a, a_min=-0.5, a_max=0.7)".into(), vec![tensor(s, F)]));
+        out.push(("cast(%a, dtype=\"int32\")".into(), vec![tensor(s, F)]));
+        out.push(("logical_not(%a)".into(), vec![tensor(s, "bool")]));
+    }
+    let pairs =
+        [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
+    for op in [
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "power",
+        "maximum",
+        "minimum",
+        "floor_divide",
+        "floor_mod",
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+    ] {
+        for (x, y) in pairs {
+            out.push((format!("{op}(%a, %b)"), vec![tensor(x, F), tensor(y, F)]));
+        }
+    }
+    for op in ["add", "subtract", "multiply", "maximum", "minimum", "equal", "less"] {
+        out.push((format!("{op}(%a, %b)"), vec![tensor("(2, 3)", "int32"), tensor("(3)", "int32")]));
+    }
+    for op in ["logical_and", "logical_or"] {
+        out.push((format!("{op}(%a, %b)"), vec![tensor("(2, 3)", "bool"), tensor("(1, 3)", "bool")]));
+    }
+    out.push((
+        "where(%a, %b, %c)".into(),
+        vec![tensor("(2, 1)", "bool"), tensor("(2, 3)", F), tensor("(3)", F)],
+    ));
+    for op in ["sum", "mean", "max", "min", "prod", "argmax", "argmin"] {
+        for attrs in ["", ", axis=[1]", ", axis=[0, 2], keepdims=True", ", axis=[1], exclude=True"] {
+            out.push((format!("{op}(%a{attrs})"), vec![tensor("(2, 3, 4)", F)]));
+        }
+        out.push((format!("{op}(%a, axis=[0])"), vec![tensor("(1, 5)", F)]));
+    }
+    out.push(("sum(%a, axis=[1])".into(), vec![tensor("(3, 0)", F)]));
+    out.push(("sum(%a, axis=[0])".into(), vec![tensor("(0, 3)", F)]));
+    out.push(("sum(%a)".into(), vec![tensor("(4, 3)", "int32")]));
+    let mut fixed: Vec<Case> = vec![
+        ("nn.dense(%a, %b)", &["Tensor[(3, 5), float32]", "Tensor[(4, 5), float32]"]),
+        ("nn.dense(%a, %b)", &["Tensor[(1, 7), float32]", "Tensor[(2, 7), float32]"]),
+        ("nn.dense(%a, %b)", &["Tensor[(0, 3), float32]", "Tensor[(2, 3), float32]"]),
+        ("nn.dense(%a, %b)", &["Tensor[(2, 2, 3), float32]", "Tensor[(4, 3), float32]"]),
+        ("nn.matmul(%a, %b)", &["Tensor[(3, 5), float32]", "Tensor[(5, 4), float32]"]),
+        ("nn.matmul(%a, %b, transpose_b=True)", &["Tensor[(3, 5), float32]", "Tensor[(4, 5), float32]"]),
+        ("nn.batch_matmul(%a, %b)", &["Tensor[(2, 3, 5), float32]", "Tensor[(2, 5, 4), float32]"]),
+        (
+            "nn.batch_matmul(%a, %b, transpose_b=True)",
+            &["Tensor[(2, 3, 5), float32]", "Tensor[(2, 4, 5), float32]"],
+        ),
+        (
+            "nn.batch_matmul(%a, %b, transpose_a=True)",
+            &["Tensor[(1, 5, 3), float32]", "Tensor[(1, 5, 4), float32]"],
+        ),
+        ("nn.bias_add(%a, %b)", &["Tensor[(2, 3, 4), float32]", "Tensor[(3), float32]"]),
+        ("nn.bias_add(%a, %b, axis=-1)", &["Tensor[(2, 4), float32]", "Tensor[(4), float32]"]),
+        ("nn.softmax(%a)", &["Tensor[(3, 5), float32]"]),
+        ("nn.softmax(%a, axis=0)", &["Tensor[(3, 5), float32]"]),
+        ("nn.log_softmax(%a)", &["Tensor[(2, 1, 6), float32]"]),
+        (
+            "nn.conv2d(%a, %b, padding=[1, 1])",
+            &["Tensor[(1, 3, 5, 5), float32]", "Tensor[(4, 3, 3, 3), float32]"],
+        ),
+        (
+            "nn.conv2d(%a, %b, strides=[2, 2], padding=[1, 0, 0, 1], dilation=[1, 2])",
+            &["Tensor[(2, 2, 6, 7), float32]", "Tensor[(3, 2, 2, 2), float32]"],
+        ),
+        ("nn.conv2d(%a, %b, groups=2)", &["Tensor[(1, 4, 4, 4), float32]", "Tensor[(6, 2, 3, 3), float32]"]),
+        (
+            "nn.layer_norm(%a, %b, %c)",
+            &["Tensor[(2, 5), float32]", "Tensor[(5), float32]", "Tensor[(5), float32]"],
+        ),
+        (
+            "nn.layer_norm(%a, %b, %c, axis=0, center=False)",
+            &["Tensor[(3, 2), float32]", "Tensor[(3), float32]", "Tensor[(3), float32]"],
+        ),
+        ("nn.global_avg_pool2d(%a)", &["Tensor[(2, 3, 4, 5), float32]"]),
+        ("reshape(%a, newshape=[3, -1])", &["Tensor[(2, 6), float32]"]),
+        ("transpose(%a, axes=[1, 2, 0])", &["Tensor[(2, 3, 4), float32]"]),
+        ("transpose(%a)", &["Tensor[(2, 3), float32]"]),
+        ("squeeze(%a)", &["Tensor[(1, 3, 1), float32]"]),
+        ("expand_dims(%a, axis=1, num_newaxis=2)", &["Tensor[(2, 3), float32]"]),
+        ("nn.batch_flatten(%a)", &["Tensor[(2, 3, 4), float32]"]),
+        ("broadcast_to(%a, shape=[2, 3, 4])", &["Tensor[(3, 1), float32]"]),
+        ("concatenate((%a, %b), axis=1)", &["Tensor[(2, 3), float32]", "Tensor[(2, 2), float32]"]),
+        ("concatenate((%a, %b, %a))", &["Tensor[(1, 3), float32]", "Tensor[(0, 3), float32]"]),
+        ("stack((%a, %b), axis=1)", &["Tensor[(2, 3), float32]", "Tensor[(2, 3), float32]"]),
+        ("strided_slice(%a, begin=[1, 0], end=[3, 4], strides=[1, 2])", &["Tensor[(3, 5), float32]"]),
+        ("strided_slice(%a, begin=[-1], end=[-6], strides=[-2], axes=[1])", &["Tensor[(3, 5), float32]"]),
+        ("strided_slice(%a, begin=[0, 1], end=[2, -1], slice_mode=\"size\")", &["Tensor[(3, 5), float32]"]),
+        ("take(%a, %b, axis=1)", &["Tensor[(3, 4), float32]", "Tensor[(2, 2), int32]"]),
+        ("take(%a, %b)", &["Tensor[(3, 4), float32]", "Tensor[(5), int32]"]),
+        ("take(%a, %b, axis=0, mode=\"wrap\")", &["Tensor[(3, 4), float32]", "Tensor[(5), int32]"]),
+        ("nn.pad(%a, 1.5f, pad_width=[[1, 0], [2, 1]])", &["Tensor[(2, 3), float32]"]),
+        ("nn.pad(%a, 0f, pad_width=[[0, 2], [1, 1]], pad_mode=\"edge\")", &["Tensor[(2, 3), float32]"]),
+        ("zeros(shape=[2, 3], dtype=\"float32\")", &[]),
+        ("ones(shape=[4], dtype=\"int32\")", &[]),
+        ("full(%a, shape=[2, 2], dtype=\"float32\")", &["float32"]),
+    ];
+    out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
+    out
+}
+
+fn tensor(shape: &str, dtype: &str) -> String {
+    if shape == "()" {
+        dtype.to_string()
+    } else {
+        format!("Tensor[{shape}, {dtype}]")
+    }
+}
+
+/// A small deterministic generator (inputs need not be random, only varied).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A JSON argument for parameter type `ty` (`Tensor[(2, 3), float32]` or a bare dtype).
+fn argument(ty: &str, rng: &mut Lcg) -> Json {
+    let (dims, dtype): (Vec<usize>, &str) = match ty.strip_prefix("Tensor[(") {
+        Some(rest) => {
+            let (dims, dtype) = rest.split_once("), ").unwrap_or(("", "float32"));
+            let dims = dims
+                .split(',')
+                .filter(|d| !d.trim().is_empty())
+                .map(|d| d.trim().parse().unwrap_or(0))
+                .collect();
+            (dims, dtype.trim_end_matches(']'))
+        }
+        None => (vec![], ty),
+    };
+    let n: usize = dims.iter().product();
+    let data: Vec<Json> = (0..n)
+        .map(|_| {
+            let u = rng.next();
+            match dtype {
+                "bool" => Json::from(u < 0.5),
+                "int32" => Json::from((u * 11.0) as i64 - 5),
+                _ => Json::from(((u * 6.0 - 3.0) * 64.0).round() / 64.0),
+            }
+        })
+        .collect();
+    serde_json::json!({"dtype": dtype, "shape": dims, "data": data})
+}
+
+fn run(program: &Program, args: &[Json]) -> Result<Json, String> {
+    let exe = program.executable();
+    let f = program.function("main").map_err(|e| e.to_string())?;
+    let values = f
+        .param_types
+        .iter()
+        .zip(args)
+        .map(|(t, j)| relay::json::from_json(exe, t, j))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut vm = program.vm();
+    let v = program.invoke(&mut vm, "main", values).map_err(|e| e.to_string())?;
+    let text = relay::json::to_json(exe, &f.ret_type, &v)?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+fn close(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            x == y || (x - y).abs() <= TOL * x.abs().max(y.abs()).max(1.0)
+        }
+        (Json::Array(xs), Json::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y))
+        }
+        (Json::Object(xs), Json::Object(ys)) => {
+            xs.len() == ys.len() && xs.iter().all(|(k, x)| ys.get(k).is_some_and(|y| close(x, y)))
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn jit_kernels_match_reference_kernels() {
+    let mut failures = vec![];
+    let mut rng = Lcg(42);
+    let cases = cases();
+    for (call, types) in &cases {
+        let params: Vec<String> =
+            types.iter().enumerate().map(|(i, t)| format!("%{}: {t}", (b'a' + i as u8) as char)).collect();
+        let src = format!("def @main({}) {{ {call} }}", params.join(", "));
+        let compiled =
+            (Program::compile_with("case.relay", &src, 0), Program::compile_with("case.relay", &src, 2));
+        let (reference, jit) = match compiled {
+            (Ok(r), Ok(j)) => (r, j),
+            (r, j) => {
+                let why =
+                    |r: Result<Program, relay::Error>| r.err().map(|e| e.to_string()).unwrap_or_default();
+                failures.push(format!("{src}: does not compile: {} / {}", why(r), why(j)));
+                continue;
+            }
+        };
+        if jit.executable().kernels.iter().all(|k| k.kernel.is_none()) {
+            failures.push(format!("{src}: no JIT kernel at opt-level 2"));
+            continue;
+        }
+        for _ in 0..3 {
+            let args: Vec<Json> = types.iter().map(|t| argument(t, &mut rng)).collect();
+            match (run(&reference, &args), run(&jit, &args)) {
+                (Ok(want), Ok(got)) if close(&want, &got) => {}
+                (want, got) => {
+                    failures.push(format!("{src} on {args:?}:\n  reference {want:?}\n  jit       {got:?}"))
+                }
+            }
+        }
+    }
+    assert!(cases.len() > 150, "only {} cases", cases.len());
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Compiles `src` at opt-level 0 and 2 and checks the fused program against the reference on
+/// pseudo-random arguments; returns the fused program.
+fn fused_matches_reference(src: &str, types: &[&str]) -> Program {
+    let reference = Program::compile_with("t.relay", src, 0).unwrap_or_else(|e| panic!("{e}"));
+    let fused = Program::compile_with("t.relay", src, 2).unwrap_or_else(|e| panic!("{e}"));
+    let mut rng = Lcg(7);
+    let args: Vec<Json> = types.iter().map(|t| argument(t, &mut rng)).collect();
+    let (want, got) = (run(&reference, &args).unwrap(), run(&fused, &args).unwrap());
+    assert!(close(&want, &got), "reference {want}\nfused {got}");
+    fused
+}
+
+#[test]
+fn anchors_apply_their_elementwise_consumers_in_the_epilogue() {
+    let types = ["Tensor[(1, 3, 6, 6), float32]", "Tensor[(4, 3, 3, 3), float32]", "Tensor[(4), float32]"];
+    let src = "def @main(%a: Tensor[(1, 3, 6, 6), float32], %b: Tensor[(4, 3, 3, 3), float32], %c: Tensor[(4), float32]) {
+        nn.relu(nn.bias_add(nn.conv2d(%a, %b, padding=[1, 1]), %c))
+    }";
+    let fused = fused_matches_reference(src, &types);
+    let kernels = &fused.executable().kernels;
+    assert_eq!(kernels.len(), 1, "{kernels:?}");
+    let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
+    let temps = k.buffers_with_role(relay::compiler::kir::BufferRole::Temp).count();
+    assert_eq!(temps, 0, "the conv result never touches memory:\n{k}");
+}
+
+#[test]
+fn an_anchor_tail_stops_at_a_reduction() {
+    // TVM's rule: the dense absorbs its elementwise consumers, but an anchor group does not
+    // fuse into a reduction, so `sum` is a second kernel.
+    let types = ["Tensor[(2, 5), float32]", "Tensor[(3, 5), float32]"];
+    let src = "def @main(%a: Tensor[(2, 5), float32], %b: Tensor[(3, 5), float32]) {
+        let %d = nn.dense(%a, %b);
+        let %e = exp(negative(%d));
+        sum(%e, axis=[1])
+    }";
+    let fused = fused_matches_reference(src, &types);
+    let names: Vec<&str> = fused.executable().kernels.iter().map(|k| k.op.as_str()).collect();
+    assert_eq!(names, ["fused_nn_dense_negative_exp", "fused_sum"]);
+}
+
+#[test]
+fn fused_executables_save_and_load() {
+    let src = "def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4), float32]) { tanh(add(%a, %b)) }";
+    let fused = fused_matches_reference(src, &["Tensor[(3, 4), float32]", "Tensor[(4), float32]"]);
+    let loaded = Program::load(&fused.save()).unwrap();
+    assert_eq!(loaded.executable(), fused.executable());
+    let mut rng = Lcg(9);
+    let args: Vec<Json> =
+        ["Tensor[(3, 4), float32]", "Tensor[(4), float32]"].iter().map(|t| argument(t, &mut rng)).collect();
+    assert_eq!(run(&loaded, &args).unwrap(), run(&fused, &args).unwrap());
+}

@@ -1,0 +1,276 @@
+//! The dispatch loop's fast paths against hand-assembled bytecode: compare-and-branch, tail
+//! calls that move arguments (in order, permuted, duplicated, across frame sizes, from
+//! closures), window clearing, and reuse of a VM after a trap.
+
+use super::*;
+use crate::executable::{ValueType, VmFunction};
+use crate::operand::{BinOp, FuncIdx, Imm, Target};
+use crate::verify::verify;
+use Instr::*;
+
+fn i32v(v: i64) -> Value {
+    Value::Scalar(ScalarValue::int(DType::I32, v))
+}
+
+fn imm(v: i64) -> ScalarValue {
+    ScalarValue::int(DType::I32, v)
+}
+
+fn func(name: &str, num_params: usize, num_regs: u32, code: Vec<Instr>) -> VmFunction {
+    let ty = ValueType::Tensor { dtype: DType::I32, shape: vec![] };
+    VmFunction {
+        name: name.into(),
+        param_names: (0..num_params).map(|i| format!("p{i}")).collect(),
+        param_types: vec![ty.clone(); num_params],
+        ret_type: ty,
+        num_regs,
+        code,
+    }
+}
+
+fn run(functions: Vec<VmFunction>, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
+    let exe = Executable { functions, ..Default::default() };
+    verify(&exe).expect("verifies");
+    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    Vm::new(&exe, &kernels, VmConfig::default()).expect("vm").invoke(name, args)
+}
+
+fn int(v: Result<Value, Trap>) -> i64 {
+    match v {
+        Ok(Value::Scalar(s)) => s.as_i64(),
+        other => panic!("not a scalar: {other:?}"),
+    }
+}
+
+/// `f(a, b, n) = if n == 0 { a * 10 + b } else { f(args(a, b), n - 1) }`, where `args`
+/// picks the registers of the tail call's first two arguments.
+fn shuffle(args: [u32; 2]) -> VmFunction {
+    func(
+        "f",
+        3,
+        5,
+        vec![
+            IfCmpImm { op: BinOp::Eq, lhs: Reg(2), imm: imm(0), else_target: Target(4) },
+            BinImm { op: BinOp::Mul, dst: Reg(3), lhs: Reg(0), imm: imm(10) },
+            Bin { op: BinOp::Add, dst: Reg(3), lhs: Reg(3), rhs: Reg(1) },
+            Ret { src: Reg(3) },
+            BinImm { op: BinOp::Sub, dst: Reg(4), lhs: Reg(2), imm: imm(1) },
+            TailCall { func: FuncIdx(0), args: vec![Reg(args[0]), Reg(args[1]), Reg(4)].into() },
+        ],
+    )
+}
+
+#[test]
+fn compare_and_branch() {
+    // sign(x, y) = if x < y { -1 } else if x == 7 { 7 } else { 1 }
+    let sign = |cmp: Instr| {
+        func(
+            "sign",
+            2,
+            3,
+            vec![
+                cmp,
+                LoadImm { dst: Reg(2), value: imm(-1) },
+                Ret { src: Reg(2) },
+                IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(7), else_target: Target(6) },
+                LoadImm { dst: Reg(2), value: imm(7) },
+                Ret { src: Reg(2) },
+                LoadImm { dst: Reg(2), value: imm(1) },
+                Ret { src: Reg(2) },
+            ],
+        )
+    };
+    let lt = sign(IfCmp { op: BinOp::Lt, lhs: Reg(0), rhs: Reg(1), else_target: Target(3) });
+    assert_eq!(int(run(vec![lt.clone()], "sign", vec![i32v(-5), i32v(3)])), -1);
+    assert_eq!(int(run(vec![lt.clone()], "sign", vec![i32v(7), i32v(3)])), 7);
+    assert_eq!(int(run(vec![lt.clone()], "sign", vec![i32v(9), i32v(3)])), 1);
+    let t = run(vec![lt], "sign", vec![i32v(1), Value::Scalar(ScalarValue::int(DType::I64, 2))]).unwrap_err();
+    assert_eq!(t.pc, 0);
+    assert!(t.message.contains("int32 and int64"), "{t}");
+
+    // NaN is unordered: `!=` holds, `<` does not.
+    let nan = Value::Scalar(ScalarValue::float(DType::F32, f64::NAN));
+    let one = Value::Scalar(ScalarValue::float(DType::F32, 1.0));
+    let ne = sign(IfCmp { op: BinOp::Ne, lhs: Reg(0), rhs: Reg(1), else_target: Target(3) });
+    assert_eq!(int(run(vec![ne], "sign", vec![nan.clone(), one.clone()])), -1);
+    let lt = sign(IfCmp { op: BinOp::Lt, lhs: Reg(0), rhs: Reg(1), else_target: Target(3) });
+    let t = run(vec![lt], "sign", vec![nan, one]).unwrap_err();
+    assert!(t.message.contains("float32 and int32"), "the `== 7` test traps: {t}");
+}
+
+#[test]
+fn returning_an_operation() {
+    // depth(n) = if n != 0 { depth(n - 1) + 1 } else { n }; quot(a, b) = a / b.
+    let depth = func(
+        "depth",
+        1,
+        3,
+        vec![
+            IfCmpImm { op: BinOp::Ne, lhs: Reg(0), imm: imm(0), else_target: Target(4) },
+            BinImm { op: BinOp::Sub, dst: Reg(1), lhs: Reg(0), imm: imm(1) },
+            Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(1)].into() },
+            RetBinImm { op: BinOp::Add, lhs: Reg(2), imm: imm(1) },
+            Ret { src: Reg(0) },
+        ],
+    );
+    let quot = func("quot", 2, 2, vec![RetBin { op: BinOp::Div, lhs: Reg(0), rhs: Reg(1) }]);
+    assert_eq!(int(run(vec![depth], "depth", vec![i32v(1000)])), 1000);
+    assert_eq!(int(run(vec![quot.clone()], "quot", vec![i32v(-7), i32v(2)])), -3);
+    let t = run(vec![quot], "quot", vec![i32v(1), i32v(0)]).unwrap_err();
+    assert!(t.message.contains("division by zero"), "{t}");
+}
+
+#[test]
+fn tail_calls_move_arguments_in_any_order() {
+    // In order, swapped (needs a buffer), and one register passed twice (needs a clone).
+    assert_eq!(int(run(vec![shuffle([0, 1])], "f", vec![i32v(1), i32v(2), i32v(3)])), 12);
+    assert_eq!(int(run(vec![shuffle([1, 0])], "f", vec![i32v(1), i32v(2), i32v(3)])), 21);
+    assert_eq!(int(run(vec![shuffle([1, 0])], "f", vec![i32v(1), i32v(2), i32v(4)])), 12);
+    assert_eq!(int(run(vec![shuffle([1, 1])], "f", vec![i32v(1), i32v(2), i32v(1)])), 22);
+    assert_eq!(int(run(vec![shuffle([0, 0])], "f", vec![i32v(3), i32v(2), i32v(5)])), 33);
+}
+
+#[test]
+fn tail_calls_between_frames_of_different_sizes() {
+    // big(x) = small(x + 1, x) through a wide frame; small(a, b) = big2(b - a) with a
+    // narrow one; big2(x) returns x from its last register.
+    let big = func(
+        "big",
+        1,
+        9,
+        vec![
+            BinImm { op: BinOp::Add, dst: Reg(8), lhs: Reg(0), imm: imm(1) },
+            TailCall { func: FuncIdx(1), args: vec![Reg(8), Reg(0)].into() },
+        ],
+    );
+    let small = func(
+        "small",
+        2,
+        3,
+        vec![
+            Bin { op: BinOp::Sub, dst: Reg(2), lhs: Reg(1), rhs: Reg(0) },
+            TailCall { func: FuncIdx(2), args: vec![Reg(2)].into() },
+        ],
+    );
+    let big2 = func("big2", 1, 12, vec![Move { dst: Reg(11), src: Reg(0) }, Ret { src: Reg(11) }]);
+    assert_eq!(int(run(vec![big, small, big2], "big", vec![i32v(5)])), -1);
+}
+
+#[test]
+fn heap_arguments_move_through_tail_calls() {
+    // walk(xs, acc) over a list of tag 0 = Cons(head, tail), tag 1 = Nil, in a loop whose
+    // arguments are fields of the old argument.
+    let walk = func(
+        "walk",
+        2,
+        4,
+        vec![
+            SwitchTag { obj: Reg(0), targets: vec![Target(1), Target(5)].into() },
+            GetField { dst: Reg(2), obj: Reg(0), index: Imm(0) },
+            GetField { dst: Reg(3), obj: Reg(0), index: Imm(1) },
+            Bin { op: BinOp::Add, dst: Reg(2), lhs: Reg(1), rhs: Reg(2) },
+            TailCall { func: FuncIdx(0), args: vec![Reg(3), Reg(2)].into() },
+            Ret { src: Reg(1) },
+        ],
+    );
+    let mut list = Value::adt(1, vec![]);
+    for i in 1..=100 {
+        list = Value::adt(0, vec![i32v(i), list]);
+    }
+    let exe = Executable { functions: vec![walk], ..Default::default() };
+    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    assert_eq!(int(vm.invoke("walk", vec![list.clone(), i32v(0)])), 5050);
+    // The VM released every cell it walked: the host holds the only reference again.
+    let Value::Adt(cell) = &list else { panic!("not a list") };
+    assert_eq!(Arc::strong_count(cell), 1);
+}
+
+#[test]
+fn a_tail_call_leaves_no_stale_registers() {
+    // f(n) = if n == 0 { return $1 } else { $1 = 5; f(n - 1) }: the second activation must
+    // not see the first one's $1.
+    let f = func(
+        "f",
+        1,
+        3,
+        vec![
+            IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(0), else_target: Target(2) },
+            Ret { src: Reg(1) },
+            LoadImm { dst: Reg(1), value: imm(5) },
+            BinImm { op: BinOp::Sub, dst: Reg(2), lhs: Reg(0), imm: imm(1) },
+            TailCall { func: FuncIdx(0), args: vec![Reg(2)].into() },
+        ],
+    );
+    let t = run(vec![f], "f", vec![i32v(1)]).unwrap_err();
+    assert_eq!((t.pc, t.message.as_str()), (1, "return of empty register $1"));
+}
+
+#[test]
+fn closures_tail_call_with_captured_values() {
+    // add3(k, a, b) = k * 100 + a * 10 + b; main(x) tail-calls a closure of add3 capturing
+    // 7 with the arguments swapped and itself passed along.
+    let add3 = func(
+        "add3",
+        3,
+        4,
+        vec![
+            BinImm { op: BinOp::Mul, dst: Reg(3), lhs: Reg(0), imm: imm(10) },
+            Bin { op: BinOp::Add, dst: Reg(3), lhs: Reg(3), rhs: Reg(1) },
+            BinImm { op: BinOp::Mul, dst: Reg(3), lhs: Reg(3), imm: imm(10) },
+            Bin { op: BinOp::Add, dst: Reg(3), lhs: Reg(3), rhs: Reg(2) },
+            Ret { src: Reg(3) },
+        ],
+    );
+    let main = func(
+        "main",
+        2,
+        4,
+        vec![
+            LoadImm { dst: Reg(2), value: imm(7) },
+            AllocClosure { dst: Reg(3), func: FuncIdx(0), captured: vec![Reg(2)].into() },
+            TailCallClosure { closure: Reg(3), args: vec![Reg(1), Reg(0)].into() },
+        ],
+    );
+    assert_eq!(int(run(vec![add3.clone(), main], "main", vec![i32v(1), i32v(2)])), 721);
+    let wrong = func(
+        "wrong",
+        0,
+        2,
+        vec![
+            LoadImm { dst: Reg(0), value: imm(7) },
+            AllocClosure { dst: Reg(1), func: FuncIdx(0), captured: vec![Reg(0)].into() },
+            TailCallClosure { closure: Reg(1), args: vec![Reg(0)].into() },
+        ],
+    );
+    let t = run(vec![add3, wrong], "wrong", vec![]).unwrap_err();
+    assert!(t.message.contains("called with 1 argument"), "{t}");
+}
+
+#[test]
+fn a_vm_runs_again_after_a_trap() {
+    // down(n) = if n == 0 { fatal } else { 1 + down(n - 1) }, trapping 1000 frames deep.
+    let down = func(
+        "down",
+        1,
+        3,
+        vec![
+            IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(0), else_target: Target(2) },
+            Fatal { message: crate::operand::StrIdx(0) },
+            BinImm { op: BinOp::Sub, dst: Reg(1), lhs: Reg(0), imm: imm(1) },
+            Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(1)].into() },
+            BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(2), imm: imm(1) },
+            Ret { src: Reg(2) },
+        ],
+    );
+    let id = func("id", 1, 1, vec![Ret { src: Reg(0) }]);
+    let exe = Executable { functions: vec![down, id], strings: vec!["bottom".into()], ..Default::default() };
+    verify(&exe).expect("verifies");
+    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    for _ in 0..2 {
+        let t = vm.invoke("down", vec![i32v(1000)]).unwrap_err();
+        assert_eq!((t.function.as_str(), t.message.as_str()), ("down", "bottom"));
+        assert_eq!(int(vm.invoke("id", vec![i32v(4)])), 4);
+    }
+}
