@@ -131,6 +131,17 @@ fn cases() -> Vec<(String, Vec<String>)> {
             &["Tensor[(3, 2), float32]", "Tensor[(3), float32]", "Tensor[(3), float32]"],
         ),
         ("nn.global_avg_pool2d(%a)", &["Tensor[(2, 3, 4, 5), float32]"]),
+        ("nn.max_pool2d(%a, pool_size=[2, 2], strides=[2, 2])", &["Tensor[(1, 2, 5, 6), float32]"]),
+        (
+            "nn.max_pool2d(%a, pool_size=[3, 2], padding=[1, 1, 2, 0], dilation=[1, 2], ceil_mode=True)",
+            &["Tensor[(2, 1, 5, 5), float32]"],
+        ),
+        ("nn.max_pool2d(%a, pool_size=[2, 2], padding=[1, 1])", &["Tensor[(1, 2, 3, 3), int32]"]),
+        ("nn.avg_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", &["Tensor[(1, 2, 5, 6), float32]"]),
+        (
+            "nn.avg_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=True, ceil_mode=True)",
+            &["Tensor[(1, 2, 6, 6), float32]"],
+        ),
         ("reshape(%a, newshape=[3, -1])", &["Tensor[(2, 6), float32]"]),
         ("transpose(%a, axes=[1, 2, 0])", &["Tensor[(2, 3, 4), float32]"]),
         ("transpose(%a)", &["Tensor[(2, 3), float32]"]),

@@ -171,7 +171,13 @@ fn close(want: &str, got: &str) -> bool {
         let mut cur = String::new();
         for ch in s.chars() {
             let numeric = ch.is_ascii_digit() || matches!(ch, '.' | '-' | 'e' | '+');
-            if numeric != cur.chars().next().is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | '+')) && !cur.is_empty() {
+            if numeric
+                != cur
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | '+'))
+                && !cur.is_empty()
+            {
                 parts.push(std::mem::take(&mut cur));
             }
             cur.push(ch);

@@ -163,7 +163,8 @@ fn check_kernel(m: &Module, f: &Function) -> Result<(), String> {
 /// alone (closure literals, primitive functions, ANF).
 fn check_fixpoint(lowered: &Module) -> Result<(), String> {
     let mut again = lowered.clone();
-    lower_for_vm(&mut again, &relay_stdlib::op_registry(), &LowerOptions::at_level(0)).map_err(|e| e.render(&again.sources, false))?;
+    lower_for_vm(&mut again, &relay_stdlib::op_registry(), &LowerOptions::at_level(0))
+        .map_err(|e| e.render(&again.sources, false))?;
     let (first, second) = (print_module(lowered, None), print_module(&again, None));
     if first != second {
         return Err(format!("lowering twice changed the module:\n{second}"));

@@ -149,7 +149,8 @@ impl Executable {
         }
         for (i, k) in self.kernels.iter().enumerate() {
             let fused = if k.kernel.is_some() { " fused" } else { "" };
-            let _ = writeln!(out, "kernel#{i} {} inputs={} outputs={}{fused}", k.op, k.num_inputs, k.num_outputs);
+            let _ =
+                writeln!(out, "kernel#{i} {} inputs={} outputs={}{fused}", k.op, k.num_inputs, k.num_outputs);
         }
         out
     }

@@ -69,6 +69,9 @@ pub struct Vm<'e> {
     /// The value stack (see `stack`); between runs every slot is empty.
     regs: Vec<Option<Value>>,
     frames: Vec<Frame<'e>>,
+    /// Set while a run is in progress: still set at the next `invoke` only if a kernel
+    /// panicked through the last run, which then left the stack in an unknown state.
+    running: bool,
     config: VmConfig,
 }
 
@@ -90,7 +93,7 @@ impl<'e> Vm<'e> {
             ));
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], config })
+        Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], running: false, config })
     }
 
     /// Runs the function named `name` with `args`.
@@ -104,6 +107,10 @@ impl<'e> Vm<'e> {
         if args.len() != f.num_params() as usize {
             return Err(trap(format!("`{name}` takes {} argument(s), {} given", f.num_params(), args.len())));
         }
+        if self.running {
+            self.regs.clear();
+            self.frames.clear();
+        }
         let top = (f.num_regs as usize).max(args.len());
         if self.regs.len() < top {
             self.regs.resize_with(top, || None);
@@ -111,6 +118,7 @@ impl<'e> Vm<'e> {
         for (slot, v) in self.regs.iter_mut().zip(args) {
             *slot = Some(v);
         }
+        self.running = true;
         let result = self.run(func as u32, top);
         if result.is_err() {
             // A trap leaves the faulting frames and their registers behind; a return
@@ -118,6 +126,7 @@ impl<'e> Vm<'e> {
             self.regs.clear();
             self.frames.clear();
         }
+        self.running = false;
         result
     }
 

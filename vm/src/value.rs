@@ -128,6 +128,16 @@ mod tests {
         drop(list);
     }
 
+    /// Registers are `Option<Value>`: the scalar payload sits inline and the empty state
+    /// lives in a niche of the dtype, so a register is two words and reading a scalar is one
+    /// tag test (the interpreter's speed depends on it).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_register_is_two_words() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 16);
+    }
+
     #[test]
     fn values_are_send_and_sync() {
         fn check<T: Send + Sync>() {}

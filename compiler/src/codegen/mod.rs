@@ -39,7 +39,11 @@ pub fn compile(m: &Module, types: &TypeMap) -> Result<Executable, CompileError> 
 ///
 /// # Errors
 /// As [`compile`], and a primitive function of several operators that does not lower.
-pub fn compile_with(m: &Module, types: &TypeMap, kir_ops: Option<&OpRegistry>) -> Result<Executable, CompileError> {
+pub fn compile_with(
+    m: &Module,
+    types: &TypeMap,
+    kir_ops: Option<&OpRegistry>,
+) -> Result<Executable, CompileError> {
     let mut cx = ModuleCx::new(m, types)?;
     cx.kir_ops = kir_ops;
     let mut functions = Vec::with_capacity(m.functions.len());

@@ -82,7 +82,11 @@ impl LowerOptions {
 /// # Errors
 /// The program's type errors (from the first inference), or the diagnostics of whichever
 /// later inference fails, which means a pass produced an ill-typed program (a compiler bug).
-pub fn lower_for_vm(module: &mut Module, ops: &OpRegistry, options: &LowerOptions) -> Result<TypeMap, CompileError> {
+pub fn lower_for_vm(
+    module: &mut Module,
+    ops: &OpRegistry,
+    options: &LowerOptions,
+) -> Result<TypeMap, CompileError> {
     let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
     let mut types = infer_types(module, ops)?;
     for pass in passes {

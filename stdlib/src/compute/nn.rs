@@ -4,7 +4,8 @@
 
 use super::util::{attrs, lazy, lit, norm_axis, tensors};
 use crate::attrs::{
-    BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, GlobalPool2dAttrs, LayerNormAttrs, MatmulAttrs, SoftmaxAttrs,
+    AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, GlobalPool2dAttrs, LayerNormAttrs,
+    MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
 };
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
 use relay_compiler::op::{
@@ -28,6 +29,16 @@ pub(super) fn rule(name: &str) -> Option<ComputeFn> {
         "nn.conv2d" => conv2d,
         "nn.layer_norm" => layer_norm,
         "nn.global_avg_pool2d" => global_avg_pool2d,
+        "nn.max_pool2d" => |i, r, o| {
+            let a: MaxPool2dAttrs = attrs(r)?;
+            let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
+            pool(i, o, w, None)
+        },
+        "nn.avg_pool2d" => |i, r, o| {
+            let a: AvgPool2dAttrs = attrs(r)?;
+            let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
+            pool(i, o, w, Some(a.count_include_pad))
+        },
         _ => return None,
     };
     Some(f)
@@ -308,10 +319,10 @@ fn layer_norm(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<Te
                 let mut y = (x.at(k, &at(j.clone())) - Expr::local(mean))
                     / (Expr::local(var) + lit(dtype, a.epsilon)).sqrt();
                 if a.scale {
-                    y = y * gamma.at(k, &[j.clone()]);
+                    y = y * gamma.at(k, std::slice::from_ref(&j));
                 }
                 if a.center {
-                    y = y + beta.at(k, &[j.clone()]);
+                    y = y + beta.at(k, std::slice::from_ref(&j));
                 }
                 sink(k, &at(j), y);
             });
@@ -340,6 +351,98 @@ fn global_avg_pool2d(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Re
             });
             let mean = Expr::local(acc) / lit(dtype, (h * w) as f64);
             sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
+        });
+    })))
+}
+
+/// A pooling window: size, strides, dilation and `[top, left, bottom, right]` padding.
+#[derive(Clone, Copy)]
+struct Window {
+    size: (i64, i64),
+    strides: (i64, i64),
+    dilation: (i64, i64),
+    pad: [i64; 4],
+}
+
+impl Window {
+    fn new(
+        size: &[i64],
+        strides: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        layout: &str,
+        out_layout: &str,
+    ) -> Result<Window, String> {
+        if layout != "NCHW" || !(out_layout.is_empty() || out_layout == "NCHW") {
+            return Err("only NCHW pooling is fused".into());
+        }
+        let pad = match *padding {
+            [a] => [a; 4],
+            [a, b] => [a, b, a, b],
+            [t, l, b, r] => [t, l, b, r],
+            _ => return Err("padding takes 1, 2 or 4 values".into()),
+        };
+        Ok(Window { size: pair(size)?, strides: pair(strides)?, dilation: pair(dilation)?, pad })
+    }
+}
+
+/// Max pooling (`avg` = `None`; padding never wins) or average pooling (`avg` =
+/// `Some(count_include_pad)`; a window of padding only gives 0).
+fn pool(inputs: &[ComputeInput], out: &OutType, win: Window, avg: Option<bool>) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    let (&[_, _, h, w], &[on, oc, oh, ow]) = (x.shape.as_slice(), out.shape.as_slice()) else {
+        return Err("pooling takes NCHW data".into());
+    };
+    if h == 0 || w == 0 || x.dtype == DType::BOOL || (avg.is_some() && !x.dtype.is_float()) {
+        return Err("this pooling runs in the reference kernel".into());
+    }
+    let (x, dtype) = (x.clone(), x.dtype);
+    let Window { size: (kh, kw), strides: (sh, sw), dilation: (dh, dw), pad: [pt, pl, pb, pr] } = win;
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let (acc, real, padded) = (k.local("acc", dtype), k.local("real", dtype), k.local("padded", dtype));
+        for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
+            let init = if avg.is_some() { 0.0 } else { f64::NEG_INFINITY };
+            for (l, v) in [(acc, init), (real, 0.0), (padded, 0.0)] {
+                k.assign(l, lit(dtype, v));
+            }
+            k.for_(kh, LoopKind::Serial, |k, ky| {
+                k.for_(kw, LoopKind::Serial, |k, kx| {
+                    let iy = oi[2].clone() * sh - pt + ky * dh;
+                    let ix = oi[3].clone() * sw - pl + kx * dw;
+                    let within = |i: &Index, lo: i64, hi: i64| {
+                        Expr::index(i.clone()).ge(Expr::i64(lo)).and(Expr::index(i.clone()).lt(Expr::i64(hi)))
+                    };
+                    let inside = within(&iy, 0, h).and(within(&ix, 0, w));
+                    let v = x.at(
+                        k,
+                        &[
+                            oi[0].clone(),
+                            oi[1].clone(),
+                            iy.clone().clamp(0, h - 1),
+                            ix.clone().clamp(0, w - 1),
+                        ],
+                    );
+                    let one = |c: Expr| Expr::select(c, lit(dtype, 1.0), lit(dtype, 0.0));
+                    if avg.is_some() {
+                        k.assign(acc, Expr::local(acc) + Expr::select(inside.clone(), v, lit(dtype, 0.0)));
+                        k.assign(real, Expr::local(real) + one(inside));
+                        let counted =
+                            Expr::index(iy).lt(Expr::i64(h + pb)).and(Expr::index(ix).lt(Expr::i64(w + pr)));
+                        k.assign(padded, Expr::local(padded) + one(counted));
+                    } else {
+                        let better = inside.and(v.clone().gt(Expr::local(acc)));
+                        k.assign(acc, Expr::select(better, v, Expr::local(acc)));
+                    }
+                });
+            });
+            let value = match avg {
+                None => Expr::local(acc),
+                Some(include_pad) => {
+                    let count = Expr::local(if include_pad { padded } else { real });
+                    Expr::local(acc) / count.max(lit(dtype, 1.0))
+                }
+            };
+            sink(k, oi, value);
         });
     })))
 }

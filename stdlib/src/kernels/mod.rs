@@ -19,8 +19,8 @@ pub use broadcast::*;
 pub use elemwise::*;
 pub use num::{Float, Num};
 pub use reduce::*;
-pub use transform::*;
 pub(crate) use transform::slice_plan;
+pub use transform::*;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;

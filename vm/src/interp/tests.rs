@@ -274,3 +274,49 @@ fn a_vm_runs_again_after_a_trap() {
         assert_eq!(int(vm.invoke("id", vec![i32v(4)])), 4);
     }
 }
+
+/// A kernel that panics, as a buggy host kernel might.
+struct Panics;
+
+impl Kernel for Panics {
+    fn output_types(&self, _: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        Ok(vec![(DType::F32, vec![1])])
+    }
+    fn run(&self, _: &[&Tensor], _: &mut [Tensor]) -> Result<(), String> {
+        panic!("kernel bug")
+    }
+}
+
+#[test]
+fn a_panic_through_a_run_leaves_no_stale_registers() {
+    let boom = func(
+        "boom",
+        1,
+        3,
+        vec![
+            LoadImm { dst: Reg(2), value: imm(9) },
+            AllocTensor { dst: Reg(1), dtype: DType::F32, shape: vec![1].into() },
+            InvokePacked {
+                kernel: crate::operand::KernelIdx(0),
+                inputs: vec![Reg(0)].into(),
+                outputs: vec![Reg(1)].into(),
+            },
+            Ret { src: Reg(1) },
+        ],
+    );
+    let peek = func("peek", 0, 3, vec![Ret { src: Reg(2) }]);
+    let desc = crate::executable::KernelDesc {
+        op: "boom".into(),
+        attrs: vec![],
+        num_inputs: 1,
+        num_outputs: 1,
+        kernel: None,
+    };
+    let exe = Executable { functions: vec![boom, peek], kernels: vec![desc], ..Default::default() };
+    let kernels: Vec<Arc<dyn Kernel>> = vec![Arc::new(Panics)];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vm.invoke("boom", vec![i32v(1)])));
+    assert!(caught.is_err());
+    let t = vm.invoke("peek", vec![]).unwrap_err();
+    assert_eq!(t.message, "return of empty register $2");
+}

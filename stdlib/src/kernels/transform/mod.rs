@@ -7,7 +7,7 @@ mod join;
 mod shape;
 
 pub use fill::{Full, Ones, Pad, Zeros};
-pub use index::{StridedSlice, Take};
 pub(crate) use index::slice_plan;
+pub use index::{StridedSlice, Take};
 pub use join::{Concatenate, Split, Stack};
 pub use shape::{BatchFlatten, BroadcastTo, ExpandDims, Reshape, ShapeOf, Squeeze, Transpose};
