@@ -3,7 +3,7 @@
 
 use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
-use relay::vm::{Value, Vm, VmFunction};
+use relay::vm::{Value, Vm, VmConfig, VmFunction};
 use relay::Program;
 use std::io::BufRead;
 use std::path::Path;
@@ -50,6 +50,7 @@ pub(crate) struct Job<'p> {
     bound: Vec<(usize, Value)>,
     free: Vec<usize>,
     vm: Vm<'p>,
+    stats: bool,
 }
 
 impl<'p> Job<'p> {
@@ -70,7 +71,9 @@ impl<'p> Job<'p> {
                 names.join(", ")
             )));
         }
-        Ok(Job { program, f, bound, free, vm: program.vm() })
+        // Planning off means no reuse at all: every tensor from the system allocator.
+        let vm = program.vm_with(VmConfig { reuse_memory: !run.no_memory_plan, ..VmConfig::default() });
+        Ok(Job { program, f, bound, free, vm, stats: run.stats })
     }
 
     /// Runs every input, printing one result per input, and for labelled inputs a final
@@ -100,6 +103,11 @@ impl<'p> Job<'p> {
             };
             write_stdout(&(printed + "\n"))?;
         }
+        if self.stats {
+            let n = inputs.items.len().max(1) as u64;
+            let s = self.vm.memory_stats();
+            eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
+        }
         if labelled > 0 {
             let n = inputs.items.len();
             write_stdout(&format!(
@@ -121,6 +129,9 @@ impl<'p> Job<'p> {
         }
         let mut samples = Vec::with_capacity(all.len() * reps);
         for pass in 0..warmup + reps {
+            if pass == warmup {
+                self.vm.reset_memory_stats();
+            }
             for args in &all {
                 let start = Instant::now();
                 self.program.invoke(&mut self.vm, &self.f.name, args.clone())?;
@@ -133,6 +144,14 @@ impl<'p> Job<'p> {
             return write_stdout("no timed runs (--reps 0)\n");
         };
         let ms = |d: Duration| 1e3 * d.as_secs_f64();
+        let m = self.vm.memory_stats();
+        let runs = (all.len() * reps).max(1) as f64;
+        write_stdout(&format!(
+            "memory (timed runs): {m}\nper input: {:.1} arena, {:.1} pool, {:.1} system tensor allocation(s)\n",
+            m.arena_allocs as f64 / runs,
+            m.pool_allocs as f64 / runs,
+            m.system_allocs as f64 / runs
+        ))?;
         write_stdout(&format!(
             "@{}: {} input(s) x {reps} rep(s) after {warmup} warm-up pass(es), one thread\n\
              latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, max {:.4} ms\n\

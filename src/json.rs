@@ -15,11 +15,10 @@
 //! elements prints without recursion. Input goes through `serde_json`, whose nesting limit
 //! (128) bounds the recursion here; the plain-array form of lists has no such depth.
 
-use crate::typed::{self, describe, Node};
+use crate::typed::{self, describe, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
 use relay_vm::{Executable, ScalarValue, Value, ValueType};
 use serde_json::Value as Json;
-use std::collections::HashSet;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
@@ -28,69 +27,39 @@ use std::sync::{Arc, Mutex};
 /// # Errors
 /// When the value does not have the type, or holds a constructor value of unknown type.
 pub fn to_json(exe: &Executable, ty: &ValueType, v: &Value) -> Result<String, String> {
-    enum Task {
-        Visit(Value, ValueType),
-        Text(&'static str),
-        LeaveRef(usize),
+    typed::print::<JsonSyntax>(exe, ty, v)
+}
+
+/// The output forms of the module documentation's table.
+struct JsonSyntax;
+
+impl Syntax for JsonSyntax {
+    const SEPARATOR: &'static str = ",";
+    const REF: (&'static str, &'static str) = ("{\"ref\":", "}");
+    const CYCLE: &'static str = "\"<cycle>\"";
+
+    fn scalar(out: &mut String, s: ScalarValue) {
+        write_tensor_json(out, s.dtype, &[], &[s.to_scalar()]);
     }
-    let mut out = String::new();
-    let mut stack = vec![Task::Visit(v.clone(), ty.clone())];
-    // References on the path from the root: a cell that (through a constructor) holds itself
-    // prints as a marker instead of forever.
-    let mut open_refs = HashSet::new();
-    // Children are pushed in reverse, with their separators, so they pop in order.
-    let push_seq = |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str| {
-        stack.push(Task::Text(close));
-        for (i, (v, t)) in items.into_iter().enumerate().rev() {
-            stack.push(Task::Visit(v, t));
-            if i > 0 {
-                stack.push(Task::Text(","));
-            }
-        }
-    };
-    while let Some(task) = stack.pop() {
-        let (v, ty) = match task {
-            Task::Text(s) => {
-                out.push_str(s);
-                continue;
-            }
-            Task::LeaveRef(id) => {
-                open_refs.remove(&id);
-                continue;
-            }
-            Task::Visit(v, ty) => (v, ty),
-        };
-        match typed::node(exe, &v, &ty)? {
-            Node::Scalar(s) => write_tensor_json(&mut out, s.dtype, &[], &[s.to_scalar()]),
-            Node::Tensor(t) => {
-                let data: Vec<Scalar> = (0..t.len()).filter_map(|i| t.get(i)).collect();
-                write_tensor_json(&mut out, t.dtype(), t.shape(), &data);
-            }
-            Node::Tuple(fields) => {
-                out.push('[');
-                push_seq(&mut stack, fields, "]");
-            }
-            Node::Con { name, fields } => {
-                let _ = write!(out, "{{\"con\":{},\"fields\":[", Json::from(name));
-                push_seq(&mut stack, fields, "]}");
-            }
-            Node::Ref { id, inner } => {
-                if open_refs.insert(id) {
-                    out.push_str("{\"ref\":");
-                    stack.push(Task::LeaveRef(id));
-                    stack.push(Task::Text("}"));
-                    let (v, t) = *inner;
-                    stack.push(Task::Visit(v, t));
-                } else {
-                    out.push_str("{\"ref\":\"<cycle>\"}");
-                }
-            }
-            Node::Closure(name) => {
-                let _ = write!(out, "{{\"closure\":{}}}", Json::from(name));
-            }
-        }
+
+    fn tensor(out: &mut String, t: &Tensor) {
+        let data: Vec<Scalar> = (0..t.len()).filter_map(|i| t.get(i)).collect();
+        write_tensor_json(out, t.dtype(), t.shape(), &data);
     }
-    Ok(out)
+
+    fn tuple(out: &mut String, _: usize) -> &'static str {
+        out.push('[');
+        "]"
+    }
+
+    fn constructor(out: &mut String, name: &str, _: usize) -> &'static str {
+        let _ = write!(out, "{{\"con\":{},\"fields\":[", Json::from(name));
+        "]}"
+    }
+
+    fn closure(out: &mut String, name: &str) {
+        let _ = write!(out, "{{\"closure\":{}}}", Json::from(name));
+    }
 }
 
 fn write_tensor_json(out: &mut String, dtype: DType, shape: &[usize], data: &[Scalar]) {
@@ -168,13 +137,7 @@ fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputErr
                     ))
                 }
             };
-            let fields = types
-                .iter()
-                .zip(items)
-                .enumerate()
-                .map(|(i, (t, j))| within(read(exe, t, j), || format!("[{i}]")))
-                .collect::<Result<_, _>>()?;
-            Ok(Value::tuple(fields))
+            Ok(Value::tuple(read_each(exe, types, items, |i| format!("[{i}]"))?))
         }
         ValueType::Adt { name, args } => match json {
             Json::Array(items) if is_list(exe, name) => read_list(exe, name, args, items),
@@ -192,6 +155,16 @@ fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputErr
             Err(format!("a value of type parameter `{p}` cannot be read (the entry point is generic)").into())
         }
     }
+}
+
+/// Reads `items[i]` as a `types[i]` for each `i`; `segment(i)` is item `i`'s step in error paths.
+fn read_each(
+    exe: &Executable,
+    types: &[ValueType],
+    items: &[Json],
+    segment: impl Fn(usize) -> String,
+) -> Result<Vec<Value>, InputError> {
+    types.iter().zip(items).enumerate().map(|(i, (t, j))| within(read(exe, t, j), || segment(i))).collect()
 }
 
 fn expected(what: &str, json: &Json) -> InputError {
@@ -255,13 +228,7 @@ fn read_constructor(
     if items.len() != types.len() {
         return Err(format!("`{con}` takes {} field(s), {} given", types.len(), items.len()).into());
     }
-    let fields = types
-        .iter()
-        .zip(items)
-        .enumerate()
-        .map(|(i, (t, j))| within(read(exe, t, j), || format!(".fields[{i}]")))
-        .collect::<Result<_, _>>()?;
-    Ok(Value::adt(tag as u32, fields))
+    Ok(Value::adt(tag as u32, read_each(exe, &types, items, |i| format!(".fields[{i}]"))?))
 }
 
 fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value, InputError> {
@@ -367,23 +334,7 @@ fn element(dtype: DType, j: &Json) -> Result<ScalarValue, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_vm::{AdtInfo, ConstructorInfo};
-
-    fn exe() -> Executable {
-        let a = ValueType::Param("A".into());
-        let list_a = ValueType::Adt { name: "List".into(), args: vec![a.clone()] };
-        Executable {
-            adts: vec![AdtInfo {
-                name: "List".into(),
-                type_params: vec!["A".into()],
-                constructors: vec![
-                    ConstructorInfo { name: "Cons".into(), fields: vec![a, list_a] },
-                    ConstructorInfo { name: "Nil".into(), fields: vec![] },
-                ],
-            }],
-            ..Executable::default()
-        }
-    }
+    use crate::typed::tests::list_exe as exe;
 
     fn tensor_ty(dtype: DType, shape: &[Option<i64>]) -> ValueType {
         ValueType::Tensor { dtype, shape: shape.to_vec() }

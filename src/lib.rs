@@ -16,6 +16,7 @@ pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 
 pub mod batch;
+pub mod device_list;
 pub mod json;
 pub mod kernels;
 pub mod params;

@@ -98,13 +98,20 @@ enum Command {
         #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
         opt_level: u8,
     },
+    /// List the devices kernels can run on: the host CPU and every OpenCL device (or why
+    /// there are none).
+    Devices,
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
         file: PathBuf,
-        /// Print every kir kernel (the only thing `dump` prints so far).
+        /// Print every kir kernel.
         #[arg(long)]
         kernels: bool,
+        /// Print each function's memory plan: arena tensors with size, offset, live
+        /// interval (instruction positions in the disassembly) and slot.
+        #[arg(long)]
+        memory: bool,
         /// Optimisation level for a `.relay` file (see `compile`).
         #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
         opt_level: u8,
@@ -132,6 +139,12 @@ struct RunArgs {
     /// Optimisation level for a `.relay` file (see `compile`).
     #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
     opt_level: u8,
+    /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
+    #[arg(long)]
+    no_memory_plan: bool,
+    /// Print tensor allocation statistics (arena, pool, system; peak bytes) on stderr.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// How `run` prints results.
@@ -200,8 +213,9 @@ fn main() -> ExitCode {
         Command::Disasm { file, opt_level } => {
             finish(load_program(&file, opt_level).and_then(|p| write_stdout(&p.executable().disassemble())))
         }
-        Command::Dump { file, kernels, opt_level } => {
-            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels))))
+        Command::Devices => finish(write_stdout(&relay::device_list::report())),
+        Command::Dump { file, kernels, memory, opt_level } => {
+            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels, memory))))
         }
     }
 }
@@ -250,9 +264,16 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display())))
 }
 
-/// Every kir kernel of the program, printed (with `kernels`).
-fn dump(program: &Program, kernels: bool) -> String {
+/// Every memory plan (with `memory`) and kir kernel (with `kernels`) of the program, printed.
+fn dump(program: &Program, kernels: bool, memory: bool) -> String {
     let mut out = String::new();
+    if memory {
+        let plans = relay::compiler::codegen::memory::analyse_executable(program.executable());
+        // Functions without tensors (most of the prelude) have nothing to show.
+        for plan in plans.iter().filter(|p| !p.tensors.is_empty() || p.kills > 0) {
+            out.push_str(&plan.to_string());
+        }
+    }
     for (i, desc) in program.executable().kernels.iter().enumerate() {
         let Some(bytes) = desc.kernel.as_deref().filter(|_| kernels) else { continue };
         match relay::compiler::kir::Kernel::from_bytes(bytes) {
@@ -266,6 +287,11 @@ fn dump(program: &Program, kernels: bool) -> String {
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
 /// `opt_level`.
 fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
+    load_program_planned(path, opt_level, true)
+}
+
+/// [`load_program`], compiling Relay source with or without the memory plan.
+fn load_program_planned(path: &Path, opt_level: u8, memory_plan: bool) -> Result<Program, Failure> {
     let bytes = read_file(path)?;
     if bytes.starts_with(EXECUTABLE_MAGIC) {
         return Program::load(&bytes)
@@ -277,12 +303,12 @@ fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
             path.display()
         ))
     })?;
-    Ok(Program::compile_with(&path.display().to_string(), &text, opt_level)?)
+    Ok(Program::compile_planned(&path.display().to_string(), &text, opt_level, memory_plan)?)
 }
 
 /// Loads the program and reads its inputs (`--args`, `--input` or none).
 fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
-    let program = load_program(&run.file, run.opt_level)?;
+    let program = load_program_planned(&run.file, run.opt_level, !run.no_memory_plan)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }

@@ -54,12 +54,28 @@ impl Program {
     /// # Errors
     /// As [`Program::compile`], and [`Error::Kernel`] for a kernel the JIT rejects.
     pub fn compile_with(name: &str, source: &str, opt_level: u8) -> Result<Program, Error> {
+        Program::compile_planned(name, source, opt_level, true)
+    }
+
+    /// [`Program::compile_with`], with the compile-time memory plan (frame arenas, kills at
+    /// last use) on or off; off, every tensor comes from the VM's pool and dies with its
+    /// register or frame. Results are the same either way.
+    ///
+    /// # Errors
+    /// As [`Program::compile_with`].
+    pub fn compile_planned(
+        name: &str,
+        source: &str,
+        opt_level: u8,
+        memory_plan: bool,
+    ) -> Result<Program, Error> {
         let (mut module, _file) = crate::parse(name, source)?;
         let ops = relay_stdlib::op_registry();
         let options = relay_compiler::pass::LowerOptions::at_level(opt_level);
         let kir_ops = (opt_level >= 1).then_some(&ops);
-        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &options)
-            .and_then(|types| relay_compiler::codegen::compile_with(&module, &types, kir_ops));
+        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &options).and_then(|types| {
+            relay_compiler::codegen::compile_planned(&module, &types, kir_ops, memory_plan)
+        });
         match lowered {
             Ok(exe) => Program::from_executable(exe),
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),

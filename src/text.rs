@@ -9,84 +9,62 @@
 //! | reference | `ref(1)` |
 //! | closure | `<fn @name>` |
 //!
-//! Like the JSON writer, the walk keeps its own stack, so long lists print without recursion.
+//! The walk is the one the JSON writer uses ([`crate::typed`]): it keeps its own stack, so long
+//! lists print without recursion.
 
-use crate::typed::{self, Node};
+use crate::typed::{self, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
-use relay_vm::{Executable, Value, ValueType};
-use std::collections::HashSet;
+use relay_vm::{Executable, ScalarValue, Value, ValueType};
 
 /// Prints `v`, of type `ty`, on one line.
 ///
 /// # Errors
 /// When the value does not have the type, or holds a constructor value of unknown type.
 pub fn to_text(exe: &Executable, ty: &ValueType, v: &Value) -> Result<String, String> {
-    enum Task {
-        Visit(Value, ValueType),
-        Text(&'static str),
-        LeaveRef(usize),
+    typed::print::<TextSyntax>(exe, ty, v)
+}
+
+/// The forms of the module documentation's table.
+struct TextSyntax;
+
+impl Syntax for TextSyntax {
+    const SEPARATOR: &'static str = ", ";
+    const REF: (&'static str, &'static str) = ("ref(", ")");
+    const CYCLE: &'static str = "<cycle>";
+
+    fn scalar(out: &mut String, s: ScalarValue) {
+        out.push_str(&element(s.dtype, s.to_scalar()));
+        out.push_str(suffix(s.dtype));
     }
-    let mut out = String::new();
-    let mut stack = vec![Task::Visit(v.clone(), ty.clone())];
-    let mut open_refs = HashSet::new();
-    let push_seq = |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str| {
-        stack.push(Task::Text(close));
-        for (i, (v, t)) in items.into_iter().enumerate().rev() {
-            stack.push(Task::Visit(v, t));
-            if i > 0 {
-                stack.push(Task::Text(", "));
-            }
-        }
-    };
-    while let Some(task) = stack.pop() {
-        let (v, ty) = match task {
-            Task::Text(s) => {
-                out.push_str(s);
-                continue;
-            }
-            Task::LeaveRef(id) => {
-                open_refs.remove(&id);
-                continue;
-            }
-            Task::Visit(v, ty) => (v, ty),
-        };
-        match typed::node(exe, &v, &ty)? {
-            Node::Scalar(s) => {
-                out.push_str(&element(s.dtype, s.to_scalar()));
-                out.push_str(suffix(s.dtype));
-            }
-            Node::Tensor(t) => write_tensor(&mut out, t),
-            Node::Tuple(fields) => {
-                out.push('(');
-                let close = if fields.len() == 1 { ",)" } else { ")" };
-                push_seq(&mut stack, fields, close);
-            }
-            Node::Con { name, fields } => {
-                out.push_str(name);
-                if !fields.is_empty() {
-                    out.push('(');
-                    push_seq(&mut stack, fields, ")");
-                }
-            }
-            Node::Ref { id, inner } => {
-                if open_refs.insert(id) {
-                    out.push_str("ref(");
-                    stack.push(Task::LeaveRef(id));
-                    stack.push(Task::Text(")"));
-                    let (v, t) = *inner;
-                    stack.push(Task::Visit(v, t));
-                } else {
-                    out.push_str("ref(<cycle>)");
-                }
-            }
-            Node::Closure(name) => {
-                out.push_str("<fn @");
-                out.push_str(name);
-                out.push('>');
-            }
+
+    fn tensor(out: &mut String, t: &Tensor) {
+        write_tensor(out, t);
+    }
+
+    fn tuple(out: &mut String, fields: usize) -> &'static str {
+        out.push('(');
+        // A one-field tuple needs its comma, as in Relay.
+        if fields == 1 {
+            ",)"
+        } else {
+            ")"
         }
     }
-    Ok(out)
+
+    fn constructor(out: &mut String, name: &str, fields: usize) -> &'static str {
+        out.push_str(name);
+        if fields == 0 {
+            return "";
+        }
+        out.push('(');
+        ")"
+    }
+
+    fn closure(out: &mut String, name: &str) {
+        out.push_str("<fn @");
+        out.push_str(name);
+        out.push('>');
+    }
 }
 
 /// The literal suffix Relay's text format uses for a scalar of `dtype` (`int32` and `bool`

@@ -1,10 +1,12 @@
 //! VM values seen through the types the executable records: what each field of a constructor
-//! value is (ADT type arguments substituted into the constructor's field types), and a
-//! one-level decomposition of a value that the JSON and text printers walk with an explicit
-//! stack, so that a list of a million elements never recurses on the host stack.
+//! value is (ADT type arguments substituted into the constructor's field types), a one-level
+//! decomposition of a value, and the walk over those that the JSON and text printers share:
+//! it keeps its own stack, so that a list of a million elements never recurses on the host
+//! stack, and leaves each printer to say only how a node looks ([`Syntax`]).
 
 use relay_devices::Tensor;
 use relay_vm::{AdtInfo, Executable, ScalarValue, Value, ValueType};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One level of a value: its leaves, or its children with their types.
@@ -90,6 +92,94 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
     }
 }
 
+/// How a printer writes each kind of [`Node`]; [`print`] does the walking.
+pub(crate) trait Syntax {
+    /// Between two fields of a tuple or constructor.
+    const SEPARATOR: &'static str;
+    /// Before and after a reference cell's contents.
+    const REF: (&'static str, &'static str);
+    /// In place of the contents of a cell that (through a constructor) holds itself.
+    const CYCLE: &'static str;
+
+    /// Writes a 0-d tensor.
+    fn scalar(out: &mut String, s: ScalarValue);
+    /// Writes an n-d tensor (n ≥ 1).
+    fn tensor(out: &mut String, t: &Tensor);
+    /// Opens a tuple of `fields` fields; returns what closes it.
+    fn tuple(out: &mut String, fields: usize) -> &'static str;
+    /// Opens constructor `name` with `fields` fields; returns what closes it.
+    fn constructor(out: &mut String, name: &str, fields: usize) -> &'static str;
+    /// Writes a function value running VM function `name`.
+    fn closure(out: &mut String, name: &str);
+}
+
+/// Prints `v`, of type `ty`, in syntax `S`.
+///
+/// # Errors
+/// When the value does not have the type, or holds a constructor value of unknown type.
+pub(crate) fn print<S: Syntax>(exe: &Executable, ty: &ValueType, v: &Value) -> Result<String, String> {
+    enum Task {
+        Visit(Value, ValueType),
+        Text(&'static str),
+        LeaveRef(usize),
+    }
+    let mut out = String::new();
+    let mut stack = vec![Task::Visit(v.clone(), ty.clone())];
+    // References on the path from the root: a cell that holds itself prints as a marker
+    // instead of forever.
+    let mut open_refs = HashSet::new();
+    // Children are pushed in reverse, with their separators, so they pop in order.
+    let push_seq = |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str| {
+        stack.push(Task::Text(close));
+        for (i, (v, t)) in items.into_iter().enumerate().rev() {
+            stack.push(Task::Visit(v, t));
+            if i > 0 {
+                stack.push(Task::Text(S::SEPARATOR));
+            }
+        }
+    };
+    while let Some(task) = stack.pop() {
+        let (v, ty) = match task {
+            Task::Text(s) => {
+                out.push_str(s);
+                continue;
+            }
+            Task::LeaveRef(id) => {
+                open_refs.remove(&id);
+                continue;
+            }
+            Task::Visit(v, ty) => (v, ty),
+        };
+        match node(exe, &v, &ty)? {
+            Node::Scalar(s) => S::scalar(&mut out, s),
+            Node::Tensor(t) => S::tensor(&mut out, t),
+            Node::Tuple(fields) => {
+                let close = S::tuple(&mut out, fields.len());
+                push_seq(&mut stack, fields, close);
+            }
+            Node::Con { name, fields } => {
+                let close = S::constructor(&mut out, name, fields.len());
+                push_seq(&mut stack, fields, close);
+            }
+            Node::Ref { id, inner } => {
+                let (open, close) = S::REF;
+                out.push_str(open);
+                if open_refs.insert(id) {
+                    stack.push(Task::LeaveRef(id));
+                    stack.push(Task::Text(close));
+                    let (v, t) = *inner;
+                    stack.push(Task::Visit(v, t));
+                } else {
+                    out.push_str(S::CYCLE);
+                    out.push_str(close);
+                }
+            }
+            Node::Closure(name) => S::closure(&mut out, name),
+        }
+    }
+    Ok(out)
+}
+
 /// Whether a concrete shape matches a type's shape (`None` dims match anything).
 pub(crate) fn shape_fits(shape: &[usize], ty: &[Option<i64>]) -> bool {
     shape.len() == ty.len()
@@ -172,12 +262,13 @@ fn describe_value(v: &Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use relay_devices::DType;
     use relay_vm::ConstructorInfo;
 
-    fn list_exe() -> Executable {
+    /// An executable with only the prelude's `List[A]` (`Cons`, `Nil`).
+    pub(crate) fn list_exe() -> Executable {
         let a = ValueType::Param("A".into());
         let list_a = ValueType::Adt { name: "List".into(), args: vec![a.clone()] };
         Executable {

@@ -7,8 +7,11 @@
 //! opt-level 2 the program must contain a JIT kernel, so a case that silently fell back to
 //! the reference kernel fails.
 
+use common::{run_main as run, Lcg};
 use relay::Program;
 use serde_json::Value as Json;
+
+mod common;
 
 /// Tolerance of the JIT's float results (approximated `exp`/`tanh`/... and FMA).
 const TOL: f64 = 2e-5;
@@ -176,16 +179,6 @@ fn tensor(shape: &str, dtype: &str) -> String {
     }
 }
 
-/// A small deterministic generator (inputs need not be random, only varied).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A JSON argument for parameter type `ty` (`Tensor[(2, 3), float32]` or a bare dtype).
 fn argument(ty: &str, rng: &mut Lcg) -> Json {
     let (dims, dtype): (Vec<usize>, &str) = match ty.strip_prefix("Tensor[(") {
@@ -212,21 +205,6 @@ fn argument(ty: &str, rng: &mut Lcg) -> Json {
         })
         .collect();
     serde_json::json!({"dtype": dtype, "shape": dims, "data": data})
-}
-
-fn run(program: &Program, args: &[Json]) -> Result<Json, String> {
-    let exe = program.executable();
-    let f = program.function("main").map_err(|e| e.to_string())?;
-    let values = f
-        .param_types
-        .iter()
-        .zip(args)
-        .map(|(t, j)| relay::json::from_json(exe, t, j))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut vm = program.vm();
-    let v = program.invoke(&mut vm, "main", values).map_err(|e| e.to_string())?;
-    let text = relay::json::to_json(exe, &f.ret_type, &v)?;
-    serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
 fn close(a: &Json, b: &Json) -> bool {

@@ -3,24 +3,15 @@
 //! Relay text, run at opt-level 0 (reference kernels, one op at a time) and opt-level 2
 //! (FuseOps + JIT): the results must agree within [`TOL`] relative (absolute near zero).
 
+use common::Lcg;
 use proptest::prelude::*;
 use relay::Program;
 use serde_json::Value as Json;
 
+mod common;
+
 /// JIT float tolerance (approximated `tanh`/`sigmoid`, FMA contraction, reassociated sums).
 const TOL: f64 = 1e-4;
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next() * n as f64) as usize).min(n.saturating_sub(1))
-    }
-}
 
 /// A program with `inputs` parameters and `nodes` operations, and its arguments.
 fn program(seed: u64, inputs: usize, nodes: usize) -> (String, Vec<Json>) {
@@ -76,19 +67,9 @@ fn program(seed: u64, inputs: usize, nodes: usize) -> (String, Vec<Json>) {
     (format!("def @main({}) {{\n{body}  {result}\n}}\n", params.join(", ")), args)
 }
 
+/// The elements of `@main`'s tensor result, flat and row-major.
 fn run(program: &Program, args: &[Json]) -> Result<Vec<f64>, String> {
-    let exe = program.executable();
-    let f = program.function("main").map_err(|e| e.to_string())?;
-    let values = f
-        .param_types
-        .iter()
-        .zip(args)
-        .map(|(t, j)| relay::json::from_json(exe, t, j))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut vm = program.vm();
-    let v = program.invoke(&mut vm, "main", values).map_err(|e| e.to_string())?;
-    let json: Json =
-        serde_json::from_str(&relay::json::to_json(exe, &f.ret_type, &v)?).map_err(|e| e.to_string())?;
+    let json = common::run_main(program, args)?;
     let data = json.get("data").cloned().unwrap_or(json);
     let mut flat = vec![];
     let mut stack = vec![data];

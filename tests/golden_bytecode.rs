@@ -8,7 +8,9 @@
 
 use relay::Program;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 /// Names of the functions an empty program has: the prelude's and the closures lifted out
 /// of them.
@@ -40,47 +42,15 @@ fn listing(program: &Program, skip: &HashSet<String>) -> String {
 }
 
 fn check(path: &Path, skip: &HashSet<String>, bless: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    if !text.starts_with("//") {
-        return Err("the file needs a `//` line saying what it shows".to_string());
-    }
+    let text = common::read_described(path)?;
     let program = Program::compile(&path.display().to_string(), &text)
         .map_err(|e| format!("does not compile:\n{e}"))?;
-    let got = listing(&program, skip);
-    let expected_path = path.with_extension("expected");
-    if bless {
-        return std::fs::write(&expected_path, &got).map_err(|e| format!("cannot bless: {e}"));
-    }
-    let want = std::fs::read_to_string(&expected_path)
-        .map_err(|e| format!("cannot read {} ({e}); run with RELAY_TEST_BLESS=1", expected_path.display()))?;
-    if got != want {
-        return Err(format!("disassembly differs\n--- expected\n{want}--- actual\n{got}"));
-    }
-    Ok(())
+    common::check_expected(path, &listing(&program, skip), bless, "disassembly")
 }
 
 #[test]
 fn bytecode_goldens() {
-    let bless = std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/bytecode");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "relay"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
+    let bless = common::bless();
     let skip = prelude_functions();
-    let mut failures = vec![];
-    if files.len() < 5 {
-        failures.push(format!("expected at least 5 bytecode goldens, found {}", files.len()));
-    }
-    for f in &files {
-        if let Err(e) = check(f, &skip, bless) {
-            failures.push(format!("{}: {e}", f.display()));
-        }
-    }
-    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n"));
+    common::check_files("bytecode", 5, |path, _| check(path, &skip, bless));
 }

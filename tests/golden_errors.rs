@@ -9,35 +9,22 @@
 //! `RELAY_TEST_BLESS=1 cargo test --test golden_errors` rewrites the headers from the actual
 //! diagnostics (full messages); review the diff.
 
+use common::Located;
 use relay_compiler::diagnostics::Diagnostic;
 use relay_compiler::ir::{FileId, Module};
 use relay_compiler::syntax::parse_source;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const DIR: &str = "tests/relay/errors";
+mod common;
+
 const HEADER: &str = "// error: ";
 
-/// One expected or actual diagnostic: 1-based line and column, and the message.
-#[derive(Clone, Debug, PartialEq)]
-struct Expected {
-    line: usize,
-    col: usize,
-    message: String,
-}
-
 /// The header's expectations and the number of header lines.
-fn read_header(text: &str) -> Result<(Vec<Expected>, usize), String> {
+fn read_header(text: &str) -> Result<(Vec<Located>, usize), String> {
     let mut expected = Vec::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix(HEADER) else { break };
-        let mut parts = rest.splitn(3, ':');
-        let (Some(l), Some(c), Some(m)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(format!("malformed header line `{line}`"));
-        };
-        let (Ok(line_no), Ok(col)) = (l.trim().parse(), c.trim().parse()) else {
-            return Err(format!("malformed position in `{line}`"));
-        };
-        expected.push(Expected { line: line_no, col, message: m.trim().to_string() });
+        expected.push(Located::parse(rest).ok_or_else(|| format!("malformed header line `{line}`"))?);
     }
     let n = expected.len();
     Ok((expected, n))
@@ -59,7 +46,7 @@ fn diagnose(name: &str, text: &str) -> Result<(Module, FileId, Vec<Diagnostic>),
     Ok((module, file, diags))
 }
 
-fn actual(module: &Module, file: FileId, diags: &[Diagnostic]) -> Vec<Expected> {
+fn actual(module: &Module, file: FileId, diags: &[Diagnostic]) -> Vec<Located> {
     diags
         .iter()
         .map(|d| {
@@ -69,17 +56,16 @@ fn actual(module: &Module, file: FileId, diags: &[Diagnostic]) -> Vec<Expected> 
             } else {
                 format!("(in {}) {}", module.sources.file(d.span.file).name, d.message)
             };
-            Expected { line, col, message }
+            Located { line, col, message }
         })
         .collect()
 }
 
-/// Checks one file; returns a description of every mismatch.
-fn check(path: &Path, bless: bool) -> Result<(), String> {
-    let name = format!("{DIR}/{}", path.file_name().and_then(|n| n.to_str()).unwrap_or_default());
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    let (expected, header_lines) = read_header(&text).map_err(|e| format!("{name}: {e}"))?;
-    let (module, file, diags) = diagnose(&name, &text).map_err(|e| format!("{name}: {e}"))?;
+/// Checks one file, parsed as `name`; returns a description of every mismatch.
+fn check(path: &Path, name: &str, bless: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let (expected, header_lines) = read_header(&text)?;
+    let (module, file, diags) = diagnose(name, &text)?;
     let found = actual(&module, file, &diags);
     let rendered = relay_compiler::diagnostics::render(&diags, &module.sources, false);
     if bless {
@@ -89,19 +75,9 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     if expected.is_empty() {
         problems.push("no `// error:` header: an error test must expect at least one diagnostic".to_string());
     }
-    let mut unmatched: Vec<&Expected> = found.iter().collect();
-    for e in &expected {
-        let hit = unmatched
-            .iter()
-            .position(|a| a.line == e.line && a.col == e.col && a.message.contains(&e.message));
-        match hit {
-            Some(i) => {
-                unmatched.remove(i);
-            }
-            None => problems.push(format!("missing: {}:{}: {}", e.line, e.col, e.message)),
-        }
-    }
-    problems.extend(unmatched.iter().map(|a| format!("unexpected: {}:{}: {}", a.line, a.col, a.message)));
+    let (missing, unexpected) = common::unmatched(&expected, &found);
+    problems.extend(missing.iter().map(|e| format!("missing: {}:{}: {}", e.line, e.col, e.message)));
+    problems.extend(unexpected.iter().map(|a| format!("unexpected: {}:{}: {}", a.line, a.col, a.message)));
     for a in &found {
         let locus = format!("--> {name}:{}:{}", a.line, a.col);
         if !rendered.contains(&locus) {
@@ -111,13 +87,16 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("{name}:\n  {}\nrendered diagnostics:\n{rendered}", problems.join("\n  ")))
+        Err(format!(
+            "diagnostics differ from the header:\n  {}\nrendered diagnostics:\n{rendered}",
+            problems.join("\n  ")
+        ))
     }
 }
 
 /// Replaces the header with the actual diagnostics. Lines below the header move by the change
 /// in header length, so their line numbers are shifted to match.
-fn rewrite_header(path: &Path, text: &str, header_lines: usize, found: &[Expected]) -> Result<(), String> {
+fn rewrite_header(path: &Path, text: &str, header_lines: usize, found: &[Located]) -> Result<(), String> {
     let shift = |line: usize| (line + found.len()).saturating_sub(header_lines);
     let mut out: String =
         found.iter().map(|a| format!("{HEADER}{}:{}: {}\n", shift(a.line), a.col, a.message)).collect();
@@ -130,30 +109,15 @@ fn rewrite_header(path: &Path, text: &str, header_lines: usize, found: &[Expecte
 
 #[test]
 fn golden_error_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bless = std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(DIR))
-        .expect("tests/relay/errors exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "relay"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no error tests found");
-    let failures: Vec<String> = paths.iter().filter_map(|p| check(p, bless).err()).collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} files failed:\n\n{}",
-        failures.len(),
-        paths.len(),
-        failures.join("\n\n")
-    );
+    let bless = common::bless();
+    common::check_files("errors", 1, |path, name| check(path, name, bless));
 }
 
 #[test]
 fn header_parsing() {
     let (e, n) = read_header("// error: 3:7: unknown global `@f`\n// error: 4:1: x: y\n// other\n").unwrap();
     assert_eq!(n, 2);
-    assert_eq!(e[0], Expected { line: 3, col: 7, message: "unknown global `@f`".into() });
+    assert_eq!(e[0], Located { line: 3, col: 7, message: "unknown global `@f`".into() });
     assert_eq!(e[1].message, "x: y");
     assert!(read_header("// error: 3: nope\n").is_err());
 }

@@ -6,7 +6,9 @@ use relay_compiler::ir::{structurally_equal, FileId, Module};
 use relay_compiler::syntax::parse_source;
 use relay_compiler::syntax::printer::print_module;
 use relay_stdlib::PRELUDE;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 /// The functions TVM's `prelude.rly` defines; ours must define the same.
 const PRELUDE_FUNCTIONS: [&str; 24] = [
@@ -98,54 +100,19 @@ fn check_round_trip(
     Ok(())
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/parse")
-}
-
-/// The golden files, sorted by name.
-fn golden_files() -> Vec<PathBuf> {
-    let dir = golden_dir();
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .map(|entry| entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())).path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "relay"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// The whole check for one golden file.
-fn check_golden(path: &Path) -> Result<(), String> {
+/// The whole check for one golden file, parsed as `name`.
+fn check_golden(path: &Path, name: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     if !text.starts_with("// ") {
         return Err("the first line must be a `//` comment saying what the file covers".to_string());
     }
-    let name = format!(
-        "tests/relay/parse/{}",
-        path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into())
-    );
-    let (module, file) = parse_with_prelude(&name, &text).map_err(|e| format!("does not parse:\n{e}"))?;
+    let (module, file) = parse_with_prelude(name, &text).map_err(|e| format!("does not parse:\n{e}"))?;
     check_round_trip(&module, Some(file), |printed| parse_with_prelude(&format!("{name} (printed)"), printed))
 }
 
 #[test]
 fn golden_parse_files_round_trip() {
-    let files = golden_files();
-    assert!(files.len() >= 60, "expected at least 60 golden parse files, found {}", files.len());
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|path| {
-            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            check_golden(path).err().map(|reason| format!("--- {name}: {reason}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} golden parse files failed:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
+    common::check_files("parse", 60, check_golden);
 }
 
 #[test]

@@ -19,7 +19,9 @@
 
 use relay::vm::VmConfig;
 use relay::Program;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 const RUN: &str = "// run: ";
 const TRAP: &str = "// trap: ";
@@ -241,38 +243,22 @@ fn check_calls(
     }
 }
 
-fn run_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/run");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "relay"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 #[test]
 fn run_goldens() {
-    let bless = std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1");
-    let files = run_files();
-    let mut failures = vec![];
-    if files.len() < 60 {
-        failures.push(format!("expected at least 60 run goldens, found {}", files.len()));
-    }
-    for path in &files {
-        let (problems, blessed) = check_file(path, bless);
+    let bless = common::bless();
+    common::check_files("run", 60, |path, _| {
+        let (mut problems, blessed) = check_file(path, bless);
         if let Some(new_text) = blessed {
             if let Err(e) = std::fs::write(path, new_text) {
-                failures.push(format!("{}: cannot bless: {e}", path.display()));
+                problems.push(format!("cannot bless: {e}"));
             }
         }
-        failures.extend(problems.into_iter().map(|p| format!("{}: {p}", path.display())));
-    }
-    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n"));
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    });
 }
 
 #[test]

@@ -13,11 +13,14 @@
 //! globals already listed, or of all the file's globals when none is; the full message of
 //! each error), keeping the description. Check what it writes before committing it.
 
+use common::Located;
 use relay::compiler::diagnostics::{Diagnostic, Severity};
 use relay::compiler::ir::{FileId, Module};
 use relay::compiler::syntax::printer::print_type;
 use relay::compiler::ty::{infer_types, TypeMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod common;
 
 const TYPE: &str = "// type: ";
 const ERROR: &str = "// error: ";
@@ -27,8 +30,8 @@ const ERROR: &str = "// error: ";
 struct Directives {
     /// `(global name without @, expected printed type)`.
     types: Vec<(String, String)>,
-    /// `(line, column, message substring)`.
-    errors: Vec<(usize, usize, String)>,
+    /// Expected errors; each message is a substring of the reported one.
+    errors: Vec<Located>,
     /// Header lines that are not directives, in order.
     description: Vec<String>,
 }
@@ -43,13 +46,9 @@ fn parse_directives(text: &str) -> Result<Directives, String> {
                 .ok_or_else(|| format!("malformed directive `{line}`: expected `{TYPE}@name: type`"))?;
             d.types.push((name.to_string(), ty.trim().to_string()));
         } else if let Some(rest) = line.strip_prefix(ERROR) {
-            let mut parts = rest.splitn(3, ':');
-            let (Some(l), Some(c), Some(msg)) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(format!("malformed directive `{line}`: expected `{ERROR}LINE:COL: text`"));
-            };
-            let num =
-                |s: &str| s.trim().parse::<usize>().map_err(|_| format!("malformed position in `{line}`"));
-            d.errors.push((num(l)?, num(c)?, msg.trim().to_string()));
+            let error = Located::parse(rest)
+                .ok_or_else(|| format!("malformed directive `{line}`: expected `{ERROR}LINE:COL: text`"))?;
+            d.errors.push(error);
         } else {
             d.description.push(line.to_string());
         }
@@ -60,14 +59,8 @@ fn parse_directives(text: &str) -> Result<Directives, String> {
     Ok(d)
 }
 
-/// An error as the directives see it: position in the user's file and first message line.
-struct Found {
-    line: usize,
-    col: usize,
-    message: String,
-}
-
-fn found_errors(module: &Module, file: FileId, diags: &[Diagnostic]) -> Result<Vec<Found>, String> {
+/// The errors as the directives see them: positions in the user's file.
+fn found_errors(module: &Module, file: FileId, diags: &[Diagnostic]) -> Result<Vec<Located>, String> {
     let mut out = vec![];
     for d in diags.iter().filter(|d| d.severity == Severity::Error) {
         if d.span.file != file {
@@ -78,7 +71,7 @@ fn found_errors(module: &Module, file: FileId, diags: &[Diagnostic]) -> Result<V
             ));
         }
         let (line, col) = module.sources.line_col(file, d.span.lo);
-        out.push(Found { line, col, message: d.message.clone() });
+        out.push(Located { line, col, message: d.message.clone() });
     }
     Ok(out)
 }
@@ -113,7 +106,7 @@ fn global_types(
 /// rendered, for a file expected to type-check).
 enum Outcome {
     Typed(Vec<(String, Option<String>)>),
-    Failed { found: Vec<Found>, rendered: String },
+    Failed { found: Vec<Located>, rendered: String },
 }
 
 fn run(name: &str, text: &str, d: &Directives) -> Result<Outcome, String> {
@@ -154,20 +147,14 @@ fn compare(d: &Directives, outcome: &Outcome) -> Result<(), String> {
             if !d.types.is_empty() {
                 problems.push("`// type:` directives need a file that type-checks".to_string());
             }
-            let mut unmatched: Vec<&Found> = found.iter().collect();
-            for (line, col, text) in &d.errors {
-                match unmatched
-                    .iter()
-                    .position(|f| f.line == *line && f.col == *col && f.message.contains(text.as_str()))
-                {
-                    Some(i) => {
-                        unmatched.remove(i);
-                    }
-                    None => problems
-                        .push(format!("expected error at {line}:{col} containing `{text}`: not reported")),
-                }
+            let (missing, unexpected) = common::unmatched(&d.errors, found);
+            for e in missing {
+                problems.push(format!(
+                    "expected error at {}:{} containing `{}`: not reported",
+                    e.line, e.col, e.message
+                ));
             }
-            for f in unmatched {
+            for f in unexpected {
                 problems.push(format!("unexpected error at {}:{}: {}", f.line, f.col, f.message));
             }
         }
@@ -204,29 +191,10 @@ fn blessed(text: &str, d: &Directives, outcome: &Outcome) -> String {
     out
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/typecheck")
-}
-
-fn golden_files() -> Vec<PathBuf> {
-    let dir = golden_dir();
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .map(|entry| entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())).path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "relay"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn check_golden(path: &Path, bless: bool) -> Result<(), String> {
+fn check_golden(path: &Path, name: &str, bless: bool) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let name = format!(
-        "tests/relay/typecheck/{}",
-        path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into())
-    );
     let d = parse_directives(&text)?;
-    let outcome = run(&name, &text, &d)?;
+    let outcome = run(name, &text, &d)?;
     if bless {
         let new = blessed(&text, &d, &outcome);
         if new != text {
@@ -239,21 +207,6 @@ fn check_golden(path: &Path, bless: bool) -> Result<(), String> {
 
 #[test]
 fn golden_typecheck_files() {
-    let bless = std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1");
-    let files = golden_files();
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|path| {
-            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            check_golden(path, bless).err().map(|reason| format!("--- {name}:\n{reason}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} golden typecheck files failed:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
-    assert!(files.len() >= 50, "expected at least 50 golden typecheck files, found {}", files.len());
+    let bless = common::bless();
+    common::check_files("typecheck", 50, |path, name| check_golden(path, name, bless));
 }

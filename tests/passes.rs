@@ -11,7 +11,8 @@ use relay_compiler::ir::{ExprId, ExprKind, Function, Module};
 use relay_compiler::pass::{lower_for_vm, LowerOptions, CLOSURE, PRIMITIVE};
 use relay_compiler::syntax::printer::print_module;
 use relay_compiler::ty::TypeMap;
-use std::path::{Path, PathBuf};
+
+mod common;
 
 /// Parses and type-checks `text` with the prelude, then lowers it; panics with the rendered
 /// diagnostics on failure.
@@ -30,18 +31,6 @@ fn lower(name: &str, text: &str) -> (Module, TypeMap) {
 
 fn flag(m: &Module, f: &Function, key: &str) -> bool {
     matches!(m.attr(&f.attrs, key), Some(relay_compiler::ir::AttrValue::Int(1)))
-}
-
-fn is_atom(kind: &ExprKind) -> bool {
-    matches!(
-        kind,
-        ExprKind::Var(_)
-            | ExprKind::Global(_)
-            | ExprKind::Constructor(_)
-            | ExprKind::Op(_)
-            | ExprKind::Literal(_)
-            | ExprKind::Constant(_)
-    )
 }
 
 /// Checks what the emitter relies on, for every global function:
@@ -95,7 +84,7 @@ fn check_operand(m: &Module, e: ExprId) -> Result<(), String> {
             Err(format!("constructor {} used as a value", m.name(*c)))
         }
         ExprKind::Op(o) => Err(format!("operator {} used as a value", m.name(*o))),
-        k if is_atom(k) => Ok(()),
+        k if k.is_atom() => Ok(()),
         k => Err(format!("not an atom: {k:?}")),
     }
 }
@@ -103,13 +92,13 @@ fn check_operand(m: &Module, e: ExprId) -> Result<(), String> {
 fn check_value(m: &Module, e: ExprId) -> Result<(), String> {
     let atoms = |es: &[ExprId]| es.iter().try_for_each(|&a| check_operand(m, a));
     match &m.expr(e).kind {
-        k if is_atom(k) => check_operand(m, e),
+        k if k.is_atom() => check_operand(m, e),
         ExprKind::Call { callee, args, .. } => {
             match &m.expr(*callee).kind {
                 ExprKind::Op(o) => {
                     return Err(format!("operator {} called outside a primitive function", m.name(*o)))
                 }
-                k if !is_atom(k) => return Err(format!("callee is not an atom: {k:?}")),
+                k if !k.is_atom() => return Err(format!("callee is not an atom: {k:?}")),
                 _ => {}
             }
             atoms(args)
@@ -148,7 +137,7 @@ fn check_kernel(m: &Module, f: &Function) -> Result<(), String> {
             ExprKind::Let { value, body, .. } => stack.extend([*value, *body]),
             ExprKind::Tuple(fields) => stack.extend(fields),
             ExprKind::Proj { tuple, .. } => stack.push(*tuple),
-            k if is_atom(k) => {}
+            k if k.is_atom() => {}
             k => {
                 return Err(format!(
                     "a primitive function's body computes something other than operators: {k:?}"
@@ -172,23 +161,11 @@ fn check_fixpoint(lowered: &Module) -> Result<(), String> {
     Ok(())
 }
 
-/// The `.relay` files of `tests/relay/<dir>`, sorted.
-fn relay_files(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay").join(dir);
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "relay"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Lowers every file of `dir` that type-checks; returns how many did.
 fn lower_all(dir: &str) -> usize {
     let mut lowered = 0;
     let mut failures = vec![];
-    for path in relay_files(dir) {
+    for path in common::relay_files(dir) {
         let name = path.display().to_string();
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let Ok(checked) = relay::check(&name, &text) else { continue };

@@ -395,6 +395,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--warmup", type=int, default=1, help="untimed passes over the inputs (default 1)")
     ap.add_argument("--reps", type=int, default=3, help="timed passes over the inputs (default 3)")
+    ap.add_argument("--min-runs", type=int, default=1000, help="timed calls per input set, at least")
     ap.add_argument("--sentences", type=int, default=None, help="only the first N SST test sentences")
     ap.add_argument("--long", type=int, default=100, help="length of the longer RNN sequences (default 100)")
     ap.add_argument("--long-count", type=int, default=8, help="how many longer sequences (default 8)")
@@ -413,16 +414,18 @@ def main():
             for variant, run, inputs in variants:
                 if check is not None and not check([run(x) for x in inputs]):
                     sys.exit(f"error: {model}, PyTorch {variant}: outputs differ from the stored reference")
-            print(f"timing {model}, {note} ...", file=sys.stderr)
-            r = relay.bench(relay_file, params, input_file, args.warmup, args.reps)
-            seconds = {v: time_per_input(run, inputs, args.warmup, args.reps) for v, run, inputs in variants}
+            reps = max(args.reps, -(-args.min_runs // len(variants[0][2])))
+            print(f"timing {model}, {note}: {reps} passes ...", file=sys.stderr)
+            r = relay.bench(relay_file, params, input_file, args.warmup, reps)
+            seconds = {v: time_per_input(run, inputs, args.warmup, reps) for v, run, inputs in variants}
             rows.append((model, note, r, seconds.pop("eager"), seconds.pop("TorchScript")))
             other_rows += [(model, note, variant, s, r) for variant, s in seconds.items()]
 
     ms = lambda s: f"{1e3 * s:.3f}"
     ratio = lambda a, b: f"{a / b:.2f}"
     opt = f", relay-vm --opt-level {args.opt_level}" if args.opt_level is not None else ""
-    print(f"Mean latency per input in ms, one thread, warm-up {args.warmup}, reps {args.reps}{opt}.")
+    print(f"Mean latency per input in ms, one thread{opt}; {args.warmup} warm-up pass(es), then")
+    print(f"max({args.reps}, {args.min_runs} / inputs) timed passes over each input set.")
     print("Ratios are PyTorch time / relay-vm time: above 1, relay-vm is faster.\n")
     print("| model | inputs | relay-vm | PyTorch eager | TorchScript | eager / relay-vm ", end="")
     print("| TorchScript / relay-vm |")

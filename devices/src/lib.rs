@@ -4,6 +4,7 @@
 //! kernel generators all agree on [`DType`] and [`Tensor`] through it.
 
 mod dtype;
+pub mod opencl;
 mod storage;
 mod tensor;
 mod view;

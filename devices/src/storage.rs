@@ -248,6 +248,12 @@ impl Storage {
         each_storage!(self, v => v.get(i).map(|x| x.to_scalar()))
     }
 
+    /// Sets every element to zero (`false`), keeping the buffer: a recycled buffer starts as
+    /// a fresh one would.
+    pub fn fill_zero(&mut self) {
+        each_storage!(self, v => v.fill(Default::default()))
+    }
+
     /// Address of the first element, for JIT and OpenCL code that reads the buffer as
     /// contiguous row-major bytes (`bool` is one byte, 0 or 1).
     pub fn as_ptr(&self) -> *const u8 {

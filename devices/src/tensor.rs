@@ -183,6 +183,24 @@ impl Tensor {
         Tensor::from_storage(shape, self.storage)
     }
 
+    /// Turns the tensor, in place, into zeros of `shape` (same element count), reusing both
+    /// its buffer and its shape vector, so that a VM can recycle a dead tensor's memory for a
+    /// new one without calling the allocator.
+    ///
+    /// # Errors
+    /// [`TensorError::ElementCount`] when `shape` has a different element count; the tensor is
+    /// then unchanged.
+    pub fn reset_zeroed(&mut self, shape: &[usize]) -> Result<(), TensorError> {
+        let expected = shape_size(shape).ok_or_else(|| TensorError::TooLarge(shape.to_vec()))?;
+        if expected != self.len() {
+            return Err(TensorError::ElementCount { shape: shape.to_vec(), expected, actual: self.len() });
+        }
+        self.shape.clear();
+        self.shape.extend_from_slice(shape);
+        self.storage.fill_zero();
+        Ok(())
+    }
+
     /// A contiguous view of the elements, if the dtype is `T`'s.
     pub fn view<T: Element>(&self) -> Result<TensorView<'_, T>, TensorError> {
         let layout = Layout::contiguous(&self.shape);
@@ -235,6 +253,17 @@ mod tests {
         let e = Tensor::zeros(DType::BOOL, vec![3, 0]).unwrap();
         assert!(e.is_empty());
         assert_eq!(e.reshaped(vec![0]).unwrap().shape(), &[0]);
+    }
+
+    #[test]
+    fn reset_zeroed_reuses_the_buffer() {
+        let mut t = Tensor::from_vec(vec![2, 3], vec![1i32; 6]).unwrap();
+        let p = t.as_ptr();
+        t.reset_zeroed(&[3, 2]).unwrap();
+        assert_eq!((t.shape(), t.as_ptr()), (&[3, 2][..], p));
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[0; 6]);
+        assert!(matches!(t.reset_zeroed(&[7]), Err(TensorError::ElementCount { expected: 7, .. })));
+        assert_eq!(t.shape(), &[3, 2]);
     }
 
     #[test]

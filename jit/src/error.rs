@@ -25,6 +25,9 @@ pub enum JitError {
     /// Cranelift rejected the generated function or could not link it.
     #[error("code generation failed: {0}")]
     Codegen(String),
+    /// The OpenCL device failed (no runtime, a build error with its log, an API error).
+    #[error(transparent)]
+    OpenCl(#[from] relay_devices::opencl::OpenClError),
     /// An inconsistency in the backend itself (a bug): the kernel verified but could not be
     /// lowered.
     #[error("internal JIT error: {0}")]

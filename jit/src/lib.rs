@@ -8,7 +8,9 @@
 mod cache;
 pub mod cranelift;
 mod error;
+pub mod opencl_c;
 
 pub use cache::{KernelCache, Target};
 pub use cranelift::{CompiledKernel, Jit};
 pub use error::JitError;
+pub use opencl_c::{opencl_source, OpenClKernel};

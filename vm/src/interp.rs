@@ -17,10 +17,11 @@ mod tests;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
 use crate::kernel::Kernel;
+use crate::memory::{Arena, FrameLayout, MemoryStats, Pool};
 use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Value};
-use relay_devices::{DType, Tensor};
+use relay_devices::DType;
 use stack::put;
 use std::sync::{Arc, Mutex};
 
@@ -41,11 +42,14 @@ pub struct Trap {
 pub struct VmConfig {
     /// The deepest non-tail call nesting allowed before a trap (tail calls do not count).
     pub max_call_depth: usize,
+    /// Recycle dead tensors' buffers (frame-arena slots and the size-class pool). Off,
+    /// every tensor is a fresh system allocation, as with no memory planning at all.
+    pub reuse_memory: bool,
 }
 
 impl Default for VmConfig {
     fn default() -> Self {
-        VmConfig { max_call_depth: 4_000_000 }
+        VmConfig { max_call_depth: 4_000_000, reuse_memory: true }
     }
 }
 
@@ -57,6 +61,8 @@ struct Frame<'e> {
     func: u32,
     pc: u32,
     base: usize,
+    /// Where the caller's frame-arena slots begin.
+    slot_base: usize,
     /// The caller's register that receives the callee's result.
     ret_dst: u32,
 }
@@ -73,6 +79,14 @@ pub struct Vm<'e> {
     /// panicked through the last run, which then left the stack in an unknown state.
     running: bool,
     config: VmConfig,
+    /// Free tensor buffers and allocation statistics.
+    pool: Pool,
+    /// The frame-arena slots of every active call.
+    arena: Arena,
+    /// Per function: its frame-arena slots.
+    layouts: Vec<FrameLayout>,
+    /// Output tensors of the kernel call in progress (kept to avoid an allocation per call).
+    scratch: packed::Scratch,
 }
 
 impl<'e> Vm<'e> {
@@ -93,7 +107,31 @@ impl<'e> Vm<'e> {
             ));
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        Ok(Vm { exe, kernels, constants, regs: vec![], frames: vec![], running: false, config })
+        let layouts = exe.functions.iter().map(FrameLayout::of).collect();
+        let pool = Pool::new(config.reuse_memory);
+        Ok(Vm {
+            exe,
+            kernels,
+            constants,
+            regs: vec![],
+            frames: vec![],
+            running: false,
+            config,
+            pool,
+            arena: Arena::default(),
+            layouts,
+            scratch: packed::Scratch::default(),
+        })
+    }
+
+    /// Tensor allocation statistics since the VM was made or [`Vm::reset_memory_stats`].
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.pool.stats
+    }
+
+    /// Zeroes the allocation statistics (the pool keeps its buffers).
+    pub fn reset_memory_stats(&mut self) {
+        self.pool.stats = MemoryStats::default();
     }
 
     /// Runs the function named `name` with `args`.
@@ -110,6 +148,7 @@ impl<'e> Vm<'e> {
         if self.running {
             self.regs.clear();
             self.frames.clear();
+            self.arena.clear();
         }
         let top = (f.num_regs as usize).max(args.len());
         if self.regs.len() < top {
@@ -125,6 +164,7 @@ impl<'e> Vm<'e> {
             // leaves the stack empty.
             self.regs.clear();
             self.frames.clear();
+            self.arena.clear();
         }
         self.running = false;
         result
@@ -132,11 +172,14 @@ impl<'e> Vm<'e> {
 
     fn run(&mut self, entry: u32, mut top: usize) -> Result<Value, Trap> {
         let exe = self.exe;
-        let Vm { regs, frames, constants, kernels, config, .. } = self;
+        let Vm { regs, frames, constants, kernels, config, pool, arena, layouts, scratch, .. } = self;
         let mut func = entry;
         let mut code: &[Instr] = &exe.functions[entry as usize].code;
         let mut pc: usize = 0;
         let mut base: usize = 0;
+        let mut slot_base: usize = 0;
+        let mut slot_top: usize = layouts.get(entry as usize).map_or(0, |l| l.num_slots as usize);
+        arena.reserve(slot_top);
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
         let mut window: &mut [Option<Value>] = &mut regs[..top];
@@ -239,7 +282,10 @@ impl<'e> Vm<'e> {
                 if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args) {
                     trap!("{}", e.message());
                 }
-                frames.push(Frame { code, func, pc: pc as u32, base, ret_dst: $ret_dst });
+                frames.push(Frame { code, func, pc: pc as u32, base, slot_base, ret_dst: $ret_dst });
+                slot_base = slot_top;
+                slot_top += layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
+                arena.reserve(slot_top);
                 func = callee;
                 pc = 0;
                 base = top;
@@ -252,9 +298,14 @@ impl<'e> Vm<'e> {
         macro_rules! replace {
             ($callee:expr, $f:expr, $captured:expr, $args:expr) => {{
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
-                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args) {
+                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args, pool) {
                     Ok(t) => top = t,
                     Err(e) => trap!("{}", e.message()),
+                }
+                if callee != func {
+                    arena.release(slot_base, slot_top, pool);
+                    slot_top = slot_base + layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
+                    arena.reserve(slot_top);
                 }
                 func = callee;
                 pc = 0;
@@ -266,8 +317,11 @@ impl<'e> Vm<'e> {
         macro_rules! ret {
             ($v:expr) => {{
                 let v = $v;
-                stack::leave(regs, base, top);
+                stack::leave(regs, base, top, pool);
+                arena.release(slot_base, slot_top, pool);
                 let Some(caller) = frames.pop() else { return Ok(v) };
+                slot_top = slot_base;
+                slot_base = caller.slot_base;
                 func = caller.func;
                 pc = caller.pc as usize;
                 top = base;
@@ -325,7 +379,7 @@ impl<'e> Vm<'e> {
                                 _ => trap!("{}", read_error(window, a)),
                             }
                         }
-                        stack::clear_from(window, args.len());
+                        stack::clear_from(window, args.len(), pool);
                         pc = 0;
                     } else {
                         replace!(callee.0, function!(callee.0), &[], args);
@@ -347,16 +401,37 @@ impl<'e> Vm<'e> {
                     }
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
-                    if let Err(m) = packed::invoke_packed(exe, kernels, kernel.0, window, inputs, outputs) {
+                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs };
+                    if let Err(m) = call.run(window, pool, scratch) {
                         trap!("{m}");
                     }
                 }
-                Instr::AllocTensor { dst, dtype, shape } => {
-                    let dims: Option<Vec<usize>> = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
-                    let Some(dims) = dims else { trap!("negative dimension in {shape:?}") };
-                    match Tensor::zeros(*dtype, dims) {
-                        Ok(t) => set!(dst, Value::Tensor(Arc::new(t))),
+                Instr::AllocTensor { dst, dtype, shape } => match pool.alloc(*dtype, shape) {
+                    Ok(t) => set!(dst, Value::Tensor(t)),
+                    Err(e) => trap!("{e}"),
+                },
+                Instr::AllocFrame { dst, slot, dtype, shape } => {
+                    if slot_base + slot.0 as usize >= slot_top {
+                        trap!("frame-arena slot {} outside the frame", slot.0);
+                    }
+                    match arena.alloc(slot_base + slot.0 as usize, *dtype, shape, pool) {
+                        Ok(t) => set!(dst, Value::Tensor(t)),
                         Err(e) => trap!("{e}"),
+                    }
+                }
+                Instr::Kill { regs: dead } => {
+                    let layout = layouts.get(func as usize);
+                    for r in dead.iter() {
+                        match slot!(r).take() {
+                            Some(Value::Tensor(t)) => match layout.and_then(|l| l.slot_of(r.0)) {
+                                Some(k) if slot_base + (k as usize) < slot_top => {
+                                    arena.give_back(slot_base + k as usize, t, pool)
+                                }
+                                _ => pool.recycle(t),
+                            },
+                            Some(v) => pool.recycle_value(v),
+                            None => {}
+                        }
                     }
                 }
                 Instr::AllocADT { dst, tag, fields } => {

@@ -178,6 +178,13 @@ instructions! {
     0x1c RetBin { op: BinOp, lhs: Reg, rhs: Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
     0x1d RetBinImm { op: BinOp, lhs: Reg, imm: ScalarValue }
+    /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` from slot `slot` of
+    /// the frame arena: the buffer the slot's previous occupant used when that one is dead
+    /// (the memory plan put tensors with disjoint live intervals in one slot).
+    0x1e AllocFrame { dst: Reg, slot: Imm, dtype: DType, shape: Box<[i64]> }
+    /// Empties `regs`, whose values are dead: tensors go back to their frame slot or the
+    /// VM's pool for reuse (the memory plan's kills at last use).
+    0x1f Kill { regs: Box<[Reg]> }
 }
 
 /// How the generic instruction walkers ([`Instr::targets_mut`], [`Instr::uses`]) see each
@@ -234,6 +241,7 @@ impl Instr {
             | Instr::Invoke { dst, .. }
             | Instr::InvokeClosure { dst, .. }
             | Instr::AllocTensor { dst, .. }
+            | Instr::AllocFrame { dst, .. }
             | Instr::AllocADT { dst, .. }
             | Instr::AllocClosure { dst, .. }
             | Instr::GetField { dst, .. }
@@ -313,6 +321,6 @@ mod tests {
     fn bad_opcodes_are_errors() {
         assert!(Instr::decode(&mut ByteReader::new(&[0xff])).is_err());
         assert!(Instr::decode(&mut ByteReader::new(&[0x03, 1])).is_err());
-        assert_eq!(INSTRUCTION_DOCS.len(), 29);
+        assert_eq!(INSTRUCTION_DOCS.len(), 31);
     }
 }

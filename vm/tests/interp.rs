@@ -99,7 +99,7 @@ fn deep_non_tail_recursion_uses_no_host_stack() {
 fn recursion_limit_is_a_trap() {
     let e = exe(vec![count_loop(), depth()]);
     let kernels: KernelTable = vec![];
-    let mut vm = Vm::new(&e, &kernels, VmConfig { max_call_depth: 1000 }).unwrap();
+    let mut vm = Vm::new(&e, &kernels, VmConfig { max_call_depth: 1000, ..VmConfig::default() }).unwrap();
     let t = vm.invoke("depth", vec![Value::Scalar(i32_imm(5000))]).unwrap_err();
     assert_eq!(t.function, "depth");
     assert!(t.message.contains("recursion deeper than 1000"), "{t}");

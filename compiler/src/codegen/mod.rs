@@ -10,6 +10,7 @@
 mod emit;
 mod fused;
 mod matching;
+pub mod memory;
 mod peephole;
 mod primitive;
 mod types;
@@ -44,6 +45,21 @@ pub fn compile_with(
     types: &TypeMap,
     kir_ops: Option<&OpRegistry>,
 ) -> Result<Executable, CompileError> {
+    compile_planned(m, types, kir_ops, true)
+}
+
+/// [`compile_with`], with the memory plan ([`memory`]: frame arenas and kills at last use)
+/// applied when `memory_plan` is set; without it every tensor comes from the VM's pool and
+/// dies when its register is overwritten or its frame returns.
+///
+/// # Errors
+/// As [`compile_with`].
+pub fn compile_planned(
+    m: &Module,
+    types: &TypeMap,
+    kir_ops: Option<&OpRegistry>,
+    memory_plan: bool,
+) -> Result<Executable, CompileError> {
     let mut cx = ModuleCx::new(m, types)?;
     cx.kir_ops = kir_ops;
     let mut functions = Vec::with_capacity(m.functions.len());
@@ -57,13 +73,17 @@ pub fn compile_with(
     if !diags.is_empty() {
         return Err(CompileError::new(diags));
     }
-    Ok(Executable {
+    let mut exe = Executable {
         functions,
         constants: cx.constants,
         kernels: cx.kernels,
         strings: cx.strings,
         adts: types::adt_infos(m),
-    })
+    };
+    if memory_plan {
+        memory::plan_executable(&mut exe);
+    }
+    Ok(exe)
 }
 
 /// Module-wide tables shared by the function emitters.

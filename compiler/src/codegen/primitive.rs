@@ -83,8 +83,11 @@ pub(crate) fn call_primitive(
         _ => vec![out_type],
     };
     let mut outputs = Vec::with_capacity(out_types.len());
+    // A single output is written straight into the destination: a `Move` would copy the
+    // reference and make the tensor look escaping to the memory plan.
+    let single_output = !matches!(m.types.kind(out_type), TypeKind::Tuple(_));
     for &t in &out_types {
-        let r = em.fresh();
+        let r = if single_output { em.reg_for(dest) } else { em.fresh() };
         if let TypeKind::Tensor { shape, dtype } = m.types.kind(t) {
             let dims: Option<Vec<i64>> = shape
                 .iter()

@@ -54,6 +54,22 @@ pub enum ExprKind {
     RefWrite { cell: ExprId, value: ExprId },
 }
 
+impl ExprKind {
+    /// Whether the node is an atom of A-normal form: it names a value without computing
+    /// anything (a variable, global, constructor, operator, literal or constant).
+    pub fn is_atom(&self) -> bool {
+        matches!(
+            self,
+            ExprKind::Var(_)
+                | ExprKind::Global(_)
+                | ExprKind::Constructor(_)
+                | ExprKind::Op(_)
+                | ExprKind::Literal(_)
+                | ExprKind::Constant(_)
+        )
+    }
+}
+
 /// One arm of a `match`.
 #[derive(Clone, Debug)]
 pub struct MatchArm {

@@ -10,7 +10,7 @@ use super::builder::{is_primitive, let_chain, var_ref, Types};
 use super::closure_literal;
 use super::rewrite::rebuild;
 use super::scope::{ScopeId, Scopes, ROOT};
-use super::walk::{children, is_atom, Slot};
+use super::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
@@ -88,7 +88,7 @@ impl<'t> Anf<'t> {
 
     /// The atom for `e`, binding `e` (and what it needs) first if it is not atomic.
     fn atom(&mut self, m: &mut Module, e: ExprId) -> Result<ExprId, CompileError> {
-        if is_atom(&m.expr(e).kind) {
+        if m.expr(e).kind.is_atom() {
             return Ok(e);
         }
         if let Some(&a) = self.atoms.get(&e) {
@@ -168,7 +168,7 @@ impl<'t> Anf<'t> {
         scope: ScopeId,
     ) -> Result<ExprId, CompileError> {
         let kind = &m.expr(value).kind;
-        let here = !is_atom(kind)
+        let here = !kind.is_atom()
             && !matches!(kind, ExprKind::Let { .. })
             && !self.atoms.contains_key(&value)
             && self.scopes.of(value) == Some(scope);

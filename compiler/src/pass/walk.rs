@@ -94,19 +94,6 @@ pub(crate) fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
     }
 }
 
-/// Whether a node is an atom of A-normal form: it names a value without computing anything.
-pub(crate) fn is_atom(kind: &ExprKind) -> bool {
-    matches!(
-        kind,
-        ExprKind::Var(_)
-            | ExprKind::Global(_)
-            | ExprKind::Constructor(_)
-            | ExprKind::Op(_)
-            | ExprKind::Literal(_)
-            | ExprKind::Constant(_)
-    )
-}
-
 /// Every node reachable from `root` through children whose slot `follow` accepts, each once,
 /// in depth-first pre-order with children in evaluation order (so the first occurrence of
 /// anything comes first). Iterative: deep `let` chains and long lists are fine.

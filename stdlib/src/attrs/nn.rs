@@ -76,43 +76,41 @@ op_attrs! {
     }
 }
 
-op_attrs! {
-    /// `nn.max_pool2d` (TVM `MaxPool2DAttrs`). `NCHW` only.
-    pub struct MaxPool2dAttrs {
-        /// `[kh, kw]` (required; one value applies to both).
-        pool_size: Vec<i64> = required,
-        /// `[stride_h, stride_w]`.
-        strides: Vec<i64> = (vec![1, 1]),
-        /// `[dilation_h, dilation_w]`.
-        dilation: Vec<i64> = (vec![1, 1]),
-        /// 1, 2 or 4 values as for `nn.conv2d`; padded positions never win.
-        padding: Vec<i64> = (vec![0, 0]),
-        /// Data layout; `NCHW` only.
-        layout: String = ("NCHW".to_string()),
-        /// Output layout; `""` or `NCHW`.
-        out_layout: String = (String::new()),
-        /// Round the output size up: a last, partial window is kept.
-        ceil_mode: bool = false,
-    }
+/// Declares a 2-d pooling attribute struct: the window fields that TVM's `MaxPool2DAttrs` and
+/// `AvgPool2DAttrs` both have, in TVM's order, then the struct's own.
+macro_rules! pool2d_attrs {
+    ($(#[$doc:meta])* pub struct $name:ident { $($own:tt)* }) => {
+        op_attrs! {
+            $(#[$doc])*
+            pub struct $name {
+                /// `[kh, kw]` (required; one value applies to both).
+                pool_size: Vec<i64> = required,
+                /// `[stride_h, stride_w]`.
+                strides: Vec<i64> = (vec![1, 1]),
+                /// `[dilation_h, dilation_w]`.
+                dilation: Vec<i64> = (vec![1, 1]),
+                /// 1, 2 or 4 values as for `nn.conv2d`.
+                padding: Vec<i64> = (vec![0, 0]),
+                /// Data layout; `NCHW` only.
+                layout: String = ("NCHW".to_string()),
+                /// Output layout; `""` or `NCHW`.
+                out_layout: String = (String::new()),
+                /// Round the output size up: a last, partial window is kept.
+                ceil_mode: bool = false,
+                $($own)*
+            }
+        }
+    };
 }
 
-op_attrs! {
+pool2d_attrs! {
+    /// `nn.max_pool2d` (TVM `MaxPool2DAttrs`). `NCHW` only; padded positions never win.
+    pub struct MaxPool2dAttrs {}
+}
+
+pool2d_attrs! {
     /// `nn.avg_pool2d` (TVM `AvgPool2DAttrs`). `NCHW` only.
     pub struct AvgPool2dAttrs {
-        /// `[kh, kw]` (required; one value applies to both).
-        pool_size: Vec<i64> = required,
-        /// `[stride_h, stride_w]`.
-        strides: Vec<i64> = (vec![1, 1]),
-        /// `[dilation_h, dilation_w]`.
-        dilation: Vec<i64> = (vec![1, 1]),
-        /// 1, 2 or 4 values as for `nn.conv2d`.
-        padding: Vec<i64> = (vec![0, 0]),
-        /// Data layout; `NCHW` only.
-        layout: String = ("NCHW".to_string()),
-        /// Output layout; `""` or `NCHW`.
-        out_layout: String = (String::new()),
-        /// Round the output size up: a last, partial window is kept.
-        ceil_mode: bool = false,
         /// Divide by the window size including explicit padding (not the extra `ceil_mode`
         /// border) instead of by the number of real elements.
         count_include_pad: bool = false,

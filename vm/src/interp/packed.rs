@@ -1,64 +1,150 @@
-//! `InvokePacked`: kernel calls in destination-passing style.
+//! `InvokePacked`: kernel calls in destination-passing style, without allocating when the
+//! outputs were preallocated (the kernel writes into the very buffers `AllocTensor` or
+//! `AllocFrame` produced, and the reference-counted boxes around them are kept).
 
 use crate::executable::Executable;
 use crate::kernel::Kernel;
+use crate::memory::Pool;
 use crate::operand::Reg;
+use crate::scalar::ScalarValue;
 use crate::value::Value;
 use relay_devices::Tensor;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
-/// Runs kernel `kernel` on the tensors in `window`'s registers `inputs`, into the tensors
-/// preallocated in `outputs` or, when any is missing, into tensors sized by the kernel's
-/// shape function.
-///
-/// # Errors
-/// A message for a missing kernel, an input that is not a tensor, or a kernel fault.
-pub(super) fn invoke_packed(
-    exe: &Executable,
-    kernels: &[Arc<dyn Kernel>],
-    kernel: u32,
-    window: &mut [Option<Value>],
-    inputs: &[Reg],
-    outputs: &[Reg],
-) -> Result<(), String> {
-    let (Some(k), Some(desc)) = (kernels.get(kernel as usize), exe.kernels.get(kernel as usize)) else {
-        return Err(format!("kernel #{kernel} does not exist"));
-    };
-    let out_of_frame = |r: Reg| format!("register ${} outside the frame", r.0);
-    let mut ins_t: Vec<Arc<Tensor>> = Vec::with_capacity(inputs.len());
-    for &r in inputs {
-        match window.get(r.0 as usize) {
-            Some(Some(Value::Tensor(t))) => ins_t.push(t.clone()),
-            Some(Some(Value::Scalar(s))) => ins_t.push(Arc::new(s.to_tensor()?)),
-            Some(Some(other)) => {
-                return Err(format!("kernel input ${} is a {}, not a tensor", r.0, other.kind()))
+/// Buffers reused from one kernel call to the next.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// The outputs' boxes while their tensors are lent to the kernel.
+    boxes: Vec<Arc<Tensor>>,
+    /// The outputs as the kernel sees them; between calls, empty placeholder tensors.
+    outs: Vec<Tensor>,
+}
+
+/// One `InvokePacked` instruction.
+pub(super) struct Call<'a> {
+    pub exe: &'a Executable,
+    pub kernels: &'a [Arc<dyn Kernel>],
+    pub kernel: u32,
+    pub inputs: &'a [Reg],
+    pub outputs: &'a [Reg],
+}
+
+impl Call<'_> {
+    /// Runs the kernel on the tensors in `window`'s registers `inputs`, into the tensors
+    /// preallocated in `outputs` or, when any is missing, into tensors sized by the kernel's
+    /// shape function (from `pool`).
+    ///
+    /// # Errors
+    /// A message for a missing kernel, an input that is not a tensor, or a kernel fault.
+    pub(super) fn run(
+        &self,
+        window: &mut [Option<Value>],
+        pool: &mut Pool,
+        scratch: &mut Scratch,
+    ) -> Result<(), String> {
+        let result = self.run_into(window, pool, scratch);
+        // On a fault the outputs are dropped, as the trap ends the run.
+        scratch.boxes.clear();
+        result
+    }
+
+    fn run_into(
+        &self,
+        window: &mut [Option<Value>],
+        pool: &mut Pool,
+        scratch: &mut Scratch,
+    ) -> Result<(), String> {
+        let (exe, kernels, kernel) = (self.exe, self.kernels, self.kernel);
+        let (Some(k), Some(desc)) = (kernels.get(kernel as usize), exe.kernels.get(kernel as usize)) else {
+            return Err(format!("kernel #{kernel} does not exist"));
+        };
+        let out_of_frame = |r: Reg| format!("register ${} outside the frame", r.0);
+        let boxes = &mut scratch.boxes;
+        boxes.clear();
+        let mut preallocated = true;
+        for &r in self.outputs {
+            match window.get_mut(r.0 as usize).map(Option::take) {
+                Some(Some(Value::Tensor(t))) if preallocated => {
+                    // Shared (only in hand-written bytecode): the kernel writes a copy.
+                    let t = if Arc::strong_count(&t) == 1 { t } else { Arc::new((*t).clone()) };
+                    boxes.push(t);
+                }
+                Some(Some(v)) => pool.recycle_value(v),
+                Some(None) => preallocated = false,
+                None => return Err(out_of_frame(r)),
             }
-            Some(None) => return Err(format!("read of empty register ${}", r.0)),
-            None => return Err(out_of_frame(r)),
         }
-    }
-    let in_refs: Vec<&Tensor> = ins_t.iter().map(|t| &**t).collect();
-    let mut owned: Vec<Tensor> = Vec::with_capacity(outputs.len());
-    for &r in outputs {
-        match window.get_mut(r.0 as usize).map(Option::take) {
-            Some(Some(Value::Tensor(t))) => owned.push(Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())),
-            Some(_) => break,
-            None => return Err(out_of_frame(r)),
+        // Scalar inputs are unboxed in registers; kernels take them as 0-d tensors.
+        let mut scalars: SmallVec<[(usize, Tensor); 2]> = SmallVec::new();
+        for (i, &r) in self.inputs.iter().enumerate() {
+            match window.get(r.0 as usize) {
+                Some(Some(Value::Tensor(_))) => {}
+                Some(Some(Value::Scalar(s))) => scalars.push((i, s.to_tensor()?)),
+                Some(Some(other)) => {
+                    return Err(format!("kernel input ${} is a {}, not a tensor", r.0, other.kind()))
+                }
+                Some(None) => return Err(format!("read of empty register ${}", r.0)),
+                None => return Err(out_of_frame(r)),
+            }
         }
-    }
-    if owned.len() < outputs.len() {
-        owned.clear();
-        let types = k.output_types(&in_refs).map_err(|e| format!("{}: {e}", desc.op))?;
-        for (dtype, shape) in types {
-            owned.push(Tensor::zeros(dtype, shape).map_err(|e| e.to_string())?);
+        let mut ins: SmallVec<[&Tensor; 8]> = SmallVec::with_capacity(self.inputs.len());
+        let mut next_scalar = scalars.iter();
+        for &r in self.inputs {
+            match window.get(r.0 as usize) {
+                Some(Some(Value::Tensor(t))) => ins.push(t),
+                // Checked above: the rest are the scalars, in order.
+                _ => match next_scalar.next() {
+                    Some((_, t)) => ins.push(t),
+                    None => return Err(format!("read of empty register ${}", r.0)),
+                },
+            }
         }
-    }
-    k.run(&in_refs, &mut owned).map_err(|e| format!("{}: {e}", desc.op))?;
-    drop(in_refs);
-    for (&r, t) in outputs.iter().zip(owned) {
-        if let Some(slot) = window.get_mut(r.0 as usize) {
-            *slot = Some(Value::from_tensor(t));
+        if !preallocated || boxes.len() != self.outputs.len() {
+            boxes.drain(..).for_each(|t| pool.recycle(t));
+            let types = k.output_types(&ins).map_err(|e| format!("{}: {e}", desc.op))?;
+            for (dtype, shape) in types {
+                boxes.push(pool.alloc_dims(dtype, &shape)?);
+            }
         }
+        let outs = &mut scratch.outs;
+        while outs.len() < boxes.len() {
+            outs.push(placeholder());
+        }
+        // Lend each output to the kernel: its tensor trades places with a placeholder.
+        for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
+            match Arc::get_mut(b) {
+                Some(t) => std::mem::swap(t, o),
+                None => return Err("internal: a kernel output is shared".into()),
+            }
+        }
+        let n = boxes.len();
+        let ran = k.run(&ins, &mut outs[..n]).map_err(|e| format!("{}: {e}", desc.op));
+        for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
+            if let Some(t) = Arc::get_mut(b) {
+                std::mem::swap(t, o);
+            }
+        }
+        ran?;
+        drop(ins);
+        for (&r, t) in self.outputs.iter().zip(boxes.drain(..)) {
+            let v = match ScalarValue::from_tensor(&t) {
+                Some(s) => {
+                    pool.recycle(t);
+                    Value::Scalar(s)
+                }
+                None => Value::Tensor(t),
+            };
+            if let Some(slot) = window.get_mut(r.0 as usize) {
+                *slot = Some(v);
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// A tensor that stands in for an output while the kernel holds it (any valid tensor does;
+/// an empty one costs one small allocation, once per VM).
+fn placeholder() -> Tensor {
+    Tensor::scalar(0f32)
 }

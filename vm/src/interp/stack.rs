@@ -3,6 +3,7 @@
 //! `regs[base..top]`; every slot at or above `top` is empty, so entering a call writes its
 //! arguments into empty slots and leaving it clears its window — no allocation, no resizing.
 
+use crate::memory::Pool;
 use crate::operand::Reg;
 use crate::value::Value;
 
@@ -36,13 +37,18 @@ pub(super) fn put(slot: &mut Option<Value>, v: Value) {
     }
 }
 
-/// Empties `slot`, running drop code only for a heap value.
+/// Empties `slot`, running drop code only for a heap value; a dead tensor's buffer goes to
+/// `pool` for reuse.
 #[inline(always)]
-fn clear(slot: &mut Option<Value>) {
+fn clear(slot: &mut Option<Value>, pool: &mut Pool) {
     match slot {
         None => {}
         Some(Value::Scalar(_)) => std::mem::forget(slot.take()),
-        Some(_) => *slot = None,
+        Some(_) => {
+            if let Some(v) = slot.take() {
+                pool.recycle_value(v);
+            }
+        }
     }
 }
 
@@ -97,9 +103,9 @@ pub(super) fn enter(
 
 /// Clears the window `regs[base..top]` of a returning call (the result was taken out).
 #[inline]
-pub(super) fn leave(regs: &mut [Option<Value>], base: usize, top: usize) {
+pub(super) fn leave(regs: &mut [Option<Value>], base: usize, top: usize, pool: &mut Pool) {
     if let Some(window) = regs.get_mut(base..top) {
-        window.iter_mut().for_each(clear);
+        window.iter_mut().for_each(|s| clear(s, pool));
     }
 }
 
@@ -123,6 +129,7 @@ pub(super) fn reuse(
     num_regs: usize,
     captured: &[Value],
     args: &[Reg],
+    pool: &mut Pool,
 ) -> Result<usize, ArgError> {
     let n = captured.len() + args.len();
     let new_top = base + num_regs;
@@ -169,15 +176,15 @@ pub(super) fn reuse(
         }
     }
     // Arguments beyond the callee's registers (only in unverified code) are dropped too.
-    clear_from(window, n.min(num_regs));
+    clear_from(window, n.min(num_regs), pool);
     Ok(new_top)
 }
 
 /// Empties the registers of `window` from `start` on.
 #[inline]
-pub(super) fn clear_from(window: &mut [Option<Value>], start: usize) {
+pub(super) fn clear_from(window: &mut [Option<Value>], start: usize, pool: &mut Pool) {
     if let Some(rest) = window.get_mut(start..) {
-        rest.iter_mut().for_each(clear);
+        rest.iter_mut().for_each(|s| clear(s, pool));
     }
 }
 
@@ -235,11 +242,15 @@ mod tests {
         assert!(enter(&mut stack, 0, 3, 4, None, &regs(&[1, 0])).is_ok());
         assert_eq!(ints(&stack[3..7]), [Some(11), Some(10), None, None]);
         // A tail call from that window to one of 2 registers taking its $1 twice.
-        assert_eq!(reuse(&mut stack, 3, 7, 2, &[], &regs(&[1, 1])).ok(), Some(5));
+        let pool = &mut Pool::default();
+        assert_eq!(reuse(&mut stack, 3, 7, 2, &[], &regs(&[1, 1]), pool).ok(), Some(5));
         assert_eq!(ints(&stack[3..7]), [Some(10), Some(10), None, None]);
-        leave(&mut stack, 3, 5);
+        leave(&mut stack, 3, 5, pool);
         assert!(stack[3..].iter().all(Option::is_none));
         assert!(matches!(enter(&mut stack, 0, 3, 1, None, &regs(&[2])), Err(ArgError::Empty(Reg(2)))));
-        assert!(matches!(reuse(&mut stack, 0, 3, 1, &[], &regs(&[7])), Err(ArgError::OutOfFrame(Reg(7)))));
+        assert!(matches!(
+            reuse(&mut stack, 0, 3, 1, &[], &regs(&[7]), pool),
+            Err(ArgError::OutOfFrame(Reg(7)))
+        ));
     }
 }

@@ -6,6 +6,7 @@ use super::*;
 use crate::executable::{ValueType, VmFunction};
 use crate::operand::{BinOp, FuncIdx, Imm, Target};
 use crate::verify::verify;
+use relay_devices::Tensor;
 use Instr::*;
 
 fn i32v(v: i64) -> Value {

@@ -20,19 +20,6 @@ pub(super) type ScopeKey = (ExprId, u32);
 /// The scope of the function body (or expression) being printed.
 pub(super) const ROOT: ScopeKey = (ExprId(u32::MAX), 0);
 
-/// Nodes that never get a graph binding: printing them again is as short as a `%N`.
-pub(super) fn is_atomic(kind: &ExprKind) -> bool {
-    matches!(
-        kind,
-        ExprKind::Var(_)
-            | ExprKind::Global(_)
-            | ExprKind::Constructor(_)
-            | ExprKind::Op(_)
-            | ExprKind::Literal(_)
-            | ExprKind::Constant(_)
-    )
-}
-
 /// Calls `f` on each child expression of `kind`, in printing order.
 pub(super) fn for_each_child(kind: &ExprKind, mut f: impl FnMut(ExprId)) {
     match kind {
@@ -146,7 +133,7 @@ impl<'m> Analysis<'m> {
     }
 
     fn shared(&self, e: ExprId) -> bool {
-        self.uses.get(&e).is_some_and(|&n| n > 1) && !is_atomic(&self.m.expr(e).kind)
+        self.uses.get(&e).is_some_and(|&n| n > 1) && !self.m.expr(e).kind.is_atom()
     }
 
     fn run(mut self, root: ExprId) -> Layout {
@@ -166,7 +153,7 @@ impl<'m> Analysis<'m> {
                     work.push(Work::Child(e, (sid, stmt)));
                 }
                 Work::Child(e, pos) => {
-                    if is_atomic(&self.m.expr(e).kind) {
+                    if self.m.expr(e).kind.is_atom() {
                         continue;
                     }
                     if !self.shared(e) {

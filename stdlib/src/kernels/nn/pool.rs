@@ -72,6 +72,17 @@ fn pool_plan(inputs: &[&[usize]], a: PoolAttrs) -> Result<Pool, KernelError> {
     Ok(Pool { data: [n, c, h, w], out, window, strides, dilation, pad })
 }
 
+/// The plan of a max or average pooling call, its one input and its one output.
+fn pool_io<'a>(
+    inputs: &[&'a Tensor],
+    a: PoolAttrs,
+    outputs: &'a mut [Tensor],
+) -> Result<(Pool, &'a Tensor, &'a mut Tensor), KernelError> {
+    let [x] = args(inputs)?;
+    let p = pool_plan(&[x.shape()], a)?;
+    Ok((p, x, only_output(outputs)?))
+}
+
 impl Pool {
     /// For output coordinate `o` on axis `axis` (0: height, 1: width): the input coordinates
     /// of the window's real elements, and the window size counted with explicit padding but
@@ -133,9 +144,7 @@ impl Kernel for MaxPool2d {
         outputs: &mut [Tensor],
         _: Checked,
     ) -> Result<(), KernelError> {
-        let [x] = args(inputs)?;
-        let p = pool_plan(&[x.shape()], pool_attrs!(attrs))?;
-        let out = only_output(outputs)?;
+        let (p, x, out) = pool_io(inputs, pool_attrs!(attrs), outputs)?;
         nums!(x.dtype(), T => {
             p.run(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, |w, _| w.fold(T::LOWEST, |m, v| if v > m { v } else { m }));
             Ok(())
@@ -168,9 +177,7 @@ impl Kernel for AvgPool2d {
         outputs: &mut [Tensor],
         _: Checked,
     ) -> Result<(), KernelError> {
-        let [x] = args(inputs)?;
-        let p = pool_plan(&[x.shape()], pool_attrs!(attrs))?;
-        let out = only_output(outputs)?;
+        let (p, x, out) = pool_io(inputs, pool_attrs!(attrs), outputs)?;
         floats!(x.dtype(), T => {
             p.run(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, |w, padded| {
                 let (sum, real) = w.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));

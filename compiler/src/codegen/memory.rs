@@ -1,0 +1,413 @@
+//! Memory planning (ARCHITECTURE.md §3, "Memory"): liveness and escape analysis over each
+//! function's bytecode, frame-arena offsets for the tensors that do not outlive their frame,
+//! and kills at last use.
+//!
+//! The analysis runs on the emitted register code rather than on the ANF it comes from: the
+//! code is ANF with every `let` given a register, `if` and `match` as explicit branches, and
+//! the peephole rewrites already applied, so the live intervals describe exactly the
+//! instructions that run (and the positions `dump --memory` shows).
+//!
+//! - **Liveness**: backward data flow over the control-flow graph (branches of `if` and every
+//!   arm of a `match` decision tree). A tensor's live interval is the hull of the positions
+//!   where its register is live, so tensors with disjoint intervals are never live together.
+//! - **Escape**: a tensor is planned only if its register is written by exactly one
+//!   statically shaped allocation (and the kernels filling it) and read only by kernels
+//!   (`InvokePacked`, which never retain their inputs). Being returned, moved, stored in an
+//!   ADT, tuple, closure or reference, or passed to any call counts as escaping.
+//! - **Offsets**: greedy by size over the interval graph: each tensor, largest first, goes to
+//!   the lowest offset not overlapping a placed tensor whose interval overlaps its own.
+//!   Tensors with the same offset, dtype and length share a run-time slot (a buffer).
+//! - **Kills**: a `Kill` after the last use of every register that may hold a tensor (and at
+//!   the start of a branch on which it is dead), so the buffer returns to its slot or the
+//!   VM's pool at once. Emptying a register that is dead is always safe, which is what makes
+//!   the placement of kills at branch targets simple.
+
+use relay_devices::DType;
+use relay_vm::{Executable, Imm, Instr, Reg, Target, ValueType, VmFunction};
+
+/// Arena offsets are multiples of this many bytes (a cache line).
+const ALIGN: usize = 64;
+
+/// One tensor placed in a frame arena.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedTensor {
+    /// The register holding it.
+    pub reg: Reg,
+    /// Element type.
+    pub dtype: DType,
+    /// Static shape.
+    pub shape: Vec<i64>,
+    /// Bytes it occupies (before alignment).
+    pub bytes: usize,
+    /// Byte offset in the frame arena.
+    pub offset: usize,
+    /// First and last instruction (inclusive) of its live interval, in the planned code.
+    pub live: (usize, usize),
+    /// The run-time slot (buffer) it uses.
+    pub slot: u32,
+}
+
+/// The memory plan of one function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FramePlan {
+    /// The function's name.
+    pub function: String,
+    /// Its arena tensors.
+    pub tensors: Vec<PlannedTensor>,
+    /// Size of its frame arena in bytes.
+    pub arena_bytes: usize,
+    /// Run-time slots of its frame.
+    pub num_slots: u32,
+    /// `Kill` instructions inserted.
+    pub kills: usize,
+}
+
+impl FramePlan {
+    /// Checks the plan's invariant: tensors whose live intervals overlap do not overlap in
+    /// the arena, and tensors sharing a slot have disjoint intervals.
+    ///
+    /// # Errors
+    /// A description of the first violating pair.
+    pub fn check(&self) -> Result<(), String> {
+        for (i, a) in self.tensors.iter().enumerate() {
+            for b in &self.tensors[i + 1..] {
+                let live = a.live.0 <= b.live.1 && b.live.0 <= a.live.1;
+                let bytes = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+                if live && (bytes || a.slot == b.slot) {
+                    return Err(format!(
+                        "`{}`: ${} and ${} are live together and share memory",
+                        self.function, a.reg.0, b.reg.0
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for FramePlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "@{}: arena {} bytes, {} tensor(s) in {} slot(s), {} kill(s)",
+            self.function,
+            self.arena_bytes,
+            self.tensors.len(),
+            self.num_slots,
+            self.kills
+        )?;
+        for t in &self.tensors {
+            writeln!(
+                f,
+                "  ${:<4} {}{:?}  {} bytes at offset {}, live {}..={}, slot {}",
+                t.reg.0, t.dtype, t.shape, t.bytes, t.offset, t.live.0, t.live.1, t.slot
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Plans every function of `exe` in place; returns the plans.
+pub fn plan_executable(exe: &mut Executable) -> Vec<FramePlan> {
+    let rets: Vec<bool> = exe.functions.iter().map(|f| is_tensor(&f.ret_type)).collect();
+    exe.functions.iter_mut().map(|f| plan_function(f, &rets)).collect()
+}
+
+/// The plans `plan_executable` would make, without changing `exe` (for an executable that
+/// is already planned, the same plan again).
+pub fn analyse_executable(exe: &Executable) -> Vec<FramePlan> {
+    plan_executable(&mut exe.clone())
+}
+
+fn is_tensor(t: &ValueType) -> bool {
+    matches!(t, ValueType::Tensor { shape, .. } if !shape.is_empty())
+}
+
+/// Registers as bit sets over a function's registers.
+#[derive(Clone, PartialEq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    fn has(&self, r: u32) -> bool {
+        self.0.get(r as usize / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
+    }
+    fn set(&mut self, r: u32) {
+        if let Some(w) = self.0.get_mut(r as usize / 64) {
+            *w |= 1 << (r % 64);
+        }
+    }
+    fn unset(&mut self, r: u32) {
+        if let Some(w) = self.0.get_mut(r as usize / 64) {
+            *w &= !(1 << (r % 64));
+        }
+    }
+    fn union(&mut self, o: &Bits) {
+        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
+    }
+}
+
+/// Successors of instruction `pc`.
+fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
+    let t = |x: &Target| x.0 as usize;
+    match &code[pc] {
+        Instr::Goto { target } => vec![t(target)],
+        Instr::If { else_target, .. }
+        | Instr::IfCmp { else_target, .. }
+        | Instr::IfCmpImm { else_target, .. } => {
+            vec![pc + 1, t(else_target)]
+        }
+        Instr::SwitchTag { targets, .. } => targets.iter().map(t).collect(),
+        Instr::Ret { .. }
+        | Instr::RetBin { .. }
+        | Instr::RetBinImm { .. }
+        | Instr::TailCall { .. }
+        | Instr::TailCallClosure { .. }
+        | Instr::Fatal { .. } => vec![],
+        _ => vec![pc + 1],
+    }
+    .into_iter()
+    .filter(|&s| s < code.len())
+    .collect()
+}
+
+/// Whether the instruction leaves the frame (its registers are emptied right after).
+fn ends_frame(ins: &Instr) -> bool {
+    matches!(
+        ins,
+        Instr::Ret { .. }
+            | Instr::RetBin { .. }
+            | Instr::RetBinImm { .. }
+            | Instr::TailCall { .. }
+            | Instr::TailCallClosure { .. }
+            | Instr::Fatal { .. }
+    )
+}
+
+/// Registers an instruction reads (a `Kill` reads nothing: it only ends lifetimes).
+fn reads(ins: &Instr) -> Vec<Reg> {
+    match ins {
+        Instr::Kill { .. } => vec![],
+        _ => ins.uses(),
+    }
+}
+
+/// Registers live on entry to each instruction.
+fn liveness(code: &[Instr], num_regs: usize) -> Vec<Bits> {
+    let mut live_in = vec![Bits::new(num_regs); code.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..code.len()).rev() {
+            let mut live = Bits::new(num_regs);
+            for s in successors(code, pc) {
+                live.union(&live_in[s]);
+            }
+            for d in code[pc].defs() {
+                live.unset(d.0);
+            }
+            for u in reads(&code[pc]) {
+                live.set(u.0);
+            }
+            if live != live_in[pc] {
+                live_in[pc] = live;
+                changed = true;
+            }
+        }
+    }
+    live_in
+}
+
+/// A statically shaped allocation whose tensor does not escape the frame.
+struct Candidate {
+    reg: Reg,
+    dtype: DType,
+    shape: Vec<i64>,
+    bytes: usize,
+    live: (usize, usize),
+}
+
+fn candidates(code: &[Instr], live_in: &[Bits], num_regs: usize, num_params: usize) -> Vec<Candidate> {
+    // Per register: its allocation (if exactly one), and whether anything disqualifies it.
+    let mut alloc: Vec<Option<usize>> = vec![None; num_regs];
+    let mut bad = vec![false; num_regs];
+    bad.iter_mut().take(num_params).for_each(|b| *b = true);
+    for (pc, ins) in code.iter().enumerate() {
+        match ins {
+            Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => {
+                let r = dst.0 as usize;
+                if alloc.get(r).is_some_and(Option::is_some) {
+                    bad[r] = true;
+                } else if let Some(a) = alloc.get_mut(r) {
+                    *a = Some(pc);
+                }
+            }
+            // Kernels read inputs and fill outputs in place; neither lets the tensor escape.
+            Instr::InvokePacked { .. } | Instr::Kill { .. } => {}
+            _ => {
+                for r in ins.uses().into_iter().chain(ins.defs()) {
+                    if let Some(b) = bad.get_mut(r.0 as usize) {
+                        *b = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut out = vec![];
+    for (r, a) in alloc.iter().enumerate() {
+        let (Some(pc), false) = (*a, bad[r]) else { continue };
+        let (dtype, shape) = match &code[pc] {
+            Instr::AllocTensor { dtype, shape, .. } | Instr::AllocFrame { dtype, shape, .. } => {
+                (*dtype, shape)
+            }
+            _ => continue,
+        };
+        let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+        let Some(bytes) = elems.and_then(|n| n.checked_mul(dtype.size_bytes())).filter(|&b| b > 0) else {
+            continue;
+        };
+        let r32 = r as u32;
+        let mut live = (pc, pc);
+        for (p, l) in live_in.iter().enumerate() {
+            if l.has(r32) || code[p].defs().contains(&Reg(r32)) {
+                live = (live.0.min(p), live.1.max(p));
+            }
+        }
+        out.push(Candidate { reg: Reg(r32), dtype, shape: shape.to_vec(), bytes, live });
+    }
+    out
+}
+
+/// Greedy-by-size offsets on the interval graph; returns `(offsets, arena size)`.
+fn assign_offsets(cands: &[Candidate]) -> (Vec<usize>, usize) {
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(cands[i].bytes), cands[i].live.0));
+    let mut offsets = vec![0usize; cands.len()];
+    let mut placed: Vec<usize> = vec![];
+    let mut arena = 0;
+    for i in order {
+        let c = &cands[i];
+        let size = c.bytes.div_ceil(ALIGN) * ALIGN;
+        let mut busy: Vec<(usize, usize)> = placed
+            .iter()
+            .filter(|&&j| cands[j].live.0 <= c.live.1 && c.live.0 <= cands[j].live.1)
+            .map(|&j| (offsets[j], offsets[j] + cands[j].bytes.div_ceil(ALIGN) * ALIGN))
+            .collect();
+        busy.sort_unstable();
+        let mut at = 0;
+        for (start, end) in busy {
+            if at + size <= start {
+                break;
+            }
+            at = at.max(end);
+        }
+        offsets[i] = at;
+        arena = arena.max(at + size);
+        placed.push(i);
+    }
+    (offsets, arena)
+}
+
+/// Plans one function in place: arena tensors become `AllocFrame`, kills are inserted.
+/// `tensor_results[f]` says whether function `f` returns a (non-scalar) tensor.
+pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
+    // Kills from an earlier plan are dropped and placed again.
+    f.code.retain(|i| !matches!(i, Instr::Kill { .. }));
+    let num_regs = f.num_regs as usize;
+    let code = &f.code;
+    let live_in = liveness(code, num_regs);
+    let cands = candidates(code, &live_in, num_regs, f.param_types.len());
+    let (offsets, arena_bytes) = assign_offsets(&cands);
+    let mut slot_keys: Vec<(usize, DType, usize)> = vec![];
+    let mut tensors = Vec::with_capacity(cands.len());
+    for (c, &offset) in cands.iter().zip(&offsets) {
+        let key = (offset, c.dtype, c.bytes);
+        let slot = match slot_keys.iter().position(|k| *k == key) {
+            Some(s) => s,
+            None => {
+                slot_keys.push(key);
+                slot_keys.len() - 1
+            }
+        } as u32;
+        tensors.push(PlannedTensor {
+            reg: c.reg,
+            dtype: c.dtype,
+            shape: c.shape.clone(),
+            bytes: c.bytes,
+            offset,
+            live: c.live,
+            slot,
+        });
+    }
+
+    // Registers that may hold a tensor: kills of anything else would only cost dispatches.
+    let mut tensorish = Bits::new(num_regs);
+    for (i, t) in f.param_types.iter().enumerate() {
+        if is_tensor(t) {
+            tensorish.set(i as u32);
+        }
+    }
+    for ins in code {
+        match ins {
+            Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => tensorish.set(dst.0),
+            Instr::InvokePacked { outputs, .. } => outputs.iter().for_each(|r| tensorish.set(r.0)),
+            Instr::Invoke { dst, func, .. } if tensor_results.get(func.0 as usize) == Some(&true) => {
+                tensorish.set(dst.0)
+            }
+            _ => {}
+        }
+    }
+    let mut before: Vec<Vec<Reg>> = vec![vec![]; code.len() + 1];
+    for pc in 0..code.len() {
+        let mut here: Vec<Reg> = reads(&code[pc]);
+        here.extend(code[pc].defs());
+        for pc_live in live_in[pc].0.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64).filter(move |b| bits & (1u64 << b) != 0).map(move |b| Reg((w * 64 + b) as u32))
+        }) {
+            here.push(pc_live);
+        }
+        // A frame's registers are emptied when it returns or tail-calls anyway.
+        for s in successors(code, pc).into_iter().filter(|&s| !ends_frame(&code[s])) {
+            for &r in &here {
+                if tensorish.has(r.0) && !live_in[s].has(r.0) && !before[s].contains(&r) {
+                    before[s].push(r);
+                }
+            }
+        }
+    }
+    let kills = before.iter().filter(|k| !k.is_empty()).count();
+    let slot_of = |r: Reg| tensors.iter().find(|t| t.reg == r).map(|t| t.slot);
+    let old = std::mem::take(&mut f.code);
+    let mut new_index = Vec::with_capacity(old.len() + 1);
+    let mut code = Vec::with_capacity(old.len() + kills);
+    for (pc, ins) in old.into_iter().enumerate() {
+        new_index.push(code.len() as u32);
+        if !before[pc].is_empty() {
+            code.push(Instr::Kill { regs: std::mem::take(&mut before[pc]).into() });
+        }
+        code.push(match ins {
+            Instr::AllocTensor { dst, dtype, shape } | Instr::AllocFrame { dst, dtype, shape, .. } => {
+                match slot_of(dst) {
+                    Some(slot) => Instr::AllocFrame { dst, slot: Imm(slot), dtype, shape },
+                    None => Instr::AllocTensor { dst, dtype, shape },
+                }
+            }
+            other => other,
+        });
+    }
+    new_index.push(code.len() as u32);
+    for ins in code.iter_mut() {
+        for t in ins.targets_mut() {
+            *t = Target(new_index.get(t.0 as usize).copied().unwrap_or(t.0));
+        }
+    }
+    // Intervals in the numbering of the planned code.
+    for t in &mut tensors {
+        let at = |p: usize| new_index.get(p).copied().unwrap_or(0) as usize;
+        t.live = (at(t.live.0), at(t.live.1));
+    }
+    f.code = code;
+    FramePlan { function: f.name.clone(), tensors, arena_bytes, num_slots: slot_keys.len() as u32, kills }
+}

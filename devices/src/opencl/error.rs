@@ -1,0 +1,54 @@
+//! Errors of the OpenCL device: every failure, including a missing runtime, is a value.
+
+/// Why an OpenCL operation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenClError {
+    /// This build has no OpenCL support (the `opencl` cargo feature is off).
+    #[error("OpenCL support is not compiled in (build with the `opencl` cargo feature)")]
+    NotCompiledWithOpenCl,
+    /// No OpenCL runtime could be loaded (`libOpenCL.so.1` is missing or unusable).
+    #[error("OpenCL not available: {0}")]
+    Unavailable(String),
+    /// A device string that is not `opencl`, `opencl:<platform>` or `opencl:<platform>:<device>`.
+    #[error(
+        "bad OpenCL device `{0}`: expected `opencl`, `opencl:<platform>` or `opencl:<platform>:<device>`"
+    )]
+    BadSelector(String),
+    /// The selector names no present device.
+    #[error("no OpenCL device matches `{selector}` (present: {})", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
+    NoSuchDevice {
+        /// The selector as given.
+        selector: String,
+        /// The ids of the devices that are present.
+        available: Vec<String>,
+    },
+    /// The OpenCL C compiler rejected a program; `log` is its build log.
+    #[error("OpenCL program build failed on {device}:\n{log}")]
+    Build {
+        /// The device the program was built for.
+        device: String,
+        /// The compiler's build log.
+        log: String,
+    },
+    /// An OpenCL call returned an error code.
+    #[error("{call} failed: {name} ({code})")]
+    Api {
+        /// The operation that failed (e.g. `clCreateBuffer`).
+        call: &'static str,
+        /// The OpenCL error code.
+        code: i32,
+        /// The code's name (`CL_OUT_OF_RESOURCES`, ...).
+        name: String,
+    },
+    /// A copy between a tensor and a buffer of different byte sizes.
+    #[error("a buffer of {buffer} bytes cannot hold a tensor of {tensor} bytes")]
+    SizeMismatch {
+        /// Bytes in the device buffer.
+        buffer: usize,
+        /// Bytes in the tensor.
+        tensor: usize,
+    },
+    /// A launch with more than 3 work dimensions.
+    #[error("a launch has 1 to 3 work dimensions, not {0}")]
+    WorkDims(usize),
+}

@@ -1,0 +1,37 @@
+//! OpenCL devices (GPUs, FPGAs, and POCL's CPU device in tests), ARCHITECTURE.md §3 "Devices".
+//!
+//! With the `opencl` cargo feature the runtime is `opencl3`, which loads `libOpenCL.so.1`
+//! when first used: building needs no OpenCL headers or libraries, and a machine without a
+//! runtime gets [`OpenClError::Unavailable`]. Without the feature the same API exists and
+//! [`devices`] and [`OpenClDevice::open`] return [`OpenClError::NotCompiledWithOpenCl`].
+//!
+//! Devices are named `opencl:<platform>:<device>` ([`DeviceSelector`]). An [`OpenClDevice`]
+//! owns a context and an in-order queue: [`OpenClDevice::upload`]/[`OpenClDevice::read`]
+//! copy tensors, [`OpenClDevice::program`] builds OpenCL C (cached by source and options;
+//! a compile error carries the build log), [`OpenClDevice::launch`] queues a kernel.
+
+mod error;
+#[cfg(feature = "opencl")]
+mod runtime;
+mod select;
+#[cfg(not(feature = "opencl"))]
+mod stub;
+
+pub use error::OpenClError;
+#[cfg(feature = "opencl")]
+pub use runtime::{devices, DeviceBuffer, OpenClDevice, Program};
+pub use select::{DeviceInfo, DeviceKind, DeviceSelector};
+#[cfg(not(feature = "opencl"))]
+pub use stub::{devices, DeviceBuffer, OpenClDevice, Program};
+
+/// Whether this build has OpenCL support (the `opencl` cargo feature).
+pub const COMPILED_IN: bool = cfg!(feature = "opencl");
+
+/// One argument of a kernel launch.
+#[derive(Clone, Copy, Debug)]
+pub enum KernelArg<'a> {
+    /// A `__global` pointer parameter.
+    Buffer(&'a DeviceBuffer),
+    /// A `long` parameter.
+    Long(i64),
+}

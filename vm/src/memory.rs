@@ -1,0 +1,329 @@
+//! Tensor memory at run time (ARCHITECTURE.md §3, "Memory"): per-frame arenas of planned
+//! slots and a size-class pool, both recycling whole buffers.
+//!
+//! The compiler's memory plan gives each statically shaped tensor that does not outlive its
+//! frame a slot of the frame arena; tensors with disjoint live intervals share a slot. A
+//! slot holds a buffer (`Arc<Tensor>`) while it is free: `AllocFrame` takes it out, zeroes
+//! it and hands it to the register, and the `Kill` at the tensor's last use puts it back.
+//! Reuse is checked at run time as well — a buffer is only recycled when this VM holds the
+//! only reference to it (`Arc::get_mut`), so a wrong plan costs an allocation, never an alias.
+//! Arenas are carved from one stack of slots (the frame records where its slots begin), so
+//! recursion gets fresh slots per activation, and a frame's slots are released on return.
+//!
+//! Everything else (escaping tensors, `?`-shaped kernel outputs, released arena buffers)
+//! goes through the [`Pool`]: free lists keyed by dtype and element count, reused across
+//! calls and runs, bounded by [`POOL_LIMIT_BYTES`].
+//!
+//! Storage stays a typed `Vec` (no `unsafe`, no byte arena): the plan decides *which* tensors
+//! may share a buffer, the VM shares it by handing the same `Vec` on.
+
+use crate::value::Value;
+use relay_devices::{shape_size, DType, Tensor};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The most bytes of free buffers the pool keeps; beyond it, dead buffers are freed.
+pub const POOL_LIMIT_BYTES: usize = 256 << 20;
+
+/// Allocation statistics of one [`crate::Vm`] since it was made or its statistics were
+/// reset ([`crate::Vm::reset_memory_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Tensors served by a frame arena slot (a dead tensor's buffer reused in place).
+    pub arena_allocs: u64,
+    /// Tensors served by the pool's free lists.
+    pub pool_allocs: u64,
+    /// Tensors whose buffer came from the system allocator.
+    pub system_allocs: u64,
+    /// Bytes of those system-allocated buffers.
+    pub system_bytes: u64,
+    /// Most bytes held at once by the slots of live frames (occupied or free).
+    pub peak_arena_bytes: usize,
+    /// Most bytes held at once outside frame arenas in buffers the VM owns: the pool's free
+    /// lists (buffers in use by values are the program's, not the VM's).
+    pub peak_heap_bytes: usize,
+}
+
+impl std::fmt::Display for MemoryStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tensor allocations: {} arena, {} pool, {} system ({} bytes); peak arena {} bytes, peak pool {} bytes",
+            self.arena_allocs,
+            self.pool_allocs,
+            self.system_allocs,
+            self.system_bytes,
+            self.peak_arena_bytes,
+            self.peak_heap_bytes
+        )
+    }
+}
+
+/// Free tensor buffers by dtype and element count, and the VM's allocation statistics.
+pub(crate) struct Pool {
+    free: HashMap<(DType, usize), Vec<Arc<Tensor>>>,
+    bytes: usize,
+    /// Dimensions of the shape being allocated (kept to avoid an allocation per tensor).
+    dims: Vec<usize>,
+    /// Whether dead buffers are kept for reuse at all.
+    enabled: bool,
+    pub stats: MemoryStats,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool::new(true)
+    }
+}
+
+impl Pool {
+    /// A pool that keeps dead buffers for reuse, or (`enabled` off) frees them.
+    pub fn new(enabled: bool) -> Pool {
+        Pool { free: HashMap::new(), bytes: 0, dims: vec![], enabled, stats: MemoryStats::default() }
+    }
+
+    /// A zeroed tensor of `dtype` and `shape`, from the free lists or the system.
+    ///
+    /// # Errors
+    /// A negative dimension, or a shape or dtype a tensor cannot have.
+    pub fn alloc(&mut self, dtype: DType, shape: &[i64]) -> Result<Arc<Tensor>, String> {
+        let mut dims = std::mem::take(&mut self.dims);
+        dims.clear();
+        for &d in shape {
+            match usize::try_from(d) {
+                Ok(d) => dims.push(d),
+                Err(_) => return Err(format!("negative dimension in {shape:?}")),
+            }
+        }
+        let t = self.alloc_dims(dtype, &dims);
+        self.dims = dims;
+        t
+    }
+
+    /// [`Pool::alloc`] for a shape already in `usize`.
+    pub fn alloc_dims(&mut self, dtype: DType, dims: &[usize]) -> Result<Arc<Tensor>, String> {
+        let len = shape_size(dims).ok_or_else(|| format!("shape {dims:?} is too large"))?;
+        if let Some(mut t) = self.free.get_mut(&(dtype, len)).and_then(Vec::pop) {
+            self.bytes -= len * dtype.size_bytes();
+            // Buffers enter the free lists only when uniquely owned, and nothing else can
+            // reach them there, so both steps succeed; a failure just falls through.
+            if let Some(inner) = Arc::get_mut(&mut t) {
+                if inner.reset_zeroed(dims).is_ok() {
+                    self.stats.pool_allocs += 1;
+                    return Ok(t);
+                }
+            }
+        }
+        let t = Tensor::zeros(dtype, dims.to_vec()).map_err(|e| e.to_string())?;
+        self.stats.system_allocs += 1;
+        self.stats.system_bytes += t.size_bytes() as u64;
+        Ok(Arc::new(t))
+    }
+
+    /// Takes back a dead tensor's buffer if nothing else references it and there is room.
+    pub fn recycle(&mut self, mut t: Arc<Tensor>) {
+        if !self.enabled {
+            return;
+        }
+        let Some(inner) = Arc::get_mut(&mut t) else { return };
+        let size = inner.size_bytes();
+        if size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
+            return;
+        }
+        self.free.entry((inner.dtype(), inner.len())).or_default().push(t);
+        self.bytes += size;
+        self.stats.peak_heap_bytes = self.stats.peak_heap_bytes.max(self.bytes);
+    }
+
+    /// Recycles the tensor buffers of a dead value, including those inside ADT values and
+    /// closures that nothing else references (tree states die inside tuples and lists).
+    pub fn recycle_value(&mut self, v: Value) {
+        if !self.enabled {
+            return;
+        }
+        // The dead value's own field vector serves as the work list: no allocation.
+        let mut pending = match v {
+            Value::Tensor(t) => return self.recycle(t),
+            Value::Adt(mut a) => match Arc::get_mut(&mut a) {
+                Some(a) => std::mem::take(&mut a.fields),
+                None => return,
+            },
+            Value::Closure(mut c) => match Arc::get_mut(&mut c) {
+                Some(c) => std::mem::take(&mut c.captured),
+                None => return,
+            },
+            Value::Scalar(_) | Value::Ref(_) => return,
+        };
+        while let Some(v) = pending.pop() {
+            match v {
+                Value::Tensor(t) => self.recycle(t),
+                Value::Adt(mut a) => {
+                    if let Some(a) = Arc::get_mut(&mut a) {
+                        pending.append(&mut a.fields);
+                    }
+                }
+                Value::Closure(mut c) => {
+                    if let Some(c) = Arc::get_mut(&mut c) {
+                        pending.append(&mut c.captured);
+                    }
+                }
+                Value::Scalar(_) | Value::Ref(_) => {}
+            }
+        }
+    }
+}
+
+/// Where each function's frame-arena tensors live: how many slots its frame has, and which
+/// slot each register allocated by `AllocFrame` belongs to (so that `Kill` can put the
+/// buffer back).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FrameLayout {
+    pub num_slots: u32,
+    /// Per register: its slot, or `u32::MAX` for none.
+    pub reg_slot: Vec<u32>,
+}
+
+impl FrameLayout {
+    /// The layout implied by a function's `AllocFrame` instructions.
+    pub fn of(f: &crate::VmFunction) -> FrameLayout {
+        let mut layout = FrameLayout { num_slots: 0, reg_slot: vec![u32::MAX; f.num_regs as usize] };
+        for ins in &f.code {
+            if let crate::Instr::AllocFrame { dst, slot, .. } = ins {
+                layout.num_slots = layout.num_slots.max(slot.0.saturating_add(1));
+                if let Some(s) = layout.reg_slot.get_mut(dst.0 as usize) {
+                    *s = slot.0;
+                }
+            }
+        }
+        layout
+    }
+
+    /// The slot register `r` was allocated in, if any.
+    #[inline]
+    pub fn slot_of(&self, r: u32) -> Option<u32> {
+        self.reg_slot.get(r as usize).copied().filter(|&s| s != u32::MAX)
+    }
+}
+
+/// The stack of frame-arena slots of every active call.
+#[derive(Default)]
+pub(crate) struct Arena {
+    /// Free buffers (a slot whose tensor is alive holds `None`).
+    slots: Vec<Option<Arc<Tensor>>>,
+    /// Bytes of the buffer each slot owns, whether free or in use.
+    slot_bytes: Vec<usize>,
+    bytes: usize,
+}
+
+impl Arena {
+    /// Makes room for slots up to `top` (new slots are empty).
+    #[inline]
+    pub fn reserve(&mut self, top: usize) {
+        if self.slots.len() < top {
+            self.slots.resize_with(top, || None);
+            self.slot_bytes.resize(top, 0);
+        }
+    }
+
+    /// A zeroed tensor for slot `index`: its free buffer when it fits, else one from `pool`.
+    ///
+    /// # Errors
+    /// As [`Pool::alloc`].
+    pub fn alloc(
+        &mut self,
+        index: usize,
+        dtype: DType,
+        shape: &[i64],
+        pool: &mut Pool,
+    ) -> Result<Arc<Tensor>, String> {
+        self.reserve(index + 1);
+        if let Some(mut t) = self.slots[index].take() {
+            let fits = t.dtype() == dtype
+                && shape.iter().map(|&d| usize::try_from(d).ok()).try_fold(1usize, |n, d| n.checked_mul(d?))
+                    == Some(t.len());
+            if fits {
+                if let Some(inner) = Arc::get_mut(&mut t) {
+                    pool.dims.clear();
+                    pool.dims.extend(shape.iter().map(|&d| d as usize));
+                    if inner.reset_zeroed(&pool.dims).is_ok() {
+                        pool.stats.arena_allocs += 1;
+                        return Ok(t);
+                    }
+                }
+            }
+            pool.recycle(t);
+        }
+        let t = pool.alloc(dtype, shape)?;
+        self.bytes = self.bytes - self.slot_bytes[index] + t.size_bytes();
+        self.slot_bytes[index] = t.size_bytes();
+        pool.stats.peak_arena_bytes = pool.stats.peak_arena_bytes.max(self.bytes);
+        Ok(t)
+    }
+
+    /// Puts a dead tensor's buffer back into slot `index`; anything it cannot keep goes to
+    /// `pool`.
+    pub fn give_back(&mut self, index: usize, t: Arc<Tensor>, pool: &mut Pool) {
+        match self.slots.get_mut(index) {
+            Some(slot @ None) if pool.enabled && Arc::strong_count(&t) == 1 => *slot = Some(t),
+            _ => pool.recycle(t),
+        }
+    }
+
+    /// Releases the slots `from..to` of a returning frame to `pool`.
+    pub fn release(&mut self, from: usize, to: usize, pool: &mut Pool) {
+        let to = to.min(self.slots.len());
+        for i in from..to {
+            self.bytes -= std::mem::take(&mut self.slot_bytes[i]);
+            if let Some(t) = self.slots[i].take() {
+                pool.recycle(t);
+            }
+        }
+    }
+
+    /// Empties every slot (after a trap).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.slot_bytes.clear();
+        self.bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_reuses_dead_buffers_by_size_class() {
+        let mut pool = Pool::default();
+        let a = pool.alloc(DType::F32, &[2, 3]).unwrap();
+        let p = a.as_ptr();
+        pool.recycle(a);
+        let b = pool.alloc(DType::F32, &[6]).unwrap();
+        assert_eq!((b.as_ptr(), b.shape()), (p, &[6][..]));
+        let held = b.clone();
+        pool.recycle(b);
+        assert_eq!(pool.bytes, 0, "a shared buffer is never pooled");
+        assert!(pool.alloc(DType::I32, &[6]).unwrap().as_ptr() != held.as_ptr());
+        assert!(pool.alloc(DType::F32, &[-1]).is_err());
+        assert_eq!((pool.stats.pool_allocs, pool.stats.system_allocs), (1, 2));
+    }
+
+    #[test]
+    fn arena_slots_reuse_their_buffer_and_zero_it() {
+        let (mut pool, mut arena) = (Pool::default(), Arena::default());
+        let mut t = arena.alloc(1, DType::F32, &[4], &mut pool).unwrap();
+        Arc::get_mut(&mut t).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
+        let p = t.as_ptr();
+        arena.give_back(1, t, &mut pool);
+        let t = arena.alloc(1, DType::F32, &[2, 2], &mut pool).unwrap();
+        assert_eq!((t.as_ptr(), t.as_slice::<f32>().unwrap()), (p, &[0.0; 4][..]));
+        // Still referenced elsewhere: the slot does not keep it, the next alloc is fresh.
+        let other = t.clone();
+        arena.give_back(1, t, &mut pool);
+        assert!(arena.alloc(1, DType::F32, &[4], &mut pool).unwrap().as_ptr() != other.as_ptr());
+        assert_eq!(pool.stats.arena_allocs, 1);
+        assert_eq!(pool.stats.peak_arena_bytes, 16);
+        arena.release(0, 2, &mut pool);
+        assert_eq!(arena.bytes, 0);
+    }
+}
