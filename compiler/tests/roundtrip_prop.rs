@@ -235,8 +235,9 @@ struct Builder {
     globals: Vec<Symbol>,
     vars: Vec<VarId>,
     tparams: Vec<TypeParamId>,
-    /// Nodes built so far that `Ex::Share` may reuse.
-    pool: Vec<ExprId>,
+    /// Nodes built so far that `Ex::Share` may reuse, with the type parameters in scope when
+    /// each was built (a node may mention them, so it is only reused where they are visible).
+    pool: Vec<(ExprId, Vec<TypeParamId>)>,
 }
 
 fn pick<T: Copy>(items: &[T], k: u8) -> Option<T> {
@@ -266,7 +267,7 @@ impl Builder {
         );
         let id = self.m.add_expr(kind, Span::default());
         if !atomic {
-            self.pool.push(id);
+            self.pool.push((id, self.tparams.clone()));
         }
         id
     }
@@ -496,7 +497,8 @@ impl Builder {
                 let usable: Vec<ExprId> = self
                     .pool
                     .iter()
-                    .copied()
+                    .filter(|(_, tparams)| self.tparams.starts_with(tparams))
+                    .map(|&(e, _)| e)
                     .filter(|&e| {
                         free_vars(&self.m, e).iter().all(|&v| self.lookup(self.m.var(v).name) == Some(v))
                     })
