@@ -167,11 +167,12 @@ def flatten(root, word_id):
 
 
 def treelstm_variants(limit):
-    """(variant name, function of one input, inputs, reference check) for the Tree-LSTM."""
+    """The Tree-LSTM's PyTorch variants as (name, function of one input, inputs), and the
+    check of a variant's outputs against the stored logits."""
     folder = os.path.join(EXAMPLES, "treelstm")
     params = load_file(os.path.join(folder, "weights.safetensors"))
     with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as f:
-        vocab = {w: i for i, w in enumerate(f.read().split("\n")[:-1])}
+        vocab = {w: i for i, w in enumerate(f.read().rstrip("\n").split("\n"))}
     word_id = lambda w: vocab.get(w, 0)  # train.py's parser already lowercases words
     trees = sst.load(os.path.join(folder, "data", "sst-test.txt"))[:limit]
     reference = load_file(os.path.join(folder, "reference.safetensors"))["logits"][: len(trees)]
@@ -231,6 +232,7 @@ class Generator(nn.Module):
 
 
 def charrnn_variants():
+    """CharRNN's variants and the check of their names against names.jsonl."""
     folder = os.path.join(EXAMPLES, "charrnn")
     weights = load_file(os.path.join(folder, "weights.safetensors"))
     with open(os.path.join(folder, "names.jsonl"), encoding="utf-8") as f:
@@ -313,6 +315,8 @@ def write_sequences(path, count, length):
 
 
 def cell_variants(name, sequences, reference):
+    """The variants of cell `name` on `sequences`, and the check of their final states against
+    `reference` (None when there is no reference)."""
     cell_class, fold_class, layer_class = CELLS[name]
     weights = load_file(os.path.join(EXAMPLES, "rnn", f"{name}.safetensors"))
     cell = cell_class(SIZE, SIZE)
