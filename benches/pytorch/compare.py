@@ -1,7 +1,7 @@
 """Times the example NLP models on relay-vm and on PyTorch (eager and TorchScript), with the
 same weights on the same inputs, and prints one table of mean latencies per input.
 
-    /work/pyenv/bin/python benches/pytorch/compare.py [--warmup N] [--reps N] [--opt-level O]
+    python benches/pytorch/compare.py [--warmup N] [--reps N] [--opt-level O]
 
 Models (all from examples/): the Tree-LSTM on the SST test set, CharRNN greedy generation for
 every (language, start letter) pair, and the RNN/GRU/LSTM cells folded over the shipped

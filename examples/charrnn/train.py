@@ -2,7 +2,7 @@
 Generating Names with a Character-Level RNN" and writes what charrnn.relay and its parity test
 read.
 
-    /work/pyenv/bin/python examples/charrnn/train.py [--data DIR] [--iters N]
+    python examples/charrnn/train.py [--data DIR] [--iters N]
 
 DIR holds one `<Language>.txt` file of surnames per category (default: data/names next to
 this file). Names are folded to ASCII as in the tutorial (NFD, combining marks dropped,

@@ -1,7 +1,7 @@
 """Writes seeded weights, inputs and PyTorch's final states for rnn.relay, gru.relay and
 lstm.relay (torch.nn.RNNCell, GRUCell, LSTMCell; input 128, hidden 128).
 
-    /work/pyenv/bin/python examples/rnn/reference.py
+    python examples/rnn/reference.py
 
 Writes, next to this file:
 - rnn.safetensors, gru.safetensors, lstm.safetensors: each cell's `weight_ih`, `weight_hh`,

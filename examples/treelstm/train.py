@@ -1,7 +1,7 @@
 """Trains the Child-Sum Tree-LSTM of treelstm.relay on the Stanford Sentiment Treebank and
 writes everything the Relay example and its parity test read.
 
-    /work/pyenv/bin/python examples/treelstm/train.py [--data DIR] [--epochs N]
+    python examples/treelstm/train.py [--data DIR] [--epochs N]
 
 DIR holds SST's train.txt, dev.txt and test.txt (PTB-bracketed trees, the standard
 8544/1101/2210 split; default ../shared/data/sst from the repository root). Writes, next to
