@@ -45,6 +45,10 @@ struct JitKernel {
 impl JitKernel {
     /// The sym values for these inputs (kernels FuseOps makes have none).
     fn syms(&self, inputs: &[&Tensor]) -> Result<Vec<i64>, String> {
+        if self.compiled.kernel().syms.is_empty() {
+            // No `?` dimensions: nothing to infer, and an empty `Vec` does not allocate.
+            return Ok(Vec::new());
+        }
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         infer_syms(self.compiled.kernel(), &shapes, &[]).map_err(|e| e.to_string())
     }
