@@ -1,7 +1,9 @@
 //! Hand-built kernels: the JIT against the kir interpreter.
 
+mod builders;
 mod common;
 
+use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, check, jit, run_both};
 use relay_compiler::kir::{BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use relay_devices::{DType, Scalar, Tensor};
@@ -11,23 +13,6 @@ use relay_jit::{JitError, KernelCache};
 const TOL: f64 = 1e-5;
 /// With the approximated transcendentals.
 const TOL_MATH: f64 = 2e-5;
-
-/// `y[i] = f(a[i], b[i], c[i])` over `n` elements.
-fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
-    let mut k = KernelBuilder::new("elementwise");
-    let n = k.sym("n");
-    let [a, b, c] = ["a", "b", "c"].map(|name| k.input(name, DType::F32, [n]));
-    let y = k.output("y", DType::F32, [n]);
-    k.for_(n, kind, |k, i| {
-        let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
-        k.store(y, i, f(va, vb, vc));
-    });
-    k.finish().unwrap()
-}
-
-fn relu(x: Expr) -> Expr {
-    x.max(Expr::f32(0.0))
-}
 
 #[test]
 fn elementwise_chains_vectorise_and_match() {
@@ -228,18 +213,6 @@ fn int32_arithmetic_is_exact() {
             check(&k.finish().unwrap(), &[23], 0.0);
         }
     }
-}
-
-/// A 1-d tensor of integer `dtype` holding `vals` (which must fit).
-fn int_tensor(dtype: DType, vals: &[i64]) -> Tensor {
-    let shape = vec![vals.len()];
-    let t = match dtype {
-        DType::I8 => Tensor::from_vec(shape, vals.iter().map(|&v| i8::try_from(v).unwrap()).collect()),
-        DType::U8 => Tensor::from_vec(shape, vals.iter().map(|&v| u8::try_from(v).unwrap()).collect()),
-        DType::I32 => Tensor::from_vec(shape, vals.iter().map(|&v| i32::try_from(v).unwrap()).collect()),
-        _ => Tensor::from_vec(shape, vals.to_vec()),
-    };
-    t.unwrap()
 }
 
 #[test]

@@ -3,8 +3,10 @@
 //! unless `RELAY_OPENCL_OPTIONAL=1`, when they print why and pass.
 #![cfg(feature = "opencl")]
 
+mod builders;
 mod common;
 
+use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, random, Rng};
 use relay_compiler::kir::{
     interp, BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp,
@@ -59,22 +61,6 @@ fn check(dev: &Arc<OpenClDevice>, kernel: &Kernel, syms: &[i64], tol: f64) -> Op
     let (expected, actual, compiled) = run_both(dev, kernel, &inputs, &outputs, syms);
     assert_close(&expected, &actual, tol);
     compiled
-}
-
-fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
-    let mut k = KernelBuilder::new("elementwise");
-    let n = k.sym("n");
-    let [a, b, c] = ["a", "b", "c"].map(|name| k.input(name, DType::F32, [n]));
-    let y = k.output("y", DType::F32, [n]);
-    k.for_(n, kind, |k, i| {
-        let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
-        k.store(y, i, f(va, vb, vc));
-    });
-    k.finish().unwrap()
-}
-
-fn relu(x: Expr) -> Expr {
-    x.max(Expr::f32(0.0))
 }
 
 #[test]
@@ -256,17 +242,6 @@ fn int32_arithmetic_is_exact() {
         });
         check(&dev, &k.finish().unwrap(), &[23], 0.0);
     }
-}
-
-fn int_tensor(dtype: DType, vals: &[i64]) -> Tensor {
-    let shape = vec![vals.len()];
-    let t = match dtype {
-        DType::I8 => Tensor::from_vec(shape, vals.iter().map(|&v| i8::try_from(v).unwrap()).collect()),
-        DType::U8 => Tensor::from_vec(shape, vals.iter().map(|&v| u8::try_from(v).unwrap()).collect()),
-        DType::I32 => Tensor::from_vec(shape, vals.iter().map(|&v| i32::try_from(v).unwrap()).collect()),
-        _ => Tensor::from_vec(shape, vals.to_vec()),
-    };
-    t.unwrap()
 }
 
 #[test]
