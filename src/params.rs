@@ -7,7 +7,8 @@
 //! error, so that a misspelt weight is not silently ignored.
 
 use crate::typed::{describe, shape_fits};
-use relay_devices::{Storage, Tensor};
+use relay_compiler::pass::BoundParam;
+use relay_devices::{DType, Storage, Tensor};
 use relay_vm::{Value, ValueType, VmFunction};
 use safetensors::{Dtype, SafeTensors};
 
@@ -48,6 +49,44 @@ pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Vec<(usize, Value)
     }
     bound.sort_by_key(|(i, _)| *i);
     Ok(bound)
+}
+
+/// The name, dtype and shape of every tensor in the safetensors file `bytes`, without reading
+/// their data: what the compiler needs to specialise the parameters they will bind
+/// ([`relay_compiler::pass::specialize_params`]). Names lose a leading `%`; tensors of
+/// unsupported dtypes are skipped (binding reports them).
+///
+/// # Errors
+/// A malformed file.
+pub fn bound_shapes(bytes: &[u8]) -> Result<Vec<BoundParam>, String> {
+    let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
+    let mut shapes = vec![];
+    for (name, info) in meta.tensors() {
+        let Some(dtype) = element_type(info.dtype) else { continue };
+        let shape =
+            info.shape.iter().map(|&d| i64::try_from(d).map_err(|_| format!("tensor `{name}` is too large")));
+        let name = name.strip_prefix('%').unwrap_or(&name).to_string();
+        shapes.push(BoundParam { name, dtype, shape: shape.collect::<Result<_, _>>()? });
+    }
+    Ok(shapes)
+}
+
+/// The element type of a safetensors dtype, if tensors support it.
+fn element_type(dtype: Dtype) -> Option<DType> {
+    Some(match dtype {
+        Dtype::BOOL => DType::BOOL,
+        Dtype::I8 => DType::I8,
+        Dtype::I16 => DType::I16,
+        Dtype::I32 => DType::I32,
+        Dtype::I64 => DType::I64,
+        Dtype::U8 => DType::U8,
+        Dtype::U16 => DType::U16,
+        Dtype::U32 => DType::U32,
+        Dtype::U64 => DType::U64,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        _ => return None,
+    })
 }
 
 /// A tensor from safetensors' little-endian element bytes.

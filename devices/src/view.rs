@@ -318,6 +318,42 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         }
     }
 
+    /// Copies `src` into the view, like [`TensorViewMut::assign`] with `src`'s elements in
+    /// row-major order. When the shapes are equal, rows that are contiguous in both (innermost
+    /// stride 1) are copied as slices, which is what makes `split`, `concatenate` and slicing
+    /// run at memory speed; otherwise elements are copied one by one.
+    ///
+    /// # Errors
+    /// [`TensorError::ElementCount`] if the element counts differ.
+    pub fn copy_from(&mut self, src: &TensorView<'_, T>) -> Result<(), TensorError> {
+        if src.layout.shape != self.layout.shape {
+            return self.assign(src.iter());
+        }
+        let rank = self.layout.shape.len();
+        let rows = rank >= 1 && self.layout.strides[rank - 1] == 1 && src.layout.strides[rank - 1] == 1;
+        if !rows {
+            return self.assign(src.iter());
+        }
+        let run = self.layout.shape[rank - 1];
+        let outer = |l: &Layout| Layout {
+            shape: l.shape[..rank - 1].to_vec(),
+            strides: l.strides[..rank - 1].to_vec(),
+            offset: l.offset,
+        };
+        let (to, from) = (outer(&self.layout), outer(&src.layout));
+        if to.is_empty() || run == 0 {
+            return Ok(());
+        }
+        for (o, i) in to.offsets().zip(from.offsets()) {
+            // Both layouts were checked to stay inside their buffers when the views were made.
+            match (self.data.get_mut(o..o + run), src.data.get(i..i + run)) {
+                (Some(dst), Some(row)) => dst.copy_from_slice(row),
+                _ => return Err(self.count_error(src.layout.len())),
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `value` to every position of the view.
     pub fn fill(&mut self, value: T) {
         for pos in self.layout.offsets() {
@@ -352,6 +388,26 @@ mod tests {
         assert!(v.clone().permute(&[0, 0]).is_err());
         assert!(v.clone().slice_axis(1, 1, 1, 3).is_err());
         assert!(v.broadcast_to(&[3, 3]).is_err());
+    }
+
+    #[test]
+    fn copy_from_copies_rows_and_strided_views() {
+        // Columns 1..3 of a 3x4 matrix into a 3x2 block: contiguous rows of 2.
+        let data = iota(12);
+        let cols =
+            TensorView::new(&data, Layout::contiguous(&[3, 4])).unwrap().slice_axis(1, 1, 1, 2).unwrap();
+        let mut out = vec![0; 6];
+        TensorViewMut::new(&mut out, Layout::contiguous(&[3, 2])).unwrap().copy_from(&cols).unwrap();
+        assert_eq!(out, vec![1, 2, 5, 6, 9, 10]);
+        // A transposed source has no contiguous rows; a reshaped one is copied in order.
+        let t = TensorView::new(&data[..6], Layout::contiguous(&[2, 3])).unwrap().permute(&[1, 0]).unwrap();
+        TensorViewMut::new(&mut out, Layout::contiguous(&[3, 2])).unwrap().copy_from(&t).unwrap();
+        assert_eq!(out, vec![0, 3, 1, 4, 2, 5]);
+        let flat = TensorView::new(&data[..6], Layout::contiguous(&[6])).unwrap();
+        TensorViewMut::new(&mut out, Layout::contiguous(&[1, 3, 2])).unwrap().copy_from(&flat).unwrap();
+        assert_eq!(out, iota(6));
+        let short = TensorView::new(&data[..5], Layout::contiguous(&[5])).unwrap();
+        assert!(TensorViewMut::new(&mut out, Layout::contiguous(&[6])).unwrap().copy_from(&short).is_err());
     }
 
     #[test]

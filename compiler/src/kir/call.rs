@@ -82,13 +82,17 @@ pub fn check_args(
     if let Some((s, &value)) = syms.iter().enumerate().find(|(_, v)| **v < 0) {
         return Err(CallError::BadSym { sym: kernel.syms[s].name.clone(), value });
     }
-    let ins: Vec<BufferId> = kernel.buffers_with_role(BufferRole::Input).collect();
-    let outs: Vec<BufferId> = kernel.buffers_with_role(BufferRole::Output).collect();
-    count("inputs", ins.len(), inputs.len())?;
-    count("outputs", outs.len(), outputs.len())?;
-    let params = ins.iter().zip(inputs.iter().copied()).chain(outs.iter().zip(outputs));
-    for (&buf, tensor) in params {
-        let decl = &kernel.buffers[buf.index()];
+    count("inputs", kernel.num_inputs(), inputs.len())?;
+    count("outputs", kernel.num_outputs(), outputs.len())?;
+    // Called before every kernel launch: compares in place, and allocates only to report.
+    let (mut ins, mut outs) = (inputs.iter().copied(), outputs.iter());
+    for (i, decl) in kernel.buffers.iter().enumerate() {
+        let tensor = match decl.role {
+            BufferRole::Input => ins.next(),
+            BufferRole::Output => outs.next(),
+            BufferRole::Temp => continue,
+        };
+        let Some(tensor) = tensor else { continue };
         if decl.dtype != tensor.dtype() {
             return Err(CallError::DType {
                 buffer: decl.name.clone(),
@@ -96,11 +100,17 @@ pub fn check_args(
                 actual: tensor.dtype(),
             });
         }
-        let expected =
-            buffer_shape(kernel, buf, syms).ok_or_else(|| CallError::TooLarge(decl.name.clone()))?;
-        let same = expected.len() == tensor.ndim()
-            && expected.iter().zip(tensor.shape()).all(|(&e, &a)| i64::try_from(a) == Ok(e));
+        let mut same = decl.shape.len() == tensor.ndim();
+        for (e, &a) in decl.shape.iter().zip(tensor.shape()) {
+            match e.resolve(syms) {
+                Some(e) => same &= i64::try_from(a) == Ok(e),
+                None => return Err(CallError::TooLarge(decl.name.clone())),
+            }
+        }
         if !same {
+            let buf = BufferId(i as u32);
+            let expected =
+                buffer_shape(kernel, buf, syms).ok_or_else(|| CallError::TooLarge(decl.name.clone()))?;
             return Err(CallError::Shape {
                 buffer: decl.name.clone(),
                 expected,

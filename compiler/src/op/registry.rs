@@ -1,6 +1,6 @@
 //! The table of registered operators.
 
-use super::{ComputeFn, OpPattern, Relation};
+use super::{ComputeFn, OpPattern, ProjectFn, Relation};
 use std::collections::HashMap;
 
 /// Index of an operator in an [`OpRegistry`].
@@ -22,6 +22,8 @@ pub struct OpDef {
     pub pattern: OpPattern,
     /// The compute rule over kir, for fused kernels; `None`: reference kernel only.
     pub compute: Option<ComputeFn>,
+    /// For operators returning a tuple: each field as a single-output call.
+    pub project: Option<ProjectFn>,
     /// One line for `--help`-style listings.
     pub doc: &'static str,
 }
@@ -103,6 +105,7 @@ mod tests {
             relation: ident,
             pattern: OpPattern::ElemWise,
             compute: None,
+            project: None,
             doc: "",
         }
     }

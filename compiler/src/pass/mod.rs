@@ -16,22 +16,31 @@
 //! - bodies are `let` chains as described in [`to_anf()`].
 
 mod builder;
+mod copy;
 mod eta_expand;
+mod fold_constant;
 mod free_vars;
 mod fuse_ops;
 mod lambda_lift;
 mod lower_primitives;
+mod project_outputs;
 mod rewrite;
 mod scope;
+mod specialize_closures;
+mod specialize_params;
 #[cfg(test)]
 mod test_util;
 mod to_anf;
 mod walk;
 
 pub use eta_expand::eta_expand;
+pub use fold_constant::{fold_constant, MAX_FOLDED_ELEMENTS};
 pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use lambda_lift::lambda_lift;
 pub use lower_primitives::lower_primitives;
+pub use project_outputs::project_outputs;
+pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
+pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
 
 use crate::diagnostics::CompileError;
@@ -54,7 +63,9 @@ pub type Pass = fn(&mut Module, &TypeMap) -> Result<(), CompileError>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LowerOptions {
     /// 0: one operator per primitive function (each runs its reference kernel: the oracle);
-    /// 1 and above: [`fuse_ops`] groups operators into fused kernels.
+    /// 1 and above: [`specialize_closures`], [`project_outputs`] and [`fuse_ops`] group
+    /// operators into statically shaped fused kernels,
+    /// and [`fold_constant`] computes the kernels on constants at compile time.
     pub opt_level: u8,
     /// Options of [`fuse_ops`] (used from `opt_level` 1).
     pub fuse: FuseOptions,
@@ -74,9 +85,11 @@ impl LowerOptions {
     }
 }
 
-/// Runs the lowering pipeline: `infer_types`, [`eta_expand`], `infer_types`,
-/// [`lambda_lift`], `infer_types`, [`lower_primitives`], `infer_types`, [`to_anf`],
-/// `infer_types`, and from `opt_level` 1 [`fuse_ops`], `infer_types`. Returns the types of
+/// Runs the lowering pipeline: `infer_types`, from `opt_level` 1 [`specialize_closures`],
+/// `infer_types`, then [`eta_expand`], `infer_types`,
+/// [`lambda_lift`], `infer_types`, from `opt_level` 1 [`project_outputs`], `infer_types`, then
+/// [`lower_primitives`], `infer_types`, [`to_anf`], `infer_types`, and from `opt_level` 1
+/// [`fuse_ops`], `infer_types`, [`fold_constant`], `infer_types`. Returns the types of
 /// the final module.
 ///
 /// # Errors
@@ -87,14 +100,27 @@ pub fn lower_for_vm(
     ops: &OpRegistry,
     options: &LowerOptions,
 ) -> Result<TypeMap, CompileError> {
-    let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
     let mut types = infer_types(module, ops)?;
-    for pass in passes {
+    if options.opt_level >= 1 {
+        specialize_closures(module, &types)?;
+        types = infer_types(module, ops)?;
+    }
+    for pass in [eta_expand, lambda_lift] as [Pass; 2] {
+        pass(module, &types)?;
+        types = infer_types(module, ops)?;
+    }
+    if options.opt_level >= 1 {
+        project_outputs(module, &types, ops)?;
+        types = infer_types(module, ops)?;
+    }
+    for pass in [lower_primitives, to_anf] as [Pass; 2] {
         pass(module, &types)?;
         types = infer_types(module, ops)?;
     }
     if options.opt_level >= 1 {
         fuse_ops(module, &types, ops, &options.fuse)?;
+        types = infer_types(module, ops)?;
+        fold_constant(module, &types, ops)?;
         types = infer_types(module, ops)?;
     }
     Ok(types)

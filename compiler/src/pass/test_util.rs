@@ -29,7 +29,16 @@ fn op(
     attrs: &'static [&'static str],
     relation: fn(&[RelType], &AttrReader) -> RelationResult,
 ) -> OpDef {
-    OpDef { name, num_inputs, attrs, relation, pattern: OpPattern::ElemWise, compute: None, doc: "" }
+    OpDef {
+        name,
+        num_inputs,
+        attrs,
+        relation,
+        pattern: OpPattern::ElemWise,
+        compute: None,
+        project: None,
+        doc: "",
+    }
 }
 
 /// `add`, `multiply`, `negative`, `less` and `clip(a_min, a_max)`, enough to exercise the passes.

@@ -4,6 +4,7 @@ use crate::JitError;
 use cranelift_jit::JITModule;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use relay_devices::Tensor;
+use smallvec::SmallVec;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -71,12 +72,13 @@ impl CompiledKernel {
         if !k.syms.is_empty() {
             check_bounds(k, syms)?;
         }
-        let mut temps = Vec::new();
+        // Kernels FuseOps makes have no temps and a handful of buffers: no allocation here.
+        let mut temps: SmallVec<[Tensor; 1]> = SmallVec::new();
         for buf in k.buffers_with_role(BufferRole::Temp) {
             temps.push(self.temp(buf, syms)?);
         }
         let (mut ins, mut outs, mut tmps) = (inputs.iter(), outputs.iter_mut(), temps.iter_mut());
-        let mut table: Vec<*mut u8> = Vec::with_capacity(k.buffers.len());
+        let mut table: SmallVec<[*mut u8; 16]> = SmallVec::with_capacity(k.buffers.len());
         for decl in &k.buffers {
             let ptr = match decl.role {
                 // Never written: the verifier rejects stores to inputs.

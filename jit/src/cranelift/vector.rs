@@ -35,6 +35,13 @@ pub(crate) enum LocalMode {
 pub(crate) struct Plan {
     /// Locals assigned in the loop and how each is vectorised.
     pub locals: HashMap<LocalId, LocalMode>,
+    /// Contiguous accesses `buf[v + c]` whose offset `c` is the same in every iteration:
+    /// `(buf, the index as written, c)`. The emitter computes the variable part of `c` once
+    /// before the loop and folds the constant part into the access, so each access in the loop
+    /// is one addressing mode. (Cranelift does not hoist `c` itself: it rematerialises
+    /// add-immediates inside the loop, dragging whatever depends on them along — a GEMV's
+    /// eight row addresses cost eight multiplies per iteration.)
+    pub bases: Vec<(BufferId, Index, Affine)>,
 }
 
 /// How an index varies with the vectorised variable.
@@ -54,7 +61,69 @@ pub(crate) fn plan(kernel: &Kernel, var: VarId, body: &[Stmt]) -> Option<Plan> {
     p.scan(body)?;
     p.classify_locals(body)?;
     p.stmts(body)?;
+    p.collect_bases(body);
     Some(p.plan)
+}
+
+/// An index as `Σ coefficient · term + constant`, each term a loop variable, a sym or a
+/// sub-index that is not affine (a division, say).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Affine {
+    /// The terms and their coefficients.
+    pub terms: Vec<(Index, i64)>,
+    /// The constant part.
+    pub constant: i64,
+}
+
+impl Affine {
+    fn term(i: &Index) -> Affine {
+        Affine { terms: vec![(i.clone(), 1)], constant: 0 }
+    }
+
+    /// `self + k · other`; `None` on overflow.
+    fn add_scaled(mut self, other: Affine, k: i64) -> Option<Affine> {
+        self.constant = self.constant.checked_add(other.constant.checked_mul(k)?)?;
+        for (t, c) in other.terms {
+            let c = c.checked_mul(k)?;
+            match self.terms.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, d)) => *d = d.checked_add(c)?,
+                None => self.terms.push((t, c)),
+            }
+        }
+        self.terms.retain(|(_, c)| *c != 0);
+        Some(self)
+    }
+
+    fn scale(self, k: i64) -> Option<Affine> {
+        Affine::default().add_scaled(self, k)
+    }
+}
+
+/// `i` in affine form, with `var` taken as 0; `None` on overflow.
+fn affine_at_zero(i: &Index, var: VarId) -> Option<Affine> {
+    Some(match i {
+        Index::Const(c) => Affine { terms: vec![], constant: *c },
+        Index::Var(v) if *v == var => Affine::default(),
+        Index::Bin(IndexOp::Add, a, b) => affine_at_zero(a, var)?.add_scaled(affine_at_zero(b, var)?, 1)?,
+        Index::Bin(IndexOp::Sub, a, b) => affine_at_zero(a, var)?.add_scaled(affine_at_zero(b, var)?, -1)?,
+        Index::Bin(IndexOp::Mul, a, b) => match (a.as_const(), b.as_const()) {
+            (Some(k), _) => affine_at_zero(b, var)?.scale(k)?,
+            (_, Some(k)) => affine_at_zero(a, var)?.scale(k)?,
+            _ => Affine::term(i),
+        },
+        _ => Affine::term(i),
+    })
+}
+
+/// Whether `i` has the same value in every iteration of the vectorised loop: it reads no
+/// memory or local (a `Value` index) and no variable of a loop inside it.
+fn loop_invariant(i: &Index, inner: &HashSet<VarId>) -> bool {
+    match i {
+        Index::Const(_) | Index::Sym(_) => true,
+        Index::Var(v) => !inner.contains(v),
+        Index::Value(_) => false,
+        Index::Bin(_, a, b) => loop_invariant(a, inner) && loop_invariant(b, inner),
+    }
 }
 
 /// Classifies `index` with respect to `var`; `None` if it depends on a varying value other
@@ -248,6 +317,51 @@ impl Planner<'_> {
 
     fn varying_expr(&self, e: &Expr) -> bool {
         varying_expr(e, self.var, &self.plan.locals)
+    }
+
+    /// Fills [`Plan::bases`] from the loop's contiguous loads and stores.
+    fn collect_bases(&mut self, body: &[Stmt]) {
+        for s in body {
+            match s {
+                Stmt::For { body, .. } => self.collect_bases(body),
+                Stmt::If { cond, then, otherwise } => {
+                    self.expr_bases(cond);
+                    self.collect_bases(then);
+                    self.collect_bases(otherwise);
+                }
+                Stmt::Assign { value, .. } => self.expr_bases(value),
+                Stmt::Store { buf, index, value } => {
+                    self.access_base(*buf, index);
+                    self.expr_bases(value);
+                }
+            }
+        }
+    }
+
+    fn expr_bases(&mut self, e: &Expr) {
+        match e {
+            Expr::Const(_) | Expr::Local(_) | Expr::Index(_) => {}
+            Expr::Load { buf, index } => self.access_base(*buf, index),
+            Expr::Binary(_, a, b) => {
+                self.expr_bases(a);
+                self.expr_bases(b);
+            }
+            Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr_bases(a),
+            Expr::Select(c, a, b) => {
+                self.expr_bases(c);
+                self.expr_bases(a);
+                self.expr_bases(b);
+            }
+        }
+    }
+
+    fn access_base(&mut self, buf: BufferId, index: &Index) {
+        let known = self.plan.bases.iter().any(|(b, i, _)| *b == buf && i == index);
+        if !known && self.access(index) == Some(Access::Contiguous) && loop_invariant(index, &self.inner) {
+            if let Some(offset) = affine_at_zero(index, self.var) {
+                self.plan.bases.push((buf, index.clone(), offset));
+            }
+        }
     }
 
     fn varying_index(&self, i: &Index) -> bool {

@@ -10,11 +10,12 @@
 mod broadcast;
 mod elemwise;
 mod nn;
+mod project;
 mod reduce;
 mod transform;
 mod util;
 
-use relay_compiler::op::ComputeFn;
+use relay_compiler::op::{ComputeFn, ProjectFn};
 
 /// The compute rule of operator `name`, if it has one.
 pub fn compute_rule(name: &str) -> Option<ComputeFn> {
@@ -23,4 +24,10 @@ pub fn compute_rule(name: &str) -> Option<ComputeFn> {
         .or_else(|| reduce::rule(name))
         .or_else(|| transform::rule(name))
         .or_else(|| nn::rule(name))
+}
+
+/// The projection of operator `name` (how to compute one field of its tuple result), if it
+/// has one.
+pub fn project_rule(name: &str) -> Option<ProjectFn> {
+    project::rule(name)
 }

@@ -10,7 +10,7 @@ mod transform;
 use relay_compiler::op::{OpDef, OpRegistry};
 
 /// Declares an [`OpDef`] in one line: `op!("add", 2, broadcast_rel, Broadcast, "doc")`; its
-/// attribute names and compute rule are filled in by [`register_all`].
+/// attribute names, compute rule and projection are filled in by [`register_all`].
 #[macro_export]
 macro_rules! op {
     ($name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal) => {
@@ -21,6 +21,7 @@ macro_rules! op {
             relation: $rel,
             pattern: relay_compiler::op::OpPattern::$pattern,
             compute: None,
+            project: None,
             doc: $doc,
         }
     };
@@ -45,6 +46,7 @@ pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
                 def.attrs = kernel.attr_names;
             }
             def.compute = crate::compute::compute_rule(name);
+            def.project = crate::compute::project_rule(name);
             registry.register(def).map_err(|_| name)?;
         }
     }

@@ -210,7 +210,7 @@ impl Kernel for StridedSlice {
             for &(axis, start, step, len) in &plan {
                 view = view.slice_axis(axis, start, step, len)?;
             }
-            out.view_mut::<T>()?.assign(view.iter())?;
+            out.view_mut::<T>()?.copy_from(&view)?;
             Ok(())
         })
     }

@@ -56,7 +56,7 @@ impl Kernel for Concatenate {
             let len = x.shape().get(axis).copied().unwrap_or(0);
             any_type!(x.dtype(), T => {
                 let mut block = out.view_mut::<T>()?.slice_axis(axis, start, 1, len)?;
-                block.assign(x.view::<T>()?.iter())?;
+                block.copy_from(&x.view::<T>()?)?;
                 Ok(())
             })?;
             start += len;
@@ -104,7 +104,7 @@ impl Kernel for Stack {
         for (i, x) in inputs.iter().enumerate() {
             any_type!(x.dtype(), T => {
                 let mut block = out.view_mut::<T>()?.slice_axis(axis, i, 1, 1)?;
-                block.assign(x.view::<T>()?.iter())?;
+                block.copy_from(&x.view::<T>()?)?;
                 Ok(())
             })?;
         }
@@ -189,7 +189,7 @@ impl Kernel for Split {
         for ((start, len), out) in parts.into_iter().zip(outputs.iter_mut()) {
             any_type!(x.dtype(), T => {
                 let piece = x.view::<T>()?.slice_axis(axis, start, 1, len)?;
-                out.view_mut::<T>()?.assign(piece.iter())?;
+                out.view_mut::<T>()?.copy_from(&piece)?;
                 Ok(())
             })?;
         }

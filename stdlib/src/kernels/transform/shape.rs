@@ -213,7 +213,7 @@ impl Kernel for Transpose {
         let out = only_output(outputs)?;
         any_type!(x.dtype(), T => {
             let view = x.view::<T>()?.permute(&perm)?;
-            out.view_mut::<T>()?.assign(view.iter())?;
+            out.view_mut::<T>()?.copy_from(&view)?;
             Ok(())
         })
     }
@@ -258,7 +258,7 @@ impl Kernel for BroadcastTo {
         let shape = out.shape().to_vec();
         any_type!(x.dtype(), T => {
             let view = x.view::<T>()?.broadcast_to(&shape)?;
-            out.view_mut::<T>()?.assign(view.iter())?;
+            out.view_mut::<T>()?.copy_from(&view)?;
             Ok(())
         })
     }

@@ -1,0 +1,155 @@
+//! Constant folding (TVM `FoldConstant`): a kernel call whose arguments are all constants
+//! (or that has none, like `zeros(shape=[1, 150])`) is computed once, at compile time, and
+//! replaced by the constant it produces.
+//!
+//! Runs after [`fuse_ops`](super::fuse_ops), on the primitive calls of ANF let chains: each
+//! foldable call is lowered to kir ([`crate::lower_kir::lower_primitive`]) and run by the kir
+//! interpreter, the oracle the JIT is tested against. A call inside a recursive closure
+//! (TreeLSTM's leaves start from a zero memory cell) otherwise launches a kernel every time
+//! it is reached. Results larger than [`MAX_FOLDED_ELEMENTS`] stay calls, so executables do
+//! not grow by what a kernel could compute at run time.
+
+use super::builder::is_primitive;
+use super::rewrite::{rebuild, rewrite, Rewrite};
+use crate::diagnostics::CompileError;
+use crate::ir::{ConstantData, Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
+use crate::kir;
+use crate::lower_kir::lower_primitive;
+use crate::op::OpRegistry;
+use crate::ty::TypeMap;
+use relay_devices::{DType, Scalar, Tensor};
+use relay_vm::ScalarValue;
+use std::collections::HashMap;
+
+/// The most elements a folded result may have.
+pub const MAX_FOLDED_ELEMENTS: i64 = 1 << 16;
+
+/// Folds every primitive call on constants outside `Primitive=1` functions (see the module
+/// docs). Calls that cannot be lowered to kir or evaluated are left as they are.
+///
+/// # Errors
+/// None today; the signature matches the other passes.
+pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
+    for i in 0..m.functions.len() {
+        if is_primitive(m, &m.functions[i].func) {
+            continue;
+        }
+        let body = m.functions[i].func.body;
+        let primitives = bound_primitives(m, body);
+        let mut fold = Fold { types, ops, primitives };
+        m.functions[i].func.body = rewrite(m, body, &mut fold)?;
+    }
+    Ok(())
+}
+
+/// Variables bound to primitive `fn` literals (calls may go through them).
+fn bound_primitives(m: &Module, root: ExprId) -> HashMap<VarId, ExprId> {
+    let mut found = HashMap::new();
+    let mut stack = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        if let ExprKind::Let { var, value, .. } = &m.expr(e).kind {
+            if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) {
+                found.insert(*var, *value);
+            }
+        }
+        match &m.expr(e).kind {
+            ExprKind::Function(f) if is_primitive(m, f) => {}
+            kind => stack.extend(super::walk::children(kind).into_iter().map(|(c, _)| c)),
+        }
+    }
+    found
+}
+
+struct Fold<'a> {
+    types: &'a TypeMap,
+    ops: &'a OpRegistry,
+    primitives: HashMap<VarId, ExprId>,
+}
+
+impl Fold<'_> {
+    /// The primitive function `callee` calls, if it is one.
+    fn primitive(&self, m: &Module, callee: ExprId) -> Option<Function> {
+        let literal = match m.expr(callee).kind {
+            ExprKind::Var(v) => *self.primitives.get(&v)?,
+            _ => callee,
+        };
+        match &m.expr(literal).kind {
+            ExprKind::Function(f) if is_primitive(m, f) => Some((**f).clone()),
+            _ => None,
+        }
+    }
+
+    /// The value of `prim(args)`, computed now, or `None` if it cannot or should not be.
+    fn evaluate(&self, m: &Module, prim: &Function, args: &[ExprId], call: ExprId) -> Option<ConstantData> {
+        let TypeKind::Tensor { shape, dtype } = m.types.kind(self.types.expr(call)?) else { return None };
+        let shape: Vec<i64> = shape
+            .iter()
+            .map(|d| if let Dim::Known(d) = d { Some(*d) } else { None })
+            .collect::<Option<_>>()?;
+        let count = shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d))?;
+        if count > MAX_FOLDED_ELEMENTS || !exact_in_f64(*dtype) {
+            return None;
+        }
+        let inputs = args
+            .iter()
+            .map(|&a| match m.expr(a).kind {
+                ExprKind::Constant(i) => constant_tensor(m.constants.get(i as usize)?),
+                _ => None,
+            })
+            .collect::<Option<Vec<Tensor>>>()?;
+        let kernel = lower_primitive(m, self.types, self.ops, prim).ok()?;
+        let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
+        let mut out = [Tensor::zeros(*dtype, dims).ok()?];
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        kir::interp::run(&kernel, &refs, &mut out, &[]).ok()?;
+        let [out] = out;
+        let data = (0..out.len()).map(|i| out.get(i).map(widen)).collect::<Option<Vec<f64>>>()?;
+        Some(ConstantData { dtype: *dtype, shape, data })
+    }
+}
+
+impl Rewrite for Fold<'_> {
+    fn enter(&mut self, m: &Module, e: ExprId) -> bool {
+        !matches!(&m.expr(e).kind, ExprKind::Function(f) if is_primitive(m, f))
+    }
+
+    fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
+        if let ExprKind::Call { callee, args, .. } = &m.expr(old).kind {
+            let (callee, args) = (*callee, args.clone());
+            let constants = args.iter().all(|&a| matches!(m.expr(a).kind, ExprKind::Constant(_)));
+            if let Some(prim) = self.primitive(m, callee).filter(|_| constants) {
+                if let Some(c) = self.evaluate(m, &prim, &args, old) {
+                    m.constants.push(c);
+                    let index = (m.constants.len() - 1) as u32;
+                    return Ok(m.add_expr(ExprKind::Constant(index), m.expr(old).span));
+                }
+            }
+        }
+        Ok(rebuild(m, old, kids))
+    }
+}
+
+/// Whether every element of `dtype` survives a round trip through `f64` (how
+/// [`ConstantData`] stores elements).
+fn exact_in_f64(dtype: DType) -> bool {
+    dtype.bits <= 32
+}
+
+fn widen(s: Scalar) -> f64 {
+    match s {
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Int(i) => i as f64,
+        Scalar::UInt(u) => u as f64,
+        Scalar::Float(f) => f,
+    }
+}
+
+fn constant_tensor(c: &ConstantData) -> Option<Tensor> {
+    let values: Vec<ScalarValue> = c.data.iter().map(|&v| ScalarValue::float(DType::F64, v)).collect();
+    let shape = c.shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
+    relay_vm::tensor_from_scalars(c.dtype, shape, &values).ok()
+}

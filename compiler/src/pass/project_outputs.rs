@@ -1,0 +1,222 @@
+//! Fields of tuple-returning operators as single-output calls.
+//!
+//! `let %g = split(%x, indices_or_sections=3, axis=1); ... %g.0 ... %g.2 ...` becomes
+//! `... strided_slice(%x, begin=[0], end=[k], axes=[1]) ... strided_slice(%x, ...) ...` when
+//! every use of `%g` is a projection and the operator registers a
+//! [`ProjectFn`](crate::op::ProjectFn). Each field is then an ordinary injective call that
+//! FuseOps fuses into its consumers, where the tuple would have been an opaque kernel writing
+//! every field to memory (TVM gets the same effect by fusing `split` with its
+//! `TupleGetItem`s). A field that is never read is never computed.
+//!
+//! Runs before [`lower_primitives`](super::lower_primitives), on operator calls as written.
+
+use super::builder::{fresh_var, var_ref, Types};
+use super::rewrite::{rebuild, rewrite, Rewrite};
+use super::walk::children;
+use crate::diagnostics::CompileError;
+use crate::ir::{Attrs, Dim, ExprId, ExprKind, Module, TypeKind, VarId};
+use crate::op::{AttrReader, OpRegistry};
+use crate::ty::TypeMap;
+use std::collections::{HashMap, HashSet};
+
+/// Replaces projections of let-bound calls of projectable operators by the single-output
+/// calls computing them, and drops the bindings (see the module docs). Operands that are not
+/// variables or constants are bound to variables first; calls on operands with `?`
+/// dimensions are kept.
+///
+/// # Errors
+/// An internal error if `types` lacks a type (it must be the [`TypeMap`] of `m` as it is).
+pub fn project_outputs(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
+    let types = Types::new(types, "project_outputs");
+    for i in 0..m.functions.len() {
+        let body = m.functions[i].func.body;
+        let mut bound = projectable_bindings(m, &types, ops, body)?;
+        if bound.is_empty() {
+            continue;
+        }
+        for b in bound.values_mut() {
+            bind_operands(m, &types, b)?;
+        }
+        let mut p = Project { ops, bound };
+        m.functions[i].func.body = rewrite(m, body, &mut p)?;
+    }
+    Ok(())
+}
+
+/// A binding `let %v = op(args, attrs)` whose uses are all projections.
+struct Bound {
+    op: ExprId,
+    /// The arguments as the projected calls take them: atoms.
+    args: Vec<ExprId>,
+    attrs: Attrs,
+    shapes: Vec<Vec<i64>>,
+    /// Arguments that were not atoms: their position and the variable now bound to them
+    /// (every projected call reads it, so it is computed once).
+    binds: Vec<(usize, VarId)>,
+}
+
+/// Binds the arguments of `b` that are not atoms to fresh variables.
+fn bind_operands(m: &mut Module, types: &Types, b: &mut Bound) -> Result<(), CompileError> {
+    for i in 0..b.args.len() {
+        let a = b.args[i];
+        if !matches!(m.expr(a).kind, ExprKind::Var(_) | ExprKind::Constant(_)) {
+            let span = m.expr(a).span;
+            let v = fresh_var(m, "operand", types.expr(m, a)?, span);
+            b.args[i] = var_ref(m, v, span);
+            b.binds.push((i, v));
+        }
+    }
+    Ok(())
+}
+
+/// The bindings under `root` that can be projected, by variable.
+fn projectable_bindings(
+    m: &Module,
+    types: &Types,
+    ops: &OpRegistry,
+    root: ExprId,
+) -> Result<HashMap<VarId, Bound>, CompileError> {
+    let mut candidates = HashMap::new();
+    let mut other_uses: HashSet<VarId> = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        let kind = &m.expr(e).kind;
+        if let ExprKind::Let { var, value, .. } = kind {
+            if let Some(b) = candidate(m, types, ops, *value)? {
+                candidates.insert(*var, b);
+            }
+        }
+        for (c, _) in children(kind) {
+            if let ExprKind::Var(v) = m.expr(c).kind {
+                // A projection reads one field; any other use needs the whole tuple.
+                if !matches!(kind, ExprKind::Proj { .. }) {
+                    other_uses.insert(v);
+                }
+            }
+            stack.push(c);
+        }
+    }
+    candidates.retain(|v, _| !other_uses.contains(v));
+    Ok(candidates)
+}
+
+/// `value` as a [`Bound`], if it is a call of a projectable operator on atoms with static
+/// shapes.
+fn candidate(
+    m: &Module,
+    types: &Types,
+    ops: &OpRegistry,
+    value: ExprId,
+) -> Result<Option<Bound>, CompileError> {
+    let ExprKind::Call { callee, args, attrs } = &m.expr(value).kind else { return Ok(None) };
+    let ExprKind::Op(name) = m.expr(*callee).kind else { return Ok(None) };
+    let projectable = ops.lookup(m.name(name)).is_some_and(|id| ops.get(id).project.is_some());
+    if !projectable {
+        return Ok(None);
+    }
+    let mut shapes = Vec::with_capacity(args.len());
+    for &a in args {
+        let TypeKind::Tensor { shape, .. } = m.types.kind(types.expr(m, a)?) else { return Ok(None) };
+        let known: Option<Vec<i64>> =
+            shape.iter().map(|d| if let Dim::Known(d) = d { Some(*d) } else { None }).collect();
+        let Some(known) = known else { return Ok(None) };
+        shapes.push(known);
+    }
+    Ok(Some(Bound { op: *callee, args: args.clone(), attrs: attrs.clone(), shapes, binds: vec![] }))
+}
+
+struct Project<'a> {
+    ops: &'a OpRegistry,
+    bound: HashMap<VarId, Bound>,
+}
+
+impl Project<'_> {
+    /// The call computing field `index` of `b`, or `None` if the operator declines.
+    fn field(&self, m: &mut Module, b: &Bound, index: u32, old: ExprId) -> Option<ExprId> {
+        let ExprKind::Op(name) = m.expr(b.op).kind else { return None };
+        let project = self.ops.get(self.ops.lookup(m.name(name))?).project?;
+        let call = project(&AttrReader::new(&m.symbols, &b.attrs), &b.shapes, index as usize).ok()?;
+        let span = m.expr(old).span;
+        let op_name = m.symbols.intern(call.op);
+        let callee = m.add_expr(ExprKind::Op(op_name), span);
+        let attrs = Attrs(call.attrs.into_iter().map(|(k, v)| (m.symbols.intern(k), v)).collect());
+        Some(m.add_expr(ExprKind::Call { callee, args: b.args.clone(), attrs }, span))
+    }
+}
+
+impl Rewrite for Project<'_> {
+    fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
+        match m.expr(old).kind {
+            ExprKind::Proj { tuple, index } => {
+                if let ExprKind::Var(v) = m.expr(tuple).kind {
+                    if let Some(b) = self.bound.remove(&v) {
+                        let field = self.field(m, &b, index, old);
+                        self.bound.insert(v, b);
+                        if let Some(field) = field {
+                            return Ok(field);
+                        }
+                    }
+                }
+                Ok(rebuild(m, old, kids))
+            }
+            ExprKind::Let { var, .. } if self.bound.contains_key(&var) => self.binding(m, var, old, kids),
+            _ => Ok(rebuild(m, old, kids)),
+        }
+    }
+}
+
+impl Project<'_> {
+    /// The rewritten `let %var = op(...); body` (children `kids`): the operands that were not
+    /// atoms bound first, then the body, without the binding itself once every projection of
+    /// it is replaced (if the operator declined one, the binding stays, on the bound operands).
+    fn binding(
+        &self,
+        m: &mut Module,
+        var: VarId,
+        old: ExprId,
+        kids: &[ExprId],
+    ) -> Result<ExprId, CompileError> {
+        let (Some(b), [value, body]) = (self.bound.get(&var), kids) else { return Ok(rebuild(m, old, kids)) };
+        let ExprKind::Call { callee, args, attrs } = m.expr(*value).kind.clone() else {
+            return Ok(rebuild(m, old, kids));
+        };
+        let span = m.expr(old).span;
+        let mut inner = *body;
+        if self.declined(m, var, kids) {
+            let mut call_args = args.clone();
+            for &(i, _) in &b.binds {
+                if let (Some(slot), Some(&atom)) = (call_args.get_mut(i), b.args.get(i)) {
+                    *slot = atom;
+                }
+            }
+            let call = m.add_expr(ExprKind::Call { callee, args: call_args, attrs }, span);
+            inner = m.add_expr(ExprKind::Let { var, value: call, body: inner }, span);
+        }
+        for &(i, v) in b.binds.iter().rev() {
+            let Some(&operand) = args.get(i) else { continue };
+            inner = m.add_expr(ExprKind::Let { var: v, value: operand, body: inner }, span);
+        }
+        Ok(inner)
+    }
+
+    /// Whether `var` is still read in the rewritten body `kids[1]` of its `let`.
+    fn declined(&self, m: &Module, var: VarId, kids: &[ExprId]) -> bool {
+        let Some(&body) = kids.get(1) else { return true };
+        let mut seen = HashSet::new();
+        let mut stack = vec![body];
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            if matches!(m.expr(e).kind, ExprKind::Var(v) if v == var) {
+                return true;
+            }
+            stack.extend(children(&m.expr(e).kind).into_iter().map(|(c, _)| c));
+        }
+        false
+    }
+}
