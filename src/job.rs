@@ -107,6 +107,7 @@ impl<'p> Job<'p> {
             let n = inputs.items.len().max(1) as u64;
             let s = self.vm.memory_stats();
             eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
+            eprintln!("device {}: {}", self.program.device(), self.vm.copy_stats());
         }
         if labelled > 0 {
             let n = inputs.items.len();
@@ -152,6 +153,15 @@ impl<'p> Job<'p> {
             m.pool_allocs as f64 / runs,
             m.system_allocs as f64 / runs
         ))?;
+        if self.program.device().is_opencl() {
+            let c = self.vm.copy_stats();
+            write_stdout(&format!(
+                "device {} (timed runs): {c}\nper input: {:.1} bytes host→device, {:.1} bytes device→host\n",
+                self.program.device(),
+                c.to_device_bytes as f64 / runs,
+                c.to_host_bytes as f64 / runs
+            ))?;
+        }
         write_stdout(&format!(
             "@{}: {} input(s) x {reps} rep(s) after {warmup} warm-up pass(es), one thread\n\
              latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, max {:.4} ms\n\

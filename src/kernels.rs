@@ -1,14 +1,17 @@
 //! The kernel adapter: turns each of an executable's [`KernelDesc`]s into something the VM
 //! can call behind its [`relay_vm::Kernel`] trait — a descriptor carrying a kir kernel
 //! becomes Cranelift machine code (one [`Jit`] and [`KernelCache`] per binding, so equal
-//! kernels compile once), any other the stdlib's reference kernel of its operator, with its
-//! typed attributes parsed once at bind time.
+//! kernels compile once) or, bound to an OpenCL device, an OpenCL program that the VM runs
+//! on device-resident tensors ([`relay_vm::DeviceKernel`]); any other descriptor the
+//! stdlib's reference kernel of its operator, with its typed attributes parsed once at bind
+//! time (reference kernels always run on the host).
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
 use relay_compiler::kir::{infer_syms, BufferRole, Kernel};
 use relay_compiler::op::AttrReader;
+use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
-use relay_jit::{CompiledKernel, Jit, KernelCache};
+use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
 use relay_vm::{Attr, Executable, KernelDesc, KernelTable};
@@ -75,6 +78,49 @@ impl relay_vm::Kernel for JitKernel {
     }
 }
 
+/// A kir kernel built for an OpenCL device.
+struct DeviceKernel {
+    compiled: Arc<OpenClKernel>,
+}
+
+impl relay_vm::Kernel for DeviceKernel {
+    fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        self.compiled.output_types(&shapes).map_err(|e| e.to_string())
+    }
+
+    /// On host tensors (the VM calls [`relay_vm::DeviceKernel::run`] instead; this serves
+    /// other callers of the table): copies in and out.
+    fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
+        let k = self.compiled.kernel();
+        let syms = if k.syms.is_empty() {
+            Vec::new()
+        } else {
+            let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+            infer_syms(k, &shapes, &[]).map_err(|e| e.to_string())?
+        };
+        self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
+    }
+
+    fn on_device(&self) -> Option<&dyn relay_vm::DeviceKernel> {
+        Some(self)
+    }
+}
+
+impl relay_vm::DeviceKernel for DeviceKernel {
+    fn device(&self) -> &Arc<OpenClDevice> {
+        self.compiled.device()
+    }
+
+    fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        self.compiled.output_types(input_shapes).map_err(|e| e.to_string())
+    }
+
+    fn run(&self, inputs: &[&DeviceTensor], outputs: &[DeviceTensor]) -> Result<(), String> {
+        self.compiled.run_device(inputs, outputs).map_err(|e| e.to_string())
+    }
+}
+
 /// One kernel per entry of `exe.kernels`, in order: JIT-compiled for descriptors carrying
 /// kir, reference kernels for the rest.
 ///
@@ -82,13 +128,27 @@ impl relay_vm::Kernel for JitKernel {
 /// `(kernel index, message)` for the first operator without a reference kernel or whose
 /// attributes do not parse, or kir that does not decode or compile.
 pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
+    bind_kernels_on(exe, None)
+}
+
+/// [`bind_kernels`], with kir kernels built for OpenCL `device` when one is given (built from
+/// source, each distinct kernel once); reference kernels stay on the host.
+///
+/// # Errors
+/// As [`bind_kernels`]; an OpenCL build failure carries the build log.
+pub fn bind_kernels_on(
+    exe: &Executable,
+    device: Option<&Arc<OpenClDevice>>,
+) -> Result<KernelTable, (usize, String)> {
+    let opencl_cache = KernelCache::new();
     let mut jit: Option<Jit> = None;
     let cache = KernelCache::new();
     let mut table = KernelTable::with_capacity(exe.kernels.len());
     for (i, desc) in exe.kernels.iter().enumerate() {
-        let kernel = match &desc.kernel {
-            None => bind(desc),
-            Some(bytes) => {
+        let kernel = match (&desc.kernel, device) {
+            (None, _) => bind(desc),
+            (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes),
+            (Some(bytes), None) => {
                 if jit.is_none() {
                     jit = Some(Jit::new().map_err(|e| (i, e.to_string()))?);
                 }
@@ -109,6 +169,17 @@ fn compile(
     let kernel = Kernel::from_bytes(bytes).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = jit.compile_cached(cache, &kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(JitKernel { compiled }))
+}
+
+fn compile_opencl(
+    device: &Arc<OpenClDevice>,
+    cache: &KernelCache<OpenClKernel>,
+    bytes: &[u8],
+) -> Result<Arc<dyn relay_vm::Kernel>, String> {
+    let kernel = Kernel::from_bytes(bytes).map_err(|e| format!("kir payload: {e}"))?;
+    let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
+        .map_err(|e| format!("`{}`: {e}", kernel.name))?;
+    Ok(Arc::new(DeviceKernel { compiled }))
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::Kernel>, String> {

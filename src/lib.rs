@@ -16,15 +16,18 @@ pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 
 pub mod batch;
+pub mod device;
 pub mod device_list;
 pub mod json;
 pub mod kernels;
+pub mod opencl_files;
 pub mod params;
 mod program;
 pub mod sst;
 pub mod text;
 mod typed;
 
+pub use device::Device;
 pub use program::{scalar, tensor, tuple, Program, DEFAULT_OPT_LEVEL};
 
 use relay_compiler::diagnostics::CompileError;
@@ -138,6 +141,10 @@ pub enum Error {
     /// argument count, a value that does not have its parameter's type, malformed JSON.
     #[error("{0}")]
     Input(String),
+    /// The OpenCL device cannot be used: support not compiled in, no runtime, no such
+    /// device.
+    #[error(transparent)]
+    Device(#[from] relay_devices::opencl::OpenClError),
 }
 
 impl From<CompileFailure> for Error {

@@ -78,13 +78,25 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         reps: usize,
     },
-    /// Compile a Relay file to an executable file.
+    /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
     Compile {
         /// The `.relay` file to compile.
         file: PathBuf,
         /// Where to write the executable.
-        #[arg(short, long)]
-        output: PathBuf,
+        #[arg(short, long, required_unless_present = "emit_opencl")]
+        output: Option<PathBuf>,
+        /// Write every fused kernel's OpenCL C (`.cl`) and a `manifest.json` (kernel → file,
+        /// kir hash, buffers with dtype and shape, work sizes) into this directory, for
+        /// offline OpenCL compilers (FPGA toolchains).
+        #[arg(long, value_name = "DIR")]
+        emit_opencl: Option<PathBuf>,
+        /// With --emit-opencl: also build each program on --device and save its binary, for
+        /// `run --opencl-binaries DIR`.
+        #[arg(long, requires = "emit_opencl")]
+        binaries: bool,
+        /// The OpenCL device --binaries builds for.
+        #[arg(long, default_value = "opencl")]
+        device: String,
         /// Optimisation level: 0 runs each operator on its reference kernel, 1 and above fuse
         /// operators into JIT-compiled kernels.
         #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
@@ -97,6 +109,10 @@ enum Command {
         /// Optimisation level for a `.relay` file (see `compile`).
         #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
         opt_level: u8,
+        /// The device to plan a `.relay` file for (see `run`): with an OpenCL device the
+        /// bytecode shows the `DeviceCopy` instructions of the device plan.
+        #[arg(long, default_value = "cpu")]
+        device: String,
     },
     /// List the devices kernels can run on: the host CPU and every OpenCL device (or why
     /// there are none).
@@ -142,9 +158,20 @@ struct RunArgs {
     /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
     #[arg(long)]
     no_memory_plan: bool,
-    /// Print tensor allocation statistics (arena, pool, system; peak bytes) on stderr.
+    /// Print tensor allocation statistics (arena, pool, system; peak bytes) and host↔device
+    /// copies (count and bytes each way) on stderr.
     #[arg(long)]
     stats: bool,
+    /// Where fused kernels run: `cpu` (Cranelift JIT) or an OpenCL device, `opencl`,
+    /// `opencl:<platform>` or `opencl:<platform>:<device>` (see `relay-vm devices`; needs a
+    /// build with `--features opencl`). Operators without fused kernels stay on the host.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Load the OpenCL programs from the binaries in this directory (written by `compile
+    /// --emit-opencl DIR --binaries`) instead of building them from source; a kernel that is
+    /// not there is an error.
+    #[arg(long, value_name = "DIR")]
+    opencl_binaries: Option<PathBuf>,
 }
 
 /// How `run` prints results.
@@ -176,7 +203,9 @@ impl From<Error> for Failure {
             }
             Error::Kernel { .. } => Failure { code: EXIT_COMPILE_ERROR, message: format!("error: {e}\n") },
             Error::Trap(t) => Failure { code: EXIT_TRAP, message: format!("error: {t}\n") },
-            Error::Load(_) | Error::Input(_) => Failure::bad_input(format!("error: {e}\n")),
+            Error::Load(_) | Error::Input(_) | Error::Device(_) => {
+                Failure::bad_input(format!("error: {e}\n"))
+            }
         }
     }
 }
@@ -209,10 +238,17 @@ fn main() -> ExitCode {
         Command::Bench { run, warmup, reps } => {
             finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.bench(inputs, warmup, reps)))
         }
-        Command::Compile { file, output, opt_level } => finish(compile(&file, &output, opt_level)),
-        Command::Disasm { file, opt_level } => {
-            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&p.executable().disassemble())))
-        }
+        Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
+            &file,
+            output.as_deref(),
+            emit_opencl.as_deref().map(|dir| (dir, binaries.then_some(device.as_str()))),
+            opt_level,
+        )),
+        Command::Disasm { file, opt_level, device } => finish(
+            parse_device(&device)
+                .and_then(|d| load_program_on(&file, opt_level, true, &d))
+                .and_then(|p| write_stdout(&p.executable().disassemble())),
+        ),
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Dump { file, kernels, memory, opt_level } => {
             finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels, memory))))
@@ -287,15 +323,22 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
 /// `opt_level`.
 fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
-    load_program_planned(path, opt_level, true)
+    load_program_on(path, opt_level, true, &relay::Device::Cpu)
 }
 
-/// [`load_program`], compiling Relay source with or without the memory plan.
-fn load_program_planned(path: &Path, opt_level: u8, memory_plan: bool) -> Result<Program, Failure> {
+/// [`load_program`] for `device`, compiling Relay source with or without the memory plan.
+fn load_program_on(
+    path: &Path,
+    opt_level: u8,
+    memory_plan: bool,
+    device: &relay::Device,
+) -> Result<Program, Failure> {
     let bytes = read_file(path)?;
     if bytes.starts_with(EXECUTABLE_MAGIC) {
-        return Program::load(&bytes)
-            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", path.display())));
+        return Program::load_on(&bytes, device).map_err(|e| match e {
+            Error::Load(e) => Failure::bad_input(format!("error: {}: {e}\n", path.display())),
+            other => other.into(),
+        });
     }
     let text = String::from_utf8(bytes).map_err(|_| {
         Failure::bad_input(format!(
@@ -303,20 +346,53 @@ fn load_program_planned(path: &Path, opt_level: u8, memory_plan: bool) -> Result
             path.display()
         ))
     })?;
-    Ok(Program::compile_planned(&path.display().to_string(), &text, opt_level, memory_plan)?)
+    Ok(Program::compile_on(&path.display().to_string(), &text, opt_level, memory_plan, device)?)
 }
 
-/// Loads the program and reads its inputs (`--args`, `--input` or none).
+fn parse_device(s: &str) -> Result<relay::Device, Failure> {
+    s.parse().map_err(|e| Failure::bad_input(format!("error: --device: {e}\n")))
+}
+
+/// Loads the program for `--device` and reads its inputs (`--args`, `--input` or none).
 fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
-    let program = load_program_planned(&run.file, run.opt_level, !run.no_memory_plan)?;
+    let mut device = parse_device(&run.device)?;
+    match (&mut device, &run.opencl_binaries) {
+        (relay::Device::OpenCl { binaries, .. }, Some(dir)) => *binaries = Some(dir.clone()),
+        (relay::Device::Cpu, Some(_)) => {
+            return Err(Failure::bad_input("error: --opencl-binaries needs --device opencl\n"))
+        }
+        _ => {}
+    }
+    let program = load_program_on(&run.file, run.opt_level, !run.no_memory_plan, &device)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }
 
-fn compile(file: &Path, output: &Path, opt_level: u8) -> Result<(), Failure> {
+/// `relay-vm compile`: the executable to `output`, and with `opencl = (dir, device)` the
+/// kernels' OpenCL C to `dir` (with binaries built on `device` when one is given).
+fn compile(
+    file: &Path,
+    output: Option<&Path>,
+    opencl: Option<(&Path, Option<&str>)>,
+    opt_level: u8,
+) -> Result<(), Failure> {
     let program = load_program(file, opt_level)?;
-    std::fs::write(output, program.save())
-        .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))
+    if let Some(output) = output {
+        std::fs::write(output, program.save())
+            .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))?;
+    }
+    if let Some((dir, device)) = opencl {
+        let opened = match device {
+            Some(d) => parse_device(d)?.open().map_err(Error::from)?,
+            None => None,
+        };
+        if device.is_some() && opened.is_none() {
+            return Err(Failure::bad_input("error: --binaries needs an OpenCL --device\n"));
+        }
+        let n = relay::opencl_files::emit(program.executable(), dir, opened.as_ref())?;
+        eprintln!("{n} OpenCL program(s) written to {}", dir.display());
+    }
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the output quietly.

@@ -10,6 +10,7 @@
 //! ```
 
 use crate::typed;
+use crate::Device;
 use crate::{CompileFailure, Error};
 use relay_devices::{Element, Tensor};
 use relay_vm::{Executable, KernelTable, Value, Vm, VmConfig, VmFunction};
@@ -25,6 +26,7 @@ pub const DEFAULT_OPT_LEVEL: u8 = 2;
 pub struct Program {
     executable: Executable,
     kernels: KernelTable,
+    device: Device,
 }
 
 impl std::fmt::Debug for Program {
@@ -69,15 +71,36 @@ impl Program {
         opt_level: u8,
         memory_plan: bool,
     ) -> Result<Program, Error> {
+        Program::compile_on(name, source, opt_level, memory_plan, &Device::Cpu)
+    }
+
+    /// [`Program::compile_planned`] for `device`: with an OpenCL device, fused kernels run
+    /// there as OpenCL C and their tensors stay on the device between kernels; the
+    /// device-planning pass (`compiler/src/codegen/plan_devices.rs`) marks with `DeviceCopy`
+    /// where they must come to the host. Operators without kir stay on the host.
+    ///
+    /// # Errors
+    /// As [`Program::compile_planned`]; [`Error::Device`] when the device cannot be opened.
+    pub fn compile_on(
+        name: &str,
+        source: &str,
+        opt_level: u8,
+        memory_plan: bool,
+        device: &Device,
+    ) -> Result<Program, Error> {
         let (mut module, _file) = crate::parse(name, source)?;
         let ops = relay_stdlib::op_registry();
         let options = relay_compiler::pass::LowerOptions::at_level(opt_level);
         let kir_ops = (opt_level >= 1).then_some(&ops);
         let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &options).and_then(|types| {
-            relay_compiler::codegen::compile_planned(&module, &types, kir_ops, memory_plan)
+            let mut exe = relay_compiler::codegen::compile_planned(&module, &types, kir_ops, memory_plan)?;
+            if device.is_opencl() {
+                relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
+            }
+            Ok(exe)
         });
         match lowered {
-            Ok(exe) => Program::from_executable(exe),
+            Ok(exe) => Program::from_executable_on(exe, device),
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
         }
     }
@@ -88,9 +111,26 @@ impl Program {
     /// [`Error::Kernel`] for an operator without a reference kernel or with attributes it
     /// rejects, or a kir kernel that does not decode or compile.
     pub fn from_executable(executable: Executable) -> Result<Program, Error> {
-        let kernels = crate::kernels::bind_kernels(&executable)
+        Program::from_executable_on(executable, &Device::Cpu)
+    }
+
+    /// [`Program::from_executable`] with the kir kernels bound to `device`.
+    ///
+    /// # Errors
+    /// As [`Program::from_executable`]; [`Error::Device`] when the device cannot be opened.
+    pub fn from_executable_on(executable: Executable, device: &Device) -> Result<Program, Error> {
+        let opened = device.open()?;
+        if let (Some(dev), Device::OpenCl { binaries: Some(dir), .. }) = (&opened, device) {
+            crate::opencl_files::load_binaries(dev, dir)?;
+        }
+        let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref())
             .map_err(|(index, message)| Error::Kernel { index, message })?;
-        Ok(Program { executable, kernels })
+        Ok(Program { executable, kernels, device: device.clone() })
+    }
+
+    /// Where the program's fused kernels run.
+    pub fn device(&self) -> &Device {
+        &self.device
     }
 
     /// Reads, verifies and binds an executable written by [`Program::save`].
@@ -100,6 +140,14 @@ impl Program {
     /// [`Program::from_executable`].
     pub fn load(bytes: &[u8]) -> Result<Program, Error> {
         Program::from_executable(Executable::load(bytes)?)
+    }
+
+    /// [`Program::load`] with the kir kernels bound to `device`.
+    ///
+    /// # Errors
+    /// As [`Program::load`] and [`Program::from_executable_on`].
+    pub fn load_on(bytes: &[u8], device: &Device) -> Result<Program, Error> {
+        Program::from_executable_on(Executable::load(bytes)?, device)
     }
 
     /// The executable file (`relay-vm compile` output).

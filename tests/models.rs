@@ -6,6 +6,10 @@
 //!   classes, and the accuracy the training script reported.
 //! - CharRNN: the greedily generated name for every (language, start letter) pair.
 //! - RNN, GRU, LSTM cells: final states within 1e-5.
+//!
+//! `RELAY_TEST_DEVICE=opencl` runs the fused kernels on an OpenCL device (same tolerances).
+
+mod common;
 
 use relay::sst::{jsonl_line, parse_trees, Tree, Vocab};
 use relay::vm::Value;
@@ -29,7 +33,9 @@ fn read_text(path: &str) -> String {
 /// Compiles `examples/<source>` and binds the tensors of `examples/<weights>`, which must be
 /// the leading parameters of `@main`; returns the program and the weight arguments.
 fn load_model(source: &str, weights: &str) -> (Program, Vec<Value>) {
-    let program = Program::compile(source, &read_text(source)).unwrap_or_else(|e| panic!("{source}: {e}"));
+    let device = common::test_device();
+    let program = Program::compile_on(source, &read_text(source), relay::DEFAULT_OPT_LEVEL, true, &device)
+        .unwrap_or_else(|e| panic!("{source} on {device}: {e}"));
     let main = program.function("main").unwrap();
     let bound = relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}"));
     assert!(

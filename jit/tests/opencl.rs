@@ -528,3 +528,37 @@ fn kernels_run_on_many_threads() {
         }
     });
 }
+
+#[test]
+fn device_resident_tensors_run_without_host_copies_and_recycle_buffers() {
+    if device().is_none() {
+        return;
+    }
+    // A device of its own: the pool counts below must not see other tests' buffers.
+    let dev = Arc::new(OpenClDevice::open("opencl").unwrap());
+    let kernel = row_sum(1);
+    let compiled = OpenClKernel::compile(&dev, &kernel).unwrap();
+    let x = random(&mut Rng(11), DType::F32, &[6, 5]);
+    let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[6]]).unwrap();
+    let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
+    interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
+
+    let types = compiled.output_types(&[x.shape()]).unwrap();
+    assert_eq!(types, vec![(DType::F32, vec![6])]);
+    let input = dev.upload_tensor(&x).unwrap();
+    let outputs = [dev.zeros_tensor(DType::F32, &types[0].1).unwrap()];
+    compiled.run_device(&[&input], &outputs).unwrap();
+    assert_close(&expected, &[outputs[0].to_host().unwrap()], TOL);
+
+    // A dead tensor's buffer serves the next tensor of its byte size.
+    let (free_before, _) = dev.pooled();
+    drop(outputs);
+    assert_eq!(dev.pooled().0, free_before + 1);
+    let again = dev.alloc_tensor(DType::I32, &[6]).unwrap();
+    assert_eq!(dev.pooled().0, free_before);
+    assert_eq!(again.size_bytes(), 24);
+
+    // Shapes are checked as for host tensors.
+    let wrong = [dev.zeros_tensor(DType::F32, &[5]).unwrap()];
+    assert!(matches!(compiled.run_device(&[&input], &wrong), Err(JitError::Call(_))));
+}

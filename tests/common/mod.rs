@@ -15,6 +15,17 @@ pub fn bless() -> bool {
     std::env::var_os("RELAY_TEST_BLESS").is_some_and(|v| v == "1")
 }
 
+/// The device the end-to-end tests run fused kernels on: `RELAY_TEST_DEVICE` (`cpu` when
+/// unset; `opencl` or `opencl:<platform>:<device>` to run the same goldens and model tests
+/// on an OpenCL device, as CI does on POCL).
+#[allow(dead_code)]
+pub fn test_device() -> relay::Device {
+    match std::env::var("RELAY_TEST_DEVICE") {
+        Ok(s) if !s.is_empty() => s.parse().unwrap_or_else(|e| panic!("RELAY_TEST_DEVICE: {e}")),
+        _ => relay::Device::Cpu,
+    }
+}
+
 /// The `.relay` files of `tests/relay/<dir>`, sorted by name.
 #[allow(dead_code)]
 pub fn relay_files(dir: &str) -> Vec<PathBuf> {

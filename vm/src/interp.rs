@@ -9,6 +9,7 @@
 //! scalars over scalars run no drop code; a self tail call whose arguments can move in
 //! order (a loop) swaps them into place without a buffer.
 
+mod device;
 mod packed;
 mod stack;
 #[cfg(test)]
@@ -20,7 +21,8 @@ use crate::kernel::Kernel;
 use crate::memory::{Arena, FrameLayout, MemoryStats, Pool};
 use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
-use crate::value::{ClosureValue, Value};
+use crate::value::{ClosureValue, Fields, Value};
+pub use device::CopyStats;
 use relay_devices::DType;
 use stack::put;
 use std::sync::{Arc, Mutex};
@@ -87,6 +89,8 @@ pub struct Vm<'e> {
     layouts: Vec<FrameLayout>,
     /// Output tensors of the kernel call in progress (kept to avoid an allocation per call).
     scratch: packed::Scratch,
+    /// Copy statistics and cached uploads of device kernels.
+    device: device::DeviceState,
 }
 
 impl<'e> Vm<'e> {
@@ -121,6 +125,7 @@ impl<'e> Vm<'e> {
             arena: Arena::default(),
             layouts,
             scratch: packed::Scratch::default(),
+            device: device::DeviceState::default(),
         })
     }
 
@@ -129,9 +134,16 @@ impl<'e> Vm<'e> {
         self.pool.stats
     }
 
-    /// Zeroes the allocation statistics (the pool keeps its buffers).
+    /// Tensor copies between host and OpenCL device since the VM was made or
+    /// [`Vm::reset_memory_stats`] (all zero when no kernel runs on a device).
+    pub fn copy_stats(&self) -> CopyStats {
+        self.device.stats
+    }
+
+    /// Zeroes the allocation and copy statistics (the pool keeps its buffers).
     pub fn reset_memory_stats(&mut self) {
         self.pool.stats = MemoryStats::default();
+        self.device.stats = CopyStats::default();
     }
 
     /// Runs the function named `name` with `args`.
@@ -158,7 +170,12 @@ impl<'e> Vm<'e> {
             *slot = Some(v);
         }
         self.running = true;
-        let result = self.run(func as u32, top);
+        let mut result = self.run(func as u32, top);
+        if self.device.used {
+            // The host receives host tensors only.
+            result = result.and_then(|v| self.device.bring_value_home(v).map_err(trap));
+            self.device.end_run();
+        }
         if result.is_err() {
             // A trap leaves the faulting frames and their registers behind; a return
             // leaves the stack empty.
@@ -172,7 +189,7 @@ impl<'e> Vm<'e> {
 
     fn run(&mut self, entry: u32, mut top: usize) -> Result<Value, Trap> {
         let exe = self.exe;
-        let Vm { regs, frames, constants, kernels, config, pool, arena, layouts, scratch, .. } = self;
+        let Vm { regs, frames, constants, kernels, config, pool, arena, layouts, scratch, device, .. } = self;
         let mut func = entry;
         let mut code: &[Instr] = &exe.functions[entry as usize].code;
         let mut pc: usize = 0;
@@ -402,7 +419,7 @@ impl<'e> Vm<'e> {
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
                     let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs };
-                    if let Err(m) = call.run(window, pool, scratch) {
+                    if let Err(m) = call.run(window, pool, scratch, device) {
                         trap!("{m}");
                     }
                 }
@@ -435,14 +452,14 @@ impl<'e> Vm<'e> {
                     }
                 }
                 Instr::AllocADT { dst, tag, fields } => {
-                    let mut vs = Vec::with_capacity(fields.len());
+                    let mut vs = Fields::with_capacity(fields.len());
                     for r in fields.iter() {
                         vs.push(reg!(r).clone());
                     }
                     set!(dst, Value::adt(tag.0, vs));
                 }
                 Instr::AllocClosure { dst, func: target, captured } => {
-                    let mut vs = Vec::with_capacity(captured.len());
+                    let mut vs = Fields::with_capacity(captured.len());
                     for r in captured.iter() {
                         vs.push(reg!(r).clone());
                     }
@@ -544,6 +561,16 @@ impl<'e> Vm<'e> {
                     Ok(v) => set_scalar!(dst, v),
                     Err(e) => trap!("{e}"),
                 },
+                Instr::DeviceCopy { dst, src } => {
+                    let v = match reg!(src) {
+                        Value::Device(d) => match device.download_paired(d) {
+                            Ok(v) => v,
+                            Err(e) => trap!("{e}"),
+                        },
+                        v => v.clone(),
+                    };
+                    set!(dst, v);
+                }
                 Instr::Cast { dst, src, dtype } => {
                     let v = scalar!(src).cast(*dtype);
                     set_scalar!(dst, v);

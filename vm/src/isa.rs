@@ -185,6 +185,10 @@ instructions! {
     /// Empties `regs`, whose values are dead: tensors go back to their frame slot or the
     /// VM's pool for reuse (the memory plan's kills at last use).
     0x1f Kill { regs: Box<[Reg]> }
+    /// Copies `src` to `dst` with a device-resident tensor brought to the host (TVM's
+    /// `device_copy`); any other value is copied as by `Move`. The device-planning pass puts
+    /// it where a device kernel's output reaches the host: a host kernel, a return.
+    0x20 DeviceCopy { dst: Reg, src: Reg }
 }
 
 /// How the generic instruction walkers ([`Instr::targets_mut`], [`Instr::uses`]) see each
@@ -253,7 +257,8 @@ impl Instr {
             | Instr::Bin { dst, .. }
             | Instr::BinImm { dst, .. }
             | Instr::Un { dst, .. }
-            | Instr::Cast { dst, .. } => vec![*dst],
+            | Instr::Cast { dst, .. }
+            | Instr::DeviceCopy { dst, .. } => vec![*dst],
             Instr::InvokePacked { outputs, .. } => outputs.to_vec(),
             _ => vec![],
         }
@@ -321,6 +326,6 @@ mod tests {
     fn bad_opcodes_are_errors() {
         assert!(Instr::decode(&mut ByteReader::new(&[0xff])).is_err());
         assert!(Instr::decode(&mut ByteReader::new(&[0x03, 1])).is_err());
-        assert_eq!(INSTRUCTION_DOCS.len(), 31);
+        assert_eq!(INSTRUCTION_DOCS.len(), 32);
     }
 }

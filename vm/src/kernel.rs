@@ -1,7 +1,9 @@
 //! The kernel table: what `InvokePacked` calls. The VM does not know how kernels are made
 //! (reference Rust, Cranelift JIT, OpenCL); the host hands it one [`Kernel`] per entry of the
-//! executable's kernel list.
+//! executable's kernel list, and a kernel that runs on an OpenCL device exposes its
+//! [`DeviceKernel`] form.
 
+use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use std::sync::Arc;
 
@@ -20,6 +22,34 @@ pub trait Kernel: Send + Sync {
     /// # Errors
     /// A message on a run-time fault (shape mismatch on a `?` dimension, index out of range).
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String>;
+
+    /// The kernel's form on an OpenCL device, when it runs there. `InvokePacked` then keeps
+    /// its tensors on the device (see [`DeviceKernel`]); `None` (the default) runs it on the
+    /// host, copying device-resident inputs down first.
+    fn on_device(&self) -> Option<&dyn DeviceKernel> {
+        None
+    }
+}
+
+/// A kernel that runs on an OpenCL device, on device-resident tensors. The VM uploads host
+/// inputs (each once: an upload stays cached while its host tensor lives), allocates the
+/// outputs on the device (zeroed, from the device's pool) and leaves them there.
+pub trait DeviceKernel: Send + Sync {
+    /// The device the kernel was built for.
+    fn device(&self) -> &Arc<OpenClDevice>;
+
+    /// The dtypes and shapes of the outputs for inputs of these shapes.
+    ///
+    /// # Errors
+    /// A message when the shapes are not ones the kernel accepts.
+    fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String>;
+
+    /// Queues the kernel: reads `inputs`, writes `outputs` (of the dtypes and shapes
+    /// [`DeviceKernel::output_types`] gave, zeroed).
+    ///
+    /// # Errors
+    /// A message when the tensors do not fit the kernel or the device fails.
+    fn run(&self, inputs: &[&DeviceTensor], outputs: &[DeviceTensor]) -> Result<(), String>;
 }
 
 /// The kernels of one executable, in the order of its kernel list.

@@ -152,7 +152,7 @@ impl Pool {
                 Some(c) => std::mem::take(&mut c.captured),
                 None => return,
             },
-            Value::Scalar(_) | Value::Ref(_) => return,
+            Value::Scalar(_) | Value::Ref(_) | Value::Device(_) => return,
         };
         while let Some(v) = pending.pop() {
             match v {
@@ -167,7 +167,7 @@ impl Pool {
                         pending.append(&mut c.captured);
                     }
                 }
-                Value::Scalar(_) | Value::Ref(_) => {}
+                Value::Scalar(_) | Value::Ref(_) | Value::Device(_) => {}
             }
         }
     }

@@ -2,8 +2,15 @@
 //! references.
 
 use crate::scalar::ScalarValue;
+use relay_devices::opencl::DeviceTensor;
 use relay_devices::Tensor;
+use smallvec::SmallVec;
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
+
+/// The fields of an ADT value or the captures of a closure. Up to two sit inline, so a list
+/// cell, a tree node, a pair or a one-capture closure is a single allocation.
+pub type Fields = SmallVec<[Value; 2]>;
 
 /// A value the VM computes with and hands to the host.
 ///
@@ -21,6 +28,11 @@ pub enum Value {
     Closure(Arc<ClosureValue>),
     /// A mutable reference cell.
     Ref(Arc<Mutex<Value>>),
+    /// An n-d tensor (n ≥ 1) resident on an OpenCL device: produced by a device kernel and
+    /// kept there while device kernels consume it. The VM copies it to the host before a
+    /// host kernel, a `DeviceCopy` or the end of a run needs it, so a host never receives
+    /// one from [`crate::Vm::invoke`]. (In a build without OpenCL this variant is never made.)
+    Device(Arc<DeviceTensor>),
 }
 
 /// A constructor applied to its fields; tuples have tag 0.
@@ -29,7 +41,7 @@ pub struct AdtValue {
     /// The constructor's index in its ADT (0 for tuples).
     pub tag: u32,
     /// The fields, in order.
-    pub fields: Vec<Value>,
+    pub fields: Fields,
 }
 
 /// A function together with the values it captured.
@@ -38,18 +50,18 @@ pub struct ClosureValue {
     /// Index of the (lambda-lifted) function in the executable.
     pub func: u32,
     /// Captured values, passed before the call's arguments.
-    pub captured: Vec<Value>,
+    pub captured: Fields,
 }
 
 impl Value {
     /// A tuple of `fields`.
-    pub fn tuple(fields: Vec<Value>) -> Value {
-        Value::Adt(Arc::new(AdtValue { tag: 0, fields }))
+    pub fn tuple(fields: impl Into<Fields>) -> Value {
+        Value::adt(0, fields)
     }
 
     /// A constructor value with tag `tag`.
-    pub fn adt(tag: u32, fields: Vec<Value>) -> Value {
-        Value::Adt(Arc::new(AdtValue { tag, fields }))
+    pub fn adt(tag: u32, fields: impl Into<Fields>) -> Value {
+        Value::Adt(Arc::new(AdtValue { tag, fields: fields.into() }))
     }
 
     /// A tensor value; 0-d tensors become unboxed scalars, as the VM keeps them.
@@ -68,50 +80,85 @@ impl Value {
             Value::Adt(_) => "ADT value",
             Value::Closure(_) => "closure",
             Value::Ref(_) => "reference",
+            Value::Device(_) => "device tensor",
         }
     }
 }
 
-/// Takes out the fields of values about to be freed, so that dropping a million-element list
-/// runs in a loop instead of a million nested `drop` calls.
-fn drop_iteratively(mut pending: Vec<Value>) {
-    while let Some(v) = pending.pop() {
-        match v {
-            Value::Adt(a) => {
-                if let Ok(mut a) = Arc::try_unwrap(a) {
-                    pending.append(&mut a.fields);
-                }
+thread_local! {
+    /// Values whose fields are being freed: one stack per thread, reused by every drop.
+    static PENDING: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether dropping `v` would free a value that itself holds values (so dropping it
+/// recursively could go as deep as a list is long).
+fn frees_nested(v: &Value) -> bool {
+    match v {
+        Value::Adt(a) => Arc::strong_count(a) == 1 && !a.fields.is_empty(),
+        Value::Closure(c) => Arc::strong_count(c) == 1 && !c.captured.is_empty(),
+        Value::Ref(r) => Arc::strong_count(r) == 1,
+        Value::Scalar(_) | Value::Tensor(_) | Value::Device(_) => false,
+    }
+}
+
+/// Frees `fields` in a loop instead of nested `drop` calls, so that dropping a
+/// million-element list cannot overflow the stack. Shallow fields (the common case) are just
+/// dropped.
+fn drop_fields(fields: &mut Fields) {
+    if !fields.iter().any(frees_nested) {
+        return;
+    }
+    PENDING.with(|pending| match pending.try_borrow_mut() {
+        // The outermost drop: it owns the loop; drops inside it find the stack borrowed and
+        // leave their fields to it.
+        Ok(mut stack) => {
+            stack.extend(fields.drain(..));
+            while let Some(v) = stack.pop() {
+                take_nested(v, &mut stack);
             }
-            Value::Closure(c) => {
-                if let Ok(mut c) = Arc::try_unwrap(c) {
-                    pending.append(&mut c.captured);
-                }
-            }
-            Value::Ref(r) => {
-                if let Ok(m) = Arc::try_unwrap(r) {
-                    if let Ok(inner) = m.into_inner() {
-                        pending.push(inner);
-                    }
-                }
-            }
-            Value::Scalar(_) | Value::Tensor(_) => {}
         }
+        Err(_) => {
+            let mut stack: Vec<Value> = fields.drain(..).collect();
+            while let Some(v) = stack.pop() {
+                take_nested(v, &mut stack);
+            }
+        }
+    });
+}
+
+/// Moves the values `v` holds onto `stack` when `v` is their last owner, then drops `v`.
+fn take_nested(v: Value, stack: &mut Vec<Value>) {
+    match v {
+        Value::Adt(a) => {
+            if let Ok(mut a) = Arc::try_unwrap(a) {
+                stack.extend(a.fields.drain(..));
+            }
+        }
+        Value::Closure(c) => {
+            if let Ok(mut c) = Arc::try_unwrap(c) {
+                stack.extend(c.captured.drain(..));
+            }
+        }
+        Value::Ref(r) => {
+            if let Ok(m) = Arc::try_unwrap(r) {
+                if let Ok(inner) = m.into_inner() {
+                    stack.push(inner);
+                }
+            }
+        }
+        Value::Scalar(_) | Value::Tensor(_) | Value::Device(_) => {}
     }
 }
 
 impl Drop for AdtValue {
     fn drop(&mut self) {
-        if !self.fields.is_empty() {
-            drop_iteratively(std::mem::take(&mut self.fields));
-        }
+        drop_fields(&mut self.fields);
     }
 }
 
 impl Drop for ClosureValue {
     fn drop(&mut self) {
-        if !self.captured.is_empty() {
-            drop_iteratively(std::mem::take(&mut self.captured));
-        }
+        drop_fields(&mut self.captured);
     }
 }
 

@@ -12,6 +12,7 @@ mod fused;
 mod matching;
 pub mod memory;
 mod peephole;
+pub mod plan_devices;
 mod primitive;
 mod types;
 

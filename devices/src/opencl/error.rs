@@ -48,6 +48,14 @@ pub enum OpenClError {
         /// Bytes in the tensor.
         tensor: usize,
     },
+    /// A host tensor that cannot be made (a shape too large for memory) or a device tensor
+    /// in an impossible state.
+    #[error("{0}")]
+    HostTensor(String),
+    /// The device takes prebuilt binaries only and none was loaded for this program (its
+    /// first kernel signature is given): the binaries directory is not the executable's.
+    #[error("no prebuilt OpenCL binary for the program of `{0}`: the binaries directory does not match this executable (rebuild it with `relay-vm compile --emit-opencl DIR --binaries`)")]
+    NotPrebuilt(String),
     /// A launch with more than 3 work dimensions.
     #[error("a launch has 1 to 3 work dimensions, not {0}")]
     WorkDims(usize),

@@ -9,6 +9,8 @@
 //! owns a context and an in-order queue: [`OpenClDevice::upload`]/[`OpenClDevice::read`]
 //! copy tensors, [`OpenClDevice::program`] builds OpenCL C (cached by source and options;
 //! a compile error carries the build log), [`OpenClDevice::launch`] queues a kernel.
+//! [`DeviceTensor`]s are the VM's device-resident tensors: their buffers come from and go
+//! back to a per-device pool keyed by byte size.
 
 mod error;
 #[cfg(feature = "opencl")]
@@ -19,10 +21,10 @@ mod stub;
 
 pub use error::OpenClError;
 #[cfg(feature = "opencl")]
-pub use runtime::{devices, DeviceBuffer, OpenClDevice, Program};
+pub use runtime::{devices, DeviceBuffer, DeviceTensor, OpenClDevice, Program};
 pub use select::{DeviceInfo, DeviceKind, DeviceSelector};
 #[cfg(not(feature = "opencl"))]
-pub use stub::{devices, DeviceBuffer, OpenClDevice, Program};
+pub use stub::{devices, DeviceBuffer, DeviceTensor, OpenClDevice, Program};
 
 /// Whether this build has OpenCL support (the `opencl` cargo feature).
 pub const COMPILED_IN: bool = cfg!(feature = "opencl");

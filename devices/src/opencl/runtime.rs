@@ -1,7 +1,7 @@
 //! The OpenCL device over `opencl3` (which loads `libOpenCL.so.1` when first used).
 
 use super::{DeviceInfo, DeviceKind, DeviceSelector, KernelArg, OpenClError};
-use crate::Tensor;
+use crate::{DType, Tensor};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{
@@ -126,6 +126,17 @@ impl Program {
     pub fn kernel_names(&self) -> Vec<String> {
         self.program.kernel_names().split(';').filter(|n| !n.is_empty()).map(str::to_string).collect()
     }
+
+    /// The device binary the runtime built (`clGetProgramInfo(CL_PROGRAM_BINARIES)`), for
+    /// [`OpenClDevice::load_binary`] on a device of the same kind later.
+    pub fn binary(&self) -> Result<Vec<u8>, OpenClError> {
+        let binaries = self.program.get_binaries().map_err(api("clGetProgramInfo"))?;
+        binaries.into_iter().next().ok_or_else(|| OpenClError::Api {
+            call: "clGetProgramInfo",
+            code: -30,
+            name: "no binary for the device".into(),
+        })
+    }
 }
 
 /// One OpenCL device with its context, an in-order command queue and a cache of built
@@ -138,8 +149,17 @@ pub struct OpenClDevice {
     // Declared before the context so they are released first.
     queue: CommandQueue,
     programs: Mutex<HashMap<(String, String), Arc<Program>>>,
+    /// Set when programs must come from [`OpenClDevice::load_binary`]: a source not loaded
+    /// so is then an error instead of a build.
+    prebuilt_only: std::sync::atomic::AtomicBool,
+    /// Free buffers by byte size, refilled when a [`DeviceTensor`] dies.
+    pool: Mutex<HashMap<usize, Vec<DeviceBuffer>>>,
     context: Context,
 }
+
+/// Free buffers kept per byte size: enough for the live tensors of a model's step, bounded so
+/// that a program with many distinct sizes cannot hoard device memory.
+const POOL_PER_SIZE: usize = 64;
 
 // SAFETY: `cl_device_id` is an opaque handle that OpenCL allows every thread to use; the
 // other fields are `Send + Sync` (opencl3 declares so for contexts and queues, whose OpenCL
@@ -163,7 +183,15 @@ impl OpenClDevice {
         // SAFETY: `id` is the context's only device.
         #[allow(deprecated)] // the OpenCL 2.0 replacement is missing on 1.2 runtimes (FPGA SDKs)
         let queue = unsafe { CommandQueue::create(&context, id, 0) }.map_err(api("clCreateCommandQueue"))?;
-        Ok(OpenClDevice { info, id, queue, programs: Mutex::new(HashMap::new()), context })
+        Ok(OpenClDevice {
+            info,
+            id,
+            queue,
+            programs: Mutex::new(HashMap::new()),
+            prebuilt_only: std::sync::atomic::AtomicBool::new(false),
+            pool: Mutex::new(HashMap::new()),
+            context,
+        })
     }
 
     /// What the runtime says about this device.
@@ -178,6 +206,72 @@ impl OpenClDevice {
             unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, len.max(1), ptr::null_mut()) }
                 .map_err(api("clCreateBuffer"))?;
         Ok(DeviceBuffer { mem, len })
+    }
+
+    /// A device tensor of `dtype` and `shape` with unspecified contents, its buffer from the
+    /// device's pool when one of the byte size is free.
+    pub fn alloc_tensor(
+        self: &Arc<Self>,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<DeviceTensor, OpenClError> {
+        let len =
+            crate::tensor::shape_size(shape).and_then(|n| n.checked_mul(dtype.size_bytes())).ok_or_else(
+                || OpenClError::HostTensor(format!("a {dtype} tensor of shape {shape:?} is too large")),
+            )?;
+        let pooled = lock(&self.pool).get_mut(&len).and_then(Vec::pop);
+        let buffer = match pooled {
+            Some(b) => b,
+            None => self.alloc(len)?,
+        };
+        Ok(DeviceTensor { dtype, shape: shape.to_vec(), buffer: Some(buffer), device: self.clone() })
+    }
+
+    /// A zero-filled device tensor of `dtype` and `shape` (pooled buffer, queued fill).
+    pub fn zeros_tensor(
+        self: &Arc<Self>,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<DeviceTensor, OpenClError> {
+        let mut t = self.alloc_tensor(dtype, shape)?;
+        if let Some(b) = t.buffer.as_mut() {
+            self.zero(b)?;
+        }
+        Ok(t)
+    }
+
+    /// A device tensor holding a copy of `tensor` (a blocking write).
+    pub fn upload_tensor(self: &Arc<Self>, tensor: &Tensor) -> Result<DeviceTensor, OpenClError> {
+        let mut t = self.alloc_tensor(tensor.dtype(), tensor.shape())?;
+        if let Some(b) = t.buffer.as_mut() {
+            self.write(b, tensor)?;
+        }
+        Ok(t)
+    }
+
+    /// Sets every byte of `buf` to 0 (queued; later commands on the queue see it done).
+    pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), OpenClError> {
+        if buf.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: fills exactly the buffer's `len` bytes with a one-byte pattern.
+        unsafe { self.queue.enqueue_fill_buffer(&mut buf.mem, &[0u8], 0, buf.len, &[]) }
+            .map_err(api("clEnqueueFillBuffer"))?;
+        Ok(())
+    }
+
+    /// Free buffers in the device's pool, and their total bytes.
+    pub fn pooled(&self) -> (usize, usize) {
+        let pool = lock(&self.pool);
+        pool.iter().fold((0, 0), |(n, bytes), (len, bs)| (n + bs.len(), bytes + len * bs.len()))
+    }
+
+    fn give_back(&self, buffer: DeviceBuffer) {
+        let mut pool = lock(&self.pool);
+        let free = pool.entry(buffer.len).or_default();
+        if free.len() < POOL_PER_SIZE {
+            free.push(buffer);
+        }
     }
 
     /// A new buffer holding a copy of `tensor`'s elements.
@@ -236,6 +330,11 @@ impl OpenClDevice {
         if let Some(hit) = lock(&self.programs).get(&key) {
             return Ok(hit.clone());
         }
+        if self.prebuilt_only.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(OpenClError::NotPrebuilt(
+                source.lines().find(|l| l.starts_with("__kernel")).unwrap_or("").to_string(),
+            ));
+        }
         if options.contains('\0') {
             return Err(OpenClError::Api {
                 call: "clBuildProgram",
@@ -256,6 +355,41 @@ impl OpenClDevice {
         let built =
             Arc::new(Program { program, kernels: Mutex::new(HashMap::new()), build_time: start.elapsed() });
         Ok(lock(&self.programs).entry(key).or_insert(built).clone())
+    }
+
+    /// Creates the program of `source` from a device `binary` saved by [`Program::binary`]
+    /// (`clCreateProgramWithBinary`, then `clBuildProgram` with `options`, which for a binary
+    /// only links) and caches it as the program of `source` with `options`: later
+    /// [`OpenClDevice::program`] calls for that source use it. A binary the device rejects
+    /// is an error ([`OpenClError::Build`] with the log, or `CL_INVALID_BINARY`).
+    pub fn load_binary(
+        &self,
+        source: &str,
+        options: &str,
+        binary: &[u8],
+    ) -> Result<Arc<Program>, OpenClError> {
+        let start = Instant::now();
+        // SAFETY: one binary for the one device of the context; OpenCL reads exactly
+        // `binary.len()` bytes and validates them.
+        let mut program = unsafe { ClProgram::create_from_binary(&self.context, &[self.id], &[binary]) }
+            .map_err(api("clCreateProgramWithBinary"))?;
+        if let Err(e) = program.build(&[self.id], options) {
+            if e.0 == CL_BUILD_PROGRAM_FAILURE {
+                let log = program.get_build_log(self.id).unwrap_or_else(|e| format!("(no build log: {e})"));
+                return Err(OpenClError::Build { device: self.info.id(), log });
+            }
+            return Err(api("clBuildProgram")(e));
+        }
+        let built =
+            Arc::new(Program { program, kernels: Mutex::new(HashMap::new()), build_time: start.elapsed() });
+        lock(&self.programs).insert((source.to_string(), options.to_string()), built.clone());
+        Ok(built)
+    }
+
+    /// From now on, [`OpenClDevice::program`] only returns programs already cached (loaded
+    /// from binaries) and fails with [`OpenClError::NotPrebuilt`] for any other source.
+    pub fn require_prebuilt(&self) {
+        self.prebuilt_only.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Number of programs in the cache.
@@ -321,6 +455,66 @@ impl OpenClDevice {
     /// Waits until everything queued has finished.
     pub fn finish(&self) -> Result<(), OpenClError> {
         self.queue.finish().map_err(api("clFinish"))
+    }
+}
+
+/// A tensor resident in an OpenCL device's memory: dtype, shape and a buffer of exactly the
+/// tensor's bytes (row-major, as a host [`Tensor`] lays them out). When it dies its buffer
+/// goes back to the device's pool for the next tensor of the same byte size.
+#[derive(Debug)]
+pub struct DeviceTensor {
+    dtype: DType,
+    shape: Vec<usize>,
+    // Always `Some` until `drop` hands the buffer back.
+    buffer: Option<DeviceBuffer>,
+    device: Arc<OpenClDevice>,
+}
+
+impl DeviceTensor {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Bytes of device memory the elements take.
+    pub fn size_bytes(&self) -> usize {
+        self.buffer.as_ref().map_or(0, DeviceBuffer::len)
+    }
+
+    /// The device the tensor lives on.
+    pub fn device(&self) -> &Arc<OpenClDevice> {
+        &self.device
+    }
+
+    /// The device memory.
+    pub fn buffer(&self) -> Result<&DeviceBuffer, OpenClError> {
+        self.buffer.as_ref().ok_or(OpenClError::HostTensor("a device tensor without a buffer".into()))
+    }
+
+    /// The device memory, for a kernel to write.
+    pub fn buffer_mut(&mut self) -> Result<&mut DeviceBuffer, OpenClError> {
+        self.buffer.as_mut().ok_or(OpenClError::HostTensor("a device tensor without a buffer".into()))
+    }
+
+    /// A host copy (a blocking read, after every launch queued before it).
+    pub fn to_host(&self) -> Result<Tensor, OpenClError> {
+        let mut t = Tensor::zeros(self.dtype, self.shape.clone())
+            .map_err(|e| OpenClError::HostTensor(e.to_string()))?;
+        self.device.read(self.buffer()?, &mut t)?;
+        Ok(t)
+    }
+}
+
+impl Drop for DeviceTensor {
+    fn drop(&mut self) {
+        if let Some(b) = self.buffer.take() {
+            self.device.give_back(b);
+        }
     }
 }
 

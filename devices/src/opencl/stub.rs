@@ -46,6 +46,11 @@ impl Program {
     pub fn kernel_names(&self) -> Vec<String> {
         match self.never {}
     }
+
+    /// The device binary the runtime built.
+    pub fn binary(&self) -> Result<Vec<u8>, OpenClError> {
+        match self.never {}
+    }
 }
 
 /// An OpenCL device; [`OpenClDevice::open`] always fails in this build.
@@ -70,6 +75,39 @@ impl OpenClDevice {
         match self.never {}
     }
 
+    /// A device tensor of `dtype` and `shape`.
+    pub fn alloc_tensor(
+        self: &Arc<Self>,
+        _dtype: crate::DType,
+        _shape: &[usize],
+    ) -> Result<DeviceTensor, OpenClError> {
+        match self.never {}
+    }
+
+    /// A zero-filled device tensor of `dtype` and `shape`.
+    pub fn zeros_tensor(
+        self: &Arc<Self>,
+        _dtype: crate::DType,
+        _shape: &[usize],
+    ) -> Result<DeviceTensor, OpenClError> {
+        match self.never {}
+    }
+
+    /// A device tensor holding a copy of `tensor`.
+    pub fn upload_tensor(self: &Arc<Self>, _tensor: &Tensor) -> Result<DeviceTensor, OpenClError> {
+        match self.never {}
+    }
+
+    /// Sets every byte of `buf` to 0.
+    pub fn zero(&self, _buf: &mut DeviceBuffer) -> Result<(), OpenClError> {
+        match self.never {}
+    }
+
+    /// Free buffers in the device's pool, and their total bytes.
+    pub fn pooled(&self) -> (usize, usize) {
+        match self.never {}
+    }
+
     /// A new buffer holding a copy of `tensor`'s elements.
     pub fn upload(&self, _tensor: &Tensor) -> Result<DeviceBuffer, OpenClError> {
         match self.never {}
@@ -87,6 +125,21 @@ impl OpenClDevice {
 
     /// The program built from `source` with build `options`.
     pub fn program(&self, _source: &str, _options: &str) -> Result<Arc<Program>, OpenClError> {
+        match self.never {}
+    }
+
+    /// Creates and caches the program of `source` from a device binary.
+    pub fn load_binary(
+        &self,
+        _source: &str,
+        _options: &str,
+        _binary: &[u8],
+    ) -> Result<Arc<Program>, OpenClError> {
+        match self.never {}
+    }
+
+    /// Makes [`OpenClDevice::program`] fail for sources not loaded from binaries.
+    pub fn require_prebuilt(&self) {
         match self.never {}
     }
 
@@ -111,6 +164,49 @@ impl OpenClDevice {
 
     /// Waits until everything queued has finished.
     pub fn finish(&self) -> Result<(), OpenClError> {
+        match self.never {}
+    }
+}
+
+/// A device-resident tensor (never created in this build).
+#[derive(Debug)]
+pub struct DeviceTensor {
+    never: Infallible,
+}
+
+impl DeviceTensor {
+    /// The element type.
+    pub fn dtype(&self) -> crate::DType {
+        match self.never {}
+    }
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        match self.never {}
+    }
+
+    /// Bytes of device memory the elements take.
+    pub fn size_bytes(&self) -> usize {
+        match self.never {}
+    }
+
+    /// The device the tensor lives on.
+    pub fn device(&self) -> &Arc<OpenClDevice> {
+        match self.never {}
+    }
+
+    /// The device memory.
+    pub fn buffer(&self) -> Result<&DeviceBuffer, OpenClError> {
+        match self.never {}
+    }
+
+    /// The device memory, for a kernel to write.
+    pub fn buffer_mut(&mut self) -> Result<&mut DeviceBuffer, OpenClError> {
+        match self.never {}
+    }
+
+    /// A host copy.
+    pub fn to_host(&self) -> Result<Tensor, OpenClError> {
         match self.never {}
     }
 }

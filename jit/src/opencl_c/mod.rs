@@ -12,12 +12,14 @@
 //!   compiler; `/` and `sqrt` are correctly rounded (build option).
 //! - **Safety.** As for the Cranelift backend: [`OpenClKernel::run`] checks the arguments and
 //!   proves the accesses in bounds for the call's syms before launching.
-//! - **Data movement.** Each call copies inputs and outputs to the device and outputs back
-//!   (temps are zero-filled device buffers): simple and correct, not yet fast.
+//! - **Data movement.** [`OpenClKernel::run_device`] works on device-resident tensors and
+//!   copies nothing (the VM decides when tensors cross, see `vm/src/interp/device.rs`);
+//!   [`OpenClKernel::run`] takes host tensors and copies them up and the outputs back. Temps
+//!   are zero-filled buffers from the device's pool.
 
 mod emit;
 mod expr;
 mod kernel;
 mod plan;
 
-pub use kernel::{opencl_source, OpenClKernel};
+pub use kernel::{opencl_launches, opencl_source, OpenClKernel, BUILD_OPTIONS};

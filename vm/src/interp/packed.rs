@@ -1,7 +1,10 @@
 //! `InvokePacked`: kernel calls in destination-passing style, without allocating when the
 //! outputs were preallocated (the kernel writes into the very buffers `AllocTensor` or
-//! `AllocFrame` produced, and the reference-counted boxes around them are kept).
+//! `AllocFrame` produced, and the reference-counted boxes around them are kept). A kernel
+//! with a device form runs on the device instead (`device.rs`); a host kernel first brings
+//! device-resident inputs home.
 
+use super::device::DeviceState;
 use crate::executable::Executable;
 use crate::kernel::Kernel;
 use crate::memory::Pool;
@@ -42,8 +45,14 @@ impl Call<'_> {
         window: &mut [Option<Value>],
         pool: &mut Pool,
         scratch: &mut Scratch,
+        device: &mut DeviceState,
     ) -> Result<(), String> {
-        let result = self.run_into(window, pool, scratch);
+        if let Some(dk) = self.kernels.get(self.kernel as usize).and_then(|k| k.on_device()) {
+            let desc = self.exe.kernels.get(self.kernel as usize).map_or("kernel", |d| d.op.as_str());
+            return super::device::invoke(dk, self.inputs, self.outputs, window, pool, device)
+                .map_err(|e| format!("{desc}: {e}"));
+        }
+        let result = self.run_into(window, pool, scratch, device);
         // On a fault the outputs are dropped, as the trap ends the run.
         scratch.boxes.clear();
         result
@@ -54,6 +63,7 @@ impl Call<'_> {
         window: &mut [Option<Value>],
         pool: &mut Pool,
         scratch: &mut Scratch,
+        device: &mut DeviceState,
     ) -> Result<(), String> {
         let (exe, kernels, kernel) = (self.exe, self.kernels, self.kernel);
         let (Some(k), Some(desc)) = (kernels.get(kernel as usize), exe.kernels.get(kernel as usize)) else {
@@ -78,6 +88,10 @@ impl Call<'_> {
         // Scalar inputs are unboxed in registers; kernels take them as 0-d tensors.
         let mut scalars: SmallVec<[(usize, Tensor); 2]> = SmallVec::new();
         for (i, &r) in self.inputs.iter().enumerate() {
+            if let Some(slot @ Some(Value::Device(_))) = window.get_mut(r.0 as usize) {
+                // A host kernel reads a device kernel's output: it comes home for good.
+                device.bring_home(slot)?;
+            }
             match window.get(r.0 as usize) {
                 Some(Some(Value::Tensor(_))) => {}
                 Some(Some(Value::Scalar(s))) => scalars.push((i, s.to_tensor()?)),

@@ -1,0 +1,177 @@
+//! `--device opencl` end to end: without OpenCL support the device is a clear error; with it
+//! (POCL in CI), fused kernels run on the device and tensors cross between host and device
+//! only where they must — asserted on the VM's copy statistics.
+
+use relay::{Device, Error, Program};
+
+fn opencl() -> Device {
+    Device::OpenCl { selector: "opencl".into(), binaries: None }
+}
+
+/// Three fused kernels in a row on one input and a weight: dense+bias, then softmax (its own
+/// reductions), then a scaled add; and a host kernel (`shape_of`) reading a device output.
+const CHAIN: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) {
+  let %h = nn.relu(nn.bias_add(nn.dense(%x, %w), ones(shape=[16], dtype="float32")));
+  let %s = nn.softmax(%h);
+  let %t = nn.dense(%s, transpose(%w));
+  %t * 2f + %x
+}
+
+def @host(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) {
+  let %h = nn.dense(%x, %w) * 3f;
+  (shape_of(%h), %h + 1f)
+}
+"#;
+
+#[cfg(not(feature = "opencl"))]
+#[test]
+fn without_the_feature_the_device_is_a_clear_error() {
+    match Program::compile_on("chain.relay", CHAIN, 2, true, &opencl()) {
+        Err(Error::Device(e)) => assert!(e.to_string().contains("not compiled in"), "{e}"),
+        other => panic!("expected a device error, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[cfg(not(feature = "opencl"))]
+#[test]
+fn the_cli_says_so_and_exits_as_for_bad_input() {
+    let file = std::env::temp_dir().join(format!("relay-device-{}.relay", std::process::id()));
+    std::fs::write(&file, CHAIN).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"))
+        .args(["run", "--device", "opencl", "--args", "[[[0]], [[0]]]"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OpenCL support is not compiled in"));
+}
+
+#[cfg(feature = "opencl")]
+mod on_device {
+    use super::*;
+    use relay::vm::Value;
+
+    /// The program on the OpenCL device, or `None` when no OpenCL runtime or device is
+    /// present and `RELAY_OPENCL_OPTIONAL=1` allows skipping.
+    fn program(source: &str) -> Option<Program> {
+        match Program::compile_on("chain.relay", source, 2, true, &opencl()) {
+            Ok(p) => Some(p),
+            Err(Error::Device(e)) if std::env::var_os("RELAY_OPENCL_OPTIONAL").is_some_and(|v| v == "1") => {
+                eprintln!("skipped: {e}");
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn inputs() -> (Value, Value) {
+        let x: Vec<f32> = (0..32).map(|i| (i as f32 * 0.37).sin()).collect();
+        let w: Vec<f32> = (0..128).map(|i| (i as f32 * 0.11).cos() * 0.5).collect();
+        (relay::tensor(vec![4, 8], x).unwrap(), relay::tensor(vec![16, 8], w).unwrap())
+    }
+
+    fn floats(v: &Value) -> Vec<f32> {
+        match v {
+            Value::Tensor(t) => t.as_slice::<f32>().unwrap().to_vec(),
+            other => panic!("a {} in the result", other.kind()),
+        }
+    }
+
+    fn close(a: &[f32], b: &[f32]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-5 * x.abs().max(1.0), "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn a_chain_of_fused_kernels_copies_each_input_up_once_and_the_result_down_once() {
+        let Some(program) = program(CHAIN) else { return };
+        let cpu = Program::compile("chain.relay", CHAIN).unwrap();
+        let (x, w) = inputs();
+        let want = cpu.invoke(&mut cpu.vm(), "main", vec![x.clone(), w.clone()]).unwrap();
+        let mut vm = program.vm();
+        let got = program.invoke(&mut vm, "main", vec![x.clone(), w.clone()]).unwrap();
+        close(&floats(&got), &floats(&want));
+        let s = vm.copy_stats();
+        assert!(s.device_calls >= 3, "{s}");
+        // x (128 bytes) and w (512 bytes) up, each once though each feeds two kernels, and
+        // nothing else: `ones` and `2f` are computed on the device.
+        assert_eq!((s.to_device, s.to_device_bytes), (2, 128 + 512), "{s}");
+        assert_eq!((s.to_host, s.to_host_bytes), (1, 128), "{s}");
+
+        // The host still holds `x` and `w`: their uploads are reused by the next run.
+        vm.reset_memory_stats();
+        program.invoke(&mut vm, "main", vec![x, w.clone()]).unwrap();
+        assert_eq!((vm.copy_stats().to_device, vm.copy_stats().to_host), (0, 1));
+        // A new `x` goes up, once, although only the VM holds it.
+        vm.reset_memory_stats();
+        let x2 = relay::tensor(vec![4, 8], vec![0.5f32; 32]).unwrap();
+        program.invoke(&mut vm, "main", vec![x2, w]).unwrap();
+        let s = vm.copy_stats();
+        assert_eq!((s.to_device, s.to_device_bytes, s.to_host, s.to_host_bytes), (1, 128, 1, 128), "{s}");
+    }
+
+    #[test]
+    fn host_kernels_and_results_inside_tuples_bring_device_tensors_home() {
+        let Some(program) = program(CHAIN) else { return };
+        let cpu = Program::compile("chain.relay", CHAIN).unwrap();
+        let (x, w) = inputs();
+        let want = cpu.invoke(&mut cpu.vm(), "host", vec![x.clone(), w.clone()]).unwrap();
+        let mut vm = program.vm();
+        let got = program.invoke(&mut vm, "host", vec![x, w]).unwrap();
+        let (Value::Adt(got), Value::Adt(want)) = (&got, &want) else { panic!("tuples") };
+        let Value::Tensor(shape) = &got.fields[0] else { panic!("a tensor") };
+        assert_eq!(shape.as_slice::<i32>().unwrap(), &[4, 16]);
+        close(&floats(&got.fields[1]), &floats(&want.fields[1]));
+        assert!(
+            program.executable().disassemble().contains("DeviceCopy"),
+            "the device plan marks the crossing"
+        );
+        let s = vm.copy_stats();
+        // x, w and the scalar `1f` go up.
+        assert_eq!((s.to_device, s.to_device_bytes), (3, 128 + 512 + 4), "{s}");
+        // `%h` comes down once for `shape_of` (a host kernel; the plan's `DeviceCopy` puts
+        // the host copy in its register) and is not uploaded again for `%h + 1f`, whose
+        // result comes down with the tuple.
+        assert_eq!((s.to_host, s.to_host_bytes), (2, 256 + 256), "{s}");
+    }
+
+    #[test]
+    fn programs_saved_as_binaries_load_back_and_give_the_same_results() {
+        let Some(built) = program(CHAIN) else { return };
+        let dir = std::env::temp_dir().join(format!("relay-opencl-binaries-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dev = opencl().open().unwrap().unwrap();
+        let n = relay::opencl_files::emit(built.executable(), &dir, Some(&dev)).unwrap();
+        assert!(n >= 4, "{n} programs");
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+        let first = &manifest["kernels"][0];
+        assert!(first["file"].as_str().unwrap().ends_with(".cl"), "{first}");
+        assert!(
+            first["buffers"][0]["dtype"] == "float32" && first["launches"][0]["global"].as_u64() > Some(0)
+        );
+
+        let from_binaries = Device::OpenCl { selector: "opencl".into(), binaries: Some(dir.clone()) };
+        let loaded = Program::compile_on("chain.relay", CHAIN, 2, true, &from_binaries).unwrap();
+        let (x, w) = inputs();
+        for f in ["main", "host"] {
+            let a = built.invoke(&mut built.vm(), f, vec![x.clone(), w.clone()]).unwrap();
+            let b = loaded.invoke(&mut loaded.vm(), f, vec![x.clone(), w.clone()]).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "@{f}");
+        }
+
+        // Another program's kernels are not in the directory: an error, not a source build.
+        let other = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) { exp(%x) }";
+        match Program::compile_on("other.relay", other, 2, true, &from_binaries) {
+            Err(Error::Kernel { message, .. }) => {
+                assert!(message.contains("no prebuilt OpenCL binary"), "{message}")
+            }
+            r => panic!("expected a missing-binary error, got {:?}", r.map(|_| ())),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
