@@ -28,7 +28,7 @@ pub mod text;
 mod typed;
 
 pub use device::Device;
-pub use program::{scalar, tensor, tuple, Program, DEFAULT_OPT_LEVEL};
+pub use program::{scalar, tensor, tuple, CompileOptions, Program, DEFAULT_OPT_LEVEL};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};

@@ -333,9 +333,20 @@ fn load_program_on(
     memory_plan: bool,
     device: &relay::Device,
 ) -> Result<Program, Failure> {
+    let options = relay::CompileOptions {
+        opt_level,
+        memory_plan,
+        device: device.clone(),
+        ..relay::CompileOptions::default()
+    };
+    load_program_with(path, &options)
+}
+
+/// Loads an executable (on `options.device`) or compiles Relay source with `options`.
+fn load_program_with(path: &Path, options: &relay::CompileOptions) -> Result<Program, Failure> {
     let bytes = read_file(path)?;
     if bytes.starts_with(EXECUTABLE_MAGIC) {
-        return Program::load_on(&bytes, device).map_err(|e| match e {
+        return Program::load_on(&bytes, &options.device).map_err(|e| match e {
             Error::Load(e) => Failure::bad_input(format!("error: {}: {e}\n", path.display())),
             other => other.into(),
         });
@@ -346,7 +357,7 @@ fn load_program_on(
             path.display()
         ))
     })?;
-    Ok(Program::compile_on(&path.display().to_string(), &text, opt_level, memory_plan, device)?)
+    Ok(Program::compile_options(&path.display().to_string(), &text, options)?)
 }
 
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {
@@ -363,7 +374,19 @@ fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
         }
         _ => {}
     }
-    let program = load_program_on(&run.file, run.opt_level, !run.no_memory_plan, &device)?;
+    let bound = match &run.params {
+        Some(p) => relay::params::bound_shapes(&read_file(p)?)
+            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
+        None => vec![],
+    };
+    let options = relay::CompileOptions {
+        opt_level: run.opt_level,
+        memory_plan: !run.no_memory_plan,
+        device,
+        entry: run.entry.clone(),
+        bound,
+    };
+    let program = load_program_with(&run.file, &options)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }

@@ -12,11 +12,45 @@
 use crate::typed;
 use crate::Device;
 use crate::{CompileFailure, Error};
+use relay_compiler::pass::BoundParam;
 use relay_devices::{Element, Tensor};
 use relay_vm::{Executable, KernelTable, Value, Vm, VmConfig, VmFunction};
 
 /// The optimisation level of [`Program::compile`] and the CLI: fused, JIT-compiled kernels.
 pub const DEFAULT_OPT_LEVEL: u8 = 2;
+
+/// How [`Program::compile_options`] compiles a program.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// 0 runs every operator on its reference kernel (the oracle); 1 and above fuse operators
+    /// into JIT-compiled kernels ([`DEFAULT_OPT_LEVEL`]).
+    pub opt_level: u8,
+    /// The compile-time memory plan (frame arenas, kills at last use); off, every tensor comes
+    /// from the VM's pool. Results are the same either way.
+    pub memory_plan: bool,
+    /// Where fused kernels run.
+    pub device: Device,
+    /// The function whose parameters [`CompileOptions::bound`] describes (`main`).
+    pub entry: String,
+    /// Tensors the host will bind to parameters of `entry` (weights from `--params`): from
+    /// opt-level 1, their shapes replace `?` dimensions in the parameters' annotations, so
+    /// operators reading them get static shapes and fuse
+    /// ([`relay_compiler::pass::specialize_params`]). The program then only accepts tensors
+    /// of those shapes for those parameters.
+    pub bound: Vec<BoundParam>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            opt_level: DEFAULT_OPT_LEVEL,
+            memory_plan: true,
+            device: Device::Cpu,
+            entry: "main".to_string(),
+            bound: vec![],
+        }
+    }
+}
 
 /// A program ready to run: a verified [`Executable`] and one kernel per entry of its kernel
 /// list (JIT-compiled fused kernels and the stdlib's reference kernels).
@@ -88,19 +122,34 @@ impl Program {
         memory_plan: bool,
         device: &Device,
     ) -> Result<Program, Error> {
+        let options =
+            CompileOptions { opt_level, memory_plan, device: device.clone(), ..CompileOptions::default() };
+        Program::compile_options(name, source, &options)
+    }
+
+    /// Compiles Relay source `source` (shown as `name` in diagnostics) as `options` say.
+    ///
+    /// # Errors
+    /// As [`Program::compile_on`].
+    pub fn compile_options(name: &str, source: &str, options: &CompileOptions) -> Result<Program, Error> {
         let (mut module, _file) = crate::parse(name, source)?;
         let ops = relay_stdlib::op_registry();
-        let options = relay_compiler::pass::LowerOptions::at_level(opt_level);
-        let kir_ops = (opt_level >= 1).then_some(&ops);
-        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &options).and_then(|types| {
-            let mut exe = relay_compiler::codegen::compile_planned(&module, &types, kir_ops, memory_plan)?;
-            if device.is_opencl() {
+        if options.opt_level >= 1 && !options.bound.is_empty() {
+            // A missing entry function is reported when the program is run.
+            let _ = relay_compiler::pass::specialize_params(&mut module, &options.entry, &options.bound);
+        }
+        let lower = relay_compiler::pass::LowerOptions::at_level(options.opt_level);
+        let kir_ops = (options.opt_level >= 1).then_some(&ops);
+        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
+            let mut exe =
+                relay_compiler::codegen::compile_planned(&module, &types, kir_ops, options.memory_plan)?;
+            if options.device.is_opencl() {
                 relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
             }
             Ok(exe)
         });
         match lowered {
-            Ok(exe) => Program::from_executable_on(exe, device),
+            Ok(exe) => Program::from_executable_on(exe, &options.device),
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
         }
     }

@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use relay::compiler::codegen::memory::analyse_executable;
 use relay::vm::{Value, VmConfig};
-use relay::Program;
+use relay::{CompileOptions, Program};
 use serde_json::Value as Json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
@@ -174,10 +174,15 @@ struct Model {
 
 fn model(source: &str, weights: &str, inputs: &str, n: usize) -> Model {
     let text = std::fs::read_to_string(example(source)).unwrap();
-    let planned = Program::compile_planned(source, &text, 2, true).unwrap();
-    let unplanned = Program::compile_planned(source, &text, 2, false).unwrap();
+    let bytes = std::fs::read(example(weights)).unwrap();
+    // As `relay-vm run --params` compiles: specialised to the weights' shapes.
+    let bound = relay::params::bound_shapes(&bytes).unwrap();
+    let options =
+        |memory_plan| CompileOptions { memory_plan, bound: bound.clone(), ..CompileOptions::default() };
+    let planned = Program::compile_options(source, &text, &options(true)).unwrap();
+    let unplanned = Program::compile_options(source, &text, &options(false)).unwrap();
     let main = planned.function("main").unwrap();
-    let bound = relay::params::bind_params(main, &std::fs::read(example(weights)).unwrap()).unwrap();
+    let bound = relay::params::bind_params(main, &bytes).unwrap();
     let weights = bound.into_iter().map(|(_, v)| v).collect();
     let lines = std::fs::read_to_string(example(inputs)).unwrap();
     let inputs = lines.lines().take(n).map(|l| relay::batch::parse_input_line(l).unwrap().args).collect();

@@ -248,6 +248,18 @@ impl Storage {
         each_storage!(self, v => v.get(i).map(|x| x.to_scalar()))
     }
 
+    /// Sets element `i` to `value` converted with `as`-cast semantics (see [`Scalar`]);
+    /// `false` if `i` is out of range.
+    pub fn set(&mut self, i: usize, value: Scalar) -> bool {
+        each_storage!(self, v => match v.get_mut(i) {
+            Some(x) => {
+                *x = Element::from_scalar(value);
+                true
+            }
+            None => false,
+        })
+    }
+
     /// Sets every element to zero (`false`), keeping the buffer: a recycled buffer starts as
     /// a fresh one would.
     pub fn fill_zero(&mut self) {

@@ -178,6 +178,12 @@ impl Tensor {
         self.storage.get(i)
     }
 
+    /// Sets element `i` (row-major) to `value`, converted to the tensor's dtype with
+    /// `as`-cast semantics; `false` if `i` is out of range.
+    pub fn set(&mut self, i: usize, value: Scalar) -> bool {
+        self.storage.set(i, value)
+    }
+
     /// The same elements under another shape with the same element count.
     pub fn reshaped(self, shape: Vec<usize>) -> Result<Tensor, TensorError> {
         Tensor::from_storage(shape, self.storage)

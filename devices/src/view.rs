@@ -7,27 +7,32 @@
 
 use crate::storage::Element;
 use crate::tensor::TensorError;
+use smallvec::{smallvec, SmallVec};
 
 /// Where the elements of a strided n-d array sit in a flat buffer: element `[i0, i1, ...]` is
 /// at `offset + Σ ik * strides[k]`. Strides are in elements and may be 0 (broadcast) or
 /// negative (reversed slices).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    // Inline up to rank 4: kernels make views on every call, and this keeps them off the heap.
+    shape: Dims,
+    strides: SmallVec<[isize; 4]>,
     offset: usize,
 }
+
+/// Up to four dimensions inline.
+type Dims = SmallVec<[usize; 4]>;
 
 impl Layout {
     /// The row-major layout of a contiguous array of `shape`.
     pub fn contiguous(shape: &[usize]) -> Layout {
-        let mut strides = vec![0isize; shape.len()];
+        let mut strides: SmallVec<[isize; 4]> = smallvec![0isize; shape.len()];
         let mut step = 1isize;
         for (s, &d) in strides.iter_mut().zip(shape).rev() {
             *s = step;
             step = step.saturating_mul(isize::try_from(d).unwrap_or(isize::MAX));
         }
-        Layout { shape: shape.to_vec(), strides, offset: 0 }
+        Layout { shape: Dims::from_slice(shape), strides, offset: 0 }
     }
 
     /// A layout from its parts. Errors if `shape` and `strides` differ in length.
@@ -35,7 +40,7 @@ impl Layout {
         if shape.len() != strides.len() {
             return Err(TensorError::RankMismatch { expected: shape.len(), actual: strides.len() });
         }
-        Ok(Layout { shape, strides, offset })
+        Ok(Layout { shape: Dims::from_vec(shape), strides: SmallVec::from_vec(strides), offset })
     }
 
     /// Dimensions, outermost first.
@@ -86,9 +91,9 @@ impl Layout {
     /// The layout seen as `shape` under NumPy broadcasting: dimensions are matched from the
     /// right, missing leading ones and size-1 ones repeat with stride 0.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout, TensorError> {
-        let err = || TensorError::NotBroadcastable { from: self.shape.clone(), to: shape.to_vec() };
+        let err = || TensorError::NotBroadcastable { from: self.shape.to_vec(), to: shape.to_vec() };
         let lead = shape.len().checked_sub(self.shape.len()).ok_or_else(err)?;
-        let mut strides = vec![0isize; shape.len()];
+        let mut strides: SmallVec<[isize; 4]> = smallvec![0isize; shape.len()];
         for (k, (&d, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
             let target = shape[lead + k];
             if d == target {
@@ -97,7 +102,7 @@ impl Layout {
                 return Err(err());
             }
         }
-        Ok(Layout { shape: shape.to_vec(), strides, offset: self.offset })
+        Ok(Layout { shape: Dims::from_slice(shape), strides, offset: self.offset })
     }
 
     /// Axis `axis` restricted to the `len` indices `start, start + step, ...`, which must all
@@ -165,14 +170,14 @@ impl Layout {
     /// that passed `check_within`.
     fn offsets(&self) -> Offsets<'_> {
         let next = if self.is_empty() { None } else { Some(self.offset as isize) };
-        Offsets { layout: self, index: vec![0; self.shape.len()], next }
+        Offsets { layout: self, index: smallvec![0; self.shape.len()], next }
     }
 }
 
 /// Iterator over the buffer positions of a [`Layout`], last axis fastest.
 struct Offsets<'a> {
     layout: &'a Layout,
-    index: Vec<usize>,
+    index: Dims,
     next: Option<isize>,
 }
 
@@ -336,8 +341,8 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         }
         let run = self.layout.shape[rank - 1];
         let outer = |l: &Layout| Layout {
-            shape: l.shape[..rank - 1].to_vec(),
-            strides: l.strides[..rank - 1].to_vec(),
+            shape: Dims::from_slice(&l.shape[..rank - 1]),
+            strides: SmallVec::from_slice(&l.strides[..rank - 1]),
             offset: l.offset,
         };
         let (to, from) = (outer(&self.layout), outer(&src.layout));
@@ -362,7 +367,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
     }
 
     fn count_error(&self, actual: usize) -> TensorError {
-        TensorError::ElementCount { shape: self.layout.shape.clone(), expected: self.layout.len(), actual }
+        TensorError::ElementCount { shape: self.layout.shape.to_vec(), expected: self.layout.len(), actual }
     }
 }
 

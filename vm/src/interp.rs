@@ -55,6 +55,9 @@ impl Default for VmConfig {
     }
 }
 
+/// Constructors without fields and with a tag below this share one value per tag.
+const MAX_SHARED_TAG: u32 = 256;
+
 /// Where a suspended caller resumes.
 #[derive(Clone, Copy)]
 struct Frame<'e> {
@@ -91,6 +94,14 @@ pub struct Vm<'e> {
     scratch: packed::Scratch,
     /// Copy statistics and cached uploads of device kernels.
     device: device::DeviceState,
+    /// One shared value per tag for constructors without fields (`Nil`, `None`): ADT values
+    /// are immutable and carry no type, so every `Nil` can be the same allocation.
+    nullary: Vec<Value>,
+    /// Per function: the closure `AllocClosure` made last in this run. Making the same closure
+    /// again (same function, the very same captured values) returns it instead of a new
+    /// allocation — a recursive closure passing itself to `@map` on every tree node. Cleared
+    /// after each run so that captured values do not outlive it.
+    closures: Vec<Option<Arc<ClosureValue>>>,
 }
 
 impl<'e> Vm<'e> {
@@ -126,6 +137,8 @@ impl<'e> Vm<'e> {
             layouts,
             scratch: packed::Scratch::default(),
             device: device::DeviceState::default(),
+            nullary: vec![],
+            closures: vec![None; exe.functions.len()],
         })
     }
 
@@ -171,6 +184,9 @@ impl<'e> Vm<'e> {
         }
         self.running = true;
         let mut result = self.run(func as u32, top);
+        for c in self.closures.iter_mut().filter_map(Option::take) {
+            self.pool.recycle_value(Value::Closure(c));
+        }
         if self.device.used {
             // The host receives host tensors only.
             result = result.and_then(|v| self.device.bring_value_home(v).map_err(trap));
@@ -189,7 +205,21 @@ impl<'e> Vm<'e> {
 
     fn run(&mut self, entry: u32, mut top: usize) -> Result<Value, Trap> {
         let exe = self.exe;
-        let Vm { regs, frames, constants, kernels, config, pool, arena, layouts, scratch, device, .. } = self;
+        let Vm {
+            regs,
+            frames,
+            constants,
+            kernels,
+            config,
+            pool,
+            arena,
+            layouts,
+            scratch,
+            device,
+            nullary,
+            closures,
+            ..
+        } = self;
         let mut func = entry;
         let mut code: &[Instr] = &exe.functions[entry as usize].code;
         let mut pc: usize = 0;
@@ -451,19 +481,45 @@ impl<'e> Vm<'e> {
                         }
                     }
                 }
+                Instr::AllocADT { dst, tag, fields } if fields.is_empty() && tag.0 < MAX_SHARED_TAG => {
+                    let t = tag.0 as usize;
+                    while nullary.len() <= t {
+                        nullary.push(Value::adt(nullary.len() as u32, Fields::new()));
+                    }
+                    let v = nullary[t].clone();
+                    set!(dst, v);
+                }
                 Instr::AllocADT { dst, tag, fields } => {
                     let mut vs = Fields::with_capacity(fields.len());
                     for r in fields.iter() {
                         vs.push(reg!(r).clone());
                     }
-                    set!(dst, Value::adt(tag.0, vs));
+                    let v = pool.adt(tag.0, vs);
+                    set!(dst, v);
                 }
                 Instr::AllocClosure { dst, func: target, captured } => {
-                    let mut vs = Fields::with_capacity(captured.len());
-                    for r in captured.iter() {
-                        vs.push(reg!(r).clone());
-                    }
-                    set!(dst, Value::Closure(Arc::new(ClosureValue { func: target.0, captured: vs })));
+                    let last = closures.get(target.0 as usize).and_then(Option::as_ref);
+                    let again = last.filter(|c| {
+                        c.captured.len() == captured.len()
+                            && c.captured.iter().zip(captured.iter()).all(
+                                |(v, r)| matches!(window.get(r.0 as usize), Some(Some(w)) if v.is_same(w)),
+                            )
+                    });
+                    let c = match again {
+                        Some(c) => c.clone(),
+                        None => {
+                            let mut vs = Fields::with_capacity(captured.len());
+                            for r in captured.iter() {
+                                vs.push(reg!(r).clone());
+                            }
+                            let c = pool.closure(target.0, vs);
+                            if let Some(last) = closures.get_mut(target.0 as usize) {
+                                *last = Some(c.clone());
+                            }
+                            c
+                        }
+                    };
+                    set!(dst, Value::Closure(c));
                 }
                 Instr::GetField { dst, obj, index } => {
                     let v = match reg!(obj) {

@@ -17,9 +17,9 @@
 //! Storage stays a typed `Vec` (no `unsafe`, no byte arena): the plan decides *which* tensors
 //! may share a buffer, the VM shares it by handing the same `Vec` on.
 
-use crate::value::Value;
+use crate::value::{AdtValue, ClosureValue, Fields, Value};
 use relay_devices::{shape_size, DType, Tensor};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// The most bytes of free buffers the pool keeps; beyond it, dead buffers are freed.
@@ -59,10 +59,21 @@ impl std::fmt::Display for MemoryStats {
     }
 }
 
+/// The most dead ADT cells (and, separately, closures) kept for reuse.
+const MAX_FREE_CELLS: usize = 4096;
+
 /// Free tensor buffers by dtype and element count, and the VM's allocation statistics.
 pub(crate) struct Pool {
-    free: HashMap<(DType, usize), Vec<Arc<Tensor>>>,
+    // Looked up on every kernel output: a fast hash of two small integers, not SipHash.
+    free: FxHashMap<(DType, usize), Vec<Arc<Tensor>>>,
     bytes: usize,
+    /// The values still to visit in [`Pool::recycle_value`] (kept to avoid an allocation per
+    /// dead list or tree).
+    work: Vec<Value>,
+    /// Dead ADT cells and closures, emptied, for `AllocADT`/`AllocClosure` to refill: list
+    /// cells and tuples die as fast as tensors in a recursive model.
+    adts: Vec<Arc<AdtValue>>,
+    closures: Vec<Arc<ClosureValue>>,
     /// Dimensions of the shape being allocated (kept to avoid an allocation per tensor).
     dims: Vec<usize>,
     /// Whether dead buffers are kept for reuse at all.
@@ -79,7 +90,16 @@ impl Default for Pool {
 impl Pool {
     /// A pool that keeps dead buffers for reuse, or (`enabled` off) frees them.
     pub fn new(enabled: bool) -> Pool {
-        Pool { free: HashMap::new(), bytes: 0, dims: vec![], enabled, stats: MemoryStats::default() }
+        Pool {
+            free: FxHashMap::default(),
+            bytes: 0,
+            work: vec![],
+            adts: vec![],
+            closures: vec![],
+            dims: vec![],
+            enabled,
+            stats: MemoryStats::default(),
+        }
     }
 
     /// A zeroed tensor of `dtype` and `shape`, from the free lists or the system.
@@ -120,6 +140,31 @@ impl Pool {
         Ok(Arc::new(t))
     }
 
+    /// An ADT value with `tag` and `fields`, in a dead cell when there is one.
+    pub fn adt(&mut self, tag: u32, fields: Fields) -> Value {
+        if let Some(mut cell) = self.adts.pop() {
+            // Cells enter the free list only when uniquely owned, emptied.
+            if let Some(inner) = Arc::get_mut(&mut cell) {
+                inner.tag = tag;
+                inner.fields = fields;
+                return Value::Adt(cell);
+            }
+        }
+        Value::Adt(Arc::new(AdtValue { tag, fields }))
+    }
+
+    /// A closure of function `func` over `captured`, in a dead cell when there is one.
+    pub fn closure(&mut self, func: u32, captured: Fields) -> Arc<ClosureValue> {
+        if let Some(mut cell) = self.closures.pop() {
+            if let Some(inner) = Arc::get_mut(&mut cell) {
+                inner.func = func;
+                inner.captured = captured;
+                return cell;
+            }
+        }
+        Arc::new(ClosureValue { func, captured })
+    }
+
     /// Takes back a dead tensor's buffer if nothing else references it and there is room.
     pub fn recycle(&mut self, mut t: Arc<Tensor>) {
         if !self.enabled {
@@ -141,35 +186,36 @@ impl Pool {
         if !self.enabled {
             return;
         }
-        // The dead value's own field vector serves as the work list: no allocation.
-        let mut pending = match v {
+        match v {
             Value::Tensor(t) => return self.recycle(t),
-            Value::Adt(mut a) => match Arc::get_mut(&mut a) {
-                Some(a) => std::mem::take(&mut a.fields),
-                None => return,
-            },
-            Value::Closure(mut c) => match Arc::get_mut(&mut c) {
-                Some(c) => std::mem::take(&mut c.captured),
-                None => return,
-            },
             Value::Scalar(_) | Value::Ref(_) | Value::Device(_) => return,
-        };
+            Value::Adt(_) | Value::Closure(_) => {}
+        }
+        let mut pending = std::mem::take(&mut self.work);
+        pending.push(v);
         while let Some(v) = pending.pop() {
             match v {
                 Value::Tensor(t) => self.recycle(t),
                 Value::Adt(mut a) => {
-                    if let Some(a) = Arc::get_mut(&mut a) {
-                        pending.append(&mut a.fields);
+                    if let Some(inner) = Arc::get_mut(&mut a) {
+                        pending.extend(inner.fields.drain(..));
+                        if self.adts.len() < MAX_FREE_CELLS {
+                            self.adts.push(a);
+                        }
                     }
                 }
                 Value::Closure(mut c) => {
-                    if let Some(c) = Arc::get_mut(&mut c) {
-                        pending.append(&mut c.captured);
+                    if let Some(inner) = Arc::get_mut(&mut c) {
+                        pending.extend(inner.captured.drain(..));
+                        if self.closures.len() < MAX_FREE_CELLS {
+                            self.closures.push(c);
+                        }
                     }
                 }
                 Value::Scalar(_) | Value::Ref(_) | Value::Device(_) => {}
             }
         }
+        self.work = pending;
     }
 }
 
@@ -306,6 +352,35 @@ mod tests {
         assert!(pool.alloc(DType::I32, &[6]).unwrap().as_ptr() != held.as_ptr());
         assert!(pool.alloc(DType::F32, &[-1]).is_err());
         assert_eq!((pool.stats.pool_allocs, pool.stats.system_allocs), (1, 2));
+    }
+
+    #[test]
+    fn dead_adt_cells_and_closures_are_refilled() {
+        let mut pool = Pool::default();
+        let leaf = pool.alloc(DType::F32, &[3]).unwrap();
+        let nil = pool.adt(1, Fields::new());
+        let Value::Adt(nil_cell) = &nil else { panic!("not an ADT") };
+        let nil_addr = Arc::as_ptr(nil_cell);
+        let list = pool.adt(0, [Value::Tensor(leaf), nil].into_iter().collect());
+        pool.recycle_value(list);
+        // Both cells and the tensor are back; the last cell freed (`Nil`) is refilled first.
+        assert_eq!((pool.adts.len(), pool.bytes), (2, 12));
+        let again = pool.adt(7, [Value::Scalar(crate::ScalarValue::bool(true))].into_iter().collect());
+        let Value::Adt(cell) = &again else { panic!("not an ADT") };
+        assert_eq!((cell.tag, cell.fields.len(), pool.adts.len()), (7, 1, 1));
+        assert!(std::ptr::eq(Arc::as_ptr(cell), nil_addr));
+        let c = pool.closure(3, Fields::new());
+        let c_addr = Arc::as_ptr(&c);
+        let held = Value::Closure(c.clone());
+        pool.recycle_value(Value::Closure(c));
+        assert!(pool.closures.is_empty(), "a shared closure is not taken");
+        pool.recycle_value(held);
+        assert!(std::ptr::eq(Arc::as_ptr(&pool.closure(4, Fields::new())), c_addr));
+        // With reuse off nothing is kept.
+        let mut off = Pool::new(false);
+        let v = off.adt(0, Fields::new());
+        off.recycle_value(v);
+        assert!(off.adts.is_empty());
     }
 
     #[test]

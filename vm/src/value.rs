@@ -72,6 +72,22 @@ impl Value {
         }
     }
 
+    /// Whether `self` and `other` are the same value, not just equal ones: the same
+    /// allocation for boxed values, the same dtype and bits for scalars. Same values can
+    /// stand for each other anywhere (values are immutable, references aside, and a reference
+    /// is the same only if it is the same cell).
+    pub fn is_same(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Scalar(a), Value::Scalar(b)) => a.dtype == b.dtype && a.bits == b.bits,
+            (Value::Tensor(a), Value::Tensor(b)) => Arc::ptr_eq(a, b),
+            (Value::Adt(a), Value::Adt(b)) => Arc::ptr_eq(a, b),
+            (Value::Closure(a), Value::Closure(b)) => Arc::ptr_eq(a, b),
+            (Value::Ref(a), Value::Ref(b)) => Arc::ptr_eq(a, b),
+            (Value::Device(a), Value::Device(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     /// A short name of the value's kind, for error messages.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -6,7 +6,9 @@
 //! [`ProjectFn`](crate::op::ProjectFn). Each field is then an ordinary injective call that
 //! FuseOps fuses into its consumers, where the tuple would have been an opaque kernel writing
 //! every field to memory (TVM gets the same effect by fusing `split` with its
-//! `TupleGetItem`s). A field that is never read is never computed.
+//! `TupleGetItem`s). A field that is never read is never computed. A tuple that is also used
+//! whole (passed to a function) is built from the fields' calls, each its own fused kernel,
+//! so no reference kernel is left.
 //!
 //! Runs before [`lower_primitives`](super::lower_primitives), on operator calls as written.
 
@@ -20,7 +22,8 @@ use crate::ty::TypeMap;
 use std::collections::{HashMap, HashSet};
 
 /// Replaces projections of let-bound calls of projectable operators by the single-output
-/// calls computing them, and drops the bindings (see the module docs). Operands that are not
+/// calls computing them, and drops the bindings, or binds the tuple of those calls where the
+/// tuple is used whole (see the module docs). Operands that are not
 /// variables or constants are bound to variables first; calls on operands with `?`
 /// dimensions are kept.
 ///
@@ -53,6 +56,11 @@ struct Bound {
     /// Arguments that were not atoms: their position and the variable now bound to them
     /// (every projected call reads it, so it is computed once).
     binds: Vec<(usize, VarId)>,
+    /// How many fields the result has.
+    fields: usize,
+    /// Whether the tuple is also used whole (passed on, returned): it is then built from the
+    /// projected calls.
+    whole: bool,
 }
 
 /// Binds the arguments of `b` that are not atoms to fresh variables.
@@ -100,7 +108,9 @@ fn projectable_bindings(
             stack.push(c);
         }
     }
-    candidates.retain(|v, _| !other_uses.contains(v));
+    for (v, b) in candidates.iter_mut() {
+        b.whole = other_uses.contains(v);
+    }
     Ok(candidates)
 }
 
@@ -126,7 +136,17 @@ fn candidate(
         let Some(known) = known else { return Ok(None) };
         shapes.push(known);
     }
-    Ok(Some(Bound { op: *callee, args: args.clone(), attrs: attrs.clone(), shapes, binds: vec![] }))
+    let TypeKind::Tuple(fields) = m.types.kind(types.expr(m, value)?) else { return Ok(None) };
+    let fields = fields.len();
+    Ok(Some(Bound {
+        op: *callee,
+        args: args.clone(),
+        attrs: attrs.clone(),
+        shapes,
+        binds: vec![],
+        fields,
+        whole: false,
+    }))
 }
 
 struct Project<'a> {
@@ -186,7 +206,10 @@ impl Project<'_> {
         };
         let span = m.expr(old).span;
         let mut inner = *body;
-        if self.declined(m, var, kids) {
+        let whole = if b.whole { self.tuple_of_fields(m, b, old) } else { None };
+        if let Some(tuple) = whole {
+            inner = m.add_expr(ExprKind::Let { var, value: tuple, body: inner }, span);
+        } else if self.declined(m, var, kids) {
             let mut call_args = args.clone();
             for &(i, _) in &b.binds {
                 if let (Some(slot), Some(&atom)) = (call_args.get_mut(i), b.args.get(i)) {
@@ -201,6 +224,13 @@ impl Project<'_> {
             inner = m.add_expr(ExprKind::Let { var: v, value: operand, body: inner }, span);
         }
         Ok(inner)
+    }
+
+    /// The tuple of every field of `b`, each computed by its projected call, or `None` if the
+    /// operator declines one.
+    fn tuple_of_fields(&self, m: &mut Module, b: &Bound, old: ExprId) -> Option<ExprId> {
+        let fields = (0..b.fields as u32).map(|i| self.field(m, b, i, old)).collect::<Option<Vec<_>>>()?;
+        Some(m.add_expr(ExprKind::Tuple(fields), m.expr(old).span))
     }
 
     /// Whether `var` is still read in the rewritten body `kids[1]` of its `let`.

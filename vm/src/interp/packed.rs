@@ -22,6 +22,8 @@ pub(super) struct Scratch {
     boxes: Vec<Arc<Tensor>>,
     /// The outputs as the kernel sees them; between calls, empty placeholder tensors.
     outs: Vec<Tensor>,
+    /// 0-d tensors that carry unboxed scalar inputs to kernels, rewritten on each call.
+    scalars: Vec<Tensor>,
 }
 
 /// One `InvokePacked` instruction.
@@ -85,16 +87,28 @@ impl Call<'_> {
                 None => return Err(out_of_frame(r)),
             }
         }
-        // Scalar inputs are unboxed in registers; kernels take them as 0-d tensors.
-        let mut scalars: SmallVec<[(usize, Tensor); 2]> = SmallVec::new();
-        for (i, &r) in self.inputs.iter().enumerate() {
+        // Scalar inputs are unboxed in registers; kernels take them as 0-d tensors, which are
+        // kept from call to call and only rewritten.
+        let scalars = &mut scratch.scalars;
+        let mut used = 0;
+        for &r in self.inputs {
             if let Some(slot @ Some(Value::Device(_))) = window.get_mut(r.0 as usize) {
                 // A host kernel reads a device kernel's output: it comes home for good.
                 device.bring_home(slot)?;
             }
             match window.get(r.0 as usize) {
                 Some(Some(Value::Tensor(_))) => {}
-                Some(Some(Value::Scalar(s))) => scalars.push((i, s.to_tensor()?)),
+                Some(Some(Value::Scalar(s))) => {
+                    match scalars.get_mut(used) {
+                        Some(t) => {
+                            if t.dtype() != s.dtype || !t.set(0, s.to_scalar()) {
+                                *t = s.to_tensor()?;
+                            }
+                        }
+                        None => scalars.push(s.to_tensor()?),
+                    }
+                    used += 1;
+                }
                 Some(Some(other)) => {
                     return Err(format!("kernel input ${} is a {}, not a tensor", r.0, other.kind()))
                 }
@@ -109,7 +123,7 @@ impl Call<'_> {
                 Some(Some(Value::Tensor(t))) => ins.push(t),
                 // Checked above: the rest are the scalars, in order.
                 _ => match next_scalar.next() {
-                    Some((_, t)) => ins.push(t),
+                    Some(t) => ins.push(t),
                     None => return Err(format!("read of empty register ${}", r.0)),
                 },
             }
