@@ -5,7 +5,8 @@
 //!
 //! Each case is one call written as Relay over `%a`, `%b`, ... with their types; at
 //! opt-level 2 the program must contain a JIT kernel, so a case that silently fell back to
-//! the reference kernel fails.
+//! the reference kernel fails. With `RELAY_TEST_DEVICE=opencl` the fused kernels run as
+//! OpenCL C on that device (CI does this on POCL).
 
 use common::{run_main as run, Lcg};
 use relay::Program;
@@ -234,8 +235,10 @@ fn jit_kernels_match_reference_kernels() {
         let params: Vec<String> =
             types.iter().enumerate().map(|(i, t)| format!("%{}: {t}", (b'a' + i as u8) as char)).collect();
         let src = format!("def @main({}) {{ {call} }}", params.join(", "));
-        let compiled =
-            (Program::compile_with("case.relay", &src, 0), Program::compile_with("case.relay", &src, 2));
+        let compiled = (
+            Program::compile_with("case.relay", &src, 0),
+            Program::compile_on("case.relay", &src, 2, true, &common::test_device()),
+        );
         let (reference, jit) = match compiled {
             (Ok(r), Ok(j)) => (r, j),
             (r, j) => {
@@ -267,7 +270,8 @@ fn jit_kernels_match_reference_kernels() {
 /// pseudo-random arguments; returns the fused program.
 fn fused_matches_reference(src: &str, types: &[&str]) -> Program {
     let reference = Program::compile_with("t.relay", src, 0).unwrap_or_else(|e| panic!("{e}"));
-    let fused = Program::compile_with("t.relay", src, 2).unwrap_or_else(|e| panic!("{e}"));
+    let fused = Program::compile_on("t.relay", src, 2, true, &common::test_device())
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut rng = Lcg(7);
     let args: Vec<Json> = types.iter().map(|t| argument(t, &mut rng)).collect();
     let (want, got) = (run(&reference, &args).unwrap(), run(&fused, &args).unwrap());
@@ -308,7 +312,7 @@ fn an_anchor_tail_stops_at_a_reduction() {
 fn fused_executables_save_and_load() {
     let src = "def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4), float32]) { tanh(add(%a, %b)) }";
     let fused = fused_matches_reference(src, &["Tensor[(3, 4), float32]", "Tensor[(4), float32]"]);
-    let loaded = Program::load(&fused.save()).unwrap();
+    let loaded = Program::load_on(&fused.save(), fused.device()).unwrap();
     assert_eq!(loaded.executable(), fused.executable());
     let mut rng = Lcg(9);
     let args: Vec<Json> =
