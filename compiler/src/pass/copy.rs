@@ -84,7 +84,9 @@ impl Rewrite for Copy {
                 let Some((&scrutinee, bodies)) = kids.split_first() else { return Ok(rebuild(m, old, kids)) };
                 let arms = arms
                     .into_iter()
-                    .map(|(p, i)| MatchArm { pattern: self.pattern(m, p), body: bodies[i] })
+                    .filter_map(|(p, i)| {
+                        Some(MatchArm { pattern: self.pattern(m, p), body: *bodies.get(i)? })
+                    })
                     .collect();
                 ExprKind::Match { scrutinee, arms, complete }
             }
