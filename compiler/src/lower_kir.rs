@@ -157,7 +157,7 @@ fn input_buffer(
     let t = out_type(m, ty)?;
     let buf = k.input(format!("in{count}"), t.dtype, t.shape.iter().map(|&d| Extent::Const(d)));
     *count += 1;
-    Ok(LazyTensor::new(t.dtype, t.shape, Rc::new(move |k, idx| k.load(buf, idx))))
+    Ok(LazyTensor::from_buffer(buf, t.dtype, t.shape))
 }
 
 /// The value of argument `a`: a parameter, an earlier call, a literal, or a tuple of those.

@@ -178,6 +178,11 @@ impl Tensor {
         self.storage.get(i)
     }
 
+    /// Sets every element to zero (`false`), keeping the buffer and the shape.
+    pub fn fill_zero(&mut self) {
+        self.storage.fill_zero();
+    }
+
     /// Sets element `i` (row-major) to `value`, converted to the tensor's dtype with
     /// `as`-cast semantics; `false` if `i` is out of range.
     pub fn set(&mut self, i: usize, value: Scalar) -> bool {

@@ -182,6 +182,28 @@ fn dense_with_fused_bias_relu() {
     }
 }
 
+/// The native matrix-vector product (`gemv`) into a temp, then bias and relu: what the dense
+/// rule emits for one input row (the models' parity tests run such kernels many times, reusing
+/// their temps).
+#[test]
+fn gemv_then_epilogue() {
+    for (units, k_dim) in [(1, 1), (5, 16), (9, 37), (450, 300)] {
+        let mut kb = KernelBuilder::new("gemv_bias_relu");
+        let x = kb.input("x", DType::F32, [k_dim]);
+        let w = kb.input("w", DType::F32, [units, k_dim]);
+        let b = kb.input("b", DType::F32, [units]);
+        let out = kb.output("out", DType::F32, [units]);
+        let t = kb.temp("t", DType::F32, [units]);
+        kb.gemv(t, w, x, units, k_dim);
+        kb.for_(units, LoopKind::Vectorize, |kb, j| {
+            let v = relu(kb.load(t, std::slice::from_ref(&j)) + kb.load(b, std::slice::from_ref(&j)));
+            kb.store(out, j, v);
+        });
+        let kernel = kb.finish().unwrap();
+        check(&kernel, &[], TOL);
+    }
+}
+
 #[test]
 fn int32_arithmetic_is_exact() {
     let ops = [

@@ -111,6 +111,17 @@ impl Prover<'_> {
                 self.stmts(then)?;
                 self.stmts(otherwise)
             }
+            Stmt::Gemv { out, w, x, rows, k } => {
+                let (rows, k) = (i128::from(*rows), i128::from(*k));
+                if rows > 0 {
+                    self.range(*out, Range::checked(0, rows - 1)?)?;
+                    if k > 0 {
+                        self.range(*w, Range::checked(0, rows * k - 1)?)?;
+                        self.range(*x, Range::checked(0, k - 1)?)?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -121,6 +132,10 @@ impl Prover<'_> {
 
     fn access(&mut self, buf: BufferId, index: &Index) -> Result<(), BoundsError> {
         let r = self.index(index)?;
+        self.range(buf, r)
+    }
+
+    fn range(&mut self, buf: BufferId, r: Range) -> Result<(), BoundsError> {
         let len = *self.lens.get(buf.index()).ok_or(BoundsError::Malformed)?;
         if r.lo < 0 || r.hi >= i128::from(len) {
             let buffer = self.kernel.buffers[buf.index()].name.clone();

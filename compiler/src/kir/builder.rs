@@ -189,6 +189,11 @@ impl KernelBuilder {
         self.store(buf, index, value);
     }
 
+    /// `out[i] = Σ_j w[i·k + j] · x[j]` for `i < rows` ([`Stmt::Gemv`], `float32`).
+    pub fn gemv(&mut self, out: BufferId, w: BufferId, x: BufferId, rows: i64, k: i64) {
+        self.push(Stmt::Gemv { out, w, x, rows, k });
+    }
+
     /// `local = value`.
     pub fn assign(&mut self, local: LocalId, value: Expr) {
         self.push(Stmt::Assign { local, value });

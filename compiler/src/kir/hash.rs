@@ -37,6 +37,7 @@ const T_STORE: u64 = 2;
 const T_ASSIGN: u64 = 3;
 const T_IF: u64 = 4;
 const T_END: u64 = 5;
+const T_GEMV: u64 = 6;
 const T_CONST: u64 = 10;
 const T_LOAD: u64 = 11;
 const T_LOCAL: u64 = 12;
@@ -119,6 +120,16 @@ impl Canon<'_> {
                 self.expr(cond);
                 self.stmts(then);
                 self.stmts(otherwise);
+            }
+            Stmt::Gemv { out, w, x, rows, k } => {
+                self.out.extend([
+                    T_GEMV,
+                    u64::from(out.0),
+                    u64::from(w.0),
+                    u64::from(x.0),
+                    *rows as u64,
+                    *k as u64,
+                ]);
             }
         }
     }

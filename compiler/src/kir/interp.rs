@@ -10,8 +10,8 @@
 
 use super::semantics::{cast, eval_binary, eval_unary};
 use super::{
-    check_args, check_bounds, BoundsError, BufferRole, CallError, Expr, Index, IndexOp, Kernel, Stmt,
-    VerifyError,
+    check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, Expr, Index, IndexOp, Kernel,
+    Stmt, VerifyError,
 };
 use relay_devices::{DType, Element, Scalar, Tensor, TensorError};
 
@@ -147,6 +147,40 @@ impl Machine<'_> {
                     self.stmts(otherwise)?;
                 }
             }
+            Stmt::Gemv { out, w, x, rows, k } => self.gemv(*out, *w, *x, *rows, *k)?,
+        }
+        Ok(())
+    }
+
+    /// The loops of [`Stmt::Gemv`], each row summed in order in `f64` and rounded once.
+    fn gemv(
+        &mut self,
+        out: BufferId,
+        w: BufferId,
+        x: BufferId,
+        rows: i64,
+        k: i64,
+    ) -> Result<(), InterpError> {
+        let (rows, k) = (usize::try_from(rows).unwrap_or(0), usize::try_from(k).unwrap_or(0));
+        let read = |b: &Vec<Scalar>, i: usize| match b.get(i) {
+            Some(Scalar::Float(v)) => Ok(*v),
+            _ => Err(internal("gemv reads outside its buffers or a non-float")),
+        };
+        let mut sums = Vec::with_capacity(rows);
+        {
+            let (wb, xb) = (self.buffers.get(w.index()), self.buffers.get(x.index()));
+            let (Some(wb), Some(xb)) = (wb, xb) else { return Err(internal("gemv buffer")) };
+            for i in 0..rows {
+                let mut acc = 0f64;
+                for j in 0..k {
+                    acc += read(wb, i * k + j)? * read(xb, j)?;
+                }
+                sums.push(Scalar::Float(f64::from(acc as f32)));
+            }
+        }
+        let ob = self.buffers.get_mut(out.index()).ok_or_else(|| internal("gemv buffer"))?;
+        for (i, v) in sums.into_iter().enumerate() {
+            *ob.get_mut(i).ok_or_else(|| internal("gemv writes outside its buffer"))? = v;
         }
         Ok(())
     }

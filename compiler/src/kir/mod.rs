@@ -86,6 +86,7 @@ mod call;
 mod expr;
 mod hash;
 pub mod interp;
+mod intrinsics;
 mod print;
 mod semantics;
 mod serialize;

@@ -15,7 +15,7 @@
 //! `float32(e)` is a cast; `index(i)` is an index used as an `int64` value. Names that
 //! occur more than once get a numeric suffix, so the text is unambiguous.
 
-use super::{BinOp, BufferRole, Expr, Extent, Index, IndexOp, Kernel, LoopKind, Stmt, UnOp};
+use super::{BinOp, BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, LoopKind, Stmt, UnOp};
 use relay_devices::{DType, Scalar};
 use std::collections::HashMap;
 use std::fmt::{self, Write};
@@ -146,6 +146,10 @@ impl<'k> Printer<'k> {
                 self.out.push_str("] = ");
                 self.expr(value, 0);
                 self.out.push_str(";\n");
+            }
+            Stmt::Gemv { out, w, x, rows, k } => {
+                let b = |id: &BufferId| Self::name(&self.names.buffers, id.index());
+                let _ = writeln!(self.out, "gemv({}, {}, {}, rows={rows}, k={k});", b(out), b(w), b(x));
             }
             Stmt::Assign { local, value } => {
                 let _ = write!(self.out, "{} = ", Self::name(&self.names.locals, local.index()));

@@ -174,6 +174,14 @@ fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
                 write_block(then, w);
                 write_block(otherwise, w);
             }
+            Stmt::Gemv { out, w: mat, x, rows, k } => {
+                w.u8(4);
+                w.u32(out.0);
+                w.u32(mat.0);
+                w.u32(x.0);
+                w.u64(*rows as u64);
+                w.u64(*k as u64);
+            }
         }
     }
 }
@@ -284,6 +292,13 @@ fn read_block(r: &mut ByteReader<'_>, depth: usize) -> Result<Vec<Stmt>, FormatE
                 cond: read_expr(r, depth)?,
                 then: read_block(r, depth)?,
                 otherwise: read_block(r, depth)?,
+            },
+            4 => Stmt::Gemv {
+                out: BufferId(r.u32()?),
+                w: BufferId(r.u32()?),
+                x: BufferId(r.u32()?),
+                rows: r.u64()? as i64,
+                k: r.u64()? as i64,
             },
             t => return Err(FormatError::Invalid(format!("kir statement tag {t}"))),
         })

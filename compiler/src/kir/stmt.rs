@@ -59,4 +59,21 @@ pub enum Stmt {
         /// Run when `cond` is false.
         otherwise: Vec<Stmt>,
     },
+    /// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < rows`, in `float32` (a matrix-vector
+    /// product over whole buffers, row-major). Backends with a faster native routine call it
+    /// (the Cranelift backend: AVX-512 where the CPU has it); the others, the interpreter and
+    /// the bounds proof see its loops ([`super::Kernel::expand_intrinsics`]). The sum may be
+    /// reassociated.
+    Gemv {
+        /// Written: `rows` elements (an output or a temp).
+        out: BufferId,
+        /// The matrix: `rows · k` elements.
+        w: BufferId,
+        /// The vector: `k` elements.
+        x: BufferId,
+        /// Rows of `w`, elements of `out`.
+        rows: i64,
+        /// Columns of `w`, elements of `x`.
+        k: i64,
+    },
 }

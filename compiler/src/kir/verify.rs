@@ -66,6 +66,9 @@ pub enum VerifyError {
         /// The buffer's element count.
         len: i64,
     },
+    /// A `gemv` with a negative size or whose output is also one of its operands.
+    #[error("gemv into `{0}`: negative sizes, or the output is an operand")]
+    BadGemv(String),
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
     TooDeep,
@@ -211,6 +214,20 @@ impl<'k> Checker<'k> {
                 expect("if condition".into(), DType::BOOL, found)?;
                 self.stmts(then)?;
                 self.stmts(otherwise)?;
+            }
+            Stmt::Gemv { out, w, x, rows, k } => {
+                let decl =
+                    |b: BufferId| self.k.buffer(b).ok_or(VerifyError::Undeclared { what: "buffer", id: b.0 });
+                let (o, wd, xd) = (decl(*out)?, decl(*w)?, decl(*x)?);
+                if o.role == BufferRole::Input {
+                    return Err(VerifyError::StoreToInput(o.name.clone()));
+                }
+                if *rows < 0 || *k < 0 || out == w || out == x {
+                    return Err(VerifyError::BadGemv(o.name.clone()));
+                }
+                for (what, d) in [("gemv output", o), ("gemv matrix", wd), ("gemv vector", xd)] {
+                    expect(what.to_string(), DType::F32, d.dtype)?;
+                }
             }
         }
         self.depth -= 1;

@@ -14,7 +14,7 @@
 //! Shapes are static: FuseOps leaves ops with `?` dimensions to their reference kernels.
 
 use super::AttrReader;
-use crate::kir::{Expr, Index, KernelBuilder, LoopKind};
+use crate::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind};
 use relay_devices::DType;
 use std::fmt;
 use std::rc::Rc;
@@ -37,6 +37,8 @@ pub struct LazyTensor {
     /// Static dimensions, outermost first.
     pub shape: Vec<i64>,
     elem: ElemFn,
+    /// The kernel buffer holding the tensor row-major, when it is one (a kernel input).
+    buffer: Option<BufferId>,
 }
 
 impl fmt::Debug for LazyTensor {
@@ -48,7 +50,18 @@ impl fmt::Debug for LazyTensor {
 impl LazyTensor {
     /// A tensor whose element at `indices` is `elem(builder, indices)`.
     pub fn new(dtype: DType, shape: Vec<i64>, elem: ElemFn) -> LazyTensor {
-        LazyTensor { dtype, shape, elem }
+        LazyTensor { dtype, shape, elem, buffer: None }
+    }
+
+    /// The tensor held row-major in buffer `buf` of the kernel under construction.
+    pub fn from_buffer(buf: BufferId, dtype: DType, shape: Vec<i64>) -> LazyTensor {
+        LazyTensor { dtype, shape, elem: Rc::new(move |k, idx| k.load(buf, idx)), buffer: Some(buf) }
+    }
+
+    /// The buffer holding the tensor row-major, if it is a kernel input rather than computed
+    /// (rules may then hand the whole buffer to an intrinsic such as [`crate::kir::Stmt::Gemv`]).
+    pub fn buffer(&self) -> Option<BufferId> {
+        self.buffer
     }
 
     /// The element at `indices` (exactly one index per dimension).

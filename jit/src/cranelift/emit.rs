@@ -50,6 +50,8 @@ pub(crate) struct Imports {
     pub powf: FuncRef,
     /// `f64::powf`.
     pub pow: FuncRef,
+    /// The native matrix-vector product (`gemv.rs`).
+    pub gemv: FuncRef,
 }
 
 /// Emits one kernel into a function builder.
@@ -162,6 +164,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
                         self.b.def_var(var, v);
                     }
                 }
+                Ok(())
+            }
+            Stmt::Gemv { out, w, x, rows, k } => {
+                let ptr =
+                    |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
+                let (o, wp, xp) = (ptr(self, out)?, ptr(self, w)?, ptr(self, x)?);
+                let (rows, k) = (self.b.ins().iconst(I64, *rows), self.b.ins().iconst(I64, *k));
+                self.b.ins().call(self.imports.gemv, &[o, wp, xp, rows, k]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

@@ -30,6 +30,10 @@ pub struct CompiledKernel {
     // mutex makes the (otherwise `!Sync`) module shareable.
     module: Mutex<Option<JITModule>>,
     stats: KernelStats,
+    /// Temps of finished calls, reused by the next (kernels without syms only: their temps
+    /// always have the same shapes). A kernel runs on several threads at once, each taking
+    /// its own set.
+    spare_temps: Mutex<Vec<SmallVec<[Tensor; 1]>>>,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -48,7 +52,13 @@ impl CompiledKernel {
     pub(crate) unsafe fn new(kernel: Kernel, module: JITModule, code: *const u8, stats: KernelStats) -> Self {
         // SAFETY: the caller guarantees `code` is a function with this signature.
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
-        CompiledKernel { kernel, entry, module: Mutex::new(Some(module)), stats }
+        CompiledKernel {
+            kernel,
+            entry,
+            module: Mutex::new(Some(module)),
+            stats,
+            spare_temps: Mutex::new(vec![]),
+        }
     }
 
     /// The kernel this code was compiled from.
@@ -72,11 +82,21 @@ impl CompiledKernel {
         if !k.syms.is_empty() {
             check_bounds(k, syms)?;
         }
-        // Kernels FuseOps makes have no temps and a handful of buffers: no allocation here.
-        let mut temps: SmallVec<[Tensor; 1]> = SmallVec::new();
-        for buf in k.buffers_with_role(BufferRole::Temp) {
-            temps.push(self.temp(buf, syms)?);
-        }
+        // Kernels FuseOps makes have a handful of buffers and at most a reused temp: no
+        // allocation here after the first call.
+        let reuse = k.syms.is_empty();
+        let spare =
+            if reuse { self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).pop() } else { None };
+        let mut temps: SmallVec<[Tensor; 1]> = match spare {
+            Some(t) => t,
+            None => {
+                let mut temps = SmallVec::new();
+                for buf in k.buffers_with_role(BufferRole::Temp) {
+                    temps.push(self.temp(buf, syms)?);
+                }
+                temps
+            }
+        };
         let (mut ins, mut outs, mut tmps) = (inputs.iter(), outputs.iter_mut(), temps.iter_mut());
         let mut table: SmallVec<[*mut u8; 16]> = SmallVec::with_capacity(k.buffers.len());
         for decl in &k.buffers {
@@ -95,6 +115,11 @@ impl CompiledKernel {
         // positive; inputs are shared borrows that the code only reads, outputs and temps
         // are exclusive borrows that outlive the call, and no two entries alias.
         unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
+        if reuse && !temps.is_empty() {
+            // kir promises zero-filled temps at the start of every call.
+            temps.iter_mut().for_each(Tensor::fill_zero);
+            self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).push(temps);
+        }
         Ok(())
     }
 

@@ -250,6 +250,7 @@ fn stmt_mentions_local(s: &Stmt, l: LocalId) -> bool {
         Stmt::If { cond, then, otherwise } => {
             mentions_local(cond, l) || then.iter().chain(otherwise).any(|s| stmt_mentions_local(s, l))
         }
+        Stmt::Gemv { .. } => false,
     }
 }
 
@@ -291,6 +292,8 @@ impl Planner<'_> {
                     self.scan(then)?;
                     self.scan(otherwise)?;
                 }
+                // A native call: never inside vector lanes.
+                Stmt::Gemv { .. } => return None,
             }
         }
         Some(())
@@ -334,6 +337,7 @@ impl Planner<'_> {
                     self.access_base(*buf, index);
                     self.expr_bases(value);
                 }
+                Stmt::Gemv { .. } => {}
             }
         }
     }
@@ -406,6 +410,7 @@ impl Planner<'_> {
                 self.index_loads_ok(index)?;
                 self.expr(value).map(drop)
             }
+            Stmt::Gemv { .. } => None,
         }
     }
 

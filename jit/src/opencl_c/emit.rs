@@ -17,6 +17,9 @@ pub(super) struct Generated {
 /// Every phase's function takes the same parameters: each buffer in declaration order as a
 /// `__global` pointer (`const` for inputs), then each sym as a `long`.
 pub(super) fn generate(k: &Kernel) -> Result<Generated, JitError> {
+    // OpenCL C gets intrinsics as their loops.
+    let expanded = k.expand_intrinsics();
+    let k = &expanded;
     let stem: String =
         k.name.chars().take(40).map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     let mut params = Vec::new();
@@ -92,6 +95,7 @@ impl Writer<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         let k = self.k;
         match s {
+            Stmt::Gemv { .. } => Err(JitError::Internal("gemv was not expanded".into()))?,
             Stmt::For { var, extent, body, .. } => {
                 let v = var.0;
                 self.line(&format!(

@@ -258,6 +258,8 @@ pub(super) fn stmt_locals(s: &Stmt, out: &mut HashSet<LocalId>) {
             expr_locals(cond, out);
             then.iter().chain(otherwise).for_each(|s| stmt_locals(s, out));
         }
+        // Plans are made for kernels whose intrinsics are expanded (`generate`).
+        Stmt::Gemv { .. } => {}
     }
 }
 
@@ -317,6 +319,7 @@ fn stmt_accesses(s: &Stmt, loops: &mut Vec<(VarId, Index)>, out: &mut Vec<RawAcc
             expr_accesses(cond, loops, out);
             then.iter().chain(otherwise).for_each(|s| stmt_accesses(s, loops, out));
         }
+        Stmt::Gemv { .. } => {}
     }
 }
 

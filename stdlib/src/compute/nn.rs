@@ -81,6 +81,25 @@ fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) ->
         return Err("product output shape mismatch".into());
     }
     let kind = if b_transposed { LoopKind::Vectorize } else { LoopKind::Serial };
+    // One output row from two float32 buffers (a dense layer on one input vector): the
+    // native matrix-vector product, then the epilogue over its result.
+    let one_row = lead.iter().all(|&d| d == 1);
+    let floats = [a.dtype, b.dtype, dtype].iter().all(|&d| d == DType::F32);
+    if let (true, true, true, Some(abuf), Some(bbuf)) =
+        (b_transposed, one_row, floats, a.buffer(), b.buffer())
+    {
+        let rank = lead.len();
+        return Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+            let t = k.temp("gemv", DType::F32, [units]);
+            k.gemv(t, bbuf, abuf, units, kdim);
+            k.for_(units, LoopKind::Vectorize, |k, j| {
+                let v = k.load(t, std::slice::from_ref(&j));
+                let mut at = vec![Index::Const(0); rank];
+                at.push(j);
+                sink(k, &at, v);
+            });
+        })));
+    }
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let accs: Vec<LocalId> = (0..BLOCK).map(|_| k.local("acc", dtype)).collect();
         let full = units / BLOCK;

@@ -1,0 +1,192 @@
+//! The native routine behind kir's `gemv` statement: a matrix-vector product with the widest
+//! vectors the CPU has. Cranelift emits 128-bit vectors only, and a GEMV's inner loop already
+//! runs at that width's FMA bound; AVX-512 (or AVX2+FMA) doubles or quadruples the lanes.
+//! Measured on the Tree-LSTM's and LSTM's shapes (`cargo bench --bench kernels`): see
+//! ARCHITECTURE.md.
+
+/// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < rows` (row-major `w`), called by JIT code.
+///
+/// # Safety
+/// `out` must be valid for `rows` writes, `w` for `rows · k` reads and `x` for `k` reads, all
+/// of `f32`, and `out` must not overlap `w` or `x`. The JIT calls it only for a verified
+/// kernel whose bounds proof covers exactly these ranges.
+pub(crate) unsafe extern "C" fn relay_jit_gemv(
+    out: *mut f32,
+    w: *const f32,
+    x: *const f32,
+    rows: i64,
+    k: i64,
+) {
+    let (Ok(rows), Ok(k)) = (usize::try_from(rows), usize::try_from(k)) else { return };
+    if rows == 0 {
+        return;
+    }
+    // SAFETY: the caller guarantees these ranges (see above).
+    let out = unsafe { std::slice::from_raw_parts_mut(out, rows) };
+    if k == 0 {
+        out.fill(0.0);
+        return;
+    }
+    let (w, x) = unsafe { (std::slice::from_raw_parts(w, rows * k), std::slice::from_raw_parts(x, k)) };
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { x86::gemv_avx512(out, w, x, k) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { x86::gemv_avx2(out, w, x, k) };
+        }
+    }
+    gemv_portable(out, w, x, k);
+}
+
+/// Any CPU: eight partial sums per row, which compilers vectorise.
+fn gemv_portable(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
+    for (o, row) in out.iter_mut().zip(w.chunks_exact(k)) {
+        let mut acc = [0f32; 8];
+        let (rc, xc) = (row.chunks_exact(8), x.chunks_exact(8));
+        let (rt, xt) = (rc.remainder(), xc.remainder());
+        for (r, v) in rc.zip(xc) {
+            for l in 0..8 {
+                acc[l] += r[l] * v[l];
+            }
+        }
+        *o = acc.iter().sum::<f32>() + rt.iter().zip(xt).map(|(a, b)| a * b).sum::<f32>();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Rows in one pass over `x`: each `x` vector is loaded once for all of them.
+    const ROWS: usize = 4;
+
+    /// # Safety
+    /// The CPU must have AVX-512F; `w.len() == out.len() * k`, `x.len() == k`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn gemv_avx512(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
+        let full = k / 16;
+        // Lanes of the last, partial vector (masked loads read nothing beyond it).
+        let tail: __mmask16 = ((1u32 << (k % 16)) - 1) as __mmask16;
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        // SAFETY (every load below): row `r < out.len()` spans `w[r·k .. (r+1)·k]`, and column
+        // offsets stay below `k` (full vectors) or are masked to it (the tail).
+        // Macros, not closures: closures do not inherit `target_feature`, and the intrinsics
+        // must inline into this function.
+        macro_rules! row {
+            ($r:expr, $j:expr) => {
+                unsafe { _mm512_loadu_ps(wp.add($r * k + $j * 16)) }
+            };
+        }
+        macro_rules! row_tail {
+            ($r:expr) => {
+                unsafe { _mm512_maskz_loadu_ps(tail, wp.add($r * k + full * 16)) }
+            };
+        }
+        let x_tail = unsafe { _mm512_maskz_loadu_ps(tail, xp.add(full * 16)) };
+        let blocks = out.len() / ROWS;
+        // Four rows per pass over `x`, in four registers: each `x` vector is loaded once.
+        for b in 0..blocks {
+            let i = b * ROWS;
+            let (mut a0, mut a1, mut a2, mut a3) =
+                (_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps());
+            for j in 0..full {
+                let xv = unsafe { _mm512_loadu_ps(xp.add(j * 16)) };
+                a0 = _mm512_fmadd_ps(row!(i, j), xv, a0);
+                a1 = _mm512_fmadd_ps(row!(i + 1, j), xv, a1);
+                a2 = _mm512_fmadd_ps(row!(i + 2, j), xv, a2);
+                a3 = _mm512_fmadd_ps(row!(i + 3, j), xv, a3);
+            }
+            if tail != 0 {
+                a0 = _mm512_fmadd_ps(row_tail!(i), x_tail, a0);
+                a1 = _mm512_fmadd_ps(row_tail!(i + 1), x_tail, a1);
+                a2 = _mm512_fmadd_ps(row_tail!(i + 2), x_tail, a2);
+                a3 = _mm512_fmadd_ps(row_tail!(i + 3), x_tail, a3);
+            }
+            out[i] = _mm512_reduce_add_ps(a0);
+            out[i + 1] = _mm512_reduce_add_ps(a1);
+            out[i + 2] = _mm512_reduce_add_ps(a2);
+            out[i + 3] = _mm512_reduce_add_ps(a3);
+        }
+        for (i, o) in out.iter_mut().enumerate().skip(blocks * ROWS) {
+            let mut a = _mm512_setzero_ps();
+            for j in 0..full {
+                a = _mm512_fmadd_ps(row!(i, j), unsafe { _mm512_loadu_ps(xp.add(j * 16)) }, a);
+            }
+            if tail != 0 {
+                a = _mm512_fmadd_ps(row_tail!(i), x_tail, a);
+            }
+            *o = _mm512_reduce_add_ps(a);
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `w.len() == out.len() * k`, `x.len() == k`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn gemv_avx2(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
+        let full = k / 8;
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        let mut i = 0;
+        while i < out.len() {
+            let n = ROWS.min(out.len() - i);
+            let mut acc = [_mm256_setzero_ps(); ROWS];
+            for j in 0..full {
+                // SAFETY: as in `gemv_avx512`; the tail is summed in scalar code below.
+                let xv = unsafe { _mm256_loadu_ps(xp.add(j * 8)) };
+                for (r, a) in acc.iter_mut().enumerate().take(n) {
+                    let wv = unsafe { _mm256_loadu_ps(wp.add((i + r) * k + j * 8)) };
+                    *a = _mm256_fmadd_ps(wv, xv, *a);
+                }
+            }
+            for (r, a) in acc.iter().enumerate().take(n) {
+                let mut lanes = [0f32; 8];
+                // SAFETY: `lanes` holds 8 floats.
+                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *a) };
+                let row = &w[(i + r) * k..(i + r + 1) * k];
+                let tail: f32 = row[full * 8..].iter().zip(&x[full * 8..]).map(|(a, b)| a * b).sum();
+                out[i + r] = lanes.iter().sum::<f32>() + tail;
+            }
+            i += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_path_matches_the_definition() {
+        for (rows, k) in [(1, 1), (3, 7), (4, 16), (5, 17), (9, 33), (450, 300), (2, 0), (0, 5)] {
+            let w: Vec<f32> = (0..rows * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+            let x: Vec<f32> = (0..k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+            let want: Vec<f64> =
+                (0..rows).map(|i| (0..k).map(|j| f64::from(w[i * k + j]) * f64::from(x[j])).sum()).collect();
+            let close = |got: &[f32]| {
+                got.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0))
+            };
+            let mut out = vec![f32::NAN; rows];
+            // SAFETY: the buffers have exactly the lengths the routine reads and writes.
+            unsafe { relay_jit_gemv(out.as_mut_ptr(), w.as_ptr(), x.as_ptr(), rows as i64, k as i64) };
+            assert!(close(&out), "dispatch {rows}x{k}");
+            let mut out = vec![f32::NAN; rows];
+            if k > 0 {
+                gemv_portable(&mut out, &w, &x, k);
+                assert!(close(&out), "portable {rows}x{k}");
+            }
+            #[cfg(target_arch = "x86_64")]
+            if k > 0
+                && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                let mut out = vec![f32::NAN; rows];
+                // SAFETY: checked features; lengths as documented.
+                unsafe { x86::gemv_avx2(&mut out, &w, &x, k) };
+                assert!(close(&out), "avx2 {rows}x{k}");
+            }
+        }
+    }
+}
