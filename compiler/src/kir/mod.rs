@@ -27,7 +27,9 @@
 //!   them (or derive them from tensor shapes with [`infer_syms`]); they must be `>= 0`.
 //! - **Locals** ([`LocalId`]) are typed scalar variables (accumulators), zero at kernel entry.
 //! - **Loop vars** ([`VarId`]) are bound by exactly one `for` each and range over `0..extent`.
-//! - **Statements** ([`Stmt`]): `for`, `store`, `assign` (to a local), `if`.
+//! - **Statements** ([`Stmt`]): `for`, `store`, `assign` (to a local), `if`, and one intrinsic,
+//!   `gemv` (a float32 matrix-vector product over whole buffers), which backends may run
+//!   natively and which otherwise means its loops ([`Kernel::expand_intrinsics`]).
 //! - **Index** expressions ([`Index`]) are `i64` arithmetic on constants, loop vars and syms:
 //!   `+ - *`, floor division and floor modulo by a positive divisor, `min`, `max`, and the
 //!   value of an integer scalar expression ([`Index::Value`], for gathers such as `take`).
