@@ -37,8 +37,13 @@ pub fn project_outputs(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Res
         if bound.is_empty() {
             continue;
         }
-        for b in bound.values_mut() {
-            bind_operands(m, &types, b)?;
+        // In binding order, so that fresh variables are numbered the same on every run.
+        let mut vars: Vec<VarId> = bound.keys().copied().collect();
+        vars.sort_by_key(|v| v.index());
+        for v in vars {
+            if let Some(b) = bound.get_mut(&v) {
+                bind_operands(m, &types, b)?;
+            }
         }
         let mut p = Project { ops, bound };
         m.functions[i].func.body = rewrite(m, body, &mut p)?;
@@ -46,7 +51,7 @@ pub fn project_outputs(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Res
     Ok(())
 }
 
-/// A binding `let %v = op(args, attrs)` whose uses are all projections.
+/// A binding `let %v = op(args, attrs)` of a projectable operator.
 struct Bound {
     op: ExprId,
     /// The arguments as the projected calls take them: atoms.
