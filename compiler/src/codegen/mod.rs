@@ -17,7 +17,7 @@ mod primitive;
 mod types;
 
 use crate::diagnostics::{CompileError, Diagnostic};
-use crate::ir::{AttrValue, Attrs, ExprKind, Function, Module, Span, Symbol};
+use crate::ir::{AttrValue, Attrs, ConstantData, ExprKind, Function, Module, Span, Symbol};
 use crate::kir::Kernel;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
@@ -114,10 +114,7 @@ impl<'a> ModuleCx<'a> {
             .collect();
         let mut constants = Vec::with_capacity(m.constants.len());
         for c in &m.constants {
-            let values: Vec<ScalarValue> =
-                c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
-            let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();
-            let t = relay_vm::tensor_from_scalars(c.dtype, shape, &values).map_err(|e| {
+            let t = constant_tensor(c).map_err(|e| {
                 CompileError::new(vec![Diagnostic::error(Span::default(), format!("constant: {e}"))])
             })?;
             constants.push(t);
@@ -244,4 +241,16 @@ fn compile_global(
         num_regs,
         code,
     })
+}
+
+/// The tensor of a metadata constant (elements converted from their `f64` form to its dtype;
+/// negative dimensions, which the parser rejects, count as 0).
+///
+/// # Errors
+/// A dtype without tensor storage, or an element count that does not match the shape.
+pub(crate) fn constant_tensor(c: &ConstantData) -> Result<Tensor, String> {
+    let values: Vec<ScalarValue> =
+        c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
+    let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();
+    relay_vm::tensor_from_scalars(c.dtype, shape, &values)
 }

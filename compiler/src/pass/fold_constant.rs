@@ -11,6 +11,8 @@
 
 use super::builder::is_primitive;
 use super::rewrite::{rebuild, rewrite, Rewrite};
+use super::walk::preorder;
+use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
 use crate::ir::{ConstantData, Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
 use crate::kir;
@@ -18,7 +20,6 @@ use crate::lower_kir::lower_primitive;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 use relay_devices::{DType, Scalar, Tensor};
-use relay_vm::ScalarValue;
 use std::collections::HashMap;
 
 /// The most elements a folded result may have.
@@ -44,24 +45,17 @@ pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Resul
 
 /// Variables bound to primitive `fn` literals (calls may go through them).
 fn bound_primitives(m: &Module, root: ExprId) -> HashMap<VarId, ExprId> {
-    let mut found = HashMap::new();
-    let mut stack = vec![root];
-    let mut seen = std::collections::HashSet::new();
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        if let ExprKind::Let { var, value, .. } = &m.expr(e).kind {
-            if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) {
-                found.insert(*var, *value);
+    preorder(m, root, |_| true)
+        .into_iter()
+        .filter_map(|e| match &m.expr(e).kind {
+            ExprKind::Let { var, value, .. }
+                if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) =>
+            {
+                Some((*var, *value))
             }
-        }
-        match &m.expr(e).kind {
-            ExprKind::Function(f) if is_primitive(m, f) => {}
-            kind => stack.extend(super::walk::children(kind).into_iter().map(|(c, _)| c)),
-        }
-    }
-    found
+            _ => None,
+        })
+        .collect()
 }
 
 struct Fold<'a> {
@@ -97,7 +91,7 @@ impl Fold<'_> {
         let inputs = args
             .iter()
             .map(|&a| match m.expr(a).kind {
-                ExprKind::Constant(i) => constant_tensor(m.constants.get(i as usize)?),
+                ExprKind::Constant(i) => constant_tensor(m.constants.get(i as usize)?).ok(),
                 _ => None,
             })
             .collect::<Option<Vec<Tensor>>>()?;
@@ -146,10 +140,4 @@ fn widen(s: Scalar) -> f64 {
         Scalar::UInt(u) => u as f64,
         Scalar::Float(f) => f,
     }
-}
-
-fn constant_tensor(c: &ConstantData) -> Option<Tensor> {
-    let values: Vec<ScalarValue> = c.data.iter().map(|&v| ScalarValue::float(DType::F64, v)).collect();
-    let shape = c.shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
-    relay_vm::tensor_from_scalars(c.dtype, shape, &values).ok()
 }

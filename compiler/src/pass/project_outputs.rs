@@ -14,7 +14,7 @@
 
 use super::builder::{fresh_var, var_ref, Types};
 use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::children;
+use super::walk::{children, preorder};
 use crate::diagnostics::CompileError;
 use crate::ir::{Attrs, Dim, ExprId, ExprKind, Module, TypeKind, VarId};
 use crate::op::{AttrReader, OpRegistry};
@@ -45,7 +45,7 @@ pub fn project_outputs(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Res
                 bind_operands(m, &types, b)?;
             }
         }
-        let mut p = Project { ops, bound };
+        let mut p = Project { ops, bound, declined: HashSet::new() };
         m.functions[i].func.body = rewrite(m, body, &mut p)?;
     }
     Ok(())
@@ -91,26 +91,20 @@ fn projectable_bindings(
 ) -> Result<HashMap<VarId, Bound>, CompileError> {
     let mut candidates = HashMap::new();
     let mut other_uses: HashSet<VarId> = HashSet::new();
-    let mut seen = HashSet::new();
-    let mut stack = vec![root];
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
+    for e in preorder(m, root, |_| true) {
         let kind = &m.expr(e).kind;
         if let ExprKind::Let { var, value, .. } = kind {
             if let Some(b) = candidate(m, types, ops, *value)? {
                 candidates.insert(*var, b);
             }
         }
-        for (c, _) in children(kind) {
-            if let ExprKind::Var(v) = m.expr(c).kind {
-                // A projection reads one field; any other use needs the whole tuple.
-                if !matches!(kind, ExprKind::Proj { .. }) {
+        // A projection reads one field; any other use needs the whole tuple.
+        if !matches!(kind, ExprKind::Proj { .. }) {
+            for (c, _) in children(kind) {
+                if let ExprKind::Var(v) = m.expr(c).kind {
                     other_uses.insert(v);
                 }
             }
-            stack.push(c);
         }
     }
     for (v, b) in candidates.iter_mut() {
@@ -157,6 +151,8 @@ fn candidate(
 struct Project<'a> {
     ops: &'a OpRegistry,
     bound: HashMap<VarId, Bound>,
+    /// Bindings with a projection the operator declined to compute on its own.
+    declined: HashSet<VarId>,
 }
 
 impl Project<'_> {
@@ -178,11 +174,12 @@ impl Rewrite for Project<'_> {
         match m.expr(old).kind {
             ExprKind::Proj { tuple, index } => {
                 if let ExprKind::Var(v) = m.expr(tuple).kind {
-                    if let Some(b) = self.bound.remove(&v) {
-                        let field = self.field(m, &b, index, old);
-                        self.bound.insert(v, b);
-                        if let Some(field) = field {
-                            return Ok(field);
+                    if let Some(b) = self.bound.get(&v) {
+                        match self.field(m, b, index, old) {
+                            Some(field) => return Ok(field),
+                            None => {
+                                self.declined.insert(v);
+                            }
                         }
                     }
                 }
@@ -211,17 +208,12 @@ impl Project<'_> {
         };
         let span = m.expr(old).span;
         let mut inner = *body;
-        let whole = if b.whole { self.tuple_of_fields(m, b, old) } else { None };
-        if let Some(tuple) = whole {
+        let tuple = if b.whole { self.tuple_of_fields(m, b, old) } else { None };
+        if let Some(tuple) = tuple {
             inner = m.add_expr(ExprKind::Let { var, value: tuple, body: inner }, span);
-        } else if self.declined(m, var, kids) {
-            let mut call_args = args.clone();
-            for &(i, _) in &b.binds {
-                if let (Some(slot), Some(&atom)) = (call_args.get_mut(i), b.args.get(i)) {
-                    *slot = atom;
-                }
-            }
-            let call = m.add_expr(ExprKind::Call { callee, args: call_args, attrs }, span);
+        } else if b.whole || self.declined.contains(&var) {
+            // The operator declined a field that is read: the call stays, on the bound operands.
+            let call = m.add_expr(ExprKind::Call { callee, args: b.args.clone(), attrs }, span);
             inner = m.add_expr(ExprKind::Let { var, value: call, body: inner }, span);
         }
         for &(i, v) in b.binds.iter().rev() {
@@ -236,22 +228,5 @@ impl Project<'_> {
     fn tuple_of_fields(&self, m: &mut Module, b: &Bound, old: ExprId) -> Option<ExprId> {
         let fields = (0..b.fields as u32).map(|i| self.field(m, b, i, old)).collect::<Option<Vec<_>>>()?;
         Some(m.add_expr(ExprKind::Tuple(fields), m.expr(old).span))
-    }
-
-    /// Whether `var` is still read in the rewritten body `kids[1]` of its `let`.
-    fn declined(&self, m: &Module, var: VarId, kids: &[ExprId]) -> bool {
-        let Some(&body) = kids.get(1) else { return true };
-        let mut seen = HashSet::new();
-        let mut stack = vec![body];
-        while let Some(e) = stack.pop() {
-            if !seen.insert(e) {
-                continue;
-            }
-            if matches!(m.expr(e).kind, ExprKind::Var(v) if v == var) {
-                return true;
-            }
-            stack.extend(children(&m.expr(e).kind).into_iter().map(|(c, _)| c));
-        }
-        false
     }
 }

@@ -34,6 +34,9 @@ pub struct CompiledKernel {
     /// always have the same shapes). A kernel runs on several threads at once, each taking
     /// its own set.
     spare_temps: Mutex<Vec<SmallVec<[Tensor; 1]>>>,
+    /// Whether calls reuse temps: the kernel has temps and no syms. Known at construction, so
+    /// kernels without temps (most) never touch the mutex.
+    reuse_temps: bool,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -52,12 +55,15 @@ impl CompiledKernel {
     pub(crate) unsafe fn new(kernel: Kernel, module: JITModule, code: *const u8, stats: KernelStats) -> Self {
         // SAFETY: the caller guarantees `code` is a function with this signature.
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+        let reuse_temps =
+            kernel.syms.is_empty() && kernel.buffers_with_role(BufferRole::Temp).next().is_some();
         CompiledKernel {
             kernel,
             entry,
             module: Mutex::new(Some(module)),
             stats,
             spare_temps: Mutex::new(vec![]),
+            reuse_temps,
         }
     }
 
@@ -84,7 +90,7 @@ impl CompiledKernel {
         }
         // Kernels FuseOps makes have a handful of buffers and at most a reused temp: no
         // allocation here after the first call.
-        let reuse = k.syms.is_empty();
+        let reuse = self.reuse_temps;
         let spare =
             if reuse { self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).pop() } else { None };
         let mut temps: SmallVec<[Tensor; 1]> = match spare {
@@ -115,7 +121,7 @@ impl CompiledKernel {
         // positive; inputs are shared borrows that the code only reads, outputs and temps
         // are exclusive borrows that outlive the call, and no two entries alias.
         unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
-        if reuse && !temps.is_empty() {
+        if reuse {
             // kir promises zero-filled temps at the start of every call.
             temps.iter_mut().for_each(Tensor::fill_zero);
             self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).push(temps);
