@@ -182,25 +182,34 @@ fn dense_with_fused_bias_relu() {
     }
 }
 
-/// The native matrix-vector product (`gemv`) into a temp, then bias and relu: what the dense
-/// rule emits for one input row (the models' parity tests run such kernels many times, reusing
-/// their temps).
+/// The native matrix product (`gemm`) into a temp, then bias and relu: what the dense,
+/// matmul and conv2d rules emit (the models' parity tests run such kernels many times, reusing
+/// their temps). One row takes the GEMV, a few rows the GEMV per row, more the `gemm` crate;
+/// `[k, n]` right operands always the crate.
 #[test]
-fn gemv_then_epilogue() {
-    for (units, k_dim) in [(1, 1), (5, 16), (9, 37), (450, 300)] {
-        let mut kb = KernelBuilder::new("gemv_bias_relu");
-        let x = kb.input("x", DType::F32, [k_dim]);
-        let w = kb.input("w", DType::F32, [units, k_dim]);
-        let b = kb.input("b", DType::F32, [units]);
-        let out = kb.output("out", DType::F32, [units]);
-        let t = kb.temp("t", DType::F32, [units]);
-        kb.gemv(t, w, x, units, k_dim);
-        kb.for_(units, LoopKind::Vectorize, |kb, j| {
-            let v = relu(kb.load(t, std::slice::from_ref(&j)) + kb.load(b, std::slice::from_ref(&j)));
-            kb.store(out, j, v);
-        });
-        let kernel = kb.finish().unwrap();
-        check(&kernel, &[], TOL);
+fn gemm_then_epilogue() {
+    for (m, units, k_dim) in [(1, 1, 1), (1, 5, 16), (1, 9, 37), (1, 450, 300), (3, 9, 37), (12, 33, 20)] {
+        for trans_b in [true, false] {
+            let mut kb = KernelBuilder::new("gemm_bias_relu");
+            let x = kb.input("x", DType::F32, [m, k_dim]);
+            let w_shape = if trans_b { [units, k_dim] } else { [k_dim, units] };
+            let w = kb.input("w", DType::F32, w_shape);
+            let b = kb.input("b", DType::F32, [units]);
+            let out = kb.output("out", DType::F32, [m, units]);
+            let t = kb.temp("t", DType::F32, [m * units]);
+            kb.gemm(t, x, w, m, units, k_dim, trans_b);
+            kb.for_(m, LoopKind::Serial, |kb, i| {
+                kb.for_(units, LoopKind::Vectorize, |kb, j| {
+                    let flat = i.clone() * units + j.clone();
+                    let v = relu(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
+                    kb.store(out, flat, v);
+                });
+            });
+            let kernel = kb.finish().unwrap();
+            // Sums of up to 300 products, reassociated (lanes, blocks): their rounding error
+            // scales with the terms, not with a sum that cancels (inputs are in [-1, 1]).
+            check(&kernel, &[], 1e-4);
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use relay_devices::{DType, Scalar, Tensor};
 
 const MAGIC: &[u8; 8] = b"RELAYVM\0";
 /// Bumped on any change to the layout.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

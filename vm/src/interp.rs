@@ -10,6 +10,7 @@
 //! order (a loop) swaps them into place without a buffer.
 
 mod device;
+mod liveness;
 mod packed;
 mod stack;
 #[cfg(test)]
@@ -23,6 +24,7 @@ use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
 pub use device::CopyStats;
+use liveness::LastUses;
 use relay_devices::DType;
 use stack::put;
 use std::sync::{Arc, Mutex};
@@ -90,6 +92,8 @@ pub struct Vm<'e> {
     arena: Arena,
     /// Per function: its frame-arena slots.
     layouts: Vec<FrameLayout>,
+    /// Per function: the registers each instruction reads for the last time.
+    last_uses: Vec<LastUses>,
     /// Output tensors of the kernel call in progress (kept to avoid an allocation per call).
     scratch: packed::Scratch,
     /// Copy statistics and cached uploads of device kernels.
@@ -123,6 +127,7 @@ impl<'e> Vm<'e> {
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
         let layouts = exe.functions.iter().map(FrameLayout::of).collect();
+        let last_uses = exe.functions.iter().map(LastUses::of).collect();
         let pool = Pool::new(config.reuse_memory);
         Ok(Vm {
             exe,
@@ -135,6 +140,7 @@ impl<'e> Vm<'e> {
             pool,
             arena: Arena::default(),
             layouts,
+            last_uses,
             scratch: packed::Scratch::default(),
             device: device::DeviceState::default(),
             nullary: vec![],
@@ -214,6 +220,7 @@ impl<'e> Vm<'e> {
             pool,
             arena,
             layouts,
+            last_uses,
             scratch,
             device,
             nullary,
@@ -230,6 +237,9 @@ impl<'e> Vm<'e> {
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
         let mut window: &mut [Option<Value>] = &mut regs[..top];
+        // The running function's last uses, re-derived with `code`.
+        let last_uses: &[LastUses] = last_uses;
+        let mut dying: &LastUses = last_uses.get(entry as usize).unwrap_or(&NO_LAST_USES);
         macro_rules! trap {
             ($($arg:tt)*) => {
                 return Err(trap_at(exe, func, pc - 1, format!($($arg)*)))
@@ -248,6 +258,20 @@ impl<'e> Vm<'e> {
                 match window.get($r.0 as usize) {
                     Some(Some(v)) => v,
                     _ => trap!("{}", read_error(window, Reg($r.0))),
+                }
+            };
+        }
+        // The value of register `$r`: moved out when operand `$i` of the instruction is the
+        // register's last use, else cloned.
+        macro_rules! read {
+            ($r:expr, $mask:expr, $i:expr) => {
+                if moves($mask, $i) {
+                    match slot!($r).take() {
+                        Some(v) => v,
+                        None => trap!("read of empty register ${}", $r.0),
+                    }
+                } else {
+                    reg!($r).clone()
                 }
             };
         }
@@ -320,13 +344,13 @@ impl<'e> Vm<'e> {
         // Pushes a window for `callee` holding the values captured by the closure in
         // register `closure` (if any), then `args`, and enters it.
         macro_rules! enter {
-            ($callee:expr, $f:expr, $closure:expr, $args:expr, $ret_dst:expr) => {{
+            ($callee:expr, $f:expr, $closure:expr, $args:expr, $moves:expr, $ret_dst:expr) => {{
                 if frames.len() >= config.max_call_depth {
                     trap!("recursion deeper than {} calls", config.max_call_depth);
                 }
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
                 let num_regs = f.num_regs as usize;
-                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args) {
+                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves) {
                     trap!("{}", e.message());
                 }
                 frames.push(Frame { code, func, pc: pc as u32, base, slot_base, ret_dst: $ret_dst });
@@ -338,6 +362,7 @@ impl<'e> Vm<'e> {
                 base = top;
                 top += num_regs;
                 code = &f.code;
+                dying = last_uses.get(callee as usize).unwrap_or(&NO_LAST_USES);
                 window = &mut regs[base..top];
             }};
         }
@@ -357,6 +382,7 @@ impl<'e> Vm<'e> {
                 func = callee;
                 pc = 0;
                 code = &f.code;
+                dying = last_uses.get(callee as usize).unwrap_or(&NO_LAST_USES);
                 window = &mut regs[base..top];
             }};
         }
@@ -374,6 +400,7 @@ impl<'e> Vm<'e> {
                 top = base;
                 base = caller.base;
                 code = caller.code;
+                dying = last_uses.get(func as usize).unwrap_or(&NO_LAST_USES);
                 window = &mut regs[base..top];
                 set!(Reg(caller.ret_dst), v);
             }};
@@ -398,7 +425,7 @@ impl<'e> Vm<'e> {
             pc += 1;
             match ins {
                 Instr::Move { dst, src } => {
-                    let v = reg!(src).clone();
+                    let v = read!(src, dying.at(pc - 1), 0);
                     set!(dst, v);
                 }
                 Instr::Ret { src } => {
@@ -413,7 +440,7 @@ impl<'e> Vm<'e> {
                 }
                 Instr::RetBinImm { op, lhs, imm } => ret!(Value::Scalar(binary!(*op, scalar!(lhs), *imm))),
                 Instr::Invoke { dst, func: callee, args } => {
-                    enter!(callee.0, function!(callee.0), None, args, dst.0)
+                    enter!(callee.0, function!(callee.0), None, args, dying.at(pc - 1), dst.0)
                 }
                 Instr::TailCall { func: callee, args } => {
                     // A loop: a call of the running function whose arguments can move in
@@ -434,7 +461,7 @@ impl<'e> Vm<'e> {
                 }
                 Instr::InvokeClosure { dst, closure, args } => {
                     let (c, f) = closure_call!(closure, args);
-                    enter!(c.func, f, Some(*closure), args, dst.0);
+                    enter!(c.func, f, Some(*closure), args, dying.at(pc - 1), dst.0);
                 }
                 Instr::TailCallClosure { closure, args } => {
                     let (c, f) = closure_call!(closure, args);
@@ -490,9 +517,10 @@ impl<'e> Vm<'e> {
                     set!(dst, v);
                 }
                 Instr::AllocADT { dst, tag, fields } => {
+                    let mask = dying.at(pc - 1);
                     let mut vs = Fields::with_capacity(fields.len());
-                    for r in fields.iter() {
-                        vs.push(reg!(r).clone());
+                    for (i, r) in fields.iter().enumerate() {
+                        vs.push(read!(r, mask, i));
                     }
                     let v = pool.adt(tag.0, vs);
                     set!(dst, v);
@@ -508,9 +536,10 @@ impl<'e> Vm<'e> {
                     let c = match again {
                         Some(c) => c.clone(),
                         None => {
+                            let mask = dying.at(pc - 1);
                             let mut vs = Fields::with_capacity(captured.len());
-                            for r in captured.iter() {
-                                vs.push(reg!(r).clone());
+                            for (i, r) in captured.iter().enumerate() {
+                                vs.push(read!(r, mask, i));
                             }
                             let c = pool.closure(target.0, vs);
                             if let Some(last) = closures.get_mut(target.0 as usize) {
@@ -520,6 +549,19 @@ impl<'e> Vm<'e> {
                         }
                     };
                     set!(dst, Value::Closure(c));
+                }
+                Instr::GetField { dst, obj, index } if moves(dying.at(pc - 1), 0) => {
+                    // The object dies here: its cell, when nothing else holds it, gives up
+                    // the field and goes back to the pool.
+                    let v = match slot!(obj).take() {
+                        Some(Value::Adt(a)) => match pool.take_field(a, index.0 as usize) {
+                            Ok(v) => v,
+                            Err(n) => trap!("field {} of a value with {} fields", index.0, n),
+                        },
+                        Some(other) => trap!("field access on a {}", other.kind()),
+                        None => trap!("read of empty register ${}", obj.0),
+                    };
+                    set!(dst, v);
                 }
                 Instr::GetField { dst, obj, index } => {
                     let v = match reg!(obj) {
@@ -634,6 +676,15 @@ impl<'e> Vm<'e> {
             }
         }
     }
+}
+
+/// The last uses of a function the VM has none for (only in a run that is about to trap).
+static NO_LAST_USES: LastUses = LastUses::EMPTY;
+
+/// Whether bit `i` of a last-use mask is set: operand `i` may be moved.
+#[inline(always)]
+fn moves(mask: u64, i: usize) -> bool {
+    mask.checked_shr(i as u32).is_some_and(|m| m & 1 != 0)
 }
 
 /// Why register `r` of `window` could not be read as the instruction wanted.

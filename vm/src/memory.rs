@@ -170,6 +170,11 @@ impl Pool {
         if !self.enabled {
             return;
         }
+        // A plain load first: most dead tensors are still shared (weights, captured values),
+        // and `Arc::get_mut` costs an atomic read-modify-write even when it fails.
+        if Arc::strong_count(&t) != 1 {
+            return;
+        }
         let Some(inner) = Arc::get_mut(&mut t) else { return };
         let size = inner.size_bytes();
         if size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
@@ -180,14 +185,48 @@ impl Pool {
         self.stats.peak_heap_bytes = self.stats.peak_heap_bytes.max(self.bytes);
     }
 
+    /// Field `index` of a dead ADT value. When nothing else references the cell, the field
+    /// is moved out (no reference count touched) and the cell and its other fields are
+    /// recycled; otherwise the field is cloned and the cell dropped.
+    ///
+    /// # Errors
+    /// The number of fields when `index` is out of range.
+    pub fn take_field(&mut self, mut cell: Arc<AdtValue>, index: usize) -> Result<Value, usize> {
+        let unique = if Arc::strong_count(&cell) == 1 { Arc::get_mut(&mut cell) } else { None };
+        let Some(inner) = unique else {
+            return cell.fields.get(index).cloned().ok_or(cell.fields.len());
+        };
+        if index >= inner.fields.len() {
+            return Err(inner.fields.len());
+        }
+        let v = inner.fields.swap_remove(index);
+        if self.enabled {
+            for rest in inner.fields.drain(..) {
+                self.recycle_value(rest);
+            }
+            if self.adts.len() < MAX_FREE_CELLS {
+                self.adts.push(cell);
+            }
+        }
+        Ok(v)
+    }
+
     /// Recycles the tensor buffers of a dead value, including those inside ADT values and
     /// closures that nothing else references (tree states die inside tuples and lists).
     pub fn recycle_value(&mut self, v: Value) {
         if !self.enabled {
             return;
         }
-        match v {
-            Value::Tensor(t) => return self.recycle(t),
+        match &v {
+            Value::Tensor(_) => {
+                if let Value::Tensor(t) = v {
+                    self.recycle(t);
+                }
+                return;
+            }
+            // Still referenced elsewhere: dropping it is all there is to do.
+            Value::Adt(a) if Arc::strong_count(a) != 1 => return,
+            Value::Closure(c) if Arc::strong_count(c) != 1 => return,
             Value::Scalar(_) | Value::Ref(_) | Value::Device(_) => return,
             Value::Adt(_) | Value::Closure(_) => {}
         }
@@ -197,6 +236,9 @@ impl Pool {
             match v {
                 Value::Tensor(t) => self.recycle(t),
                 Value::Adt(mut a) => {
+                    if Arc::strong_count(&a) != 1 {
+                        continue;
+                    }
                     if let Some(inner) = Arc::get_mut(&mut a) {
                         pending.extend(inner.fields.drain(..));
                         if self.adts.len() < MAX_FREE_CELLS {
@@ -205,6 +247,9 @@ impl Pool {
                     }
                 }
                 Value::Closure(mut c) => {
+                    if Arc::strong_count(&c) != 1 {
+                        continue;
+                    }
                     if let Some(inner) = Arc::get_mut(&mut c) {
                         pending.extend(inner.captured.drain(..));
                         if self.closures.len() < MAX_FREE_CELLS {

@@ -111,13 +111,13 @@ impl Prover<'_> {
                 self.stmts(then)?;
                 self.stmts(otherwise)
             }
-            Stmt::Gemv { out, w, x, rows, k } => {
-                let (rows, k) = (i128::from(*rows), i128::from(*k));
-                if rows > 0 {
-                    self.range(*out, Range::checked(0, rows - 1)?)?;
+            Stmt::Gemm { out, a, b, m, n, k, .. } => {
+                let (m, n, k) = (i128::from(*m), i128::from(*n), i128::from(*k));
+                if m > 0 && n > 0 {
+                    self.range(*out, Range::checked(0, m * n - 1)?)?;
                     if k > 0 {
-                        self.range(*w, Range::checked(0, rows * k - 1)?)?;
-                        self.range(*x, Range::checked(0, k - 1)?)?;
+                        self.range(*a, Range::checked(0, m * k - 1)?)?;
+                        self.range(*b, Range::checked(0, n * k - 1)?)?;
                     }
                 }
                 Ok(())

@@ -189,9 +189,11 @@ impl KernelBuilder {
         self.store(buf, index, value);
     }
 
-    /// `out[i] = Σ_j w[i·k + j] · x[j]` for `i < rows` ([`Stmt::Gemv`], `float32`).
-    pub fn gemv(&mut self, out: BufferId, w: BufferId, x: BufferId, rows: i64, k: i64) {
-        self.push(Stmt::Gemv { out, w, x, rows, k });
+    /// `out[i·n + j] = Σ_p a[i·k + p] · b(j, p)`, `b` stored `[n, k]` when `trans_b` and
+    /// `[k, n]` otherwise ([`Stmt::Gemm`], `float32`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm(&mut self, out: BufferId, a: BufferId, b: BufferId, m: i64, n: i64, k: i64, trans_b: bool) {
+        self.push(Stmt::Gemm { out, a, b, m, n, k, trans_b });
     }
 
     /// `local = value`.

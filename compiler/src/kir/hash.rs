@@ -37,7 +37,7 @@ const T_STORE: u64 = 2;
 const T_ASSIGN: u64 = 3;
 const T_IF: u64 = 4;
 const T_END: u64 = 5;
-const T_GEMV: u64 = 6;
+const T_GEMM: u64 = 6;
 const T_CONST: u64 = 10;
 const T_LOAD: u64 = 11;
 const T_LOCAL: u64 = 12;
@@ -121,14 +121,16 @@ impl Canon<'_> {
                 self.stmts(then);
                 self.stmts(otherwise);
             }
-            Stmt::Gemv { out, w, x, rows, k } => {
+            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
                 self.out.extend([
-                    T_GEMV,
+                    T_GEMM,
                     u64::from(out.0),
-                    u64::from(w.0),
-                    u64::from(x.0),
-                    *rows as u64,
+                    u64::from(a.0),
+                    u64::from(b.0),
+                    *m as u64,
+                    *n as u64,
                     *k as u64,
+                    u64::from(*trans_b),
                 ]);
             }
         }

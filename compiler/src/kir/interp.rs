@@ -147,40 +147,44 @@ impl Machine<'_> {
                     self.stmts(otherwise)?;
                 }
             }
-            Stmt::Gemv { out, w, x, rows, k } => self.gemv(*out, *w, *x, *rows, *k)?,
+            Stmt::Gemm { out, a, b, m, n, k, trans_b } => self.gemm(*out, *a, *b, [*m, *n, *k], *trans_b)?,
         }
         Ok(())
     }
 
-    /// The loops of [`Stmt::Gemv`], each row summed in order in `f64` and rounded once.
-    fn gemv(
+    /// The loops of [`Stmt::Gemm`], each output summed in order in `f64` and rounded once.
+    fn gemm(
         &mut self,
         out: BufferId,
-        w: BufferId,
-        x: BufferId,
-        rows: i64,
-        k: i64,
+        a: BufferId,
+        b: BufferId,
+        [m, n, k]: [i64; 3],
+        trans_b: bool,
     ) -> Result<(), InterpError> {
-        let (rows, k) = (usize::try_from(rows).unwrap_or(0), usize::try_from(k).unwrap_or(0));
-        let read = |b: &Vec<Scalar>, i: usize| match b.get(i) {
+        let size = |d: i64| usize::try_from(d).unwrap_or(0);
+        let (m, n, k) = (size(m), size(n), size(k));
+        let read = |buf: &Vec<Scalar>, i: usize| match buf.get(i) {
             Some(Scalar::Float(v)) => Ok(*v),
-            _ => Err(internal("gemv reads outside its buffers or a non-float")),
+            _ => Err(internal("gemm reads outside its buffers or a non-float")),
         };
-        let mut sums = Vec::with_capacity(rows);
+        let mut sums = Vec::with_capacity(m * n);
         {
-            let (wb, xb) = (self.buffers.get(w.index()), self.buffers.get(x.index()));
-            let (Some(wb), Some(xb)) = (wb, xb) else { return Err(internal("gemv buffer")) };
-            for i in 0..rows {
-                let mut acc = 0f64;
-                for j in 0..k {
-                    acc += read(wb, i * k + j)? * read(xb, j)?;
+            let (ab, bb) = (self.buffers.get(a.index()), self.buffers.get(b.index()));
+            let (Some(ab), Some(bb)) = (ab, bb) else { return Err(internal("gemm buffer")) };
+            for i in 0..m {
+                for j in 0..n {
+                    let mut acc = 0f64;
+                    for p in 0..k {
+                        let bi = if trans_b { j * k + p } else { p * n + j };
+                        acc += read(ab, i * k + p)? * read(bb, bi)?;
+                    }
+                    sums.push(Scalar::Float(f64::from(acc as f32)));
                 }
-                sums.push(Scalar::Float(f64::from(acc as f32)));
             }
         }
-        let ob = self.buffers.get_mut(out.index()).ok_or_else(|| internal("gemv buffer"))?;
+        let ob = self.buffers.get_mut(out.index()).ok_or_else(|| internal("gemm buffer"))?;
         for (i, v) in sums.into_iter().enumerate() {
-            *ob.get_mut(i).ok_or_else(|| internal("gemv writes outside its buffer"))? = v;
+            *ob.get_mut(i).ok_or_else(|| internal("gemm writes outside its buffer"))? = v;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Intrinsic statements as the loops they stand for.
 //!
-//! [`Stmt::Gemv`] is one statement so that a backend can call a native routine for it (wider
+//! [`Stmt::Gemm`] is one statement so that a backend can call a native routine for it (wider
 //! vectors than its own code generator has); everything else — the interpreter, the bounds
 //! proof, the OpenCL backend — works on the equivalent loops, so the intrinsic adds no
 //! semantics of its own.
@@ -13,7 +13,7 @@ impl Kernel {
     pub fn has_intrinsics(&self) -> bool {
         fn any(body: &[Stmt]) -> bool {
             body.iter().any(|s| match s {
-                Stmt::Gemv { .. } => true,
+                Stmt::Gemm { .. } => true,
                 Stmt::For { body, .. } => any(body),
                 Stmt::If { then, otherwise, .. } => any(then) || any(otherwise),
                 Stmt::Store { .. } | Stmt::Assign { .. } => false,
@@ -37,7 +37,9 @@ impl Kernel {
 fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
     body.into_iter()
         .map(|s| match s {
-            Stmt::Gemv { out, w, x, rows, k: cols } => gemv_loops(k, out, w, x, rows, cols),
+            Stmt::Gemm { out, a, b, m, n, k: depth, trans_b } => {
+                gemm_loops(k, [out, a, b], [m, n, depth], trans_b)
+            }
             Stmt::For { var, extent, kind, body } => Stmt::For { var, extent, kind, body: expand(k, body) },
             Stmt::If { cond, then, otherwise } => {
                 Stmt::If { cond, then: expand(k, then), otherwise: expand(k, otherwise) }
@@ -47,38 +49,42 @@ fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
         .collect()
 }
 
-/// `for i in 0..rows { acc = 0; for j in 0..k { acc = acc + w[i*k + j] * x[j] }; out[i] = acc }`.
-fn gemv_loops(
-    k: &mut Kernel,
-    out: super::BufferId,
-    w: super::BufferId,
-    x: super::BufferId,
-    rows: i64,
-    cols: i64,
+/// `for i in 0..m { for j in 0..n { acc = 0; for p in 0..k { acc = acc + a[i*k + p] * b(j, p) };
+/// out[i*n + j] = acc } }`, with `b(j, p)` as [`Stmt::Gemm`] defines it.
+fn gemm_loops(
+    kernel: &mut Kernel,
+    [out, a, b]: [super::BufferId; 3],
+    [m, n, k]: [i64; 3],
+    trans_b: bool,
 ) -> Stmt {
-    let var = |k: &mut Kernel, name: &str| {
-        k.vars.push(VarDecl { name: name.to_string() });
-        VarId(k.vars.len() as u32 - 1)
+    let mut var = |name: &str| {
+        kernel.vars.push(VarDecl { name: name.to_string() });
+        VarId(kernel.vars.len() as u32 - 1)
     };
-    let (i, j) = (var(k, "gemv_i"), var(k, "gemv_j"));
-    k.locals.push(LocalDecl { name: "gemv_acc".to_string(), dtype: DType::F32 });
-    let acc = LocalId(k.locals.len() as u32 - 1);
-    let product = Expr::load(w, Index::Var(i) * cols + Index::Var(j)) * Expr::load(x, Index::Var(j));
-    Stmt::For {
-        var: i,
-        extent: Index::Const(rows),
+    let (iv, jv, pv) = (var("gemm_i"), var("gemm_j"), var("gemm_p"));
+    kernel.locals.push(LocalDecl { name: "gemm_acc".to_string(), dtype: DType::F32 });
+    let acc = LocalId(kernel.locals.len() as u32 - 1);
+    let (i, j, p) = (Index::Var(iv), Index::Var(jv), Index::Var(pv));
+    let b_at = if trans_b { j.clone() * k + p.clone() } else { p.clone() * n + j.clone() };
+    let product = Expr::load(a, i.clone() * k + p) * Expr::load(b, b_at);
+    // The reduction is contiguous (vectorisable) in both operands only when `b` is `[n, k]`.
+    let kind = if trans_b { LoopKind::Vectorize } else { LoopKind::Serial };
+    let row = Stmt::For {
+        var: jv,
+        extent: Index::Const(n),
         kind: LoopKind::Serial,
         body: vec![
             Stmt::Assign { local: acc, value: Expr::f32(0.0) },
             Stmt::For {
-                var: j,
-                extent: Index::Const(cols),
-                kind: LoopKind::Vectorize,
+                var: pv,
+                extent: Index::Const(k),
+                kind,
                 body: vec![Stmt::Assign { local: acc, value: Expr::local(acc) + product }],
             },
-            Stmt::Store { buf: out, index: Index::Var(i), value: Expr::local(acc) },
+            Stmt::Store { buf: out, index: i * n + j, value: Expr::local(acc) },
         ],
-    }
+    };
+    Stmt::For { var: iv, extent: Index::Const(m), kind: LoopKind::Serial, body: vec![row] }
 }
 
 #[cfg(test)]
@@ -87,67 +93,83 @@ mod tests {
     use super::*;
     use relay_devices::Tensor;
 
-    /// `out = relu(w · x + 1)` through a temp, as the dense rule builds it.
-    fn dense(rows: i64, k: i64, w_rows: i64) -> Kernel {
-        let mut b = KernelBuilder::new("dense");
-        let w = b.input("w", DType::F32, [w_rows, k]);
-        let x = b.input("x", DType::F32, [k]);
-        let out = b.output("out", DType::F32, [rows]);
-        let t = b.temp("t", DType::F32, [rows]);
-        b.gemv(t, w, x, rows, k);
-        b.for_(rows, LoopKind::Vectorize, |b, i| {
-            let v = b.load(t, std::slice::from_ref(&i)) + Expr::f32(1.0);
-            b.store(out, i, v.max(Expr::f32(0.0)));
+    /// `out = relu(a · b + 1)` through a temp, as the dense rule builds it; `b` has `b_len`
+    /// elements (`n · k` when well formed).
+    fn product(m: i64, n: i64, k: i64, trans_b: bool, b_len: i64) -> Kernel {
+        let mut kb = KernelBuilder::new("dense");
+        let a = kb.input("a", DType::F32, [m, k]);
+        let b = kb.input("b", DType::F32, [b_len]);
+        let out = kb.output("out", DType::F32, [m * n]);
+        let t = kb.temp("t", DType::F32, [m * n]);
+        kb.gemm(t, a, b, m, n, k, trans_b);
+        kb.for_(m * n, LoopKind::Vectorize, |kb, i| {
+            let v = kb.load(t, std::slice::from_ref(&i)) + Expr::f32(1.0);
+            kb.store(out, i, v.max(Expr::f32(0.0)));
         });
-        b.finish().unwrap()
+        kb.finish().unwrap()
     }
 
-    fn run(k: &Kernel, w: &Tensor, x: &Tensor, rows: usize) -> Vec<f32> {
-        let mut out = [Tensor::zeros(DType::F32, vec![rows]).unwrap()];
-        interp::run(k, &[w, x], &mut out, &[]).unwrap();
+    fn run(k: &Kernel, a: &Tensor, b: &Tensor, len: usize) -> Vec<f32> {
+        let mut out = [Tensor::zeros(DType::F32, vec![len]).unwrap()];
+        interp::run(k, &[a, b], &mut out, &[]).unwrap();
         let [out] = out;
         out.into_vec::<f32>().unwrap()
     }
 
     #[test]
-    fn gemv_means_its_loops_and_survives_serialization() {
-        let (rows, k) = (5usize, 7usize);
-        let k_ = dense(rows as i64, k as i64, rows as i64);
-        let w =
-            Tensor::from_vec(vec![rows, k], (0..rows * k).map(|i| i as f32 / 10.0 - 1.5).collect()).unwrap();
-        let x = Tensor::from_vec(vec![k], (0..k).map(|i| 1.0 - i as f32 / 3.0).collect()).unwrap();
-        let want: Vec<f32> = (0..rows)
-            .map(|i| {
-                let dot: f32 =
-                    (0..k).map(|j| (((i * k + j) as f32) / 10.0 - 1.5) * (1.0 - j as f32 / 3.0)).sum();
-                (dot + 1.0).max(0.0)
-            })
-            .collect();
-        let close =
-            |got: &[f32]| got.iter().zip(&want).all(|(g, e)| (g - e).abs() <= 1e-5 * e.abs().max(1.0));
-        assert!(close(&run(&k_, &w, &x, rows)));
-        let expanded = k_.expand_intrinsics();
-        assert!(k_.has_intrinsics() && !expanded.has_intrinsics());
-        assert!(close(&run(&expanded, &w, &x, rows)));
-        let back = Kernel::from_bytes(&k_.to_bytes()).unwrap();
-        assert_eq!(back, k_);
-        assert_ne!(k_.structural_key(), expanded.structural_key());
-        assert!(k_.to_string().contains("gemv(t, w, x, rows=5, k=7);"), "{k_}");
+    fn gemm_means_its_loops_and_survives_serialization() {
+        for (m, n, k, trans_b) in
+            [(1usize, 5usize, 7usize, true), (3, 4, 5, true), (3, 4, 5, false), (2, 3, 1, false)]
+        {
+            let kernel = product(m as i64, n as i64, k as i64, trans_b, (n * k) as i64);
+            let av: Vec<f32> = (0..m * k).map(|i| 1.0 - i as f32 / 3.0).collect();
+            let bv: Vec<f32> = (0..n * k).map(|i| i as f32 / 10.0 - 1.5).collect();
+            let want: Vec<f32> = (0..m * n)
+                .map(|o| {
+                    let (i, j) = (o / n, o % n);
+                    let dot: f32 = (0..k)
+                        .map(|p| av[i * k + p] * if trans_b { bv[j * k + p] } else { bv[p * n + j] })
+                        .sum();
+                    (dot + 1.0).max(0.0)
+                })
+                .collect();
+            let close =
+                |got: &[f32]| got.iter().zip(&want).all(|(g, e)| (g - e).abs() <= 1e-5 * e.abs().max(1.0));
+            let a = Tensor::from_vec(vec![m, k], av.clone()).unwrap();
+            let b = Tensor::from_vec(vec![n * k], bv.clone()).unwrap();
+            assert!(close(&run(&kernel, &a, &b, m * n)), "{m}x{n}x{k} {trans_b}");
+            let expanded = kernel.expand_intrinsics();
+            assert!(kernel.has_intrinsics() && !expanded.has_intrinsics());
+            assert!(close(&run(&expanded, &a, &b, m * n)), "expanded {m}x{n}x{k} {trans_b}");
+            let back = Kernel::from_bytes(&kernel.to_bytes()).unwrap();
+            assert_eq!(back, kernel);
+            assert_ne!(kernel.structural_key(), expanded.structural_key());
+            let flipped = product(m as i64, n as i64, k as i64, !trans_b, (n * k) as i64);
+            assert_ne!(kernel.structural_key(), flipped.structural_key());
+        }
+        let shown = product(3, 4, 5, true, 20).to_string();
+        assert!(shown.contains("gemm(t, a, b, m=3, n=4, k=5, trans_b=true);"), "{shown}");
     }
 
     #[test]
-    fn gemv_is_checked_like_the_loops_it_stands_for() {
-        // A matrix with fewer rows than the product reads: the bounds proof rejects it.
-        assert!(matches!(check_bounds(&dense(4, 3, 3), &[]), Err(BoundsError::OutOfBounds { .. })));
-        assert!(check_bounds(&dense(4, 3, 4), &[]).is_ok());
-        let mut bad = dense(4, 3, 4);
-        if let Some(Stmt::Gemv { rows, .. }) = bad.body.first_mut() {
-            *rows = -1;
+    fn gemm_is_checked_like_the_loops_it_stands_for() {
+        // A right operand with fewer elements than the product reads: the bounds proof
+        // rejects it, in either layout.
+        for trans_b in [true, false] {
+            assert!(matches!(
+                check_bounds(&product(2, 4, 3, trans_b, 11), &[]),
+                Err(BoundsError::OutOfBounds { .. })
+            ));
+            assert!(check_bounds(&product(2, 4, 3, trans_b, 12), &[]).is_ok());
         }
-        assert!(matches!(bad.verify(), Err(VerifyError::BadGemv(_))));
-        let mut aliased = dense(4, 3, 4);
-        if let Some(Stmt::Gemv { out, w, .. }) = aliased.body.first_mut() {
-            *out = *w;
+        let mut bad = product(2, 4, 3, true, 12);
+        if let Some(Stmt::Gemm { m, .. }) = bad.body.first_mut() {
+            *m = -1;
+        }
+        assert!(matches!(bad.verify(), Err(VerifyError::BadGemm(_))));
+        let mut aliased = product(2, 4, 3, true, 12);
+        if let Some(Stmt::Gemm { out, a, .. }) = aliased.body.first_mut() {
+            *out = *a;
         }
         assert!(aliased.verify().is_err());
     }

@@ -28,7 +28,7 @@
 //! - **Locals** ([`LocalId`]) are typed scalar variables (accumulators), zero at kernel entry.
 //! - **Loop vars** ([`VarId`]) are bound by exactly one `for` each and range over `0..extent`.
 //! - **Statements** ([`Stmt`]): `for`, `store`, `assign` (to a local), `if`, and one intrinsic,
-//!   `gemv` (a float32 matrix-vector product over whole buffers), which backends may run
+//!   `gemm` (a float32 matrix product over whole buffers), which backends may run
 //!   natively and which otherwise means its loops ([`Kernel::expand_intrinsics`]).
 //! - **Index** expressions ([`Index`]) are `i64` arithmetic on constants, loop vars and syms:
 //!   `+ - *`, floor division and floor modulo by a positive divisor, `min`, `max`, and the

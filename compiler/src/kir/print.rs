@@ -147,9 +147,10 @@ impl<'k> Printer<'k> {
                 self.expr(value, 0);
                 self.out.push_str(";\n");
             }
-            Stmt::Gemv { out, w, x, rows, k } => {
-                let b = |id: &BufferId| Self::name(&self.names.buffers, id.index());
-                let _ = writeln!(self.out, "gemv({}, {}, {}, rows={rows}, k={k});", b(out), b(w), b(x));
+            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
+                let name = |id: &BufferId| Self::name(&self.names.buffers, id.index());
+                let (o, a, b) = (name(out), name(a), name(b));
+                let _ = writeln!(self.out, "gemm({o}, {a}, {b}, m={m}, n={n}, k={k}, trans_b={trans_b});");
             }
             Stmt::Assign { local, value } => {
                 let _ = write!(self.out, "{} = ", Self::name(&self.names.locals, local.index()));

@@ -174,13 +174,15 @@ fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
                 write_block(then, w);
                 write_block(otherwise, w);
             }
-            Stmt::Gemv { out, w: mat, x, rows, k } => {
+            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
                 w.u8(4);
                 w.u32(out.0);
-                w.u32(mat.0);
-                w.u32(x.0);
-                w.u64(*rows as u64);
+                w.u32(a.0);
+                w.u32(b.0);
+                w.u64(*m as u64);
+                w.u64(*n as u64);
                 w.u64(*k as u64);
+                w.u8(u8::from(*trans_b));
             }
         }
     }
@@ -293,12 +295,18 @@ fn read_block(r: &mut ByteReader<'_>, depth: usize) -> Result<Vec<Stmt>, FormatE
                 then: read_block(r, depth)?,
                 otherwise: read_block(r, depth)?,
             },
-            4 => Stmt::Gemv {
+            4 => Stmt::Gemm {
                 out: BufferId(r.u32()?),
-                w: BufferId(r.u32()?),
-                x: BufferId(r.u32()?),
-                rows: r.u64()? as i64,
+                a: BufferId(r.u32()?),
+                b: BufferId(r.u32()?),
+                m: r.u64()? as i64,
+                n: r.u64()? as i64,
                 k: r.u64()? as i64,
+                trans_b: match r.u8()? {
+                    0 => false,
+                    1 => true,
+                    t => return Err(FormatError::Invalid(format!("gemm layout flag {t}"))),
+                },
             },
             t => return Err(FormatError::Invalid(format!("kir statement tag {t}"))),
         })

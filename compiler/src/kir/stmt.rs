@@ -59,21 +59,27 @@ pub enum Stmt {
         /// Run when `cond` is false.
         otherwise: Vec<Stmt>,
     },
-    /// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < rows`, in `float32` (a matrix-vector
-    /// product over whole buffers, row-major). Backends with a faster native routine call it
-    /// (the Cranelift backend: AVX-512 where the CPU has it); the others, the interpreter and
-    /// the bounds proof see its loops ([`super::Kernel::expand_intrinsics`]). The sum may be
-    /// reassociated.
-    Gemv {
-        /// Written: `rows` elements (an output or a temp).
+    /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, in `float32`: a
+    /// matrix product over whole row-major buffers, where `b(j, p)` is `b[j·k + p]` when
+    /// `trans_b` (`b` is `[n, k]`, `nn.dense`'s weight layout) and `b[p·n + j]` otherwise
+    /// (`b` is `[k, n]`). With `m = 1` it is a matrix-vector product. Backends with a faster
+    /// native routine call it (the Cranelift backend: AVX-512 GEMV, the `gemm` crate); the
+    /// others, the interpreter and the bounds proof see its loops
+    /// ([`super::Kernel::expand_intrinsics`]). The sums may be reassociated.
+    Gemm {
+        /// Written: `m · n` elements (an output or a temp).
         out: BufferId,
-        /// The matrix: `rows · k` elements.
-        w: BufferId,
-        /// The vector: `k` elements.
-        x: BufferId,
-        /// Rows of `w`, elements of `out`.
-        rows: i64,
-        /// Columns of `w`, elements of `x`.
+        /// The left matrix: `m · k` elements.
+        a: BufferId,
+        /// The right matrix: `k · n` elements, in the layout `trans_b` gives.
+        b: BufferId,
+        /// Rows of `a` and `out`.
+        m: i64,
+        /// Columns of `out`.
+        n: i64,
+        /// The reduction length: columns of `a`.
         k: i64,
+        /// Whether `b` is stored `[n, k]` (transposed) rather than `[k, n]`.
+        trans_b: bool,
     },
 }

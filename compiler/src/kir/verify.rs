@@ -66,9 +66,9 @@ pub enum VerifyError {
         /// The buffer's element count.
         len: i64,
     },
-    /// A `gemv` with a negative size or whose output is also one of its operands.
-    #[error("gemv into `{0}`: negative sizes, or the output is an operand")]
-    BadGemv(String),
+    /// A `gemm` with a negative size or whose output is also one of its operands.
+    #[error("gemm into `{0}`: negative sizes, or the output is an operand")]
+    BadGemm(String),
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
     TooDeep,
@@ -215,17 +215,17 @@ impl<'k> Checker<'k> {
                 self.stmts(then)?;
                 self.stmts(otherwise)?;
             }
-            Stmt::Gemv { out, w, x, rows, k } => {
+            Stmt::Gemm { out, a, b, m, n, k, .. } => {
                 let decl =
                     |b: BufferId| self.k.buffer(b).ok_or(VerifyError::Undeclared { what: "buffer", id: b.0 });
-                let (o, wd, xd) = (decl(*out)?, decl(*w)?, decl(*x)?);
+                let (o, ad, bd) = (decl(*out)?, decl(*a)?, decl(*b)?);
                 if o.role == BufferRole::Input {
                     return Err(VerifyError::StoreToInput(o.name.clone()));
                 }
-                if *rows < 0 || *k < 0 || out == w || out == x {
-                    return Err(VerifyError::BadGemv(o.name.clone()));
+                if *m < 0 || *n < 0 || *k < 0 || out == a || out == b {
+                    return Err(VerifyError::BadGemm(o.name.clone()));
                 }
-                for (what, d) in [("gemv output", o), ("gemv matrix", wd), ("gemv vector", xd)] {
+                for (what, d) in [("gemm output", o), ("gemm left operand", ad), ("gemm right operand", bd)] {
                     expect(what.to_string(), DType::F32, d.dtype)?;
                 }
             }

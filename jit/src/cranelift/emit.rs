@@ -50,8 +50,8 @@ pub(crate) struct Imports {
     pub powf: FuncRef,
     /// `f64::powf`.
     pub pow: FuncRef,
-    /// The native matrix-vector product (`gemv.rs`).
-    pub gemv: FuncRef,
+    /// The native matrix product (`gemm.rs`).
+    pub gemm: FuncRef,
 }
 
 /// Emits one kernel into a function builder.
@@ -166,12 +166,12 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 }
                 Ok(())
             }
-            Stmt::Gemv { out, w, x, rows, k } => {
+            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
-                let (o, wp, xp) = (ptr(self, out)?, ptr(self, w)?, ptr(self, x)?);
-                let (rows, k) = (self.b.ins().iconst(I64, *rows), self.b.ins().iconst(I64, *k));
-                self.b.ins().call(self.imports.gemv, &[o, wp, xp, rows, k]);
+                let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
+                let sizes = [*m, *n, *k, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
+                self.b.ins().call(self.imports.gemm, &[o, ap, bp, sizes[0], sizes[1], sizes[2], sizes[3]]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

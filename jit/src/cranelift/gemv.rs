@@ -1,41 +1,27 @@
-//! The native routine behind kir's `gemv` statement: a matrix-vector product with the widest
-//! vectors the CPU has. Cranelift emits 128-bit vectors only, and a GEMV's inner loop already
+//! The matrix-vector product behind kir's `gemm` statement with one row: the widest vectors
+//! the CPU has. Cranelift emits 128-bit vectors only, and a GEMV's inner loop already
 //! runs at that width's FMA bound; AVX-512 (or AVX2+FMA) doubles or quadruples the lanes.
 //! Measured on the Tree-LSTM's and LSTM's shapes (`cargo bench --bench kernels`): see
 //! ARCHITECTURE.md.
 
-/// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < rows` (row-major `w`), called by JIT code.
-///
-/// # Safety
-/// `out` must be valid for `rows` writes, `w` for `rows · k` reads and `x` for `k` reads, all
-/// of `f32`, and `out` must not overlap `w` or `x`. The JIT calls it only for a verified
-/// kernel whose bounds proof covers exactly these ranges.
-pub(crate) unsafe extern "C" fn relay_jit_gemv(
-    out: *mut f32,
-    w: *const f32,
-    x: *const f32,
-    rows: i64,
-    k: i64,
-) {
-    let (Ok(rows), Ok(k)) = (usize::try_from(rows), usize::try_from(k)) else { return };
-    if rows == 0 {
-        return;
-    }
-    // SAFETY: the caller guarantees these ranges (see above).
-    let out = unsafe { std::slice::from_raw_parts_mut(out, rows) };
-    if k == 0 {
+/// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < out.len()` (row-major `w`, `k = x.len()`),
+/// with the widest vectors the CPU has.
+/// Lengths that do not fit (a caller bug; `gemm.rs` passes fitting ones) give zeros: the
+/// vector code must never read past a slice.
+pub(super) fn gemv(out: &mut [f32], w: &[f32], x: &[f32]) {
+    let k = x.len();
+    if k == 0 || w.len() != out.len() * k {
         out.fill(0.0);
         return;
     }
-    let (w, x) = unsafe { (std::slice::from_raw_parts(w, rows * k), std::slice::from_raw_parts(x, k)) };
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
+            // SAFETY: the CPU has AVX-512F; the lengths were checked above.
             return unsafe { x86::gemv_avx512(out, w, x, k) };
         }
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
+            // SAFETY: the CPU has AVX2 and FMA; the lengths were checked above.
             return unsafe { x86::gemv_avx2(out, w, x, k) };
         }
     }
@@ -169,8 +155,7 @@ mod tests {
                 got.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0))
             };
             let mut out = vec![f32::NAN; rows];
-            // SAFETY: the buffers have exactly the lengths the routine reads and writes.
-            unsafe { relay_jit_gemv(out.as_mut_ptr(), w.as_ptr(), x.as_ptr(), rows as i64, k as i64) };
+            gemv(&mut out, &w, &x);
             assert!(close(&out), "dispatch {rows}x{k}");
             let mut out = vec![f32::NAN; rows];
             if k > 0 {

@@ -21,6 +21,7 @@
 //! - `unroll` loops with constant extent up to 16 are unrolled; `parallel` is serial.
 
 mod emit;
+mod gemm;
 mod gemv;
 mod kernel;
 mod math;
@@ -110,7 +111,7 @@ impl Jit {
         let mut builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
         builder.symbol("relay_jit_powf", relay_jit_powf as *const u8);
         builder.symbol("relay_jit_pow", relay_jit_pow as *const u8);
-        builder.symbol("relay_jit_gemv", gemv::relay_jit_gemv as *const u8);
+        builder.symbol("relay_jit_gemm", gemm::relay_jit_gemm as *const u8);
         let mut module = JITModule::new(builder);
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();
@@ -118,11 +119,11 @@ impl Jit {
         let id = module.declare_function("kernel", Linkage::Local, &sig).map_err(codegen_error)?;
         let powf = declare_math(&mut module, "relay_jit_powf", F32)?;
         let pow = declare_math(&mut module, "relay_jit_pow", F64)?;
-        let mut gemv_sig: Signature = module.make_signature();
-        gemv_sig.params.extend([AbiParam::new(pointer); 3]);
-        gemv_sig.params.extend([AbiParam::new(I64); 2]);
-        let gemv =
-            module.declare_function("relay_jit_gemv", Linkage::Import, &gemv_sig).map_err(codegen_error)?;
+        let mut gemm_sig: Signature = module.make_signature();
+        gemm_sig.params.extend([AbiParam::new(pointer); 3]);
+        gemm_sig.params.extend([AbiParam::new(I64); 4]);
+        let gemm =
+            module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;
 
         let mut ctx = module.make_context();
         ctx.func.signature = sig;
@@ -130,7 +131,7 @@ impl Jit {
         let imports = emit::Imports {
             powf: module.declare_func_in_func(powf, &mut ctx.func),
             pow: module.declare_func_in_func(pow, &mut ctx.func),
-            gemv: module.declare_func_in_func(gemv, &mut ctx.func),
+            gemm: module.declare_func_in_func(gemm, &mut ctx.func),
         };
         let mut fctx = FunctionBuilderContext::new();
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);

@@ -95,7 +95,7 @@ impl Writer<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         let k = self.k;
         match s {
-            Stmt::Gemv { .. } => Err(JitError::Internal("gemv was not expanded".into()))?,
+            Stmt::Gemm { .. } => Err(JitError::Internal("gemm was not expanded".into()))?,
             Stmt::For { var, extent, body, .. } => {
                 let v = var.0;
                 self.line(&format!(

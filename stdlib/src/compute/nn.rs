@@ -81,24 +81,9 @@ fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) ->
         return Err("product output shape mismatch".into());
     }
     let kind = if b_transposed { LoopKind::Vectorize } else { LoopKind::Serial };
-    // One output row from two float32 buffers (a dense layer on one input vector): the
-    // native matrix-vector product, then the epilogue over its result.
-    let one_row = lead.iter().all(|&d| d == 1);
-    let floats = [a.dtype, b.dtype, dtype].iter().all(|&d| d == DType::F32);
-    if let (true, true, true, Some(abuf), Some(bbuf)) =
-        (b_transposed, one_row, floats, a.buffer(), b.buffer())
-    {
-        let rank = lead.len();
-        return Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-            let t = k.temp("gemv", DType::F32, [units]);
-            k.gemv(t, bbuf, abuf, units, kdim);
-            k.for_(units, LoopKind::Vectorize, |k, j| {
-                let v = k.load(t, std::slice::from_ref(&j));
-                let mut at = vec![Index::Const(0); rank];
-                at.push(j);
-                sink(k, &at, v);
-            });
-        })));
+    // Two float32 buffers: the native matrix product into a temp, then the epilogue over it.
+    if let Some(def) = native_product(&a, &b, dtype, &lead, units, kdim, b_transposed) {
+        return Ok(def);
     }
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let accs: Vec<LocalId> = (0..BLOCK).map(|_| k.local("acc", dtype)).collect();
@@ -141,6 +126,43 @@ fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) ->
     })))
 }
 
+/// `out[.., j]` from [`relay_compiler::kir::Stmt::Gemm`] when both operands are whole
+/// float32 buffers (`a` as `[Π lead, kdim]`), the epilogue reading its result; `None` for
+/// anything else, which gets loops.
+fn native_product(
+    a: &LazyTensor,
+    b: &LazyTensor,
+    dtype: DType,
+    lead: &[i64],
+    units: i64,
+    kdim: i64,
+    b_transposed: bool,
+) -> Option<TensorDef> {
+    let floats = [a.dtype, b.dtype, dtype].iter().all(|&d| d == DType::F32);
+    let (true, Some(abuf), Some(bbuf)) = (floats, a.buffer(), b.buffer()) else { return None };
+    let rows: i64 = lead.iter().product();
+    let lead = lead.to_vec();
+    Some(TensorDef::Nest(Rc::new(move |k, sink| {
+        let t = k.temp("gemm", DType::F32, [rows * units]);
+        k.gemm(t, abuf, bbuf, rows, units, kdim, b_transposed);
+        let mut row_epilogue = |k: &mut KernelBuilder, li: &[Index]| {
+            let row = li.iter().zip(&lead).fold(Index::Const(0), |acc, (i, &d)| acc * d + i.clone());
+            k.for_(units, LoopKind::Vectorize, |k, j| {
+                let v = k.load(t, &[row.clone() * units + j.clone()]);
+                let mut at = li.to_vec();
+                at.push(j);
+                sink(k, &at, v);
+            });
+        };
+        if rows == 1 {
+            // One row (a layer on one vector): no loops of extent 1 around the epilogue.
+            row_epilogue(k, &vec![Index::Const(0); lead.len()]);
+        } else {
+            for_each_index(k, &lead, LoopKind::Serial, &mut row_epilogue);
+        }
+    })))
+}
+
 fn matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
     let [a, b] = tensors(inputs)?;
     let at: MatmulAttrs = attrs(r)?;
@@ -160,6 +182,12 @@ fn batch_matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Resul
     };
     let kdim = if at.transpose_a { xm } else { xk };
     let (ta, tb, dtype) = (at.transpose_a, at.transpose_b, out.dtype);
+    // One batch of untransposed data: the product of two matrices.
+    if let (1, false, [1, _, _], [1, _, _]) = (ob, ta, x.shape.as_slice(), y.shape.as_slice()) {
+        if let Some(def) = native_product(x, y, dtype, &[1, om], on, kdim, tb) {
+            return Ok(def);
+        }
+    }
     let (x, y) = (x.clone(), y.clone());
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let acc = k.local("acc", dtype);
@@ -270,6 +298,10 @@ fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<Tens
         return Err("this convolution runs in the reference kernel".into());
     }
     let ocpg = oc / a.groups;
+    let geometry = Geometry { c, h, wd, kh, kw, oh, ow, pt, pl, sh, sw, dh, dw };
+    if let (1, 1, Some(def)) = (on, a.groups, im2col_product(x, w, out.dtype, oc, geometry)) {
+        return Ok(def);
+    }
     let (x, w, dtype) = (x.clone(), w.clone(), out.dtype);
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let acc = k.local("acc", dtype);
@@ -296,6 +328,61 @@ fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<Tens
                 });
             });
             sink(k, oi, Expr::local(acc));
+        });
+    })))
+}
+
+/// The sizes of one image's convolution: input channels and extent, window, output extent,
+/// top/left padding, strides and dilations.
+#[derive(Clone, Copy)]
+struct Geometry {
+    c: i64,
+    h: i64,
+    wd: i64,
+    kh: i64,
+    kw: i64,
+    oh: i64,
+    ow: i64,
+    pt: i64,
+    pl: i64,
+    sh: i64,
+    sw: i64,
+    dh: i64,
+    dw: i64,
+}
+
+/// One float32 image convolved as a matrix product (im2col): the windows are copied into a
+/// `[c·kh·kw, oh·ow]` temp (zeros where they overlap the padding), then
+/// [`relay_compiler::kir::Stmt::Gemm`] multiplies the `[oc, c·kh·kw]` weights by it, and the
+/// epilogue reads `[oc, oh·ow]`. `None` unless the weights are a whole float32 buffer.
+fn im2col_product(x: &LazyTensor, w: &LazyTensor, dtype: DType, oc: i64, g: Geometry) -> Option<TensorDef> {
+    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
+    let (true, Some(wbuf)) = (floats, w.buffer()) else { return None };
+    let x = x.clone();
+    let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
+    Some(TensorDef::Nest(Rc::new(move |k, sink| {
+        let col = k.temp("im2col", DType::F32, [depth * pixels]);
+        for_each_index(k, &[g.c, g.kh, g.kw, g.oh], LoopKind::Serial, &mut |k, i| {
+            let [ci, ky, kx, y] = [0, 1, 2, 3].map(|d| i[d].clone());
+            let iy = y.clone() * g.sh - g.pt + ky.clone() * g.dh;
+            let row = (ci.clone() * g.kh + ky) * g.kw + kx.clone();
+            k.for_(g.ow, LoopKind::Serial, |k, xo| {
+                let ix = xo.clone() * g.sw - g.pl + kx.clone() * g.dw;
+                let inside = Expr::index(iy.clone())
+                    .ge(Expr::i64(0))
+                    .and(Expr::index(iy.clone()).lt(Expr::i64(g.h)))
+                    .and(Expr::index(ix.clone()).ge(Expr::i64(0)))
+                    .and(Expr::index(ix.clone()).lt(Expr::i64(g.wd)));
+                let at = [Index::Const(0), ci.clone(), iy.clone().clamp(0, g.h - 1), ix.clamp(0, g.wd - 1)];
+                let v = Expr::select(inside, x.at(k, &at), Expr::f32(0.0));
+                k.store(col, (row.clone() * g.oh + y.clone()) * g.ow + xo, v);
+            });
+        });
+        let t = k.temp("gemm", DType::F32, [oc * pixels]);
+        k.gemm(t, wbuf, col, oc, pixels, depth, false);
+        for_each_index(k, &[oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
+            let v = k.load(t, &[(i[0].clone() * g.oh + i[1].clone()) * g.ow + i[2].clone()]);
+            sink(k, &[Index::Const(0), i[0].clone(), i[1].clone(), i[2].clone()], v);
         });
     })))
 }

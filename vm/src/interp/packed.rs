@@ -139,19 +139,22 @@ impl Call<'_> {
         while outs.len() < boxes.len() {
             outs.push(placeholder());
         }
-        // Lend each output to the kernel: its tensor trades places with a placeholder.
+        // Lend each output to the kernel: its tensor trades places with a placeholder, and
+        // back (one `Arc::get_mut`, an atomic operation, per output for both swaps).
+        let n = boxes.len();
+        let mut lent: SmallVec<[&mut Tensor; 4]> = SmallVec::with_capacity(n);
         for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
             match Arc::get_mut(b) {
-                Some(t) => std::mem::swap(t, o),
+                Some(t) => {
+                    std::mem::swap(t, o);
+                    lent.push(t);
+                }
                 None => return Err("internal: a kernel output is shared".into()),
             }
         }
-        let n = boxes.len();
         let ran = k.run(&ins, &mut outs[..n]).map_err(|e| format!("{}: {e}", desc.op));
-        for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
-            if let Some(t) = Arc::get_mut(b) {
-                std::mem::swap(t, o);
-            }
+        for (t, o) in lent.into_iter().zip(outs.iter_mut()) {
+            std::mem::swap(t, o);
         }
         ran?;
         drop(ins);

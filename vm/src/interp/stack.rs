@@ -61,7 +61,8 @@ fn grow(regs: &mut Vec<Option<Value>>, len: usize) {
 
 /// Sets up the window `regs[top..top + num_regs]` of a call from the window
 /// `regs[base..top]`: the values captured by the closure in register `closure` (if any),
-/// then clones of the caller's registers `args`.
+/// then the values of the caller's registers `args`: moved for the arguments whose bit is set
+/// in `moves` (their last use), cloned for the rest.
 ///
 /// # Errors
 /// An argument register that is empty or outside the caller's window; a `closure` register
@@ -74,12 +75,13 @@ pub(super) fn enter(
     num_regs: usize,
     closure: Option<Reg>,
     args: &[Reg],
+    moves: u64,
 ) -> Result<(), ArgError> {
     if regs.len() < top + num_regs {
         grow(regs, top + num_regs);
     }
     let (below, above) = regs.split_at_mut(top);
-    let caller = &below[base..];
+    let caller = &mut below[base..];
     let mut slots = above[..num_regs].iter_mut();
     if let Some(c) = closure {
         let Some(Some(Value::Closure(c))) = caller.get(c.0 as usize) else {
@@ -90,9 +92,12 @@ pub(super) fn enter(
             put(slot, v.clone());
         }
     }
-    for (slot, &a) in slots.zip(args) {
-        match caller.get(a.0 as usize) {
+    for (i, (slot, &a)) in slots.zip(args).enumerate() {
+        match caller.get_mut(a.0 as usize) {
             Some(Some(Value::Scalar(s))) => put(slot, Value::Scalar(*s)),
+            Some(from @ Some(_)) if moves.checked_shr(i as u32).is_some_and(|m| m & 1 != 0) => {
+                put(slot, from.take().ok_or(ArgError::Empty(a))?)
+            }
             Some(Some(v)) => put(slot, v.clone()),
             Some(None) => return Err(ArgError::Empty(a)),
             None => return Err(ArgError::OutOfFrame(a)),
@@ -239,7 +244,7 @@ mod tests {
         };
         let mut stack: Vec<Option<Value>> = vec![v(10), v(11), None];
         // A call from the window 0..3 to a callee of 4 registers taking $1, $0.
-        assert!(enter(&mut stack, 0, 3, 4, None, &regs(&[1, 0])).is_ok());
+        assert!(enter(&mut stack, 0, 3, 4, None, &regs(&[1, 0]), 0).is_ok());
         assert_eq!(ints(&stack[3..7]), [Some(11), Some(10), None, None]);
         // A tail call from that window to one of 2 registers taking its $1 twice.
         let pool = &mut Pool::default();
@@ -247,7 +252,7 @@ mod tests {
         assert_eq!(ints(&stack[3..7]), [Some(10), Some(10), None, None]);
         leave(&mut stack, 3, 5, pool);
         assert!(stack[3..].iter().all(Option::is_none));
-        assert!(matches!(enter(&mut stack, 0, 3, 1, None, &regs(&[2])), Err(ArgError::Empty(Reg(2)))));
+        assert!(matches!(enter(&mut stack, 0, 3, 1, None, &regs(&[2]), 0), Err(ArgError::Empty(Reg(2)))));
         assert!(matches!(
             reuse(&mut stack, 0, 3, 1, &[], &regs(&[7]), pool),
             Err(ArgError::OutOfFrame(Reg(7)))

@@ -1,6 +1,6 @@
 //! The dispatch loop's fast paths against hand-assembled bytecode: compare-and-branch, tail
 //! calls that move arguments (in order, permuted, duplicated, across frame sizes, from
-//! closures), window clearing, and reuse of a VM after a trap.
+//! closures), moves at last uses, window clearing, and reuse of a VM after a trap.
 
 use super::*;
 use crate::executable::{ValueType, VmFunction};
@@ -320,4 +320,43 @@ fn a_panic_through_a_run_leaves_no_stale_registers() {
     assert!(caught.is_err());
     let t = vm.invoke("peek", vec![]).unwrap_err();
     assert_eq!(t.message, "return of empty register $2");
+}
+
+#[test]
+fn last_uses_move_values_without_losing_shared_ones() {
+    // main(x, host) = let t = (x, x); let s = swap(t, t); (s.1, s.0, host.0): `x`, `t`, `s`
+    // and `host` each die in the instruction that reads them last, some read twice there.
+    let main = func(
+        "main",
+        2,
+        9,
+        vec![
+            AllocADT { dst: Reg(2), tag: Imm(0), fields: vec![Reg(0), Reg(0)].into() },
+            Invoke { dst: Reg(3), func: FuncIdx(1), args: vec![Reg(2), Reg(2)].into() },
+            GetField { dst: Reg(4), obj: Reg(3), index: Imm(1) },
+            GetField { dst: Reg(5), obj: Reg(3), index: Imm(0) },
+            Move { dst: Reg(6), src: Reg(5) },
+            GetField { dst: Reg(7), obj: Reg(1), index: Imm(0) },
+            AllocADT { dst: Reg(8), tag: Imm(0), fields: vec![Reg(4), Reg(6), Reg(7)].into() },
+            Ret { src: Reg(8) },
+        ],
+    );
+    let swap = func(
+        "swap",
+        2,
+        3,
+        vec![AllocADT { dst: Reg(2), tag: Imm(0), fields: vec![Reg(1), Reg(0)].into() }, Ret { src: Reg(2) }],
+    );
+    let x = Arc::new(Tensor::zeros(DType::F32, vec![2]).expect("tensor"));
+    let host = Value::tuple(vec![i32v(5)]);
+    let got = run(vec![main, swap], "main", vec![Value::Tensor(x.clone()), host.clone()]).expect("runs");
+    let Value::Adt(r) = got else { panic!("not a tuple: {got:?}") };
+    let [Value::Adt(t0), Value::Adt(t1), five] = &r.fields[..] else { panic!("fields: {r:?}") };
+    assert!(Arc::ptr_eq(t0, t1), "both are the one tuple `t`");
+    assert!(t0.fields.iter().all(|v| matches!(v, Value::Tensor(t) if Arc::ptr_eq(t, &x))));
+    // The host's `x`, the two fields of `t`: no reference leaked or lost.
+    assert_eq!((Arc::strong_count(&x), Arc::strong_count(t0)), (3, 2));
+    assert_eq!(int(Ok(five.clone())), 5);
+    let Value::Adt(h) = &host else { panic!("not a tuple") };
+    assert_eq!(int(Ok(h.fields[0].clone())), 5, "a shared cell keeps its fields");
 }

@@ -1,0 +1,134 @@
+//! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
+//! JIT code calls: one row (a dense layer on one vector) and a few rows over `[n, k]` weights
+//! take the AVX-512 GEMV of `gemv.rs` per row — a GEMV is bound by reading the matrix, and the
+//! `gemm` crate's packing costs more than it saves there — and everything else the `gemm`
+//! crate (packed, cache-blocked, AVX-512 micro-kernels; single-threaded here). Figures:
+//! `cargo bench --bench kernels`, ARCHITECTURE.md.
+
+use super::gemv::gemv;
+
+/// Below this many rows, `[n, k]` weights are multiplied row by row with the GEMV (measured on
+/// 450×300 weights: 4 rows run at 28 GFLOP/s in `gemm` and 45 as GEMVs, 8 rows at 39 and 45,
+/// 19 rows at 71 and 45).
+const GEMM_MIN_ROWS: usize = 12;
+
+/// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
+/// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`).
+///
+/// # Safety
+/// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
+/// `f32`, and `out` must not overlap `a` or `b`. The JIT calls it only for a verified kernel
+/// whose bounds proof covers exactly these ranges.
+pub(crate) unsafe extern "C" fn relay_jit_gemm(
+    out: *mut f32,
+    a: *const f32,
+    b: *const f32,
+    m: i64,
+    n: i64,
+    k: i64,
+    trans_b: i64,
+) {
+    let size = |d: i64| usize::try_from(d).ok();
+    let (Some(m), Some(n), Some(k)) = (size(m), size(n), size(k)) else { return };
+    let (Some(out_len), Some(a_len), Some(b_len)) = (m.checked_mul(n), m.checked_mul(k), n.checked_mul(k))
+    else {
+        return;
+    };
+    if out_len == 0 {
+        return;
+    }
+    // SAFETY: the caller guarantees these ranges (see above).
+    let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
+    if k == 0 {
+        out.fill(0.0);
+        return;
+    }
+    // SAFETY: as above.
+    let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
+    let trans_b = trans_b != 0;
+    if trans_b && m < GEMM_MIN_ROWS {
+        for (row, x) in out.chunks_exact_mut(n).zip(a.chunks_exact(k)) {
+            gemv(row, b, x);
+        }
+        return;
+    }
+    gemm_blocked(out, a, b, [m, n, k], trans_b);
+}
+
+/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `n·k` elements.
+fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k]: [usize; 3], trans_b: bool) {
+    // Strides in elements: `b` read as the `[k, n]` matrix `rhs[p, j]`.
+    let (rhs_cs, rhs_rs) = if trans_b { (k, 1) } else { (1, n) };
+    let stride = |s: usize| isize::try_from(s).unwrap_or(isize::MAX);
+    // SAFETY: every matrix lies inside its slice: `out` is `m × n` with row stride `n`, `a`
+    // is `m × k` with row stride `k`, and `rhs` is `k × n` with the strides above, inside the
+    // `n·k` elements of `b` (the slices have exactly these lengths, and `gemm` reads and
+    // writes nothing else). `read_dst` is false, so `out`'s old contents are never read.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            stride(n),
+            false,
+            a.as_ptr(),
+            1,
+            stride(k),
+            b.as_ptr(),
+            stride(rhs_cs),
+            stride(rhs_rs),
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_paths_and_layouts_match_the_definition() {
+        let shapes =
+            [(1, 5, 7), (3, 4, 5), (7, 33, 17), (8, 9, 16), (19, 45, 30), (2, 3, 0), (0, 4, 2), (1, 1, 1)];
+        for (m, n, k) in shapes {
+            for trans_b in [true, false] {
+                let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+                let b: Vec<f32> = (0..n * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+                let want: Vec<f64> = (0..m * n)
+                    .map(|o| {
+                        let (i, j) = (o / n.max(1), o % n.max(1));
+                        (0..k)
+                            .map(|p| {
+                                let bv = if trans_b { b[j * k + p] } else { b[p * n + j] };
+                                f64::from(a[i * k + p]) * f64::from(bv)
+                            })
+                            .sum()
+                    })
+                    .collect();
+                let mut out = vec![f32::NAN; m * n];
+                // SAFETY: the buffers have exactly the lengths the routine reads and writes.
+                unsafe {
+                    relay_jit_gemm(
+                        out.as_mut_ptr(),
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        m as i64,
+                        n as i64,
+                        k as i64,
+                        i64::from(trans_b),
+                    )
+                };
+                let close =
+                    out.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0));
+                assert!(close, "{m}x{n}x{k} trans_b={trans_b}: {out:?} vs {want:?}");
+            }
+        }
+    }
+}

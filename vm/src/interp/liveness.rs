@@ -1,0 +1,210 @@
+//! Last uses of registers, found once per function when the VM is made, so that an
+//! instruction reading a register for the last time can move its value instead of cloning
+//! it. A clone of a boxed value is an atomic increment on its allocation (often a cache line
+//! the instruction would not touch otherwise) and the register's later drop an atomic
+//! decrement; a move is neither. Moving also lets values become uniquely owned early, so
+//! dead list cells, tuples and tensors go back to the pool instead of waiting for the frame.
+//!
+//! The bytecode's `Kill`s only cover tensor registers (the compiler's memory plan), so this
+//! is a plain backward liveness analysis over each function's control-flow graph. It needs
+//! no trust in the code: a register is "dead" after an instruction only if no path from
+//! there reads it before writing it, and emptying such a register is unobservable. A wrong
+//! target or register in unverified code traps at run time exactly as before.
+
+use crate::executable::VmFunction;
+use crate::isa::Instr;
+use crate::operand::Reg;
+
+/// Per instruction of one function, which of its movable operands are last uses: bit `i`
+/// stands for operand `i` of [`movable`]'s list (operands past the 64th are always cloned).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LastUses {
+    masks: Vec<u64>,
+}
+
+impl LastUses {
+    /// No last uses: every read clones.
+    pub const EMPTY: LastUses = LastUses { masks: Vec::new() };
+
+    /// The last uses in `f`'s code.
+    pub fn of(f: &VmFunction) -> LastUses {
+        let code = &f.code;
+        let words = (f.num_regs as usize).div_ceil(64);
+        if words == 0 || code.iter().all(|i| movable(i).is_empty()) {
+            return LastUses { masks: vec![] };
+        }
+        let live_in = liveness(code, words);
+        let mut masks = vec![0u64; code.len()];
+        let mut live_out = vec![0u64; words];
+        for (pc, ins) in code.iter().enumerate() {
+            let ops = movable(ins);
+            if ops.is_empty() {
+                continue;
+            }
+            live_out.iter_mut().for_each(|w| *w = 0);
+            for s in successors(code, pc) {
+                live_out.iter_mut().zip(&live_in[s * words..(s + 1) * words]).for_each(|(o, i)| *o |= i);
+            }
+            for (i, r) in ops.iter().enumerate().take(64) {
+                // A register passed twice is moved at its last position only.
+                let dead = !has(&live_out, *r) && !ops[i + 1..].contains(r);
+                if dead {
+                    masks[pc] |= 1 << i;
+                }
+            }
+        }
+        LastUses { masks }
+    }
+
+    /// The mask of instruction `pc` (0 for an instruction that moves nothing).
+    #[inline(always)]
+    pub fn at(&self, pc: usize) -> u64 {
+        self.masks.get(pc).copied().unwrap_or(0)
+    }
+}
+
+/// The register operands an instruction can move from when they die there, in the order the
+/// interpreter reads them. A closure register is not among them: calls read the values it
+/// captured, not the closure itself.
+pub(crate) fn movable(ins: &Instr) -> &[Reg] {
+    match ins {
+        Instr::Move { src, .. } => std::slice::from_ref(src),
+        Instr::GetField { obj, .. } => std::slice::from_ref(obj),
+        Instr::Invoke { args, .. } | Instr::InvokeClosure { args, .. } => args,
+        Instr::AllocADT { fields, .. } => fields,
+        Instr::AllocClosure { captured, .. } => captured,
+        _ => &[],
+    }
+}
+
+fn has(set: &[u64], r: Reg) -> bool {
+    let r = r.0 as usize;
+    set.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
+}
+
+/// The instructions control can reach right after `pc` (targets outside the code trap).
+fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
+    let next = |out: &mut Vec<usize>| {
+        if pc + 1 < code.len() {
+            out.push(pc + 1)
+        }
+    };
+    let mut out = vec![];
+    match &code[pc] {
+        Instr::Ret { .. }
+        | Instr::RetBin { .. }
+        | Instr::RetBinImm { .. }
+        | Instr::TailCall { .. }
+        | Instr::TailCallClosure { .. }
+        | Instr::Fatal { .. } => {}
+        Instr::Goto { target } => out.push(target.0 as usize),
+        Instr::If { else_target, .. }
+        | Instr::IfCmp { else_target, .. }
+        | Instr::IfCmpImm { else_target, .. } => {
+            next(&mut out);
+            out.push(else_target.0 as usize);
+        }
+        Instr::SwitchTag { targets, .. } => out.extend(targets.iter().map(|t| t.0 as usize)),
+        _ => next(&mut out),
+    }
+    out.retain(|&s| s < code.len());
+    out
+}
+
+/// Registers live on entry to each instruction, `words` 64-bit words per instruction:
+/// backward data flow to a fixed point (`live_in = uses ∪ (live_out ∖ defs)`).
+fn liveness(code: &[Instr], words: usize) -> Vec<u64> {
+    let n = code.len();
+    // A `Kill` reads nothing: it only empties registers that are dead anyway.
+    let uses: Vec<Vec<Reg>> =
+        code.iter().map(|i| if matches!(i, Instr::Kill { .. }) { vec![] } else { i.uses() }).collect();
+    let defs: Vec<Vec<Reg>> = code.iter().map(Instr::defs).collect();
+    let succs: Vec<Vec<usize>> = (0..n).map(|pc| successors(code, pc)).collect();
+    let mut live_in = vec![0u64; n * words];
+    let mut set = vec![0u64; words];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            set.iter_mut().for_each(|w| *w = 0);
+            for &s in &succs[pc] {
+                set.iter_mut().zip(&live_in[s * words..(s + 1) * words]).for_each(|(o, i)| *o |= i);
+            }
+            for r in &defs[pc] {
+                if let Some(w) = set.get_mut(r.0 as usize / 64) {
+                    *w &= !(1 << (r.0 % 64));
+                }
+            }
+            for r in &uses[pc] {
+                if let Some(w) = set.get_mut(r.0 as usize / 64) {
+                    *w |= 1 << (r.0 % 64);
+                }
+            }
+            let old = &mut live_in[pc * words..(pc + 1) * words];
+            if old != set.as_slice() {
+                old.copy_from_slice(&set);
+                changed = true;
+            }
+        }
+    }
+    live_in
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executable::{ValueType, VmFunction};
+    use crate::operand::{FuncIdx, Imm, Target};
+
+    fn function(num_regs: u32, code: Vec<Instr>) -> VmFunction {
+        let ty = ValueType::Tensor { dtype: relay_devices::DType::I32, shape: vec![] };
+        VmFunction {
+            name: "f".into(),
+            param_names: vec![],
+            param_types: vec![],
+            ret_type: ty,
+            num_regs,
+            code,
+        }
+    }
+
+    #[test]
+    fn last_reads_are_found_across_branches() {
+        let regs = |rs: &[u32]| rs.iter().map(|&r| Reg(r)).collect::<Box<[Reg]>>();
+        // map: $1 is read by both field loads, dies at the second; $0 lives until the call.
+        let f = function(
+            8,
+            vec![
+                Instr::SwitchTag { obj: Reg(1), targets: vec![Target(1), Target(7)].into() },
+                Instr::GetField { dst: Reg(2), obj: Reg(1), index: Imm(0) },
+                Instr::GetField { dst: Reg(3), obj: Reg(1), index: Imm(1) },
+                Instr::InvokeClosure { dst: Reg(4), closure: Reg(0), args: regs(&[2]) },
+                Instr::Invoke { dst: Reg(5), func: FuncIdx(0), args: regs(&[0, 3, 3]) },
+                Instr::AllocADT { dst: Reg(6), tag: Imm(0), fields: regs(&[4, 5]) },
+                Instr::Ret { src: Reg(6) },
+                // Only the other arm reads $1 again: it is live out of the switch, not of
+                // the field loads.
+                Instr::Move { dst: Reg(7), src: Reg(1) },
+                Instr::Ret { src: Reg(7) },
+            ],
+        );
+        let lu = LastUses::of(&f);
+        let masks: Vec<u64> = (0..f.code.len()).map(|pc| lu.at(pc)).collect();
+        assert_eq!(masks, [0, 0, 1, 1, 0b101, 0b11, 0, 1, 0]);
+    }
+
+    #[test]
+    fn loops_keep_registers_alive() {
+        // $0 is read at the top of a loop: the read before the back edge is not its last.
+        let f = function(
+            3,
+            vec![
+                Instr::Move { dst: Reg(1), src: Reg(0) },
+                Instr::Move { dst: Reg(2), src: Reg(1) },
+                Instr::Goto { target: Target(0) },
+            ],
+        );
+        let lu = LastUses::of(&f);
+        assert_eq!((lu.at(0), lu.at(1), lu.at(5)), (0, 1, 0));
+    }
+}
