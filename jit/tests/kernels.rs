@@ -201,7 +201,8 @@ fn gemm_then_epilogue() {
             kb.for_(m, LoopKind::Serial, |kb, i| {
                 kb.for_(units, LoopKind::Vectorize, |kb, j| {
                     let flat = i.clone() * units + j.clone();
-                    let v = relu(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
+                    let v =
+                        relu(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
                     kb.store(out, flat, v);
                 });
             });
