@@ -1,16 +1,17 @@
 //! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
 //! JIT code calls: one row (a dense layer on one vector) and a few rows over `[n, k]` weights
-//! take the AVX-512 GEMV of `gemv.rs` per row — a GEMV is bound by reading the matrix, and the
-//! `gemm` crate's packing costs more than it saves there — and everything else the `gemm`
-//! crate (packed, cache-blocked, AVX-512 micro-kernels; single-threaded here). Figures:
+//! take the AVX-512 GEMV routines of `gemv.rs` — bound by reading the matrix, where the `gemm`
+//! crate's packing costs more than it saves — and everything else the `gemm` crate (packed,
+//! cache-blocked, AVX-512 micro-kernels; single-threaded here). Figures:
 //! `cargo bench --bench kernels`, ARCHITECTURE.md.
 
-use super::gemv::gemv;
+use super::gemv::{gemv, gemv_rows};
 
-/// Below this many rows, `[n, k]` weights are multiplied row by row with the GEMV (measured on
-/// 450×300 weights: 4 rows run at 28 GFLOP/s in `gemm` and 45 as GEMVs, 8 rows at 39 and 45,
-/// 19 rows at 71 and 45).
-const GEMM_MIN_ROWS: usize = 12;
+/// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
+/// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
+/// few rows. Measured through the VM on 450×300 weights (`cargo bench --bench kernels`,
+/// GFLOP/s, `gemv_rows` against `gemm`): 4 rows 67 vs 28, 8 rows 72 vs 39, 19 rows 69 vs 71.
+const GEMM_MIN_ROWS: usize = 16;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
 /// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`).
@@ -46,11 +47,11 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
     let trans_b = trans_b != 0;
+    if trans_b && m == 1 {
+        return gemv(out, b, a);
+    }
     if trans_b && m < GEMM_MIN_ROWS {
-        for (row, x) in out.chunks_exact_mut(n).zip(a.chunks_exact(k)) {
-            gemv(row, b, x);
-        }
-        return;
+        return gemv_rows(out, b, a, k);
     }
     gemm_blocked(out, a, b, [m, n, k], trans_b);
 }

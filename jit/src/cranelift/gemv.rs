@@ -28,6 +28,27 @@ pub(super) fn gemv(out: &mut [f32], w: &[f32], x: &[f32]) {
     gemv_portable(out, w, x, k);
 }
 
+/// `out[i·n + j] = Σ_{p < k} x[i·k + p] · w[j·k + p]` for every row `i` of `x` (a few vectors
+/// through one row-major `[n, k]` matrix, `k = x.len() / out.len() · n`): with AVX-512 each
+/// block of four matrix rows is read once for up to four vectors, so the matrix streams from
+/// cache a quarter as often as with one [`gemv`] per vector; otherwise one [`gemv`] per row.
+/// Lengths that do not fit give zeros, as for [`gemv`].
+pub(super) fn gemv_rows(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
+    let n = w.len().checked_div(k).unwrap_or(0);
+    if n == 0 || w.len() != n * k || !x.len().is_multiple_of(k) || out.len() != x.len() / k * n {
+        out.fill(0.0);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F; the lengths were checked above.
+        return unsafe { x86::gemv_rows_avx512(out, w, x, k, n) };
+    }
+    for (row, v) in out.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
+        gemv(row, w, v);
+    }
+}
+
 /// Any CPU: eight partial sums per row, which compilers vectorise.
 fn gemv_portable(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
     for (o, row) in out.iter_mut().zip(w.chunks_exact(k)) {
@@ -109,6 +130,66 @@ mod x86 {
         }
     }
 
+    /// Vectors per pass over a block of matrix rows in [`gemv_rows_avx512`]: 4 × [`ROWS`]
+    /// accumulators, half the vector registers.
+    const VECTORS: usize = 4;
+
+    /// # Safety
+    /// The CPU must have AVX-512F; `w.len() == n * k`, `x.len() == out.len() / n * k`, `k > 0`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn gemv_rows_avx512(out: &mut [f32], w: &[f32], x: &[f32], k: usize, n: usize) {
+        let (m, full) = (x.len() / k, k / 16);
+        let tail: __mmask16 = ((1u32 << (k % 16)) - 1) as __mmask16;
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        // SAFETY (every load below): matrix row `j < n` spans `w[j·k .. (j+1)·k]`, vector
+        // `i < m` spans `x[i·k .. (i+1)·k]`, and column offsets stay below `k` (full vectors)
+        // or are masked to it (the tail).
+        macro_rules! load {
+            ($p:expr, $row:expr, $c:expr, $mask:expr) => {
+                unsafe { _mm512_maskz_loadu_ps($mask, $p.add($row * k + $c * 16)) }
+            };
+        }
+        let mut i = 0;
+        while i < m {
+            let vs = (m - i).min(VECTORS);
+            let mut j = 0;
+            while j + ROWS <= n {
+                let mut acc = [[_mm512_setzero_ps(); ROWS]; VECTORS];
+                for c in 0..full + usize::from(tail != 0) {
+                    let mask = if c < full { !0 } else { tail };
+                    let mut wv = [_mm512_setzero_ps(); ROWS];
+                    for (r, v) in wv.iter_mut().enumerate() {
+                        *v = load!(wp, j + r, c, mask);
+                    }
+                    for (v, row_acc) in acc.iter_mut().enumerate().take(vs) {
+                        let xv = load!(xp, i + v, c, mask);
+                        for (a, &wr) in row_acc.iter_mut().zip(&wv) {
+                            *a = _mm512_fmadd_ps(wr, xv, *a);
+                        }
+                    }
+                }
+                for (v, row_acc) in acc.iter().enumerate().take(vs) {
+                    for (r, a) in row_acc.iter().enumerate() {
+                        out[(i + v) * n + j + r] = _mm512_reduce_add_ps(*a);
+                    }
+                }
+                j += ROWS;
+            }
+            // The last `n % ROWS` matrix rows, one vector at a time.
+            for jj in j..n {
+                for v in 0..vs {
+                    let mut a = _mm512_setzero_ps();
+                    for c in 0..full + usize::from(tail != 0) {
+                        let mask = if c < full { !0 } else { tail };
+                        a = _mm512_fmadd_ps(load!(wp, jj, c, mask), load!(xp, i + v, c, mask), a);
+                    }
+                    out[(i + v) * n + jj] = _mm512_reduce_add_ps(a);
+                }
+            }
+            i += vs;
+        }
+    }
+
     /// # Safety
     /// The CPU must have AVX2 and FMA; `w.len() == out.len() * k`, `x.len() == k`.
     #[target_feature(enable = "avx2,fma")]
@@ -157,6 +238,12 @@ mod tests {
             let mut out = vec![f32::NAN; rows];
             gemv(&mut out, &w, &x);
             assert!(close(&out), "dispatch {rows}x{k}");
+            // The same vector three times through `gemv_rows`: three equal rows.
+            if rows > 0 && k > 0 {
+                let mut out3 = vec![f32::NAN; 3 * rows];
+                gemv_rows(&mut out3, &w, &x.repeat(3), k);
+                assert!(out3.chunks_exact(rows).all(close), "rows {rows}x{k}");
+            }
             let mut out = vec![f32::NAN; rows];
             if k > 0 {
                 gemv_portable(&mut out, &w, &x, k);
