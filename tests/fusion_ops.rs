@@ -298,6 +298,41 @@ fn anchors_apply_their_elementwise_consumers_in_the_epilogue() {
 }
 
 #[test]
+fn convolutions_of_several_images_are_one_matrix_product() {
+    // Three images, strides and asymmetric padding: the windows of all of them form one
+    // im2col matrix, multiplied by the weights in one native product.
+    let types = ["Tensor[(3, 2, 7, 5), float32]", "Tensor[(4, 2, 3, 3), float32]"];
+    let src = "def @main(%a: Tensor[(3, 2, 7, 5), float32], %b: Tensor[(4, 2, 3, 3), float32]) {
+        nn.relu(nn.conv2d(%a, %b, strides=[2, 1], padding=[1, 0], dilation=[1, 2]))
+    }";
+    let fused = fused_matches_reference(src, &types);
+    let kernels = &fused.executable().kernels;
+    assert_eq!(kernels.len(), 1, "{kernels:?}");
+    let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
+    assert!(k.has_intrinsics(), "{k}");
+}
+
+#[test]
+fn a_batch_matmul_against_one_matrix_is_one_matrix_product() {
+    // `y` broadcast over the batch: the 3×4 rows of `x` times `y`, transposed or not.
+    for (y_shape, tb) in [("(1, 6, 5)", "True"), ("(1, 5, 6)", "False")] {
+        let types = ["Tensor[(3, 4, 5), float32]".to_string(), format!("Tensor[{y_shape}, float32]")];
+        let src = format!(
+            "def @main(%x: Tensor[(3, 4, 5), float32], %y: Tensor[{y_shape}, float32]) {{
+                nn.batch_matmul(%x, %y, transpose_b={tb})
+            }}"
+        );
+        let types: Vec<&str> = types.iter().map(String::as_str).collect();
+        let fused = fused_matches_reference(&src, &types);
+        let k = relay::compiler::kir::Kernel::from_bytes(
+            fused.executable().kernels[0].kernel.as_deref().unwrap(),
+        )
+        .unwrap();
+        assert!(k.has_intrinsics(), "{k}");
+    }
+}
+
+#[test]
 fn an_anchor_tail_stops_at_a_reduction() {
     // TVM's rule: the dense absorbs its elementwise consumers, but an anchor group does not
     // fuse into a reduction, so `sum` is a second kernel.

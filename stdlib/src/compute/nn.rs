@@ -182,10 +182,13 @@ fn batch_matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Resul
     };
     let kdim = if at.transpose_a { xm } else { xk };
     let (ta, tb, dtype) = (at.transpose_a, at.transpose_b, out.dtype);
-    // One batch of untransposed data: the product of two matrices.
-    if let (1, false, [1, _, _], [1, _, _]) = (ob, ta, x.shape.as_slice(), y.shape.as_slice()) {
-        if let Some(def) = native_product(x, y, dtype, &[1, om], on, kdim, tb) {
-            return Ok(def);
+    // Untransposed data against one matrix (a batch of one, or `y` broadcast over the batch):
+    // all of `x`'s rows times that matrix, one product.
+    if let (false, &[xb, _, _], [1, _, _]) = (ta, x.shape.as_slice(), y.shape.as_slice()) {
+        if xb == ob {
+            if let Some(def) = native_product(x, y, dtype, &[ob, om], on, kdim, tb) {
+                return Ok(def);
+            }
         }
     }
     let (x, y) = (x.clone(), y.clone());
@@ -299,7 +302,7 @@ fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<Tens
     }
     let ocpg = oc / a.groups;
     let geometry = Geometry { c, h, wd, kh, kw, oh, ow, pt, pl, sh, sw, dh, dw };
-    if let (1, 1, Some(def)) = (on, a.groups, im2col_product(x, w, out.dtype, oc, geometry)) {
+    if let (1, Some(def)) = (a.groups, im2col_product(x, w, out.dtype, [on, oc], geometry)) {
         return Ok(def);
     }
     let (x, w, dtype) = (x.clone(), w.clone(), out.dtype);
@@ -351,21 +354,29 @@ struct Geometry {
     dw: i64,
 }
 
-/// One float32 image convolved as a matrix product (im2col): the windows are copied into a
-/// `[c·kh·kw, oh·ow]` temp (zeros where they overlap the padding), then
+/// Float32 images convolved as one matrix product (im2col): the windows of all `images` are
+/// copied into a `[c·kh·kw, images·oh·ow]` temp (zeros where they overlap the padding), then
 /// [`relay_compiler::kir::Stmt::Gemm`] multiplies the `[oc, c·kh·kw]` weights by it, and the
-/// epilogue reads `[oc, oh·ow]`. `None` unless the weights are a whole float32 buffer.
-fn im2col_product(x: &LazyTensor, w: &LazyTensor, dtype: DType, oc: i64, g: Geometry) -> Option<TensorDef> {
+/// epilogue reads `[oc, images·oh·ow]`. `None` unless the weights are a whole float32 buffer.
+fn im2col_product(
+    x: &LazyTensor,
+    w: &LazyTensor,
+    dtype: DType,
+    [images, oc]: [i64; 2],
+    g: Geometry,
+) -> Option<TensorDef> {
     let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
     let (true, Some(wbuf)) = (floats, w.buffer()) else { return None };
     let x = x.clone();
     let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
+    let columns = images * pixels;
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
-        let col = k.temp("im2col", DType::F32, [depth * pixels]);
-        for_each_index(k, &[g.c, g.kh, g.kw, g.oh], LoopKind::Serial, &mut |k, i| {
-            let [ci, ky, kx, y] = [0, 1, 2, 3].map(|d| i[d].clone());
+        let col = k.temp("im2col", DType::F32, [depth * columns]);
+        for_each_index(k, &[g.c, g.kh, g.kw, images, g.oh], LoopKind::Serial, &mut |k, i| {
+            let [ci, ky, kx, n, y] = [0, 1, 2, 3, 4].map(|d| i[d].clone());
             let iy = y.clone() * g.sh - g.pt + ky.clone() * g.dh;
             let row = (ci.clone() * g.kh + ky) * g.kw + kx.clone();
+            let column = n.clone() * pixels + y.clone() * g.ow;
             k.for_(g.ow, LoopKind::Serial, |k, xo| {
                 let ix = xo.clone() * g.sw - g.pl + kx.clone() * g.dw;
                 let inside = Expr::index(iy.clone())
@@ -373,16 +384,17 @@ fn im2col_product(x: &LazyTensor, w: &LazyTensor, dtype: DType, oc: i64, g: Geom
                     .and(Expr::index(iy.clone()).lt(Expr::i64(g.h)))
                     .and(Expr::index(ix.clone()).ge(Expr::i64(0)))
                     .and(Expr::index(ix.clone()).lt(Expr::i64(g.wd)));
-                let at = [Index::Const(0), ci.clone(), iy.clone().clamp(0, g.h - 1), ix.clamp(0, g.wd - 1)];
+                let at = [n.clone(), ci.clone(), iy.clone().clamp(0, g.h - 1), ix.clamp(0, g.wd - 1)];
                 let v = Expr::select(inside, x.at(k, &at), Expr::f32(0.0));
-                k.store(col, (row.clone() * g.oh + y.clone()) * g.ow + xo, v);
+                k.store(col, row.clone() * columns + column.clone() + xo, v);
             });
         });
-        let t = k.temp("gemm", DType::F32, [oc * pixels]);
-        k.gemm(t, wbuf, col, oc, pixels, depth, false);
-        for_each_index(k, &[oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
-            let v = k.load(t, &[(i[0].clone() * g.oh + i[1].clone()) * g.ow + i[2].clone()]);
-            sink(k, &[Index::Const(0), i[0].clone(), i[1].clone(), i[2].clone()], v);
+        let t = k.temp("gemm", DType::F32, [oc * columns]);
+        k.gemm(t, wbuf, col, oc, columns, depth, false);
+        for_each_index(k, &[images, oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
+            let [n, o, y, xo] = [0, 1, 2, 3].map(|d| i[d].clone());
+            let v = k.load(t, &[o.clone() * columns + n.clone() * pixels + y.clone() * g.ow + xo.clone()]);
+            sink(k, &[n, o, y, xo], v);
         });
     })))
 }
