@@ -372,8 +372,12 @@ fn im2col_product(
     let columns = images * pixels;
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
         let col = k.temp("im2col", DType::F32, [depth * columns]);
-        for_each_index(k, &[g.c, g.kh, g.kw, images, g.oh], LoopKind::Serial, &mut |k, i| {
-            let [ci, ky, kx, n, y] = [0, 1, 2, 3, 4].map(|d| i[d].clone());
+        // One image (the common case) gets no loop of extent 1 around its windows.
+        let loops: &[i64] =
+            if images == 1 { &[g.c, g.kh, g.kw, g.oh] } else { &[g.c, g.kh, g.kw, g.oh, images] };
+        for_each_index(k, loops, LoopKind::Serial, &mut |k, i| {
+            let [ci, ky, kx, y] = [0, 1, 2, 3].map(|d| i[d].clone());
+            let n = i.get(4).cloned().unwrap_or(Index::Const(0));
             let iy = y.clone() * g.sh - g.pt + ky.clone() * g.dh;
             let row = (ci.clone() * g.kh + ky) * g.kw + kx.clone();
             let column = n.clone() * pixels + y.clone() * g.ow;
