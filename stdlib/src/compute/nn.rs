@@ -355,9 +355,14 @@ struct Geometry {
 }
 
 /// Float32 images convolved as one matrix product (im2col): the windows of all `images` are
-/// copied into a `[c·kh·kw, images·oh·ow]` temp (zeros where they overlap the padding), then
-/// [`relay_compiler::kir::Stmt::Gemm`] multiplies the `[oc, c·kh·kw]` weights by it, and the
-/// epilogue reads `[oc, images·oh·ow]`. `None` unless the weights are a whole float32 buffer.
+/// copied into a `[c·kh·kw, images·oh·ow]` temp, then [`relay_compiler::kir::Stmt::Gemm`]
+/// multiplies the `[oc, c·kh·kw]` weights by it, and the epilogue reads `[oc, images·oh·ow]`.
+/// `None` unless the weights are a whole float32 buffer.
+///
+/// Temps start zeroed, so only window elements inside the image are copied: per window
+/// offset `(ky, kx)`, the output rows and columns whose input falls inside are a range known
+/// when the kernel is built, which leaves the copy without clamps or selects and, at stride 1,
+/// contiguous (vectorised).
 fn im2col_product(
     x: &LazyTensor,
     w: &LazyTensor,
@@ -372,27 +377,28 @@ fn im2col_product(
     let columns = images * pixels;
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
         let col = k.temp("im2col", DType::F32, [depth * columns]);
-        // One image (the common case) gets no loop of extent 1 around its windows.
-        let loops: &[i64] =
-            if images == 1 { &[g.c, g.kh, g.kw, g.oh] } else { &[g.c, g.kh, g.kw, g.oh, images] };
-        for_each_index(k, loops, LoopKind::Serial, &mut |k, i| {
-            let [ci, ky, kx, y] = [0, 1, 2, 3].map(|d| i[d].clone());
-            let n = i.get(4).cloned().unwrap_or(Index::Const(0));
-            let iy = y.clone() * g.sh - g.pt + ky.clone() * g.dh;
-            let row = (ci.clone() * g.kh + ky) * g.kw + kx.clone();
-            let column = n.clone() * pixels + y.clone() * g.ow;
-            k.for_(g.ow, LoopKind::Serial, |k, xo| {
-                let ix = xo.clone() * g.sw - g.pl + kx.clone() * g.dw;
-                let inside = Expr::index(iy.clone())
-                    .ge(Expr::i64(0))
-                    .and(Expr::index(iy.clone()).lt(Expr::i64(g.h)))
-                    .and(Expr::index(ix.clone()).ge(Expr::i64(0)))
-                    .and(Expr::index(ix.clone()).lt(Expr::i64(g.wd)));
-                let at = [n.clone(), ci.clone(), iy.clone().clamp(0, g.h - 1), ix.clamp(0, g.wd - 1)];
-                let v = Expr::select(inside, x.at(k, &at), Expr::f32(0.0));
-                k.store(col, row.clone() * columns + column.clone() + xo, v);
-            });
-        });
+        let kind = if g.sw == 1 { LoopKind::Vectorize } else { LoopKind::Serial };
+        for ky in 0..g.kh {
+            for kx in 0..g.kw {
+                let (y0, y1) = inside(g.oh, g.sh, g.pt - ky * g.dh, g.h);
+                let (x0, x1) = inside(g.ow, g.sw, g.pl - kx * g.dw, g.wd);
+                if y0 >= y1 || x0 >= x1 {
+                    continue;
+                }
+                for_each_index(k, &[images, g.c, y1 - y0], LoopKind::Serial, &mut |k, i| {
+                    let (n, ci, y) = (i[0].clone(), i[1].clone(), i[2].clone() + y0);
+                    let iy = y.clone() * g.sh - (g.pt - ky * g.dh);
+                    let row = (ci.clone() * g.kh + ky) * g.kw + kx;
+                    let column = row * columns + n.clone() * pixels + y * g.ow;
+                    k.for_(x1 - x0, kind, |k, xx| {
+                        let xo = xx + x0;
+                        let ix = xo.clone() * g.sw - (g.pl - kx * g.dw);
+                        let v = x.at(k, &[n.clone(), ci.clone(), iy.clone(), ix]);
+                        k.store(col, column.clone() + xo, v);
+                    });
+                });
+            }
+        }
         let t = k.temp("gemm", DType::F32, [oc * columns]);
         k.gemm(t, wbuf, col, oc, columns, depth, false);
         for_each_index(k, &[images, oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
@@ -401,6 +407,14 @@ fn im2col_product(
             sink(k, &[n, o, y, xo], v);
         });
     })))
+}
+
+/// The output positions `o` in `0..out` whose input position `o·stride - offset` lies in
+/// `0..len`, as a range `(first, end)` (empty when `first >= end`).
+fn inside(out: i64, stride: i64, offset: i64, len: i64) -> (i64, i64) {
+    // ceil(a / b) for b > 0 and any a.
+    let ceil_div = |a: i64, b: i64| -((-a).div_euclid(b));
+    (ceil_div(offset, stride).clamp(0, out), ceil_div(len + offset, stride).clamp(0, out))
 }
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over `axis`: a pass for the mean, one for
@@ -567,4 +581,26 @@ fn pool(inputs: &[ComputeInput], out: &OutType, win: Window, avg: Option<bool>) 
             sink(k, oi, value);
         });
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside;
+
+    #[test]
+    fn inside_is_the_range_of_outputs_reading_the_input() {
+        for out in 0..7 {
+            for stride in 1..4 {
+                for offset in -5..6 {
+                    for len in 0..8 {
+                        let want: Vec<i64> =
+                            (0..out).filter(|o| (0..len).contains(&(o * stride - offset))).collect();
+                        let (first, end) = inside(out, stride, offset, len);
+                        let got: Vec<i64> = (first..end).collect();
+                        assert_eq!(got, want, "out {out} stride {stride} offset {offset} len {len}");
+                    }
+                }
+            }
+        }
+    }
 }
