@@ -141,6 +141,11 @@ fn cases() -> Vec<(String, Vec<String>)> {
             &["Tensor[(2, 1, 5, 5), float32]"],
         ),
         ("nn.max_pool2d(%a, pool_size=[2, 2], padding=[1, 1])", &["Tensor[(1, 2, 3, 3), int32]"]),
+        // Windows that never reach padding (the unrolled form), with dilation and a ceil-mode
+        // output that still stays inside.
+        ("nn.max_pool2d(%a, pool_size=[3, 2], dilation=[1, 2])", &["Tensor[(2, 3, 5, 7), int32]"]),
+        ("nn.avg_pool2d(%a, pool_size=[2, 3], strides=[1, 2])", &["Tensor[(2, 3, 5, 7), float32]"]),
+        ("nn.avg_pool2d(%a, pool_size=[2, 2], strides=[2, 2], ceil_mode=True)", &["Tensor[(1, 2, 5, 4), float32]"]),
         ("nn.avg_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", &["Tensor[(1, 2, 5, 6), float32]"]),
         (
             "nn.avg_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=True, ceil_mode=True)",

@@ -534,6 +534,40 @@ fn pool(inputs: &[ComputeInput], out: &OutType, win: Window, avg: Option<bool>) 
     }
     let (x, dtype) = (x.clone(), x.dtype);
     let Window { size: (kh, kw), strides: (sh, sw), dilation: (dh, dw), pad: [pt, pl, pb, pr] } = win;
+    // Every window inside the image (no padding reached), and small: the window is unrolled
+    // and read without bounds selects or clamps.
+    let unpadded = pt <= 0
+        && pl <= 0
+        && (oh - 1) * sh - pt + (kh - 1) * dh < h
+        && (ow - 1) * sw - pl + (kw - 1) * dw < w
+        && kh * kw <= 16;
+    if unpadded && oh > 0 && ow > 0 {
+        return Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+            let acc = k.local("acc", dtype);
+            for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
+                // As the general form: from -inf (max; NaN never wins) or 0 (average), in
+                // window order.
+                k.assign(acc, lit(dtype, if avg.is_some() { 0.0 } else { f64::NEG_INFINITY }));
+                for ky in 0..kh {
+                    for kx in 0..kw {
+                        let iy = oi[2].clone() * sh - pt + ky * dh;
+                        let ix = oi[3].clone() * sw - pl + kx * dw;
+                        let v = x.at(k, &[oi[0].clone(), oi[1].clone(), iy, ix]);
+                        let next = match avg {
+                            None => v.max(Expr::local(acc)),
+                            Some(_) => Expr::local(acc) + v,
+                        };
+                        k.assign(acc, next);
+                    }
+                }
+                let value = match avg {
+                    None => Expr::local(acc),
+                    Some(_) => Expr::local(acc) / lit(dtype, (kh * kw) as f64),
+                };
+                sink(k, oi, value);
+            });
+        })));
+    }
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let (acc, real, padded) = (k.local("acc", dtype), k.local("real", dtype), k.local("padded", dtype));
         for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
