@@ -170,12 +170,7 @@ impl Pool {
         if !self.enabled {
             return;
         }
-        // A plain load first: most dead tensors are still shared (weights, captured values),
-        // and `Arc::get_mut` costs an atomic read-modify-write even when it fails.
-        if Arc::strong_count(&t) != 1 {
-            return;
-        }
-        let Some(inner) = Arc::get_mut(&mut t) else { return };
+        let Some(inner) = unique(&mut t) else { return };
         let size = inner.size_bytes();
         if size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
             return;
@@ -192,8 +187,7 @@ impl Pool {
     /// # Errors
     /// The number of fields when `index` is out of range.
     pub fn take_field(&mut self, mut cell: Arc<AdtValue>, index: usize) -> Result<Value, usize> {
-        let unique = if Arc::strong_count(&cell) == 1 { Arc::get_mut(&mut cell) } else { None };
-        let Some(inner) = unique else {
+        let Some(inner) = unique(&mut cell) else {
             return cell.fields.get(index).cloned().ok_or(cell.fields.len());
         };
         if index >= inner.fields.len() {
@@ -236,10 +230,7 @@ impl Pool {
             match v {
                 Value::Tensor(t) => self.recycle(t),
                 Value::Adt(mut a) => {
-                    if Arc::strong_count(&a) != 1 {
-                        continue;
-                    }
-                    if let Some(inner) = Arc::get_mut(&mut a) {
+                    if let Some(inner) = unique(&mut a) {
                         pending.extend(inner.fields.drain(..));
                         if self.adts.len() < MAX_FREE_CELLS {
                             self.adts.push(a);
@@ -247,10 +238,7 @@ impl Pool {
                     }
                 }
                 Value::Closure(mut c) => {
-                    if Arc::strong_count(&c) != 1 {
-                        continue;
-                    }
-                    if let Some(inner) = Arc::get_mut(&mut c) {
+                    if let Some(inner) = unique(&mut c) {
                         pending.extend(inner.captured.drain(..));
                         if self.closures.len() < MAX_FREE_CELLS {
                             self.closures.push(c);
@@ -261,6 +249,17 @@ impl Pool {
             }
         }
         self.work = pending;
+    }
+}
+
+/// The value behind `a` if nothing else references it. A plain load first: most dead values
+/// are still shared (weights, captured values, the host's input), and `Arc::get_mut` costs an
+/// atomic read-modify-write even when it fails.
+fn unique<T>(a: &mut Arc<T>) -> Option<&mut T> {
+    if Arc::strong_count(a) == 1 {
+        Arc::get_mut(a)
+    } else {
+        None
     }
 }
 
