@@ -343,17 +343,9 @@ impl OpenClDevice {
             });
         }
         let start = Instant::now();
-        let mut program =
+        let program =
             ClProgram::create_from_source(&self.context, source).map_err(api("clCreateProgramWithSource"))?;
-        if let Err(e) = program.build(&[self.id], options) {
-            if e.0 == CL_BUILD_PROGRAM_FAILURE {
-                let log = program.get_build_log(self.id).unwrap_or_else(|e| format!("(no build log: {e})"));
-                return Err(OpenClError::Build { device: self.info.id(), log });
-            }
-            return Err(api("clBuildProgram")(e));
-        }
-        let built =
-            Arc::new(Program { program, kernels: Mutex::new(HashMap::new()), build_time: start.elapsed() });
+        let built = self.build(program, options, start)?;
         Ok(lock(&self.programs).entry(key).or_insert(built).clone())
     }
 
@@ -371,8 +363,22 @@ impl OpenClDevice {
         let start = Instant::now();
         // SAFETY: one binary for the one device of the context; OpenCL reads exactly
         // `binary.len()` bytes and validates them.
-        let mut program = unsafe { ClProgram::create_from_binary(&self.context, &[self.id], &[binary]) }
+        let program = unsafe { ClProgram::create_from_binary(&self.context, &[self.id], &[binary]) }
             .map_err(api("clCreateProgramWithBinary"))?;
+        let built = self.build(program, options, start)?;
+        lock(&self.programs).insert((source.to_string(), options.to_string()), built.clone());
+        Ok(built)
+    }
+
+    /// Builds (or, for a binary, links) `program` for this device with `options`; a failed
+    /// build is [`OpenClError::Build`] with the device's log. `start` is when making the
+    /// program began, for its build time.
+    fn build(
+        &self,
+        mut program: ClProgram,
+        options: &str,
+        start: Instant,
+    ) -> Result<Arc<Program>, OpenClError> {
         if let Err(e) = program.build(&[self.id], options) {
             if e.0 == CL_BUILD_PROGRAM_FAILURE {
                 let log = program.get_build_log(self.id).unwrap_or_else(|e| format!("(no build log: {e})"));
@@ -380,10 +386,7 @@ impl OpenClDevice {
             }
             return Err(api("clBuildProgram")(e));
         }
-        let built =
-            Arc::new(Program { program, kernels: Mutex::new(HashMap::new()), build_time: start.elapsed() });
-        lock(&self.programs).insert((source.to_string(), options.to_string()), built.clone());
-        Ok(built)
+        Ok(Arc::new(Program { program, kernels: Mutex::new(HashMap::new()), build_time: start.elapsed() }))
     }
 
     /// From now on, [`OpenClDevice::program`] only returns programs already cached (loaded
