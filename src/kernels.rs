@@ -73,8 +73,17 @@ impl relay_vm::Kernel for JitKernel {
     }
 
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
+        self.run_shared(inputs, &[], outputs)
+    }
+
+    fn run_shared(
+        &self,
+        inputs: &[&Tensor],
+        handles: &[Option<&Arc<Tensor>>],
+        outputs: &mut [Tensor],
+    ) -> Result<(), String> {
         let syms = self.syms(inputs)?;
-        self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
+        self.compiled.run_shared(inputs, handles, outputs, &syms).map_err(|e| e.to_string())
     }
 }
 

@@ -214,6 +214,52 @@ fn gemm_then_epilogue() {
     }
 }
 
+/// Weights passed by shared handle call after call are read packed from the second call on
+/// (`run_shared`); results stay those of the interpreter, and a different weight tensor, or
+/// the same values in a new tensor, is never read through another tensor's packed copy.
+#[test]
+fn shared_weights_are_read_packed_with_the_same_results() {
+    for (units, k_dim) in [(450, 300), (150, 150), (5, 150), (17, 3)] {
+        let mut kb = KernelBuilder::new("dense_bias");
+        let x = kb.input("x", DType::F32, [1, k_dim]);
+        let w = kb.input("w", DType::F32, [units, k_dim]);
+        let b = kb.input("b", DType::F32, [units]);
+        let out = kb.output("out", DType::F32, [1, units]);
+        let t = kb.temp("t", DType::F32, [units]);
+        kb.gemm(t, x, w, 1, units, k_dim, true);
+        kb.for_(units, LoopKind::Vectorize, |kb, j| {
+            let v = kb.load(t, std::slice::from_ref(&j)) + kb.load(b, std::slice::from_ref(&j));
+            kb.store(out, j, v);
+        });
+        let kernel = kb.finish().unwrap();
+        let compiled = jit().compile(&kernel).unwrap();
+        for seed in [1, 2, 3] {
+            let (inputs, outputs) = args(&kernel, &[], seed);
+            let refs: Vec<&Tensor> = inputs.iter().collect();
+            let mut expected = outputs.clone();
+            relay_compiler::kir::interp::run(&kernel, &refs, &mut expected, &[]).unwrap();
+            let weights = std::sync::Arc::new(inputs[1].clone());
+            // Each call with its own input vector, the weights always by the same handle.
+            for call in 0..3 {
+                let (x_in, _) = args(&kernel, &[], seed * 10 + call);
+                let ins = [&x_in[0], &*weights, &inputs[2]];
+                let mut want = outputs.clone();
+                relay_compiler::kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
+                let mut got = outputs.clone();
+                compiled.run_shared(&ins, &[None, Some(&weights), None], &mut got, &[]).unwrap();
+                assert_close(&want, &got, 1e-4);
+            }
+            let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
+            assert_eq!(compiled.packed_bytes() > 0, avx512, "packed from the second call on AVX-512");
+            // A handle that is not the input's is ignored.
+            let stranger = std::sync::Arc::new(inputs[1].clone());
+            let mut got = outputs.clone();
+            compiled.run_shared(&refs, &[None, Some(&stranger), None], &mut got, &[]).unwrap();
+            assert_close(&expected, &got, 1e-4);
+        }
+    }
+}
+
 #[test]
 fn int32_arithmetic_is_exact() {
     let ops = [

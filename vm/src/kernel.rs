@@ -23,6 +23,25 @@ pub trait Kernel: Send + Sync {
     /// A message on a run-time fault (shape mismatch on a `?` dimension, index out of range).
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String>;
 
+    /// [`Kernel::run`], given also each input's shared handle where the VM has one
+    /// (`handles[i]` is `inputs[i]`'s `Arc`; `None` for unboxed scalars). A kernel may keep a
+    /// clone of a handle to cache something derived from that input — the JIT keeps dense
+    /// weights repacked for its matrix-vector product — because the VM writes only into
+    /// tensors it holds alone: a tensor whose handle is shared cannot change. The default
+    /// ignores the handles.
+    ///
+    /// # Errors
+    /// As [`Kernel::run`].
+    fn run_shared(
+        &self,
+        inputs: &[&Tensor],
+        handles: &[Option<&Arc<Tensor>>],
+        outputs: &mut [Tensor],
+    ) -> Result<(), String> {
+        let _ = handles;
+        self.run(inputs, outputs)
+    }
+
     /// The kernel's form on an OpenCL device, when it runs there. `InvokePacked` then keeps
     /// its tensors on the device (see [`DeviceKernel`]); `None` (the default) runs it on the
     /// host, copying device-resident inputs down first.

@@ -11,6 +11,7 @@
 //! bounds before the code can run, and index divisors positive.
 
 use super::ops::{scalar_type, vector_type, Ops};
+use super::packed::packable_operands;
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -61,6 +62,9 @@ pub(crate) struct Emitter<'a, 'f> {
     fma: bool,
     imports: Imports,
     ptrs: Vec<Value>,
+    /// The packed-weights entries of the buffer table (`packed::packable_operands`): the
+    /// operand, its `n` and `k`, and the loaded pointer (null when not packed).
+    packed: Vec<(BufferId, usize, usize, Value)>,
     syms: Vec<Value>,
     vars: Vec<Variable>,
     locals: Vec<Variable>,
@@ -107,6 +111,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let (buffers, syms_ptr) = (b.block_params(entry)[0], b.block_params(entry)[1]);
         let table = MemFlagsData::new().with_notrap().with_readonly();
         let ptrs = (0..k.buffers.len()).map(|i| b.ins().load(I64, table, buffers, (8 * i) as i32)).collect();
+        let packed = packable_operands(k)
+            .into_iter()
+            .enumerate()
+            .map(|(s, (buf, n, depth))| {
+                let entry = (8 * (k.buffers.len() + s)) as i32;
+                (buf, n, depth, b.ins().load(I64, table, buffers, entry))
+            })
+            .collect();
         let syms = (0..k.syms.len()).map(|i| b.ins().load(I64, table, syms_ptr, (8 * i) as i32)).collect();
         let vars = k.vars.iter().map(|_| b.declare_var(I64)).collect();
         let mut locals = Vec::with_capacity(k.locals.len());
@@ -116,7 +128,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
             b.def_var(var, zero);
             locals.push(var);
         }
-        Emitter { b, k, fma, imports, ptrs, syms, vars, locals, lanes: None, vectorized: 0 }
+        Emitter { b, k, fma, imports, ptrs, packed, syms, vars, locals, lanes: None, vectorized: 0 }
     }
 
     /// Emits the body and the return, and finalises the function.
@@ -170,8 +182,21 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
                 let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
+                let packed = self.packed.iter().find(|(buf, pn, pk, _)| {
+                    buf == b
+                        && *trans_b
+                        && *m == 1
+                        && i64::try_from(*pn) == Ok(*n)
+                        && i64::try_from(*pk) == Ok(*k)
+                });
+                let packed = match packed {
+                    Some(&(_, _, _, p)) => p,
+                    None => self.b.ins().iconst(I64, 0),
+                };
                 let sizes = [*m, *n, *k, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
-                self.b.ins().call(self.imports.gemm, &[o, ap, bp, sizes[0], sizes[1], sizes[2], sizes[3]]);
+                self.b
+                    .ins()
+                    .call(self.imports.gemm, &[o, ap, bp, packed, sizes[0], sizes[1], sizes[2], sizes[3]]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

@@ -6,6 +6,7 @@
 //! `cargo bench --bench kernels`, ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
+use super::packed::PackedMatrix;
 
 /// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
 /// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
@@ -14,16 +15,19 @@ use super::gemv::{gemv, gemv_rows};
 const GEMM_MIN_ROWS: usize = 16;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
-/// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`).
+/// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`). `packed`
+/// is null or `b` repacked (`pack_cache.rs`), which a one-row product then reads instead.
 ///
 /// # Safety
 /// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
-/// `f32`, and `out` must not overlap `a` or `b`. The JIT calls it only for a verified kernel
+/// `f32`, and `out` must not overlap `a` or `b`; `packed` must be null or point to a live
+/// [`PackedMatrix`] holding the same matrix as `b`. The JIT calls it only for a verified kernel
 /// whose bounds proof covers exactly these ranges.
 pub(crate) unsafe extern "C" fn relay_jit_gemm(
     out: *mut f32,
     a: *const f32,
     b: *const f32,
+    packed: *const PackedMatrix,
     m: i64,
     n: i64,
     k: i64,
@@ -47,6 +51,12 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
     let trans_b = trans_b != 0;
+    // SAFETY: null or a live packed copy of `b` (see above).
+    if let Some(p) = unsafe { packed.as_ref() } {
+        if trans_b && m == 1 && p.shape() == (n, k) {
+            return p.gemv(out, a);
+        }
+    }
     if trans_b && m == 1 {
         return gemv(out, b, a);
     }
@@ -120,6 +130,7 @@ mod tests {
                         out.as_mut_ptr(),
                         a.as_ptr(),
                         b.as_ptr(),
+                        std::ptr::null(),
                         m as i64,
                         n as i64,
                         k as i64,

@@ -1,11 +1,13 @@
 //! A compiled kernel and its safe calling wrapper.
 
+use super::pack_cache::PackSlot;
+use super::packed::packable_operands;
 use crate::JitError;
 use cranelift_jit::JITModule;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use relay_devices::Tensor;
 use smallvec::SmallVec;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64);
@@ -34,6 +36,9 @@ pub struct CompiledKernel {
     /// always have the same shapes). A kernel runs on several threads at once, each taking
     /// its own set.
     spare_temps: Mutex<Vec<SmallVec<[Tensor; 1]>>>,
+    /// The `gemm` weight operands the code can read packed (`packed.rs`), as `(input
+    /// position, n, k)`, each with its cache of packed copies; in buffer-table order.
+    packable: Vec<((usize, usize, usize), PackSlot)>,
     /// Whether calls reuse temps: the kernel has temps and no syms. Known at construction, so
     /// kernels without temps (most) never touch the mutex.
     reuse_temps: bool,
@@ -57,7 +62,15 @@ impl CompiledKernel {
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
         let reuse_temps =
             kernel.syms.is_empty() && kernel.buffers_with_role(BufferRole::Temp).next().is_some();
+        let packable = packable_operands(&kernel)
+            .into_iter()
+            .map(|(buf, n, k)| {
+                let position = kernel.buffers_with_role(BufferRole::Input).take_while(|&b| b != buf).count();
+                ((position, n, k), PackSlot::default())
+            })
+            .collect();
         CompiledKernel {
+            packable,
             kernel,
             entry,
             module: Mutex::new(Some(module)),
@@ -77,12 +90,34 @@ impl CompiledKernel {
         &self.stats
     }
 
+    /// Bytes of the packed weight copies this kernel holds now ([`CompiledKernel::run_shared`]).
+    pub fn packed_bytes(&self) -> usize {
+        self.packable.iter().map(|(_, slot)| slot.bytes()).sum()
+    }
+
     /// Runs the kernel: reads `inputs`, writes `outputs` in place, with sym values `syms`.
     ///
     /// Errors, before anything runs, if the counts, dtypes or shapes (with `syms`
     /// substituted) do not match the declarations, a sym is negative, or (for kernels with
     /// syms) the accesses cannot be proved in bounds for these syms.
     pub fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor], syms: &[i64]) -> Result<(), JitError> {
+        self.run_shared(inputs, &[], outputs, syms)
+    }
+
+    /// [`CompiledKernel::run`], given also the shared handle of each input where the caller
+    /// has one (`handles[i]` is `inputs[i]`'s `Arc`; missing or `None` entries are inputs
+    /// without one). Dense weights passed by handle call after call are read from a packed
+    /// copy (module docs, "Packed weights"), which keeps a clone of the handle: callers must
+    /// not write into a tensor they share, which `Arc` already ensures.
+    ///
+    /// Errors: as [`CompiledKernel::run`].
+    pub fn run_shared(
+        &self,
+        inputs: &[&Tensor],
+        handles: &[Option<&Arc<Tensor>>],
+        outputs: &mut [Tensor],
+        syms: &[i64],
+    ) -> Result<(), JitError> {
         let k = &self.kernel;
         check_args(k, inputs, outputs, syms)?;
         if !k.syms.is_empty() {
@@ -114,13 +149,30 @@ impl CompiledKernel {
             };
             table.push(ptr.ok_or_else(|| JitError::Internal("buffer table".into()))?);
         }
+        // Held until the call returns: the table points into them.
+        let mut packed: SmallVec<[Arc<_>; 2]> = SmallVec::new();
+        for &((position, n, depth), ref slot) in &self.packable {
+            let handle = handles.get(position).copied().flatten();
+            // The packed copy must be of the very tensor the kernel reads.
+            let same = |h: &&Arc<Tensor>| inputs.get(position).is_some_and(|t| std::ptr::eq(&***h, *t));
+            match handle.filter(same).and_then(|h| slot.lookup(h, n, depth)) {
+                Some(p) => {
+                    table.push(Arc::as_ptr(&p).cast_mut().cast());
+                    packed.push(p);
+                }
+                None => table.push(std::ptr::null_mut()),
+            }
+        }
         // SAFETY: the kernel verified (ids, types, no stores to inputs) and every tensor has
         // the dtype and shape its buffer declares for these syms, so each address points to
         // exactly the elements the code expects; `check_bounds` proved (at compile time or
         // just now) that every access stays inside its buffer and every index divisor is
         // positive; inputs are shared borrows that the code only reads, outputs and temps
-        // are exclusive borrows that outlive the call, and no two entries alias.
+        // are exclusive borrows that outlive the call, and no two entries alias; each packed
+        // entry is null or a live copy of the very input tensor it stands for (checked above),
+        // which cannot change while the cache shares it.
         unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
+        drop(packed);
         if reuse {
             // kir promises zero-filled temps at the start of every call.
             temps.iter_mut().for_each(Tensor::fill_zero);

@@ -2,8 +2,13 @@
 //!
 //! - **ABI.** Each kernel is one function `extern "C" fn(buffers: *const *mut u8, syms:
 //!   *const i64)`: `buffers` holds one address per kir buffer in declaration order (inputs,
-//!   outputs and temps interleaved as declared), `syms` the sym values. [`CompiledKernel::run`]
-//!   is the safe way to call it.
+//!   outputs and temps interleaved as declared), then one per packable `gemm` weight operand
+//!   (`packed.rs`: its repacked copy, or null), `syms` the sym values.
+//!   [`CompiledKernel::run`] is the safe way to call it.
+//! - **Packed weights.** A one-row product over `[n, k]` weights the calls keep passing (a
+//!   dense layer's) reads them repacked into aligned panels, packed the second time a call
+//!   passes the same tensor and kept while the tensor lives (`pack_cache.rs`,
+//!   [`CompiledKernel::run_shared`]).
 //! - **Safety.** A kernel is verified before compilation, and its accesses are proved in
 //!   bounds ([`relay_compiler::kir::check_bounds`]) at compile time when it has no syms, or
 //!   before every call otherwise, so the generated loads and stores need no checks. Integer
@@ -26,6 +31,8 @@ mod gemv;
 mod kernel;
 mod math;
 mod ops;
+mod pack_cache;
+mod packed;
 mod vector;
 
 pub use kernel::{CompiledKernel, KernelStats};
@@ -116,11 +123,13 @@ impl Jit {
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();
         sig.params.extend([AbiParam::new(pointer), AbiParam::new(pointer)]);
-        let id = module.declare_function("kernel", Linkage::Local, &sig).map_err(codegen_error)?;
+        // The kernel's name is its symbol: cranelift-jit lists it in `/tmp/perf-<pid>.map`
+        // when run under `perf record`, so profiles name each kernel.
+        let id = module.declare_function(&kernel.name, Linkage::Local, &sig).map_err(codegen_error)?;
         let powf = declare_math(&mut module, "relay_jit_powf", F32)?;
         let pow = declare_math(&mut module, "relay_jit_pow", F64)?;
         let mut gemm_sig: Signature = module.make_signature();
-        gemm_sig.params.extend([AbiParam::new(pointer); 3]);
+        gemm_sig.params.extend([AbiParam::new(pointer); 4]);
         gemm_sig.params.extend([AbiParam::new(I64); 4]);
         let gemm =
             module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;

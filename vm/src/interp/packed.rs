@@ -117,13 +117,20 @@ impl Call<'_> {
             }
         }
         let mut ins: SmallVec<[&Tensor; 8]> = SmallVec::with_capacity(self.inputs.len());
+        let mut handles: SmallVec<[Option<&Arc<Tensor>>; 8]> = SmallVec::with_capacity(self.inputs.len());
         let mut next_scalar = scalars.iter();
         for &r in self.inputs {
             match window.get(r.0 as usize) {
-                Some(Some(Value::Tensor(t))) => ins.push(t),
+                Some(Some(Value::Tensor(t))) => {
+                    ins.push(t);
+                    handles.push(Some(t));
+                }
                 // Checked above: the rest are the scalars, in order.
                 _ => match next_scalar.next() {
-                    Some(t) => ins.push(t),
+                    Some(t) => {
+                        ins.push(t);
+                        handles.push(None);
+                    }
                     None => return Err(format!("read of empty register ${}", r.0)),
                 },
             }
@@ -152,12 +159,12 @@ impl Call<'_> {
                 None => return Err("internal: a kernel output is shared".into()),
             }
         }
-        let ran = k.run(&ins, &mut outs[..n]).map_err(|e| format!("{}: {e}", desc.op));
+        let ran = k.run_shared(&ins, &handles, &mut outs[..n]).map_err(|e| format!("{}: {e}", desc.op));
         for (t, o) in lent.into_iter().zip(outs.iter_mut()) {
             std::mem::swap(t, o);
         }
         ran?;
-        drop(ins);
+        drop((ins, handles));
         for (&r, t) in self.outputs.iter().zip(boxes.drain(..)) {
             let v = match ScalarValue::from_tensor(&t) {
                 Some(s) => {

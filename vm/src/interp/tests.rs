@@ -360,3 +360,60 @@ fn last_uses_move_values_without_losing_shared_ones() {
     let Value::Adt(h) = &host else { panic!("not a tuple") };
     assert_eq!(int(Ok(h.fields[0].clone())), 5, "a shared cell keeps its fields");
 }
+
+/// A kernel that reports, per input, whether `run_shared` gave it the input's own handle.
+struct Handles;
+
+impl Kernel for Handles {
+    fn output_types(&self, _: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        Ok(vec![(DType::I32, vec![2])])
+    }
+    fn run(&self, _: &[&Tensor], _: &mut [Tensor]) -> Result<(), String> {
+        Err("the VM calls run_shared".into())
+    }
+    fn run_shared(
+        &self,
+        inputs: &[&Tensor],
+        handles: &[Option<&Arc<Tensor>>],
+        outputs: &mut [Tensor],
+    ) -> Result<(), String> {
+        for (i, (t, h)) in inputs.iter().zip(handles).enumerate() {
+            let own = h.is_some_and(|h| std::ptr::eq(&**h, *t));
+            outputs[0].set(i, relay_devices::Scalar::Int(i64::from(own)));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn kernels_get_the_handles_of_tensor_inputs() {
+    // shared(w, n) = InvokePacked(w, n): `w` a tensor register, `n` an unboxed scalar.
+    let main = func(
+        "main",
+        2,
+        3,
+        vec![
+            AllocTensor { dst: Reg(2), dtype: DType::I32, shape: vec![2].into() },
+            InvokePacked {
+                kernel: crate::operand::KernelIdx(0),
+                inputs: vec![Reg(0), Reg(1)].into(),
+                outputs: vec![Reg(2)].into(),
+            },
+            Ret { src: Reg(2) },
+        ],
+    );
+    let desc = crate::executable::KernelDesc {
+        op: "handles".into(),
+        attrs: vec![],
+        num_inputs: 2,
+        num_outputs: 1,
+        kernel: None,
+    };
+    let exe = Executable { functions: vec![main], kernels: vec![desc], ..Default::default() };
+    let kernels: Vec<Arc<dyn Kernel>> = vec![Arc::new(Handles)];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    let w = Value::from_tensor(Tensor::from_vec(vec![3], vec![1f32, 2.0, 3.0]).unwrap());
+    let out = vm.invoke("main", vec![w, i32v(7)]).expect("run");
+    let Value::Tensor(t) = out else { panic!("not a tensor: {}", out.kind()) };
+    assert_eq!(t.as_slice::<i32>().unwrap(), &[1, 0]);
+}
