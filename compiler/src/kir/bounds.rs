@@ -36,14 +36,16 @@ pub enum BoundsError {
     Malformed,
 }
 
+/// A closed interval `lo..=hi` of index values (`i128`, so products of `i64` bounds cannot
+/// wrap). Shared with the index simplifier ([`super::simplify_indices`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Range {
-    lo: i128,
-    hi: i128,
+pub(super) struct Range {
+    pub(super) lo: i128,
+    pub(super) hi: i128,
 }
 
 impl Range {
-    fn point(v: i64) -> Range {
+    pub(super) fn point(v: i64) -> Range {
         Range { lo: v.into(), hi: v.into() }
     }
 
@@ -60,6 +62,36 @@ impl Range {
         let lo = c.iter().copied().min().unwrap_or(0);
         let hi = c.iter().copied().max().unwrap_or(0);
         Range::checked(lo, hi)
+    }
+
+    /// The range of `op(x, y)` for every `x` in `a` and `y` in `b`.
+    ///
+    /// # Errors
+    /// [`BoundsError::Overflow`] when the result may leave `i64`, [`BoundsError::Divisor`]
+    /// when a divisor may be `<= 0`.
+    pub(super) fn bin(op: IndexOp, a: Range, b: Range) -> Result<Range, BoundsError> {
+        match op {
+            IndexOp::Add => Range::checked(a.lo + b.lo, a.hi + b.hi),
+            IndexOp::Sub => Range::checked(a.lo - b.hi, a.hi - b.lo),
+            IndexOp::Mul => Range::from_corners([a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]),
+            IndexOp::FloorDiv => {
+                positive(b)?;
+                // Floor division by a positive divisor is monotone in each argument,
+                // so the extremes are at the corners.
+                let d = |x: i128, y: i128| x.div_euclid(y);
+                Range::from_corners([d(a.lo, b.lo), d(a.lo, b.hi), d(a.hi, b.lo), d(a.hi, b.hi)])
+            }
+            IndexOp::FloorMod => {
+                positive(b)?;
+                if a.lo >= 0 && a.hi < b.lo {
+                    Ok(a)
+                } else {
+                    Ok(Range { lo: 0, hi: b.hi - 1 })
+                }
+            }
+            IndexOp::Min => Ok(Range { lo: a.lo.min(b.lo), hi: a.hi.min(b.hi) }),
+            IndexOp::Max => Ok(Range { lo: a.lo.max(b.lo), hi: a.hi.max(b.hi) }),
+        }
     }
 }
 
@@ -174,28 +206,7 @@ impl Prover<'_> {
             }
             Index::Bin(op, a, b) => {
                 let (a, b) = (self.index(a)?, self.index(b)?);
-                match op {
-                    IndexOp::Add => Range::checked(a.lo + b.lo, a.hi + b.hi),
-                    IndexOp::Sub => Range::checked(a.lo - b.hi, a.hi - b.lo),
-                    IndexOp::Mul => Range::from_corners([a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]),
-                    IndexOp::FloorDiv => {
-                        positive(b)?;
-                        // Floor division by a positive divisor is monotone in each argument,
-                        // so the extremes are at the corners.
-                        let d = |x: i128, y: i128| x.div_euclid(y);
-                        Range::from_corners([d(a.lo, b.lo), d(a.lo, b.hi), d(a.hi, b.lo), d(a.hi, b.hi)])
-                    }
-                    IndexOp::FloorMod => {
-                        positive(b)?;
-                        if a.lo >= 0 && a.hi < b.lo {
-                            Ok(a)
-                        } else {
-                            Ok(Range { lo: 0, hi: b.hi - 1 })
-                        }
-                    }
-                    IndexOp::Min => Ok(Range { lo: a.lo.min(b.lo), hi: a.hi.min(b.hi) }),
-                    IndexOp::Max => Ok(Range { lo: a.lo.max(b.lo), hi: a.hi.max(b.hi) }),
-                }
+                Range::bin(*op, a, b)
             }
         }
     }
@@ -210,7 +221,7 @@ fn positive(r: Range) -> Result<(), BoundsError> {
 }
 
 /// The values an integer or bool expression of `dtype` can take, as an `i64` index.
-fn dtype_range(dtype: DType) -> Range {
+pub(super) fn dtype_range(dtype: DType) -> Range {
     let bits = u32::from(dtype.bits.clamp(1, 64));
     match dtype.code {
         DTypeCode::Bool => Range { lo: 0, hi: 1 },

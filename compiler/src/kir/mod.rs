@@ -92,6 +92,7 @@ mod intrinsics;
 mod print;
 mod semantics;
 mod serialize;
+mod simplify;
 mod stmt;
 mod verify;
 
@@ -101,6 +102,7 @@ pub use call::{buffer_shape, check_args, infer_syms, CallError};
 pub use expr::{BinOp, Expr, Index, IndexOp, Literal, UnOp};
 pub use hash::StructuralKey;
 pub use semantics::{cast, eval_binary, eval_unary};
+pub use simplify::simplify_indices;
 pub use stmt::{LoopKind, Stmt};
 pub use verify::{VerifyError, MAX_DEPTH};
 
