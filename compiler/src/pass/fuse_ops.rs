@@ -218,11 +218,15 @@ impl Fuse<'_> {
             let pattern = self.pattern(m, f, args, value)?;
             let out = self.types.expr(m, value)?;
             let index = nodes.len();
-            for &a in args {
+            for (position, &a) in args.iter().enumerate() {
                 let ExprKind::Var(v) = m.expr(a).kind else { continue };
                 let Some(&p) = node_of.get(&v) else { continue };
                 let edge = match pattern {
                     OpPattern::Broadcast if self.types.expr(m, a)? == out => OpPattern::ElemWise,
+                    // An anchor's operands after its data (weights, kernels) must reach it
+                    // as whole buffers, which its native products need: nothing fuses in
+                    // through them.
+                    OpPattern::OutEWiseFusable if position > 0 => OpPattern::Opaque,
                     p => p,
                 };
                 nodes[p].outputs.push((index, edge));
@@ -401,7 +405,15 @@ fn partition(nodes: &[Node], max_group_size: usize) -> Vec<usize> {
                 }
             } else if group_pattern == OpPattern::Injective
                 && phase == 1
-                && g.check_path(nodes, i, parent, |k, _| k <= OpPattern::Injective)
+                && (g.check_path(nodes, i, parent, |k, _| k <= OpPattern::Injective)
+                    || dom_pattern == OpPattern::OutEWiseFusable
+                        && g.check_path(nodes, i, parent, |k, sink| {
+                            if sink {
+                                k == OpPattern::OutEWiseFusable
+                            } else {
+                                k <= OpPattern::Injective
+                            }
+                        }))
             {
                 g.commit(nodes, i, parent);
             }

@@ -126,9 +126,10 @@ fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) ->
     })))
 }
 
-/// `out[.., j]` from [`relay_compiler::kir::Stmt::Gemm`] when both operands are whole
-/// float32 buffers (`a` as `[Π lead, kdim]`), the epilogue reading its result; `None` for
-/// anything else, which gets loops.
+/// `out[.., j]` from [`relay_compiler::kir::Stmt::Gemm`] when both operands are float32 and
+/// `b` is a whole buffer (`a` as `[Π lead, kdim]`), the epilogue reading its result; `None`
+/// for anything else, which gets loops. A computed `a` — operators FuseOps fused into the
+/// anchor's data input, such as an embedding lookup — is first written to a temp, once.
 fn native_product(
     a: &LazyTensor,
     b: &LazyTensor,
@@ -139,10 +140,23 @@ fn native_product(
     b_transposed: bool,
 ) -> Option<TensorDef> {
     let floats = [a.dtype, b.dtype, dtype].iter().all(|&d| d == DType::F32);
-    let (true, Some(abuf), Some(bbuf)) = (floats, a.buffer(), b.buffer()) else { return None };
+    let (true, Some(bbuf)) = (floats, b.buffer()) else { return None };
     let rows: i64 = lead.iter().product();
-    let lead = lead.to_vec();
+    let (a, lead) = (a.clone(), lead.to_vec());
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
+        let abuf = match a.buffer() {
+            Some(buf) => buf,
+            None => {
+                let data = k.temp("data", DType::F32, [rows * kdim]);
+                for_each_index(k, &a.shape, LoopKind::Vectorize, &mut |k, idx| {
+                    let flat =
+                        idx.iter().zip(&a.shape).fold(Index::Const(0), |acc, (i, &d)| acc * d + i.clone());
+                    let v = a.at(k, idx);
+                    k.store(data, flat, v);
+                });
+                data
+            }
+        };
         let t = k.temp("gemm", DType::F32, [rows * units]);
         k.gemm(t, abuf, bbuf, rows, units, kdim, b_transposed);
         let mut row_epilogue = |k: &mut KernelBuilder, li: &[Index]| {
