@@ -25,10 +25,10 @@ pub trait Kernel: Send + Sync {
 
     /// [`Kernel::run`], given also each input's shared handle where the VM has one
     /// (`handles[i]` is `inputs[i]`'s `Arc`; `None` for unboxed scalars). A kernel may keep a
-    /// clone of a handle to cache something derived from that input — the JIT keeps dense
-    /// weights repacked for its matrix-vector product — because the VM writes only into
-    /// tensors it holds alone: a tensor whose handle is shared cannot change. The default
-    /// ignores the handles.
+    /// clone or a `Weak` of a handle to cache something derived from that input — the JIT
+    /// keeps dense weights repacked for its matrix-vector product — because the VM writes
+    /// only into tensors it gets from `Arc::get_mut`, which refuses while either exists. The
+    /// default ignores the handles.
     ///
     /// # Errors
     /// As [`Kernel::run`].

@@ -107,8 +107,8 @@ impl CompiledKernel {
     /// [`CompiledKernel::run`], given also the shared handle of each input where the caller
     /// has one (`handles[i]` is `inputs[i]`'s `Arc`; missing or `None` entries are inputs
     /// without one). Dense weights passed by handle call after call are read from a packed
-    /// copy (module docs, "Packed weights"), which keeps a clone of the handle: callers must
-    /// not write into a tensor they share, which `Arc` already ensures.
+    /// copy (module docs, "Packed weights"), which keeps a `Weak` of the handle: `Arc` then
+    /// lets nobody write into the tensor in place.
     ///
     /// Errors: as [`CompiledKernel::run`].
     pub fn run_shared(
@@ -170,7 +170,7 @@ impl CompiledKernel {
         // positive; inputs are shared borrows that the code only reads, outputs and temps
         // are exclusive borrows that outlive the call, and no two entries alias; each packed
         // entry is null or a live copy of the very input tensor it stands for (checked above),
-        // which cannot change while the cache shares it.
+        // which cannot change while the cache holds a `Weak` of it.
         unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
         drop(packed);
         if reuse {

@@ -2,10 +2,12 @@
 //!
 //! Packing costs a few products' worth of time, so an operand is packed the second time a
 //! call passes the same tensor — weights, passed to every call — and a one-off matrix never
-//! is. A packed copy is valid exactly while its tensor is unchanged, and the cache holds a
-//! clone of the tensor's `Arc`: the VM writes only into tensors it holds alone, so a tensor
-//! the cache shares cannot change, and its address cannot be reused while the cache keeps it
-//! alive. Entries that only the cache still holds can never be passed again and are dropped.
+//! is. A packed copy is valid exactly while its tensor is alive and unchanged, and the cache
+//! holds a `Weak` of the tensor's `Arc`, which keeps both true without keeping the weights
+//! alive: while a `Weak` exists, `Arc::get_mut` refuses everyone (the VM writes only into
+//! tensors it gets that way) and `Arc::make_mut` moves the tensor to a new allocation, so the
+//! tensor at the cached address cannot change, and that address cannot be reused by another
+//! tensor. An entry whose tensor died is dropped at the slot's next lookup.
 
 use super::packed::PackedMatrix;
 use relay_devices::Tensor;
@@ -24,7 +26,7 @@ pub(crate) struct PackSlot {
 struct SlotState {
     /// The last tensor seen unpacked: packed if it comes again.
     candidate: Weak<Tensor>,
-    packed: Vec<(Arc<Tensor>, Arc<PackedMatrix>)>,
+    packed: Vec<(Weak<Tensor>, Arc<PackedMatrix>)>,
 }
 
 impl PackSlot {
@@ -32,8 +34,10 @@ impl PackSlot {
     /// second call in a row to pass it (then it is packed now); `None` otherwise.
     pub(crate) fn lookup(&self, t: &Arc<Tensor>, n: usize, k: usize) -> Option<Arc<PackedMatrix>> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.packed.retain(|(held, _)| Arc::strong_count(held) > 1);
-        if let Some((_, p)) = state.packed.iter().find(|(held, _)| Arc::ptr_eq(held, t)) {
+        state.packed.retain(|(seen, _)| seen.strong_count() > 0);
+        if let Some((_, p)) =
+            state.packed.iter().find(|(seen, _)| std::ptr::eq(seen.as_ptr(), Arc::as_ptr(t)))
+        {
             return Some(p.clone());
         }
         if !std::ptr::eq(state.candidate.as_ptr(), Arc::as_ptr(t)) || state.candidate.strong_count() == 0 {
@@ -44,7 +48,7 @@ impl PackSlot {
         if state.packed.len() == ENTRIES {
             state.packed.remove(0);
         }
-        state.packed.push((t.clone(), packed.clone()));
+        state.packed.push((Arc::downgrade(t), packed.clone()));
         state.candidate = Weak::new();
         Some(packed)
     }
@@ -77,11 +81,18 @@ mod tests {
         assert_eq!(p.shape(), (20, 3));
         assert_eq!(slot.bytes(), 2 * 3 * 64, "two 16-lane vectors per input");
         assert!(Arc::ptr_eq(&p, &slot.lookup(&w, 20, 3).unwrap()), "kept");
-        // The cache shares the tensor, so the VM cannot write into it while it is cached.
-        assert_eq!(Arc::strong_count(&w), 2);
+        // The cache does not keep the weights alive, but nobody can write into them while it
+        // knows them: `get_mut` refuses, `make_mut` moves them to a new address.
+        let mut w = w;
+        assert_eq!(Arc::strong_count(&w), 1);
+        assert!(Arc::get_mut(&mut w).is_none());
+        Arc::make_mut(&mut w);
+        assert!(slot.lookup(&w, 20, 3).is_none(), "a moved tensor is not the packed one");
+        assert_eq!(slot.bytes(), 0, "the packed copy of the old address is dropped");
+        assert!(slot.lookup(&w, 20, 3).is_some(), "the moved tensor is packed on its second call");
         drop(w);
         assert!(slot.lookup(&other, 20, 3).is_none());
-        assert_eq!(slot.bytes(), 0, "a tensor only the cache holds is dropped");
+        assert_eq!(slot.bytes(), 0, "a dead tensor's packed copy is dropped");
     }
 
     #[test]
