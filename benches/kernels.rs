@@ -46,7 +46,10 @@ fn arg(shape: Vec<usize>, seed: usize) -> Value {
 fn bench_products(c: &mut Criterion) {
     for (group_name, shapes) in [
         ("gemv", &[(1, 450, 300), (1, 450, 150), (1, 150, 150), (1, 512, 128)][..]),
-        ("gemm", &[(4, 450, 300), (8, 450, 300), (19, 450, 300), (64, 256, 256)][..]),
+        (
+            "gemm",
+            &[(4, 450, 300), (8, 450, 300), (19, 450, 300), (31, 450, 300), (32, 450, 300), (64, 256, 256)][..],
+        ),
     ] {
         let mut group = c.benchmark_group(group_name);
         for &(m, n, k) in shapes {

@@ -215,21 +215,26 @@ fn gemm_then_epilogue() {
 }
 
 /// Weights passed by shared handle call after call are read packed from the second call on
-/// (`run_shared`); results stay those of the interpreter, and a different weight tensor, or
+/// (`run_shared`), for one row and for a few; results stay those of the interpreter, and a different weight tensor, or
 /// the same values in a new tensor, is never read through another tensor's packed copy.
 #[test]
 fn shared_weights_are_read_packed_with_the_same_results() {
-    for (units, k_dim) in [(450, 300), (150, 150), (5, 150), (17, 3)] {
+    for (rows, units, k_dim) in
+        [(1, 450, 300), (1, 150, 150), (1, 5, 150), (1, 17, 3), (4, 450, 300), (7, 17, 3)]
+    {
         let mut kb = KernelBuilder::new("dense_bias");
-        let x = kb.input("x", DType::F32, [1, k_dim]);
+        let x = kb.input("x", DType::F32, [rows, k_dim]);
         let w = kb.input("w", DType::F32, [units, k_dim]);
         let b = kb.input("b", DType::F32, [units]);
-        let out = kb.output("out", DType::F32, [1, units]);
-        let t = kb.temp("t", DType::F32, [units]);
-        kb.gemm(t, x, w, 1, units, k_dim, true);
-        kb.for_(units, LoopKind::Vectorize, |kb, j| {
-            let v = kb.load(t, std::slice::from_ref(&j)) + kb.load(b, std::slice::from_ref(&j));
-            kb.store(out, j, v);
+        let out = kb.output("out", DType::F32, [rows, units]);
+        let t = kb.temp("t", DType::F32, [rows * units]);
+        kb.gemm(t, x, w, rows, units, k_dim, true);
+        kb.for_(rows, LoopKind::Serial, |kb, i| {
+            kb.for_(units, LoopKind::Vectorize, |kb, j| {
+                let flat = i.clone() * units + j.clone();
+                let v = kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j));
+                kb.store(out, flat, v);
+            });
         });
         let kernel = kb.finish().unwrap();
         let compiled = jit().compile(&kernel).unwrap();

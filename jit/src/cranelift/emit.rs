@@ -11,7 +11,7 @@
 //! bounds before the code can run, and index divisors positive.
 
 use super::ops::{scalar_type, vector_type, Ops};
-use super::packed::packable_operands;
+use super::packed::{packable_operands, reads_packed};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -184,8 +184,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
                 let packed = self.packed.iter().find(|(buf, pn, pk, _)| {
                     buf == b
-                        && *trans_b
-                        && *m == 1
+                        && reads_packed(*m, *trans_b)
                         && i64::try_from(*pn) == Ok(*n)
                         && i64::try_from(*pk) == Ok(*k)
                 });

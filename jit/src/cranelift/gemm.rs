@@ -1,12 +1,13 @@
 //! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
-//! JIT code calls: one row (a dense layer on one vector) and a few rows over `[n, k]` weights
-//! take the AVX-512 GEMV routines of `gemv.rs` — bound by reading the matrix, where the `gemm`
-//! crate's packing costs more than it saves — and everything else the `gemm` crate (packed,
-//! cache-blocked, AVX-512 micro-kernels; single-threaded here). Figures:
-//! `cargo bench --bench kernels`, ARCHITECTURE.md.
+//! JIT code calls: up to 31 rows over `[n, k]` weights that have a packed copy (`packed.rs`:
+//! weights the calls keep passing) take the packed product; otherwise one row (a dense layer
+//! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
+//! reading the matrix, where the `gemm` crate's packing costs more than it saves — and
+//! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels;
+//! single-threaded here). Figures: `cargo bench --bench kernels`, ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
-use super::packed::PackedMatrix;
+use super::packed::{PackedMatrix, PACKED_MAX_ROWS};
 
 /// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
 /// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
@@ -53,8 +54,8 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     let trans_b = trans_b != 0;
     // SAFETY: null or a live packed copy of `b` (see above).
     if let Some(p) = unsafe { packed.as_ref() } {
-        if trans_b && m == 1 && p.shape() == (n, k) {
-            return p.gemv(out, a);
+        if trans_b && m < PACKED_MAX_ROWS && p.shape() == (n, k) {
+            return p.gemm_rows(out, a);
         }
     }
     if trans_b && m == 1 {

@@ -19,6 +19,9 @@ use relay_compiler::kir::{BufferId, BufferRole, Kernel, Stmt};
 const PANEL: usize = 8;
 /// Lanes per vector.
 const LANES: usize = 16;
+/// Rows (vectors of a dense layer's input) per pass over a panel: 3 × [`PANEL`] accumulators
+/// and 3 broadcasts fill most of the 32 vector registers.
+const ROWS: usize = 3;
 /// Matrices larger than this (elements; 64 MB of float32) are not repacked: they stream from
 /// memory, where line splits cost little, and a copy would double their footprint.
 const MAX_ELEMENTS: usize = 1 << 24;
@@ -89,34 +92,81 @@ impl PackedMatrix {
         std::mem::size_of_val(self.data.as_slice())
     }
 
-    /// `out[i] = Σ_{j < k} w[i·k + j] · x[j]` for `i < n`, summed in order of `j` (one fused
-    /// multiply-add per term with AVX-512). Lengths that do not fit (`out.len() != n` or
-    /// `x.len() != k`) give zeros, as [`super::gemv::gemv`] does.
-    pub(crate) fn gemv(&self, out: &mut [f32], x: &[f32]) {
-        if out.len() != self.n || x.len() != self.k {
+    /// `out[i·n + c] = Σ_{j < k} x[i·k + j] · w[c·k + j]` for every row `i` of `x` (`m =
+    /// x.len() / k` rows; a dense layer on `m` vectors) and `c < n`, each output summed in
+    /// order of `j` with one fused multiply-add per term (with AVX-512), so a row's result does
+    /// not depend on the rows computed with it. Up to [`ROWS`] rows share each pass over a
+    /// panel. Lengths that do not fit (`x.len()` not a multiple of `k`, `out.len() != m·n`)
+    /// give zeros, as [`super::gemv::gemv`] does.
+    pub(crate) fn gemm_rows(&self, out: &mut [f32], x: &[f32]) {
+        self.product(out, x, avx512());
+    }
+
+    /// [`PackedMatrix::gemm_rows`] with AVX-512 (`vector`) or without.
+    fn product(&self, out: &mut [f32], x: &[f32], vector: bool) {
+        let (n, k) = (self.n, self.k);
+        if !x.len().is_multiple_of(k) || out.len() != x.len() / k * n {
             out.fill(0.0);
             return;
         }
+        let m = x.len() / k;
         let mut start = 0;
         let mut panels = self.data.as_slice();
-        while start < self.n {
-            let nv = panel_vectors(start, self.n);
-            let (panel, rest) = panels.split_at(nv * self.k);
-            let end = (start + nv * LANES).min(self.n);
-            let out = &mut out[start..end];
-            #[cfg(target_arch = "x86_64")]
-            if avx512() {
-                // SAFETY: the CPU has AVX-512F; `panel` holds `k` groups of `nv` vectors and
-                // `out` the panel's outputs (checked by `x86::panel`).
-                unsafe { x86::panel(out, panel, x, nv) };
-                start = end;
-                panels = rest;
-                continue;
+        while start < n {
+            let nv = panel_vectors(start, n);
+            let (panel, rest) = panels.split_at(nv * k);
+            let end = (start + nv * LANES).min(n);
+            let mut i = 0;
+            while i < m {
+                let rows = (m - i).min(ROWS);
+                let block = Block {
+                    out: &mut out[i * n..(i + rows) * n],
+                    x: &x[i * k..(i + rows) * k],
+                    n,
+                    k,
+                    outputs: start..end,
+                };
+                #[cfg(target_arch = "x86_64")]
+                if vector {
+                    // SAFETY: `vector` only when the CPU has AVX-512F.
+                    unsafe { x86::panel(block, panel, nv) };
+                    i += rows;
+                    continue;
+                }
+                panel_portable(block, panel, nv);
+                i += rows;
             }
-            panel_portable(out, panel, x, nv);
             start = end;
             panels = rest;
         }
+    }
+}
+
+/// Up to [`ROWS`] rows of a product against one panel: `out` and `x` hold exactly those rows
+/// (`n` and `k` elements each), the panel computes outputs `outputs` of each row.
+struct Block<'a> {
+    out: &'a mut [f32],
+    x: &'a [f32],
+    n: usize,
+    k: usize,
+    outputs: std::ops::Range<usize>,
+}
+
+impl Block<'_> {
+    fn rows(&self) -> usize {
+        self.x.len() / self.k.max(1)
+    }
+
+    /// Whether the block fits a panel of `nv` vectors of `panel_len` lanes groups.
+    fn fits(&self, nv: usize, panel_len: usize) -> bool {
+        let len = self.outputs.len();
+        self.k > 0
+            && self.x.len() == self.rows() * self.k
+            && self.out.len() == self.rows() * self.n
+            && self.outputs.end <= self.n
+            && len <= nv * LANES
+            && len + LANES > nv * LANES
+            && panel_len == nv * self.k
     }
 }
 
@@ -132,27 +182,46 @@ fn avx512() -> bool {
 }
 
 /// One panel without vector instructions (the definition the AVX-512 code follows).
-fn panel_portable(out: &mut [f32], panel: &[Lanes], x: &[f32], nv: usize) {
-    let mut acc = [0f32; PANEL * LANES];
-    for (group, &xj) in panel.chunks_exact(nv).zip(x) {
-        for (v, lanes) in group.iter().enumerate() {
-            for (a, &w) in acc[v * LANES..(v + 1) * LANES].iter_mut().zip(&lanes.0) {
-                *a = w.mul_add(xj, *a);
+fn panel_portable(block: Block<'_>, panel: &[Lanes], nv: usize) {
+    if !block.fits(nv, panel.len()) {
+        block.out.fill(0.0);
+        return;
+    }
+    let (n, k, outputs) = (block.n, block.k, block.outputs.clone());
+    for (row, x) in block.out.chunks_exact_mut(n).zip(block.x.chunks_exact(k)) {
+        let mut acc = [0f32; PANEL * LANES];
+        for (group, &xj) in panel.chunks_exact(nv).zip(x) {
+            for (v, lanes) in group.iter().enumerate() {
+                for (a, &w) in acc[v * LANES..(v + 1) * LANES].iter_mut().zip(&lanes.0) {
+                    *a = w.mul_add(xj, *a);
+                }
             }
         }
+        row[outputs.clone()].copy_from_slice(&acc[..outputs.len()]);
     }
-    out.copy_from_slice(&acc[..out.len()]);
 }
 
-/// The input buffers a kernel's `gemm` statements could read packed: the `[n, k]` weights
-/// (`trans_b`) of a one-row product, as `(buffer, n, k)`, each once, in buffer order. The
-/// JIT's buffer table has one extra entry per operand, after the kernel's buffers, holding
-/// its [`PackedMatrix`] or null.
+/// Below this many rows, a product over packed weights reads them packed rather than going
+/// to the `gemm` crate. Measured through the VM on 450×300 weights (`cargo bench --bench
+/// kernels`): 19 rows packed 40 µs, the crate 69; 31 rows packed 64 µs (130 GFLOP/s), 32
+/// rows by the crate 88 (98 GFLOP/s). Past this, weights larger than the L2 cache would be
+/// re-read every [`ROWS`] rows, where the crate blocks for the cache.
+pub(crate) const PACKED_MAX_ROWS: usize = 32;
+
+/// Whether a product of `m` rows reads its right operand packed (when it has a packed copy):
+/// `[n, k]` weights (`trans_b`) and fewer than [`PACKED_MAX_ROWS`] rows.
+pub(crate) fn reads_packed(m: i64, trans_b: bool) -> bool {
+    trans_b && (1..PACKED_MAX_ROWS as i64).contains(&m)
+}
+
+/// The input buffers a kernel's `gemm` statements could read packed ([`reads_packed`]), as
+/// `(buffer, n, k)`, each once, in buffer order. The JIT's buffer table has one extra entry
+/// per operand, after the kernel's buffers, holding its [`PackedMatrix`] or null.
 pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<(BufferId, usize, usize)> {
     fn walk(k: &Kernel, body: &[Stmt], found: &mut Vec<(BufferId, usize, usize)>) {
         for s in body {
             match s {
-                Stmt::Gemm { b, m: 1, n, k: depth, trans_b: true, .. } => {
+                Stmt::Gemm { b, m, n, k: depth, trans_b, .. } if reads_packed(*m, *trans_b) => {
                     let input = k.buffers.get(b.index()).is_some_and(|d| d.role == BufferRole::Input);
                     let (Ok(n), Ok(depth)) = (usize::try_from(*n), usize::try_from(*depth)) else { continue };
                     if input && !found.contains(&(*b, n, depth)) {
@@ -176,50 +245,67 @@ pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<(BufferId, usize, usize)
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Lanes, LANES, PANEL};
+    use super::{Block, Lanes, LANES, ROWS};
     use std::arch::x86_64::*;
 
-    /// One panel of `nv` output vectors.
+    /// One panel of `nv` output vectors for the block's rows.
     ///
     /// # Safety
     /// The CPU must have AVX-512F.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn panel(out: &mut [f32], panel: &[Lanes], x: &[f32], nv: usize) {
-        // One monomorphised loop per width keeps the accumulators in registers.
+    pub(super) unsafe fn panel(block: Block<'_>, panel: &[Lanes], nv: usize) {
+        if !block.fits(nv, panel.len()) || block.rows() == 0 || block.rows() > ROWS {
+            block.out.fill(0.0);
+            return;
+        }
+        // One monomorphised loop per shape keeps the accumulators in registers.
+        macro_rules! rows {
+            ($nv:literal) => {
+                match block.rows() {
+                    1 => unsafe { panel_of::<$nv, 1>(block, panel) },
+                    2 => unsafe { panel_of::<$nv, 2>(block, panel) },
+                    _ => unsafe { panel_of::<$nv, ROWS>(block, panel) },
+                }
+            };
+        }
         match nv {
-            1 => unsafe { panel_of::<1>(out, panel, x) },
-            2 => unsafe { panel_of::<2>(out, panel, x) },
-            3 => unsafe { panel_of::<3>(out, panel, x) },
-            4 => unsafe { panel_of::<4>(out, panel, x) },
-            5 => unsafe { panel_of::<5>(out, panel, x) },
-            6 => unsafe { panel_of::<6>(out, panel, x) },
-            7 => unsafe { panel_of::<7>(out, panel, x) },
-            _ => unsafe { panel_of::<PANEL>(out, panel, x) },
+            1 => rows!(1),
+            2 => rows!(2),
+            3 => rows!(3),
+            4 => rows!(4),
+            5 => rows!(5),
+            6 => rows!(6),
+            7 => rows!(7),
+            _ => rows!(8),
         }
     }
 
     /// # Safety
-    /// The CPU must have AVX-512F.
+    /// The CPU must have AVX-512F; `block` fits a panel of `NV` vectors and has `R` rows.
     #[target_feature(enable = "avx512f")]
-    unsafe fn panel_of<const NV: usize>(out: &mut [f32], panel: &[Lanes], x: &[f32]) {
-        if out.len() > NV * LANES || out.len() + LANES <= NV * LANES || panel.len() != NV * x.len() {
-            out.fill(0.0);
-            return;
-        }
-        let mut acc = [_mm512_setzero_ps(); NV];
-        for (group, &xj) in panel.chunks_exact(NV).zip(x) {
-            let xb = _mm512_set1_ps(xj);
-            for (a, lanes) in acc.iter_mut().zip(group) {
+    unsafe fn panel_of<const NV: usize, const R: usize>(block: Block<'_>, panel: &[Lanes]) {
+        let (n, k, start, len) = (block.n, block.k, block.outputs.start, block.outputs.len());
+        let xs: [&[f32]; R] = std::array::from_fn(|r| &block.x[r * k..(r + 1) * k]);
+        let mut acc = [[_mm512_setzero_ps(); NV]; R];
+        for (j, group) in panel.chunks_exact(NV).enumerate() {
+            let xb: [__m512; R] = std::array::from_fn(|r| _mm512_set1_ps(xs[r][j]));
+            for (v, lanes) in group.iter().enumerate() {
                 // SAFETY: `Lanes` is 16 floats aligned to 64 bytes.
-                *a = _mm512_fmadd_ps(unsafe { _mm512_load_ps(lanes.0.as_ptr()) }, xb, *a);
+                let w = unsafe { _mm512_load_ps(lanes.0.as_ptr()) };
+                for r in 0..R {
+                    acc[r][v] = _mm512_fmadd_ps(w, xb[r], acc[r][v]);
+                }
             }
         }
-        for (v, a) in acc.iter().enumerate() {
-            let lanes = (out.len() - v * LANES).min(LANES);
-            let mask: __mmask16 = ((1u32 << lanes) - 1) as __mmask16;
-            // SAFETY: the masked store writes `lanes` floats from `v · 16`, inside `out`
-            // (checked above: the last vector has 1..=16 valid lanes).
-            unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(v * LANES), mask, *a) };
+        for (row, acc) in block.out.chunks_exact_mut(n).zip(&acc) {
+            let out = &mut row[start..start + len];
+            for (v, a) in acc.iter().enumerate() {
+                let lanes = (len - v * LANES).min(LANES);
+                let mask: __mmask16 = ((1u32 << lanes) - 1) as __mmask16;
+                // SAFETY: the masked store writes `lanes` floats from `v · 16`, inside `out`
+                // (`fits`: the last vector has 1..=16 valid lanes).
+                unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(v * LANES), mask, *a) };
+            }
         }
     }
 }
@@ -240,31 +326,31 @@ mod tests {
 
     #[test]
     fn the_packed_product_matches_the_definition() {
-        // Panels of 1..=8 vectors, partial last vectors, one row, one column.
+        // Panels of 1..=8 vectors, partial last vectors, one column; 1 to 7 rows (blocks of
+        // three and the rest).
         for (n, k) in [(1, 1), (5, 3), (16, 7), (17, 33), (128, 9), (150, 150), (450, 300), (129, 1)] {
-            let (w, x) = matrix(n, k);
-            let want = definition(&w, &x, n, k);
-            let close = |got: &[f32]| {
-                got.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0))
-            };
+            let (w, _) = matrix(n, k);
             let packed = PackedMatrix::pack(&w, n, k);
-            let mut out = vec![f32::NAN; n];
-            packed.gemv(&mut out, &x);
-            assert!(close(&out), "{n}x{k}");
-            let mut portable = vec![f32::NAN; n];
-            let mut start = 0;
-            let mut panels = packed.data.as_slice();
-            while start < n {
-                let nv = panel_vectors(start, n);
-                let (panel, rest) = panels.split_at(nv * k);
-                let end = (start + nv * LANES).min(n);
-                panel_portable(&mut portable[start..end], panel, &x, nv);
-                (start, panels) = (end, rest);
-            }
-            assert!(close(&portable), "portable {n}x{k}");
-            // Both sum each output in order of `j` with fused multiply-adds: the same bits.
-            if avx512() {
-                assert_eq!(out, portable, "{n}x{k}");
+            for m in [1, 2, 3, 4, 5, 7] {
+                let x: Vec<f32> = (0..m * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+                let want: Vec<f64> = x.chunks_exact(k).flat_map(|row| definition(&w, row, n, k)).collect();
+                let close = |got: &[f32]| {
+                    got.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0))
+                };
+                let mut out = vec![f32::NAN; m * n];
+                packed.gemm_rows(&mut out, &x);
+                assert!(close(&out), "{m}x{n}x{k}");
+                let mut portable = vec![f32::NAN; m * n];
+                packed.product(&mut portable, &x, false);
+                assert!(close(&portable), "portable {m}x{n}x{k}");
+                // Every path sums each output in order of `j` with fused multiply-adds: the
+                // same bits, whichever rows are computed together.
+                assert_eq!(out, portable, "{m}x{n}x{k}");
+                for (i, row) in x.chunks_exact(k).enumerate() {
+                    let mut alone = vec![f32::NAN; n];
+                    packed.gemm_rows(&mut alone, row);
+                    assert_eq!(alone, out[i * n..(i + 1) * n], "row {i} of {m}x{n}x{k}");
+                }
             }
         }
     }
@@ -274,10 +360,10 @@ mod tests {
         let (w, x) = matrix(20, 6);
         let packed = PackedMatrix::pack(&w, 20, 6);
         let mut out = vec![f32::NAN; 19];
-        packed.gemv(&mut out, &x);
+        packed.gemm_rows(&mut out, &x);
         assert!(out.iter().all(|&v| v == 0.0));
         let mut out = vec![f32::NAN; 20];
-        packed.gemv(&mut out, &x[..5]);
+        packed.gemm_rows(&mut out, &x[..5]);
         assert!(out.iter().all(|&v| v == 0.0));
     }
 
