@@ -5,9 +5,9 @@
 //!   outputs and temps interleaved as declared), then one per packable `gemm` weight operand
 //!   (`packed.rs`: its repacked copy, or null), `syms` the sym values.
 //!   [`CompiledKernel::run`] is the safe way to call it.
-//! - **Packed weights.** A one-row product over `[n, k]` weights the calls keep passing (a
-//!   dense layer's) reads them repacked into aligned panels, packed the second time a call
-//!   passes the same tensor and kept while the tensor lives (`pack_cache.rs`,
+//! - **Packed weights.** A product of a few rows over `[n, k]` weights the calls keep passing
+//!   (a dense layer's) reads them repacked into aligned panels, packed once enough calls
+//!   passed the same tensor and kept while the tensor lives (`pack_cache.rs`,
 //!   [`CompiledKernel::run_shared`]).
 //! - **Safety.** A kernel is verified before compilation, and its accesses are proved in
 //!   bounds ([`relay_compiler::kir::check_bounds`]) at compile time when it has no syms, or
