@@ -558,6 +558,38 @@ fn compiled_kernels_run_on_many_threads() {
     });
 }
 
+/// Threads sharing one kernel and one weight tensor: the calls before the weights are packed,
+/// the one that packs them and those that read the packed copy all match the interpreter.
+#[test]
+fn threads_share_packed_weights() {
+    let mut kb = KernelBuilder::new("dense");
+    let x = kb.input("x", DType::F32, [1, 150]);
+    let w = kb.input("w", DType::F32, [150, 150]);
+    let out = kb.output("out", DType::F32, [1, 150]);
+    kb.gemm(out, x, w, 1, 150, 150, true);
+    let kernel = kb.finish().unwrap();
+    let compiled = std::sync::Arc::new(jit().compile(&kernel).unwrap());
+    let (inputs, outputs) = args(&kernel, &[], 11);
+    let weights = std::sync::Arc::new(inputs[1].clone());
+    let mut expected = outputs.clone();
+    relay_compiler::kir::interp::run(&kernel, &[&inputs[0], &*weights], &mut expected, &[]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let (compiled, x, weights, outputs, expected) =
+                (compiled.clone(), &inputs[0], weights.clone(), outputs.clone(), &expected);
+            s.spawn(move || {
+                for _ in 0..40 {
+                    let mut out = outputs.clone();
+                    compiled.run_shared(&[x, &*weights], &[None, Some(&weights)], &mut out, &[]).unwrap();
+                    assert_close(expected, &out, 1e-4);
+                }
+            });
+        }
+    });
+    let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
+    assert_eq!(compiled.packed_bytes() > 0, avx512);
+}
+
 #[test]
 fn loop_carried_dependences_stay_serial() {
     let mut k = KernelBuilder::new("dependences");
