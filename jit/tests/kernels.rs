@@ -190,23 +190,7 @@ fn dense_with_fused_bias_relu() {
 fn gemm_then_epilogue() {
     for (m, units, k_dim) in [(1, 1, 1), (1, 5, 16), (1, 9, 37), (1, 450, 300), (3, 9, 37), (12, 33, 20)] {
         for trans_b in [true, false] {
-            let mut kb = KernelBuilder::new("gemm_bias_relu");
-            let x = kb.input("x", DType::F32, [m, k_dim]);
-            let w_shape = if trans_b { [units, k_dim] } else { [k_dim, units] };
-            let w = kb.input("w", DType::F32, w_shape);
-            let b = kb.input("b", DType::F32, [units]);
-            let out = kb.output("out", DType::F32, [m, units]);
-            let t = kb.temp("t", DType::F32, [m * units]);
-            kb.gemm(t, x, w, m, units, k_dim, trans_b);
-            kb.for_(m, LoopKind::Serial, |kb, i| {
-                kb.for_(units, LoopKind::Vectorize, |kb, j| {
-                    let flat = i.clone() * units + j.clone();
-                    let v =
-                        relu(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
-                    kb.store(out, flat, v);
-                });
-            });
-            let kernel = kb.finish().unwrap();
+            let kernel = dense_layer(m, units, k_dim, trans_b, relu);
             // Sums of up to 300 products, reassociated (lanes, blocks): their rounding error
             // scales with the terms, not with a sum that cancels (inputs are in [-1, 1]).
             check(&kernel, &[], 1e-4);
@@ -214,29 +198,37 @@ fn gemm_then_epilogue() {
     }
 }
 
+/// `out = activation(x · w + b)` for `x: [m, k_dim]`, `w: [units, k_dim]` (`trans_b`) or
+/// `[k_dim, units]`: a `gemm` into a temp, then the epilogue.
+fn dense_layer(m: i64, units: i64, k_dim: i64, trans_b: bool, activation: fn(Expr) -> Expr) -> Kernel {
+    let mut kb = KernelBuilder::new("dense_layer");
+    let x = kb.input("x", DType::F32, [m, k_dim]);
+    let w_shape = if trans_b { [units, k_dim] } else { [k_dim, units] };
+    let w = kb.input("w", DType::F32, w_shape);
+    let b = kb.input("b", DType::F32, [units]);
+    let out = kb.output("out", DType::F32, [m, units]);
+    let t = kb.temp("t", DType::F32, [m * units]);
+    kb.gemm(t, x, w, m, units, k_dim, trans_b);
+    kb.for_(m, LoopKind::Serial, |kb, i| {
+        kb.for_(units, LoopKind::Vectorize, |kb, j| {
+            let flat = i.clone() * units + j.clone();
+            let v =
+                activation(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
+            kb.store(out, flat, v);
+        });
+    });
+    kb.finish().unwrap()
+}
+
 /// Weights passed by shared handle call after call are read packed once enough calls passed
-/// them (`run_shared`), for one row and for a few; results stay those of the interpreter, and a different weight tensor, or
-/// the same values in a new tensor, is never read through another tensor's packed copy.
+/// them (`run_shared`), for one row and for a few; results stay those of the interpreter, and
+/// a handle that is not the input's is ignored.
 #[test]
 fn shared_weights_are_read_packed_with_the_same_results() {
     for (rows, units, k_dim) in
         [(1, 450, 300), (1, 150, 150), (1, 5, 150), (1, 17, 3), (4, 450, 300), (7, 17, 3)]
     {
-        let mut kb = KernelBuilder::new("dense_bias");
-        let x = kb.input("x", DType::F32, [rows, k_dim]);
-        let w = kb.input("w", DType::F32, [units, k_dim]);
-        let b = kb.input("b", DType::F32, [units]);
-        let out = kb.output("out", DType::F32, [rows, units]);
-        let t = kb.temp("t", DType::F32, [rows * units]);
-        kb.gemm(t, x, w, rows, units, k_dim, true);
-        kb.for_(rows, LoopKind::Serial, |kb, i| {
-            kb.for_(units, LoopKind::Vectorize, |kb, j| {
-                let flat = i.clone() * units + j.clone();
-                let v = kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j));
-                kb.store(out, flat, v);
-            });
-        });
-        let kernel = kb.finish().unwrap();
+        let kernel = dense_layer(rows, units, k_dim, true, |v| v);
         let compiled = jit().compile(&kernel).unwrap();
         for seed in [1, 2, 3] {
             let (inputs, outputs) = args(&kernel, &[], seed);
