@@ -1,5 +1,5 @@
-//! Dense weights repacked for the matrix-vector product: the layout that lets a GEMV stream
-//! its matrix at the cache's bandwidth.
+//! Dense weights repacked for products of a few rows: the layout that lets a GEMV stream its
+//! matrix at the cache's bandwidth.
 //!
 //! A `[n, k]` row-major weight matrix whose rows are not 64-byte aligned (any `k` that is not
 //! a multiple of 16: the Tree-LSTM's 300 and 150) makes most 64-byte loads of
@@ -31,7 +31,7 @@ const MAX_ELEMENTS: usize = 1 << 24;
 #[repr(C, align(64))]
 struct Lanes([f32; LANES]);
 
-/// A `[n, k]` float32 matrix repacked for [`PackedMatrix::gemv`].
+/// A `[n, k]` float32 matrix repacked for [`PackedMatrix::gemm_rows`].
 pub(crate) struct PackedMatrix {
     data: Vec<Lanes>,
     n: usize,
