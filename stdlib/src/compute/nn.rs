@@ -147,12 +147,10 @@ fn native_product(
         let abuf = match a.buffer() {
             Some(buf) => buf,
             None => {
-                let data = k.temp("data", DType::F32, [rows * kdim]);
+                let data = k.temp("data", DType::F32, a.shape.iter().copied());
                 for_each_index(k, &a.shape, LoopKind::Vectorize, &mut |k, idx| {
-                    let flat =
-                        idx.iter().zip(&a.shape).fold(Index::Const(0), |acc, (i, &d)| acc * d + i.clone());
                     let v = a.at(k, idx);
-                    k.store(data, flat, v);
+                    k.store_at(data, idx, v);
                 });
                 data
             }
