@@ -142,28 +142,32 @@ impl Call<'_> {
                 boxes.push(pool.alloc_dims(dtype, &shape)?);
             }
         }
-        let outs = &mut scratch.outs;
-        while outs.len() < boxes.len() {
-            outs.push(placeholder());
-        }
-        // Lend each output to the kernel: its tensor trades places with a placeholder, and
-        // back (one `Arc::get_mut`, an atomic operation, per output for both swaps).
-        let n = boxes.len();
-        let mut lent: SmallVec<[&mut Tensor; 4]> = SmallVec::with_capacity(n);
-        for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
-            match Arc::get_mut(b) {
-                Some(t) => {
-                    std::mem::swap(t, o);
-                    lent.push(t);
-                }
-                None => return Err("internal: a kernel output is shared".into()),
+        let shared = || "internal: a kernel output is shared".to_string();
+        let ran = if let [single] = &mut boxes[..] {
+            // One output (most kernels): lent in place.
+            let t = Arc::get_mut(single).ok_or_else(shared)?;
+            k.run_shared(&ins, &handles, std::slice::from_mut(t))
+        } else {
+            // Several: each tensor trades places with a placeholder, and back (one
+            // `Arc::get_mut`, an atomic operation, per output for both swaps).
+            let outs = &mut scratch.outs;
+            while outs.len() < boxes.len() {
+                outs.push(placeholder());
             }
-        }
-        let ran = k.run_shared(&ins, &handles, &mut outs[..n]).map_err(|e| format!("{}: {e}", desc.op));
-        for (t, o) in lent.into_iter().zip(outs.iter_mut()) {
-            std::mem::swap(t, o);
-        }
-        ran?;
+            let n = boxes.len();
+            let mut lent: SmallVec<[&mut Tensor; 4]> = SmallVec::with_capacity(n);
+            for (b, o) in boxes.iter_mut().zip(outs.iter_mut()) {
+                let t = Arc::get_mut(b).ok_or_else(shared)?;
+                std::mem::swap(t, o);
+                lent.push(t);
+            }
+            let ran = k.run_shared(&ins, &handles, &mut outs[..n]);
+            for (t, o) in lent.into_iter().zip(outs.iter_mut()) {
+                std::mem::swap(t, o);
+            }
+            ran
+        };
+        ran.map_err(|e| format!("{}: {e}", desc.op))?;
         drop((ins, handles));
         for (&r, t) in self.outputs.iter().zip(boxes.drain(..)) {
             let v = match ScalarValue::from_tensor(&t) {
