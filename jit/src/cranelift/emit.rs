@@ -11,7 +11,7 @@
 //! bounds before the code can run, and index divisors positive.
 
 use super::ops::{scalar_type, vector_type, Ops};
-use super::packed::{packable_operands, reads_packed};
+use super::packed::{packable_operands, reads_packed, Packable};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -63,8 +63,8 @@ pub(crate) struct Emitter<'a, 'f> {
     imports: Imports,
     ptrs: Vec<Value>,
     /// The packed-weights entries of the buffer table (`packed::packable_operands`): the
-    /// operand, its `n` and `k`, and the loaded pointer (null when not packed).
-    packed: Vec<(BufferId, usize, usize, Value)>,
+    /// operand and its loaded pointer (null when not packed).
+    packed: Vec<(Packable, Value)>,
     syms: Vec<Value>,
     vars: Vec<Variable>,
     locals: Vec<Variable>,
@@ -114,9 +114,9 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let packed = packable_operands(k)
             .into_iter()
             .enumerate()
-            .map(|(s, (buf, n, depth))| {
+            .map(|(s, operand)| {
                 let entry = (8 * (k.buffers.len() + s)) as i32;
-                (buf, n, depth, b.ins().load(I64, table, buffers, entry))
+                (operand, b.ins().load(I64, table, buffers, entry))
             })
             .collect();
         let syms = (0..k.syms.len()).map(|i| b.ins().load(I64, table, syms_ptr, (8 * i) as i32)).collect();
@@ -182,14 +182,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
                 let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
-                let packed = self.packed.iter().find(|(buf, pn, pk, _)| {
-                    buf == b
+                let packed = self.packed.iter().find(|(p, _)| {
+                    p.buf == *b
                         && reads_packed(*m, *trans_b)
-                        && i64::try_from(*pn) == Ok(*n)
-                        && i64::try_from(*pk) == Ok(*k)
+                        && i64::try_from(p.n) == Ok(*n)
+                        && i64::try_from(p.k) == Ok(*k)
                 });
                 let packed = match packed {
-                    Some(&(_, _, _, p)) => p,
+                    Some(&(_, ptr)) => ptr,
                     None => self.b.ins().iconst(I64, 0),
                 };
                 let sizes = [*m, *n, *k, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));

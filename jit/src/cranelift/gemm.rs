@@ -7,7 +7,7 @@
 //! single-threaded here). Figures: `cargo bench --bench kernels`, ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
-use super::packed::{PackedMatrix, PACKED_MAX_ROWS};
+use super::packed::{reads_packed, PackedMatrix};
 
 /// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
 /// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
@@ -17,7 +17,8 @@ const GEMM_MIN_ROWS: usize = 16;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
 /// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`). `packed`
-/// is null or `b` repacked (`pack_cache.rs`), which a one-row product then reads instead.
+/// is null or `b` repacked (`pack_cache.rs`), which a product of a few rows
+/// (`packed::reads_packed`) then reads instead.
 ///
 /// # Safety
 /// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
@@ -54,7 +55,7 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     let trans_b = trans_b != 0;
     // SAFETY: null or a live packed copy of `b` (see above).
     if let Some(p) = unsafe { packed.as_ref() } {
-        if trans_b && m < PACKED_MAX_ROWS && p.shape() == (n, k) {
+        if reads_packed(m as i64, trans_b) && p.shape() == (n, k) {
             return p.gemm_rows(out, a);
         }
     }

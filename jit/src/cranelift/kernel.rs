@@ -1,7 +1,7 @@
 //! A compiled kernel and its safe calling wrapper.
 
 use super::pack_cache::PackSlot;
-use super::packed::packable_operands;
+use super::packed::{packable_operands, Packable};
 use crate::JitError;
 use cranelift_jit::JITModule;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
@@ -36,9 +36,9 @@ pub struct CompiledKernel {
     /// always have the same shapes). A kernel runs on several threads at once, each taking
     /// its own set.
     spare_temps: Mutex<Vec<SmallVec<[Tensor; 1]>>>,
-    /// The `gemm` weight operands the code can read packed (`packed.rs`), as `(input
-    /// position, n, k)`, each with its cache of packed copies; in buffer-table order.
-    packable: Vec<((usize, usize, usize), PackSlot)>,
+    /// The `gemm` weight operands the code can read packed (`packed.rs`), each with its
+    /// position among the inputs and its cache of packed copies; in buffer-table order.
+    packable: Vec<(Packable, usize, PackSlot)>,
     /// Whether calls reuse temps: the kernel has temps and no syms. Known at construction, so
     /// kernels without temps (most) never touch the mutex.
     reuse_temps: bool,
@@ -64,9 +64,10 @@ impl CompiledKernel {
             kernel.syms.is_empty() && kernel.buffers_with_role(BufferRole::Temp).next().is_some();
         let packable = packable_operands(&kernel)
             .into_iter()
-            .map(|(buf, n, k)| {
-                let position = kernel.buffers_with_role(BufferRole::Input).take_while(|&b| b != buf).count();
-                ((position, n, k), PackSlot::default())
+            .map(|operand| {
+                let position =
+                    kernel.buffers_with_role(BufferRole::Input).take_while(|&b| b != operand.buf).count();
+                (operand, position, PackSlot::default())
             })
             .collect();
         CompiledKernel {
@@ -92,7 +93,7 @@ impl CompiledKernel {
 
     /// Bytes of the packed weight copies this kernel holds now ([`CompiledKernel::run_shared`]).
     pub fn packed_bytes(&self) -> usize {
-        self.packable.iter().map(|(_, slot)| slot.bytes()).sum()
+        self.packable.iter().map(|(_, _, slot)| slot.bytes()).sum()
     }
 
     /// Runs the kernel: reads `inputs`, writes `outputs` in place, with sym values `syms`.
@@ -151,11 +152,11 @@ impl CompiledKernel {
         }
         // Held until the call returns: the table points into them.
         let mut packed: SmallVec<[Arc<_>; 2]> = SmallVec::new();
-        for &((position, n, depth), ref slot) in &self.packable {
-            let handle = handles.get(position).copied().flatten();
+        for (operand, position, slot) in &self.packable {
+            let handle = handles.get(*position).copied().flatten();
             // The packed copy must be of the very tensor the kernel reads.
-            let same = |h: &&Arc<Tensor>| inputs.get(position).is_some_and(|t| std::ptr::eq(&***h, *t));
-            match handle.filter(same).and_then(|h| slot.lookup(h, n, depth)) {
+            let same = |h: &&Arc<Tensor>| inputs.get(*position).is_some_and(|t| std::ptr::eq(&***h, *t));
+            match handle.filter(same).and_then(|h| slot.lookup(h, operand.n, operand.k)) {
                 Some(p) => {
                     table.push(Arc::as_ptr(&p).cast_mut().cast());
                     packed.push(p);

@@ -206,7 +206,7 @@ fn panel_portable(block: Block<'_>, panel: &[Lanes], nv: usize) {
 /// kernels`): 19 rows packed 40 µs, the crate 69; 31 rows packed 64 µs (130 GFLOP/s), 32
 /// rows by the crate 88 (98 GFLOP/s). Past this, weights larger than the L2 cache would be
 /// re-read every [`ROWS`] rows, where the crate blocks for the cache.
-pub(crate) const PACKED_MAX_ROWS: usize = 32;
+const PACKED_MAX_ROWS: usize = 32;
 
 /// Whether a product of `m` rows reads its right operand packed (when it has a packed copy):
 /// `[n, k]` weights (`trans_b`) and fewer than [`PACKED_MAX_ROWS`] rows.
@@ -214,18 +214,28 @@ pub(crate) fn reads_packed(m: i64, trans_b: bool) -> bool {
     trans_b && (1..PACKED_MAX_ROWS as i64).contains(&m)
 }
 
-/// The input buffers a kernel's `gemm` statements could read packed ([`reads_packed`]), as
-/// `(buffer, n, k)`, each once, in buffer order. The JIT's buffer table has one extra entry
-/// per operand, after the kernel's buffers, holding its [`PackedMatrix`] or null.
-pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<(BufferId, usize, usize)> {
-    fn walk(k: &Kernel, body: &[Stmt], found: &mut Vec<(BufferId, usize, usize)>) {
+/// A `gemm` weight operand that could be read packed: the input buffer, as an `[n, k]`
+/// matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Packable {
+    pub buf: BufferId,
+    pub n: usize,
+    pub k: usize,
+}
+
+/// The input buffers a kernel's `gemm` statements could read packed ([`reads_packed`]), each
+/// once, in buffer order. The JIT's buffer table has one extra entry per operand, after the
+/// kernel's buffers, holding its [`PackedMatrix`] or null.
+pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<Packable> {
+    fn walk(k: &Kernel, body: &[Stmt], found: &mut Vec<Packable>) {
         for s in body {
             match s {
                 Stmt::Gemm { b, m, n, k: depth, trans_b, .. } if reads_packed(*m, *trans_b) => {
                     let input = k.buffers.get(b.index()).is_some_and(|d| d.role == BufferRole::Input);
-                    let (Ok(n), Ok(depth)) = (usize::try_from(*n), usize::try_from(*depth)) else { continue };
-                    if input && !found.contains(&(*b, n, depth)) {
-                        found.push((*b, n, depth));
+                    let (Ok(n), Ok(k)) = (usize::try_from(*n), usize::try_from(*depth)) else { continue };
+                    let operand = Packable { buf: *b, n, k };
+                    if input && !found.contains(&operand) {
+                        found.push(operand);
                     }
                 }
                 Stmt::For { body, .. } => walk(k, body, found),
@@ -239,7 +249,7 @@ pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<(BufferId, usize, usize)
     }
     let mut found = Vec::new();
     walk(kernel, &kernel.body, &mut found);
-    found.sort_by_key(|&(b, n, k)| (b.index(), n, k));
+    found.sort_by_key(|p| (p.buf.index(), p.n, p.k));
     found
 }
 
