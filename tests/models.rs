@@ -33,8 +33,13 @@ fn read_text(path: &str) -> String {
 /// Compiles `examples/<source>` and binds the tensors of `examples/<weights>`, which must be
 /// the leading parameters of `@main`; returns the program and the weight arguments.
 fn load_model(source: &str, weights: &str) -> (Program, Vec<Value>) {
+    load_model_text(source, &read_text(source), weights)
+}
+
+/// [`load_model`] for program text `text`, reported as `source`.
+fn load_model_text(source: &str, text: &str, weights: &str) -> (Program, Vec<Value>) {
     let device = common::test_device();
-    let program = Program::compile_on(source, &read_text(source), relay::DEFAULT_OPT_LEVEL, true, &device)
+    let program = Program::compile_on(source, text, relay::DEFAULT_OPT_LEVEL, true, &device)
         .unwrap_or_else(|e| panic!("{source} on {device}: {e}"));
     let main = program.function("main").unwrap();
     let bound = relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}"));
@@ -138,6 +143,30 @@ fn treelstm_matches_pytorch_on_every_sst_test_sentence() {
     assert!(worst <= 1e-4, "largest logit difference from PyTorch: {worst:e}");
     assert!(other_class.is_empty(), "sentences (from 1) classified unlike PyTorch: {other_class:?}");
     assert_eq!(Some(correct.to_string()), reported, "correct root labels of 2210");
+}
+
+/// Every internal SST node has two children, so the parity test above runs only the program's
+/// two-children arm (one forget-gate product over both children). The arm for other arities
+/// (`@map`/`@foldl`, one product per child) must compute the same states: here it runs alone,
+/// the two-children arm cut out of the source, on the same trees.
+#[test]
+fn treelstm_any_arity_arm_agrees_with_the_two_children_arm() {
+    let (trees, vocab) = sst_test();
+    let source = read_text("treelstm/treelstm.relay");
+    let start = source.find("      Rose(_, Cons(%left, Cons(%right, Nil)))").expect("the two-children arm");
+    let len = source[start..].find("      Rose(_, %children)").expect("the any-arity arm");
+    let general = format!("{}{}", &source[..start], &source[start + len..]);
+    let weights = "treelstm/weights.safetensors";
+    let (binary, binary_weights) = load_model("treelstm/treelstm.relay", weights);
+    let (any_arity, any_weights) =
+        load_model_text("treelstm.relay without its two-children arm", &general, weights);
+    let trees = &trees[..300];
+    let inputs = |p: &Program| trees.iter().map(|t| vec![t.to_value(p, |w| vocab.id(w)).unwrap()]).collect();
+    let expected = run_all(&binary, &binary_weights, inputs(&binary));
+    let got = run_all(&any_arity, &any_weights, inputs(&any_arity));
+    let worst =
+        expected.iter().zip(&got).map(|(e, g)| max_abs_diff(&floats(g), &floats(e))).fold(0f32, f32::max);
+    assert!(worst <= 1e-5, "largest logit difference between the arms: {worst:e}");
 }
 
 #[test]

@@ -104,7 +104,8 @@ class TreeLSTM(nn.Module):
     flattened arrays in post-order (children before their parent, the root last): `words[i]`
     is node i's word id (leaves only) and `children[i]` the indices of its children. A node
     sums its children's h, and the forget gates of all its children come from one matrix
-    product over their stacked h (the Relay program does one product per child)."""
+    product over their stacked h (so does the Relay program for two children, the only arity in
+    SST)."""
 
     def __init__(self, params):
         super().__init__()
