@@ -3,7 +3,8 @@
 //! file itself must equal the sibling `NAME.expected`.
 //!
 //! Each file starts with a `//` line saying what it shows; a line `// max_group_size: N`
-//! sets the group limit. `RELAY_TEST_BLESS=1` writes the `.expected` files; read the diff
+//! sets the group limit, and `// inline: off` keeps local functions (no `inline_closures`)
+//! where the file is about what happens at a call. `RELAY_TEST_BLESS=1` writes the `.expected` files; read the diff
 //! before committing it.
 
 use relay_compiler::pass::{lower_for_vm, LowerOptions};
@@ -18,6 +19,9 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     for line in text.lines() {
         if let Some(n) = line.strip_prefix("// max_group_size:") {
             options.fuse.max_group_size = n.trim().parse().map_err(|e| format!("max_group_size: {e}"))?;
+        }
+        if line.trim() == "// inline: off" {
+            options.inline.enabled = false;
         }
     }
     let checked =

@@ -17,7 +17,20 @@ pub(crate) fn copy_fresh(
     m: &mut Module,
     root: ExprId,
 ) -> Result<(ExprId, HashMap<VarId, VarId>), CompileError> {
-    let mut fresh = HashMap::new();
+    copy_fresh_with(m, root, HashMap::new())
+}
+
+/// [`copy_fresh`], also replacing the free variables that are keys of `renamed` by their
+/// values (a substitution of variables for variables).
+///
+/// # Errors
+/// None today (the rewriter's signature).
+pub(crate) fn copy_fresh_with(
+    m: &mut Module,
+    root: ExprId,
+    renamed: HashMap<VarId, VarId>,
+) -> Result<(ExprId, HashMap<VarId, VarId>), CompileError> {
+    let mut fresh = renamed;
     for e in preorder(m, root, |_| true) {
         let bound: Vec<VarId> = match &m.expr(e).kind {
             ExprKind::Let { var, .. } => vec![*var],

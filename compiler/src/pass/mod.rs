@@ -21,6 +21,7 @@ mod eta_expand;
 mod fold_constant;
 mod free_vars;
 mod fuse_ops;
+mod inline_closures;
 mod lambda_lift;
 mod lower_primitives;
 mod project_outputs;
@@ -36,6 +37,7 @@ mod walk;
 pub use eta_expand::eta_expand;
 pub use fold_constant::{fold_constant, MAX_FOLDED_ELEMENTS};
 pub use fuse_ops::{fuse_ops, FuseOptions};
+pub use inline_closures::{inline_closures, InlineOptions};
 pub use lambda_lift::lambda_lift;
 pub use lower_primitives::lower_primitives;
 pub use project_outputs::project_outputs;
@@ -63,18 +65,20 @@ pub type Pass = fn(&mut Module, &TypeMap) -> Result<(), CompileError>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LowerOptions {
     /// 0: one operator per primitive function (each runs its reference kernel: the oracle);
-    /// 1 and above: [`specialize_closures`], [`project_outputs`] and [`fuse_ops`] group
-    /// operators into statically shaped fused kernels,
+    /// 1 and above: [`inline_closures`], [`specialize_closures`], [`project_outputs`] and
+    /// [`fuse_ops`] group operators into statically shaped fused kernels,
     /// and [`fold_constant`] computes the kernels on constants at compile time.
     pub opt_level: u8,
     /// Options of [`fuse_ops`] (used from `opt_level` 1).
     pub fuse: FuseOptions,
+    /// Options of [`inline_closures`] (used from `opt_level` 1).
+    pub inline: InlineOptions,
 }
 
 impl Default for LowerOptions {
     /// Level 2 (fused kernels), TVM's default group limit.
     fn default() -> Self {
-        LowerOptions { opt_level: 2, fuse: FuseOptions::default() }
+        LowerOptions { opt_level: 2, fuse: FuseOptions::default(), inline: InlineOptions::default() }
     }
 }
 
@@ -85,8 +89,8 @@ impl LowerOptions {
     }
 }
 
-/// Runs the lowering pipeline: `infer_types`, from `opt_level` 1 [`specialize_closures`],
-/// `infer_types`, then [`eta_expand`], `infer_types`,
+/// Runs the lowering pipeline: `infer_types`, from `opt_level` 1 [`inline_closures`],
+/// `infer_types`, [`specialize_closures`], `infer_types`, then [`eta_expand`], `infer_types`,
 /// [`lambda_lift`], `infer_types`, from `opt_level` 1 [`project_outputs`], `infer_types`, then
 /// [`lower_primitives`], `infer_types`, [`to_anf`], `infer_types`, and from `opt_level` 1
 /// [`fuse_ops`], `infer_types`, [`fold_constant`], `infer_types`. Returns the types of
@@ -102,6 +106,8 @@ pub fn lower_for_vm(
 ) -> Result<TypeMap, CompileError> {
     let mut types = infer_types(module, ops)?;
     if options.opt_level >= 1 {
+        inline_closures(module, &types, &options.inline)?;
+        types = infer_types(module, ops)?;
         specialize_closures(module, &types)?;
         types = infer_types(module, ops)?;
     }
