@@ -609,3 +609,26 @@ fn loop_carried_dependences_stay_serial() {
         assert_eq!(compiled.stats().vectorized_loops, 0);
     }
 }
+
+#[test]
+fn outputs_written_in_one_loop_share_a_private_local() {
+    // The shape of a multi-output FuseOps kernel (the LSTM cell): `c` is computed once per
+    // element into a local, stored, and read by the second output in the same iteration.
+    let mut k = KernelBuilder::new("cell");
+    let n = k.sym("n");
+    let g = k.input("g", DType::F32, [n]);
+    let fc = k.input("fc", DType::F32, [n]);
+    let c_out = k.output("c", DType::F32, [n]);
+    let h_out = k.output("h", DType::F32, [n]);
+    let c = k.local("c", DType::F32);
+    k.for_(n, LoopKind::Vectorize, |k, i| {
+        k.assign(c, Expr::load(g, i.clone()).tanh() + Expr::load(fc, i.clone()));
+        k.store(c_out, i.clone(), Expr::local(c));
+        k.store(h_out, i.clone(), Expr::load(g, i).sigmoid() * Expr::local(c).tanh());
+    });
+    let kernel = k.finish().unwrap();
+    for n in [1, 4, 9, 150] {
+        let compiled = check(&kernel, &[n], TOL_MATH);
+        assert_eq!(compiled.stats().vectorized_loops, 1);
+    }
+}

@@ -37,6 +37,9 @@ pub(crate) struct FnEmitter<'c, 'a> {
     prim_fns: HashMap<VarId, ExprId>,
     /// `let %c = @lifted(caps)`: a closure whose calls become direct calls.
     closures: HashMap<VarId, (Symbol, Vec<Reg>)>,
+    /// `let %t = fused(..)` of a multi-output kernel: the registers of the tuple's fields
+    /// (projections name them; the tuple is built only where used whole).
+    tuples: HashMap<VarId, Vec<Reg>>,
 }
 
 impl<'c, 'a> FnEmitter<'c, 'a> {
@@ -49,6 +52,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             var_reg: HashMap::new(),
             prim_fns: HashMap::new(),
             closures: HashMap::new(),
+            tuples: HashMap::new(),
         }
     }
 
@@ -114,6 +118,27 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
         matches!(&self.cx.m.expr(e).kind, ExprKind::Function(f) if is_flag(self.cx.m, &f.attrs, "Primitive"))
     }
 
+    /// The primitive `fn` literal a call of `callee` runs: `callee` itself or the literal
+    /// its variable is bound to.
+    fn primitive_callee(&self, callee: ExprId) -> Option<ExprId> {
+        match &self.cx.m.expr(callee).kind {
+            ExprKind::Var(v) => self.prim_fns.get(v).copied(),
+            _ => self.is_primitive(callee).then_some(callee),
+        }
+    }
+
+    /// Whether primitive `f`'s body is a tuple (a multi-output FuseOps group).
+    fn returns_tuple(&self, f: ExprId) -> bool {
+        let m = self.cx.m;
+        matches!(&m.expr(f).kind, ExprKind::Function(func) if matches!(m.expr(func.body).kind, ExprKind::Tuple(_)))
+    }
+
+    /// The register of field `index` of a multi-output kernel's tuple `tuple`, if it is one.
+    fn tuple_field(&self, tuple: ExprId, index: u32) -> Option<Reg> {
+        let ExprKind::Var(v) = self.cx.m.expr(tuple).kind else { return None };
+        self.tuples.get(&v)?.get(index as usize).copied()
+    }
+
     fn bind(&mut self, var: VarId, value: ExprId) -> Result<(), Diagnostic> {
         let m = self.cx.m;
         match &m.expr(value).kind {
@@ -134,6 +159,18 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                     // Built where it is used as a value; calls go direct.
                     self.closures.insert(var, (g, regs));
                 }
+            }
+            ExprKind::Proj { tuple, index } if self.tuple_field(*tuple, *index).is_some() => {
+                if let Some(r) = self.tuple_field(*tuple, *index) {
+                    self.var_reg.insert(var, r);
+                }
+            }
+            ExprKind::Call { callee, args, .. }
+                if self.primitive_callee(*callee).is_some_and(|f| self.returns_tuple(f)) =>
+            {
+                let f = self.primitive_callee(*callee).unwrap_or(*callee);
+                let regs = super::fused::fused_fields(self, f, args)?;
+                self.tuples.insert(var, regs);
             }
             _ => {
                 let r = self.fresh();
@@ -199,6 +236,12 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                     self.finish(r, dest);
                     return Ok(());
                 }
+                if let Some(fields) = self.tuples.get(v).cloned() {
+                    let r = self.reg_for(dest);
+                    self.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: fields.into() });
+                    self.finish(r, dest);
+                    return Ok(());
+                }
                 if let Some((g, caps)) = self.closures.get(v).cloned() {
                     let func = self.func_index(g, e)?;
                     let r = self.reg_for(dest);
@@ -242,6 +285,10 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 Ok(())
             }
             ExprKind::Proj { tuple, index } => {
+                if let Some(r) = self.tuple_field(*tuple, *index) {
+                    self.finish(r, dest);
+                    return Ok(());
+                }
                 let t = self.atom(*tuple)?;
                 let r = self.reg_for(dest);
                 self.emit(Instr::GetField { dst: r, obj: t, index: Imm(*index) });
@@ -327,6 +374,9 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
 
     fn call(&mut self, e: ExprId, callee: ExprId, args: &[ExprId], dest: Dest) -> Result<(), Diagnostic> {
         let m = self.cx.m;
+        if let Some(f) = self.primitive_callee(callee) {
+            return super::primitive::call_primitive(self, f, args, dest);
+        }
         match &m.expr(callee).kind {
             ExprKind::Global(g) if self.cx.closure_globals.contains_key(g) => {
                 let func = self.func_index(*g, callee)?;
@@ -343,10 +393,6 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 Ok(())
             }
             ExprKind::Constructor(c) => self.construct(e, *c, args, dest),
-            ExprKind::Var(v) if self.prim_fns.contains_key(v) => {
-                let f = self.prim_fns[v];
-                super::primitive::call_primitive(self, f, args, dest)
-            }
             ExprKind::Var(v) if self.closures.contains_key(v) && !self.var_reg.contains_key(v) => {
                 let (g, caps) = self.closures[v].clone();
                 let func = self.func_index(g, callee)?;
@@ -354,9 +400,6 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
                 regs.extend(self.atoms(args)?);
                 self.direct_call(func, regs, dest);
                 Ok(())
-            }
-            ExprKind::Function(_) if self.is_primitive(callee) => {
-                super::primitive::call_primitive(self, callee, args, dest)
             }
             ExprKind::Call { callee: inner, args: caps, .. } if self.closure_global(*inner).is_some() => {
                 let Some(g) = self.closure_global(*inner) else { return Ok(()) };

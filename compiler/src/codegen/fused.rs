@@ -1,16 +1,21 @@
 //! Calls of primitive functions compiled to kir (FuseOps groups, and single operators with a
-//! compute rule when fused kernels are on): `AllocTensor` for the output, then an
+//! compute rule when fused kernels are on): `AllocTensor` for each output, then an
 //! `InvokePacked` whose kernel descriptor carries the encoded kir kernel for the host to
 //! JIT-compile. Everything else goes to the reference-kernel path in `primitive.rs`.
+//!
+//! A multi-output group (FuseOps binds it as `let %t = fused(..); let %c = %t.0; ..`) writes
+//! one output register per field: [`fused_fields`] leaves them in registers and the emitter
+//! resolves the projections to them, so no tuple is built or taken apart at run time.
 
 use super::emit::{Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Function, Module, TypeKind};
 use crate::kir::BufferRole;
-use relay_vm::{Imm, Instr, KernelIdx};
+use relay_vm::{Imm, Instr, KernelIdx, Reg};
 
 /// Emits the call of primitive `f` on `args` as a fused kernel, if fused kernels are on and
-/// `f` lowers to kir; `Ok(false)` leaves the call to the reference path.
+/// `f` lowers to kir; `Ok(false)` leaves the call to the reference path. Several outputs
+/// are returned as a tuple.
 ///
 /// # Errors
 /// A primitive of several operators that does not lower (FuseOps only groups operators
@@ -21,17 +26,53 @@ pub(crate) fn call_fused(
     args: &[ExprId],
     dest: Dest,
 ) -> Result<bool, Diagnostic> {
-    let Some(ops) = em.cx.kir_ops else { return Ok(false) };
+    let Some(outs) = invoke(em, f, args, Some(dest))? else { return Ok(false) };
+    match outs[..] {
+        [out] => em.finish(out, dest),
+        _ => {
+            let r = em.reg_for(dest);
+            em.emit(Instr::AllocADT { dst: r, tag: Imm(0), fields: outs.into() });
+            em.finish(r, dest);
+        }
+    }
+    Ok(true)
+}
+
+/// Emits the call of primitive `f` on `args`, whose body is a tuple (a multi-output FuseOps
+/// group), as one kernel; returns the registers of the tuple's fields (its outputs).
+///
+/// # Errors
+/// Fused kernels are off (FuseOps makes such groups only when they are on), or as
+/// [`call_fused`].
+pub(crate) fn fused_fields(
+    em: &mut FnEmitter<'_, '_>,
+    f: ExprId,
+    args: &[ExprId],
+) -> Result<Vec<Reg>, Diagnostic> {
+    invoke(em, f, args, None)?
+        .ok_or_else(|| em.error(f, "internal: a multi-output primitive function without fused kernels"))
+}
+
+/// Emits `AllocTensor` for each output of `f`'s kernel (a single one into `dest`'s register
+/// when given) and the `InvokePacked`; returns the output registers, or `None` when `f` is
+/// left to the reference path.
+fn invoke(
+    em: &mut FnEmitter<'_, '_>,
+    f: ExprId,
+    args: &[ExprId],
+    dest: Option<Dest>,
+) -> Result<Option<Vec<Reg>>, Diagnostic> {
+    let Some(ops) = em.cx.kir_ops else { return Ok(None) };
     let m = em.cx.m;
-    let ExprKind::Function(func) = &m.expr(f).kind else { return Ok(false) };
+    let ExprKind::Function(func) = &m.expr(f).kind else { return Ok(None) };
     let single = matches!(&m.expr(func.body).kind, ExprKind::Call { args, .. }
         if args.iter().all(|a| matches!(m.expr(*a).kind, ExprKind::Var(_) | ExprKind::Literal(_))));
     if single && all_scalar(em, func) {
-        return Ok(false);
+        return Ok(None);
     }
     let kernel = match crate::lower_kir::lower_primitive(m, em.cx.types, ops, func) {
         Ok(k) => k,
-        Err(_) if single => return Ok(false),
+        Err(_) if single => return Ok(None),
         Err(why) => return Err(em.error(f, format!("internal: a fused group does not lower to kir: {why}"))),
     };
     let regs = em.atoms(args)?;
@@ -50,24 +91,28 @@ pub(crate) fn call_fused(
             inputs.push(field);
         }
     }
-    let out = em.reg_for(dest);
-    let shape: Vec<i64> = kernel
-        .buffers_with_role(BufferRole::Output)
-        .filter_map(|b| kernel.buffer(b))
-        .flat_map(|b| b.shape.iter().map(|e| e.resolve(&[]).unwrap_or(0)))
-        .collect();
-    let dtype =
-        kernel.buffers_with_role(BufferRole::Output).filter_map(|b| kernel.buffer(b)).map(|b| b.dtype).next();
-    let Some(dtype) = dtype else { return Err(em.error(f, "internal: a kernel without an output")) };
-    em.emit(Instr::AllocTensor { dst: out, dtype, shape: shape.into() });
+    let buffers: Vec<_> =
+        kernel.buffers_with_role(BufferRole::Output).filter_map(|b| kernel.buffer(b)).collect();
+    if buffers.is_empty() {
+        return Err(em.error(f, "internal: a kernel without an output"));
+    }
+    let mut outs = Vec::with_capacity(buffers.len());
+    for b in buffers {
+        let out = match dest {
+            Some(dest) if kernel.num_outputs() == 1 => em.reg_for(dest),
+            _ => em.fresh(),
+        };
+        let shape: Vec<i64> = b.shape.iter().map(|e| e.resolve(&[]).unwrap_or(0)).collect();
+        em.emit(Instr::AllocTensor { dst: out, dtype: b.dtype, shape: shape.into() });
+        outs.push(out);
+    }
     let index = em.cx.fused_kernel(&kernel);
     em.emit(Instr::InvokePacked {
         kernel: KernelIdx(index),
         inputs: inputs.into(),
-        outputs: vec![out].into(),
+        outputs: outs.clone().into(),
     });
-    em.finish(out, dest);
-    Ok(true)
+    Ok(Some(outs))
 }
 
 /// Whether every parameter and the result of `func` are 0-d tensors (unboxed scalars).

@@ -16,22 +16,34 @@
 //! the pattern of the consuming operator (`Broadcast` refined to `ElemWise` when shapes
 //! match), then three phases — anchors (`OutEWiseFusable`) absorb elementwise consumers,
 //! elementwise/broadcast ops fuse into injective, reduction or anchor post-dominators,
-//! injective ops fuse along injective paths — under a limit on the size of a group. TVM's
-//! third phase (injective ops into tuples) has nothing to do here: tuples are not nodes.
+//! injective ops fuse along injective paths — under a limit on the size of a group.
+//!
+//! TVM's third phase fuses injective ops into the tuples that collect them, so a group may
+//! be rooted at a tuple and its fused function return several values. Here tuples are not
+//! nodes; that phase's place is taken by *multi-output fusion* ([`multi_output`]): a node
+//! that is an output of the region (the LSTM cell's `%c`, returned and read by `tanh(%c)`)
+//! joins the elementwise group its consumers ended in as an extra output. The fused
+//! `Primitive=1` function then returns the tuple of its outputs in binding order, and the
+//! call site binds them back: `let %v_outs = fn (..) {..; (%c', %v')}(..); let %c =
+//! %v_outs.0; let %v = %v_outs.1;` (codegen resolves the projections to the kernel's output
+//! registers, so no tuple is built).
 //!
 //! A node is fusible only if its operator's compute rule lowers it on its own
 //! ([`crate::lower_kir::lower_primitive`]): operators without a rule, with `?` dimensions or
 //! tuple results, and calls whose values are all 0-d (they run as unboxed scalar
 //! instructions) are `Opaque` and stay alone.
 
+mod multi_output;
+
 use super::builder::{flag, fresh_var, function, is_primitive, let_chain, var_ref, Types};
-use super::walk::children;
+use super::walk::{children, preorder};
 use super::PRIMITIVE;
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Function, Module, TypeKind, VarId};
+use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
 use crate::op::{OpPattern, OpRegistry};
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use multi_output::merge_outputs;
+use std::collections::{HashMap, HashSet};
 
 const RED_ZONE: usize = 128 * 1024;
 const NEW_STACK: usize = 4 * 1024 * 1024;
@@ -116,6 +128,10 @@ struct Node {
     extern_ref: bool,
     /// Consumers in the region, with the pattern of each edge.
     outputs: Vec<(usize, OpPattern)>,
+    /// The shape of its value.
+    shape: Vec<Dim>,
+    /// Computed from constants only, so [`super::fold_constant`] folds its group's call.
+    folds: bool,
 }
 
 impl Fuse<'_> {
@@ -169,37 +185,54 @@ impl Fuse<'_> {
             .map(|(i, &(var, value))| (var, (i, value)))
             .collect();
         let nodes = self.graph(m, &prims, &bindings)?;
-        let groups = partition(&nodes, self.options.max_group_size);
+        let mut groups = partition(&nodes, self.options.max_group_size);
+        let node_bindings: HashSet<usize> = nodes.iter().map(|n| n.binding).collect();
+        // A node bound at `from` may be computed at `to` if nothing bound in between, other
+        // than dataflow nodes, reads it.
+        let movable = |from: usize, to: usize| {
+            let var = bindings[from].0;
+            (from + 1..to).filter(|b| !node_bindings.contains(b)).all(|b| {
+                !preorder(m, bindings[b].1, |_| true)
+                    .into_iter()
+                    .any(|e| matches!(m.expr(e).kind, ExprKind::Var(v) if v == var))
+            })
+        };
+        merge_outputs(&nodes, &mut groups, self.options.max_group_size, |n, root| {
+            movable(nodes[n].binding, nodes[root].binding)
+        });
         let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (i, &g) in groups.iter().enumerate() {
-            members.entry(g).or_default().push(i);
+        for i in 0..nodes.len() {
+            members.entry(groups.find(i)).or_default().push(i);
         }
-        let mut replace: HashMap<usize, Option<ExprId>> = HashMap::new();
+        // What each binding becomes: absent, kept; otherwise these bindings (none: removed).
+        let mut replace: HashMap<usize, Vec<(VarId, ExprId)>> = HashMap::new();
         for group in members.values().filter(|g| g.len() > 1) {
             let ids: Vec<usize> = group.iter().map(|&n| nodes[n].binding).collect();
-            let (&root, rest) = ids.split_last().unwrap_or((&0, &[]));
-            let fused = self.fused_call(m, &prims, &bindings, &ids)?;
-            replace.insert(root, Some(fused));
-            rest.iter().for_each(|&b| {
-                replace.insert(b, None);
+            let Some(&root) = ids.last() else { continue };
+            // Members are in binding order, so the outputs are too, the root last.
+            let outputs: Vec<usize> = group
+                .iter()
+                .filter(|&&n| nodes[n].extern_ref || nodes[n].binding == root)
+                .map(|&n| nodes[n].binding)
+                .collect();
+            let fused = self.fused_call(m, &prims, &bindings, &ids, &outputs)?;
+            ids.iter().for_each(|&b| {
+                replace.insert(b, vec![]);
             });
+            replace.insert(root, self.bind_outputs(m, &bindings, &outputs, fused)?);
             // The members' function literals are dead once their only call is gone.
             for &b in &ids {
                 let ExprKind::Call { callee, .. } = &m.expr(bindings[b].1).kind else { continue };
                 let ExprKind::Var(f) = m.expr(*callee).kind else { continue };
                 if let (Some(&(pos, _)), Some(1)) = (prims.get(&f), self.uses.get(&f)) {
-                    replace.insert(pos, None);
+                    replace.insert(pos, vec![]);
                 }
             }
         }
         let new: Vec<(VarId, ExprId)> = bindings
             .iter()
             .enumerate()
-            .filter_map(|(i, &(v, value))| match replace.get(&i) {
-                None => Some((v, value)),
-                Some(Some(fused)) => Some((v, *fused)),
-                Some(None) => None,
-            })
+            .flat_map(|(i, &(v, value))| replace.remove(&i).unwrap_or_else(|| vec![(v, value)]))
             .collect();
         Ok(let_chain(m, new, tail))
     }
@@ -217,6 +250,15 @@ impl Fuse<'_> {
             let Some((f, args)) = primitive_call(m, prims, value) else { continue };
             let pattern = self.pattern(m, f, args, value)?;
             let out = self.types.expr(m, value)?;
+            let shape = match m.types.kind(out) {
+                TypeKind::Tensor { shape, .. } => shape.clone(),
+                _ => vec![],
+            };
+            let folds = args.iter().all(|&a| match m.expr(a).kind {
+                ExprKind::Constant(_) => true,
+                ExprKind::Var(v) => node_of.get(&v).is_some_and(|&p| nodes[p].folds),
+                _ => false,
+            });
             let index = nodes.len();
             for (position, &a) in args.iter().enumerate() {
                 let ExprKind::Var(v) = m.expr(a).kind else { continue };
@@ -232,7 +274,7 @@ impl Fuse<'_> {
                 nodes[p].outputs.push((index, edge));
             }
             node_of.insert(var, index);
-            nodes.push(Node { binding: i, pattern, extern_ref: false, outputs: vec![] });
+            nodes.push(Node { binding: i, pattern, extern_ref: false, outputs: vec![], shape, folds });
         }
         for (&v, &n) in &node_of {
             let dataflow: usize = nodes[n].outputs.len();
@@ -266,14 +308,16 @@ impl Fuse<'_> {
         Ok(def.pattern)
     }
 
-    /// The call of one primitive function computing the group of bindings `ids` (in order;
-    /// the last is the group's result).
+    /// The call of one primitive function computing the group of bindings `ids` (in order)
+    /// and returning the values of `outputs` (a subset of `ids`, the last of them included):
+    /// the last one's value alone, or a tuple of them in order.
     fn fused_call(
         &self,
         m: &mut Module,
         prims: &PrimFns,
         bindings: &[(VarId, ExprId)],
         ids: &[usize],
+        outputs: &[usize],
     ) -> Result<ExprId, CompileError> {
         let member_of: HashMap<VarId, usize> = ids.iter().map(|&b| (bindings[b].0, b)).collect();
         let mut new_calls: HashMap<usize, ExprId> = HashMap::new();
@@ -327,16 +371,62 @@ impl Fuse<'_> {
             let call = m.add_expr(ExprKind::Call { callee: op, args: new_args, attrs }, span);
             new_calls.insert(b, call);
         }
-        let body = new_calls[&ids[ids.len() - 1]];
+        let body = match outputs {
+            [one] => new_calls[one],
+            _ => m.add_expr(ExprKind::Tuple(outputs.iter().map(|o| new_calls[o]).collect()), span),
+        };
         let prim = Function {
             type_params: vec![],
             params,
-            ret_type: Some(self.types.expr(m, root_value)?),
+            ret_type: Some(self.outputs_type(m, bindings, outputs)?),
             body,
             attrs: flag(m, PRIMITIVE),
         };
         let prim = function(m, prim, span);
         Ok(m.add_expr(ExprKind::Call { callee: prim, args: outer, attrs: Default::default() }, span))
+    }
+
+    /// The type of a group's results: the output's, or the tuple of the outputs'.
+    fn outputs_type(
+        &self,
+        m: &mut Module,
+        bindings: &[(VarId, ExprId)],
+        outputs: &[usize],
+    ) -> Result<crate::ir::TypeId, CompileError> {
+        let types =
+            outputs.iter().map(|&o| self.types.expr(m, bindings[o].1)).collect::<Result<Vec<_>, _>>()?;
+        Ok(match types[..] {
+            [one] => one,
+            _ => m.types.intern(TypeKind::Tuple(types)),
+        })
+    }
+
+    /// The bindings that give a group's outputs their values from its call `fused`: `let %v =
+    /// fused` for one output; for several, the tuple and one projection per output, `let
+    /// %v_outs = fused; let %c = %v_outs.0; let %v = %v_outs.1`.
+    fn bind_outputs(
+        &self,
+        m: &mut Module,
+        bindings: &[(VarId, ExprId)],
+        outputs: &[usize],
+        fused: ExprId,
+    ) -> Result<Vec<(VarId, ExprId)>, CompileError> {
+        let Some(&root) = outputs.last() else { return Ok(vec![]) };
+        let root_var = bindings[root].0;
+        if outputs.len() == 1 {
+            return Ok(vec![(root_var, fused)]);
+        }
+        let span = m.expr(fused).span;
+        let ty = self.outputs_type(m, bindings, outputs)?;
+        let name = format!("{}_outs", m.name(m.var(root_var).name));
+        let tuple = fresh_var(m, &name, ty, span);
+        let mut new = vec![(tuple, fused)];
+        for (index, &o) in outputs.iter().enumerate() {
+            let whole = var_ref(m, tuple, span);
+            let field = m.add_expr(ExprKind::Proj { tuple: whole, index: index as u32 }, span);
+            new.push((bindings[o].0, field));
+        }
+        Ok(new)
     }
 }
 
@@ -365,8 +455,8 @@ fn primitive_call<'m>(m: &'m Module, prims: &PrimFns, value: ExprId) -> Option<(
     }
 }
 
-/// TVM's grouping: the group (a representative node) of every node.
-fn partition(nodes: &[Node], max_group_size: usize) -> Vec<usize> {
+/// TVM's grouping (its first two phases): groups of nodes as a union-find.
+fn partition(nodes: &[Node], max_group_size: usize) -> Groups {
     let dom = post_dominators(nodes);
     let mut g = Groups::new(nodes);
     for phase in 0..2 {
@@ -419,7 +509,7 @@ fn partition(nodes: &[Node], max_group_size: usize) -> Vec<usize> {
             }
         }
     }
-    (0..nodes.len()).map(|i| g.find(i)).collect()
+    g
 }
 
 /// A node of the post-dominator tree.
@@ -475,11 +565,16 @@ fn lca(
     a
 }
 
-/// Union-find over nodes, with each group's pattern and size.
+/// Union-find over nodes, with each group's pattern and size. The per-group fields are
+/// valid at a group's representative.
 struct Groups {
     parent: Vec<usize>,
     pattern: Vec<OpPattern>,
     size: Vec<usize>,
+    /// The least fusible pattern of a member.
+    worst: Vec<OpPattern>,
+    /// The last member (in binding order): the group's root.
+    last: Vec<usize>,
 }
 
 impl Groups {
@@ -488,7 +583,17 @@ impl Groups {
             parent: (0..nodes.len()).collect(),
             pattern: nodes.iter().map(|n| n.pattern).collect(),
             size: vec![1; nodes.len()],
+            worst: nodes.iter().map(|n| n.pattern).collect(),
+            last: (0..nodes.len()).collect(),
         }
+    }
+
+    /// Puts group `child` (a representative) into group `target` (another).
+    fn merge(&mut self, child: usize, target: usize) {
+        self.parent[child] = target;
+        self.size[target] += self.size[child];
+        self.worst[target] = self.worst[target].max(self.worst[child]);
+        self.last[target] = self.last[target].max(self.last[child]);
     }
 
     fn find(&mut self, mut i: usize) -> usize {
@@ -536,8 +641,7 @@ impl Groups {
             }
             let child = self.find(n);
             if child != target {
-                self.parent[child] = target;
-                self.size[target] += self.size[child];
+                self.merge(child, target);
                 if self.pattern[child] == OpPattern::OutEWiseFusable {
                     self.pattern[target] = self.pattern[target].max(self.pattern[child]);
                 }
