@@ -16,7 +16,11 @@
 //! the pattern of the consuming operator (`Broadcast` refined to `ElemWise` when shapes
 //! match), then three phases — anchors (`OutEWiseFusable`) absorb elementwise consumers,
 //! elementwise/broadcast ops fuse into injective, reduction or anchor post-dominators,
-//! injective ops fuse along injective paths — under a limit on the size of a group.
+//! injective ops fuse along injective paths — under a limit on the size of a group. Two
+//! rules are ours: elementwise and injective ops feeding an anchor's *data* operand fuse into
+//! it (the product reads them from a temp; edges into its weights are `Opaque`), and, last,
+//! an anchor read only by one elementwise/injective group joins it ([`anchor_consumers`]: a
+//! dense layer and the gate arithmetic on its slices are one kernel).
 //!
 //! TVM's third phase fuses injective ops into the tuples that collect them, so a group may
 //! be rooted at a tuple and its fused function return several values. Here tuples are not
@@ -33,6 +37,7 @@
 //! tuple results, and calls whose values are all 0-d (they run as unboxed scalar
 //! instructions) are `Opaque` and stay alone.
 
+mod anchor_consumers;
 mod multi_output;
 
 use super::builder::{flag, fresh_var, function, is_primitive, let_chain, var_ref, Types};
@@ -42,6 +47,7 @@ use crate::diagnostics::CompileError;
 use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
 use crate::op::{OpPattern, OpRegistry};
 use crate::ty::TypeMap;
+use anchor_consumers::merge_anchors;
 use multi_output::merge_outputs;
 use std::collections::{HashMap, HashSet};
 
@@ -200,6 +206,7 @@ impl Fuse<'_> {
         merge_outputs(&nodes, &mut groups, self.options.max_group_size, |n, root| {
             movable(nodes[n].binding, nodes[root].binding)
         });
+        merge_anchors(&nodes, &mut groups, self.options.max_group_size);
         let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
         for i in 0..nodes.len() {
             members.entry(groups.find(i)).or_default().push(i);
@@ -482,34 +489,49 @@ fn partition(nodes: &[Node], max_group_size: usize) -> Groups {
                     g.commit(nodes, i, parent);
                 }
             } else if group_pattern <= OpPattern::Broadcast {
-                if (dom_pattern <= OpPattern::Injective || dom_pattern == OpPattern::CommReduce)
+                let fuses = (dom_pattern <= OpPattern::Injective || dom_pattern == OpPattern::CommReduce)
                     && g.check_path(nodes, i, parent, |k, sink| {
                         if sink {
                             k <= OpPattern::OutEWiseFusable
                         } else {
                             k <= OpPattern::Injective
                         }
-                    })
-                {
+                    });
+                if fuses || phase == 1 && feeds_anchor_data(&mut g, nodes, i, parent, dom_pattern) {
                     g.commit(nodes, i, parent);
                 }
             } else if group_pattern == OpPattern::Injective
                 && phase == 1
                 && (g.check_path(nodes, i, parent, |k, _| k <= OpPattern::Injective)
-                    || dom_pattern == OpPattern::OutEWiseFusable
-                        && g.check_path(nodes, i, parent, |k, sink| {
-                            if sink {
-                                k == OpPattern::OutEWiseFusable
-                            } else {
-                                k <= OpPattern::Injective
-                            }
-                        }))
+                    || feeds_anchor_data(&mut g, nodes, i, parent, dom_pattern))
             {
                 g.commit(nodes, i, parent);
             }
         }
     }
     g
+}
+
+/// Whether group `i` reaches its post-dominator `parent`, an anchor, only through injective
+/// ops and into the anchor's data operand (edges into its other operands are `Opaque`, so
+/// weights reach the product whole). Our rule, not TVM's: the product reads computed data
+/// from a temp, so an embedding lookup or a sum of child states feeding a dense layer costs
+/// no kernel call of its own.
+fn feeds_anchor_data(
+    g: &mut Groups,
+    nodes: &[Node],
+    i: usize,
+    parent: usize,
+    dom_pattern: OpPattern,
+) -> bool {
+    dom_pattern == OpPattern::OutEWiseFusable
+        && g.check_path(nodes, i, parent, |k, sink| {
+            if sink {
+                k == OpPattern::OutEWiseFusable
+            } else {
+                k <= OpPattern::Injective
+            }
+        })
 }
 
 /// A node of the post-dominator tree.

@@ -72,10 +72,33 @@ impl Ops<'_, '_> {
 
     /// `e^x`.
     pub(crate) fn exp(&mut self, x: Value) -> Value {
-        let ty = self.ty(x);
         // e^-104 is below the smallest subnormal and e^89 above f32::MAX: clamping there
         // keeps the exponent arithmetic in range while rounding to 0 and +inf correctly.
         let x = self.clamp(x, -104.0, 89.0);
+        let (p, n) = self.exp_reduced(x);
+        // Scale by 2^n in two steps so that n in [-150, 129] needs no subnormal or infinite
+        // intermediate.
+        let n1 = self.b.ins().sshr_imm_u(n, 1);
+        let n2 = self.b.ins().isub(n, n1);
+        let s1 = self.pow2(n1);
+        let s2 = self.pow2(n2);
+        let p = self.b.ins().fmul(p, s1);
+        self.b.ins().fmul(p, s2)
+    }
+
+    /// `e^x` where only normal results matter: below e^-87 it is some value under 2^-125,
+    /// and from about e^88.4 (a little before `f32::MAX`) it is +inf. One scaling step
+    /// instead of `exp`'s two.
+    fn exp_normal(&mut self, x: Value) -> Value {
+        let x = self.clamp(x, -87.0, 89.0);
+        let (p, n) = self.exp_reduced(x);
+        let s = self.pow2(n);
+        self.b.ins().fmul(p, s)
+    }
+
+    /// `(e^r, n)` with `x = n ln2 + r`, `|r| <= ln2 / 2`, `n` an integer lane.
+    fn exp_reduced(&mut self, x: Value) -> (Value, Value) {
+        let ty = self.ty(x);
         // n = round(x / ln2) by the 1.5 * 2^23 trick: adding it rounds to an integer that
         // then sits in the low mantissa bits.
         let magic = self.fconst(ty, 12_582_912.0);
@@ -91,17 +114,9 @@ impl Ops<'_, '_> {
         let p = self.mul_add(q, r2, r);
         let one = self.fconst(ty, 1.0);
         let p = self.b.ins().fadd(p, one);
-        // Scale by 2^n in two steps so that n in [-150, 129] needs no subnormal or infinite
-        // intermediate.
         let t_bits = self.float_bits(t);
         let magic_bits = self.float_bits(magic);
-        let n = self.b.ins().isub(t_bits, magic_bits);
-        let n1 = self.b.ins().sshr_imm_u(n, 1);
-        let n2 = self.b.ins().isub(n, n1);
-        let s1 = self.pow2(n1);
-        let s2 = self.pow2(n2);
-        let p = self.b.ins().fmul(p, s1);
-        self.b.ins().fmul(p, s2)
+        (p, self.b.ins().isub(t_bits, magic_bits))
     }
 
     /// The natural logarithm.
@@ -175,11 +190,12 @@ impl Ops<'_, '_> {
         self.b.ins().fdiv(xp, q)
     }
 
-    /// `1 / (1 + e^-x)`.
+    /// `1 / (1 + e^-x)`. A tiny `e^-x` vanishes next to 1, so `exp_normal` serves; results
+    /// below about 2^-127 (x < -88.4) are 0, as `e^-x` overflows.
     pub(crate) fn sigmoid(&mut self, x: Value) -> Value {
         let ty = self.ty(x);
         let neg = self.b.ins().fneg(x);
-        let e = self.exp(neg);
+        let e = self.exp_normal(neg);
         let one = self.fconst(ty, 1.0);
         let d = self.b.ins().fadd(one, e);
         self.b.ins().fdiv(one, d)
