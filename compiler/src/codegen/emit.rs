@@ -37,9 +37,14 @@ pub(crate) struct FnEmitter<'c, 'a> {
     prim_fns: HashMap<VarId, ExprId>,
     /// `let %c = @lifted(caps)`: a closure whose calls become direct calls.
     closures: HashMap<VarId, (Symbol, Vec<Reg>)>,
-    /// `let %t = fused(..)` of a multi-output kernel: the registers of the tuple's fields
-    /// (projections name them; the tuple is built only where used whole).
+    /// `let %t = fused(..)` of a multi-output kernel, or `let %t = (%a, %b)` of variables in
+    /// registers: the registers of the tuple's fields (projections name them, a fused kernel
+    /// takes them as inputs; the tuple is built only where used whole).
     tuples: HashMap<VarId, Vec<Reg>>,
+    /// `let %x = %t.i` already emitted where the current expression is: (register of `%t`,
+    /// `i`) to `%x`'s register. A second projection reuses it instead of cloning the field
+    /// again. Scoped by [`FnEmitter::expr`], so a branch never sees another branch's.
+    projections: HashMap<(Reg, u32), Reg>,
 }
 
 impl<'c, 'a> FnEmitter<'c, 'a> {
@@ -53,6 +58,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             prim_fns: HashMap::new(),
             closures: HashMap::new(),
             tuples: HashMap::new(),
+            projections: HashMap::new(),
         }
     }
 
@@ -101,6 +107,13 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
 
     /// Emits `e` (a `let` chain or a single value) into `dest`. Chains are walked in a loop.
     pub fn expr(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
+        let outer = self.projections.clone();
+        let emitted = self.chain(e, dest);
+        self.projections = outer;
+        emitted
+    }
+
+    fn chain(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
         let m = self.cx.m;
         let mut cur = e;
         while let ExprKind::Let { var, value, body } = &m.expr(cur).kind {
@@ -133,10 +146,27 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
         matches!(&m.expr(f).kind, ExprKind::Function(func) if matches!(m.expr(func.body).kind, ExprKind::Tuple(_)))
     }
 
-    /// The register of field `index` of a multi-output kernel's tuple `tuple`, if it is one.
+    /// The register of field `index` of tuple `tuple`, if it is a variable whose fields are
+    /// in registers (a multi-output kernel's result, or a tuple of variables).
     fn tuple_field(&self, tuple: ExprId, index: u32) -> Option<Reg> {
+        self.tuple_fields(tuple)?.get(index as usize).copied()
+    }
+
+    /// The registers of the fields of tuple `tuple`, if it is a variable whose fields are in
+    /// registers.
+    pub fn tuple_fields(&self, tuple: ExprId) -> Option<&[Reg]> {
         let ExprKind::Var(v) = self.cx.m.expr(tuple).kind else { return None };
-        self.tuples.get(&v)?.get(index as usize).copied()
+        self.tuples.get(&v).map(Vec::as_slice)
+    }
+
+    /// The registers of `es` if every one is a variable held in a register.
+    fn registers_of(&self, es: &[ExprId]) -> Option<Vec<Reg>> {
+        es.iter()
+            .map(|&e| match self.cx.m.expr(e).kind {
+                ExprKind::Var(v) => self.var_reg.get(&v).copied(),
+                _ => None,
+            })
+            .collect()
     }
 
     fn bind(&mut self, var: VarId, value: ExprId) -> Result<(), Diagnostic> {
@@ -163,6 +193,24 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             ExprKind::Proj { tuple, index } if self.tuple_field(*tuple, *index).is_some() => {
                 if let Some(r) = self.tuple_field(*tuple, *index) {
                     self.var_reg.insert(var, r);
+                }
+            }
+            ExprKind::Proj { tuple, index } if self.tuple_field(*tuple, *index).is_none() => {
+                let t = self.atom(*tuple)?;
+                let r = match self.projections.get(&(t, *index)) {
+                    Some(&r) => r,
+                    None => {
+                        let r = self.fresh();
+                        self.emit(Instr::GetField { dst: r, obj: t, index: Imm(*index) });
+                        self.projections.insert((t, *index), r);
+                        r
+                    }
+                };
+                self.var_reg.insert(var, r);
+            }
+            ExprKind::Tuple(fields) if !fields.is_empty() && self.registers_of(fields).is_some() => {
+                if let Some(regs) = self.registers_of(fields) {
+                    self.tuples.insert(var, regs);
                 }
             }
             ExprKind::Call { callee, args, .. }

@@ -75,13 +75,18 @@ fn invoke(
         Err(_) if single => return Ok(None),
         Err(why) => return Err(em.error(f, format!("internal: a fused group does not lower to kir: {why}"))),
     };
-    let regs = em.atoms(args)?;
     let mut inputs = Vec::with_capacity(kernel.num_inputs());
-    for (&r, &p) in regs.iter().zip(&func.params) {
+    for (&arg, &p) in args.iter().zip(&func.params) {
         let fields = em.cx.types.var(p).map_or(0, |t| match m.types.kind(t) {
             TypeKind::Tuple(fs) => fs.len(),
             _ => 0,
         });
+        // A tuple whose fields are in registers (`concatenate((%a, %b))`) is never built.
+        if let Some(regs) = em.tuple_fields(arg).filter(|regs| fields > 0 && regs.len() == fields) {
+            inputs.extend_from_slice(regs);
+            continue;
+        }
+        let r = em.atom(arg)?;
         if fields == 0 {
             inputs.push(r);
         }

@@ -2,6 +2,9 @@
 //! trees", ML 2008): each node switches on the constructor tag at one position of the
 //! scrutinee; leaves jump to the arm. Arm bodies are emitted once each, so nothing is
 //! duplicated; an arm binds its variables from their fixed positions when it is entered.
+//! A position is loaded once per path through the tree (a switch deeper in the scrutinee
+//! reuses the fields its ancestors loaded), and an arm reached from one leaf only binds its
+//! variables from what that path loaded: each `GetField` clones a value.
 
 use super::emit::{Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
@@ -46,21 +49,23 @@ pub(crate) fn compile_match(
         .map(|(i, a)| normalize(Row { cols: vec![(vec![], lower(m, a.pattern))], arm: i }))
         .collect();
     let tree = build(m, rows);
-    let mut arm_jumps: Vec<(usize, usize, usize)> = vec![]; // (instruction, target slot, arm)
-    let mut reachable = vec![false; arms.len()];
-    emit_tree(em, scrut, &tree, &mut arm_jumps, &mut reachable);
+    let mut walk = Walk { arm_jumps: vec![], leaves: vec![Leaves::None; arms.len()], loaded: vec![] };
+    walk.emit_tree(em, scrut, &tree);
+    let Walk { arm_jumps, leaves, .. } = walk;
 
     let mut arm_label = vec![Target(0); arms.len()];
     let mut ends = vec![];
     for (i, arm) in arms.iter().enumerate() {
-        if !reachable[i] {
-            continue;
-        }
+        let mut loaded = match &leaves[i] {
+            Leaves::None => continue,
+            Leaves::One(loaded) => loaded.clone(),
+            Leaves::Many => vec![],
+        };
         arm_label[i] = em.here();
         let mut bindings = vec![];
         bind_vars(m, arm.pattern, &mut vec![], &mut bindings);
         for (var, path) in bindings {
-            let r = load(em, scrut, &path);
+            let r = load(em, scrut, &path, &mut loaded);
             em.bind_var(var, r);
         }
         em.expr(arm.body, dest)?;
@@ -172,48 +177,82 @@ fn specialize(rows: &[Row], path: &Path, ctor: Symbol, arity: usize) -> Vec<Row>
         .collect()
 }
 
-fn emit_tree(
-    em: &mut FnEmitter<'_, '_>,
-    scrut: Reg,
-    tree: &Tree,
-    arm_jumps: &mut Vec<(usize, usize, usize)>,
-    reachable: &mut [bool],
-) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match tree {
-        Tree::Leaf(arm) => {
-            reachable[*arm] = true;
-            let at = em.emit(Instr::Goto { target: Target(0) });
-            arm_jumps.push((at, 0, *arm));
-        }
-        Tree::Fail => {
-            let name = em.name.clone();
-            em.fatal(format!("no arm of a `match?` in `@{name}` matched the value"));
-        }
-        Tree::Switch { path, cases } => {
-            let obj = load(em, scrut, path);
-            let at = em.emit(Instr::SwitchTag { obj, targets: vec![Target(0); cases.len()].into() });
-            for (slot, case) in cases.iter().enumerate() {
-                if let Tree::Leaf(arm) = case {
-                    reachable[*arm] = true;
-                    arm_jumps.push((at, slot, *arm));
-                    continue;
-                }
-                let here = em.here();
-                if let Instr::SwitchTag { targets, .. } = &mut em.code[at] {
-                    targets[slot] = here;
-                }
-                emit_tree(em, scrut, case, arm_jumps, reachable);
-            }
-        }
-    })
+/// The leaves of the decision tree that lead to an arm.
+#[derive(Clone)]
+enum Leaves {
+    None,
+    /// One leaf, with the positions its path loaded: they hold when the arm is entered.
+    One(Vec<(Path, Reg)>),
+    Many,
 }
 
-/// Loads the value at `path` of the scrutinee into a register.
-fn load(em: &mut FnEmitter<'_, '_>, scrut: Reg, path: &[u32]) -> Reg {
-    let mut r = scrut;
-    for &i in path {
+/// State of the walk that emits the decision tree.
+struct Walk {
+    /// Jumps to arms, patched once the arms are placed: (instruction, target slot, arm).
+    arm_jumps: Vec<(usize, usize, usize)>,
+    leaves: Vec<Leaves>,
+    /// The positions loaded on the path from the root to the current node.
+    loaded: Vec<(Path, Reg)>,
+}
+
+impl Walk {
+    fn emit_tree(&mut self, em: &mut FnEmitter<'_, '_>, scrut: Reg, tree: &Tree) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match tree {
+            Tree::Leaf(arm) => {
+                self.reach(*arm);
+                let at = em.emit(Instr::Goto { target: Target(0) });
+                self.arm_jumps.push((at, 0, *arm));
+            }
+            Tree::Fail => {
+                let name = em.name.clone();
+                em.fatal(format!("no arm of a `match?` in `@{name}` matched the value"));
+            }
+            Tree::Switch { path, cases } => {
+                let obj = load(em, scrut, path, &mut self.loaded);
+                let depth = self.loaded.len();
+                let at = em.emit(Instr::SwitchTag { obj, targets: vec![Target(0); cases.len()].into() });
+                for (slot, case) in cases.iter().enumerate() {
+                    if let Tree::Leaf(arm) = case {
+                        self.reach(*arm);
+                        self.arm_jumps.push((at, slot, *arm));
+                        continue;
+                    }
+                    let here = em.here();
+                    if let Instr::SwitchTag { targets, .. } = &mut em.code[at] {
+                        targets[slot] = here;
+                    }
+                    self.emit_tree(em, scrut, case);
+                    // A sibling's path does not pass through what this case loaded.
+                    self.loaded.truncate(depth);
+                }
+            }
+        })
+    }
+
+    /// Records that the current path reaches `arm`.
+    fn reach(&mut self, arm: usize) {
+        if let Some(leaves) = self.leaves.get_mut(arm) {
+            *leaves = match leaves {
+                Leaves::None => Leaves::One(self.loaded.clone()),
+                _ => Leaves::Many,
+            };
+        }
+    }
+}
+
+/// The register holding the value at `path` of the scrutinee: loaded with `GetField`s from
+/// the longest prefix already in `loaded`, which gains every position loaded.
+fn load(em: &mut FnEmitter<'_, '_>, scrut: Reg, path: &[u32], loaded: &mut Vec<(Path, Reg)>) -> Reg {
+    let (mut r, mut done) = (scrut, 0);
+    for (p, reg) in loaded.iter() {
+        if p.len() > done && path.starts_with(p) {
+            (r, done) = (*reg, p.len());
+        }
+    }
+    for end in done + 1..=path.len() {
         let next = em.fresh();
-        em.emit(Instr::GetField { dst: next, obj: r, index: Imm(i) });
+        em.emit(Instr::GetField { dst: next, obj: r, index: Imm(path[end - 1]) });
+        loaded.push((path[..end].to_vec(), next));
         r = next;
     }
     r
