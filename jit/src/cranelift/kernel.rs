@@ -140,7 +140,9 @@ impl CompiledKernel {
             }
         };
         let (mut ins, mut outs, mut tmps) = (inputs.iter(), outputs.iter_mut(), temps.iter_mut());
-        let mut table: SmallVec<[*mut u8; 16]> = SmallVec::with_capacity(k.buffers.len());
+        // Room for a fused cell's inputs, outputs, temps and packed weights without allocating.
+        let mut table: SmallVec<[*mut u8; 32]> =
+            SmallVec::with_capacity(k.buffers.len() + self.packable.len());
         for decl in &k.buffers {
             let ptr = match decl.role {
                 // Never written: the verifier rejects stores to inputs.

@@ -116,8 +116,10 @@ impl Call<'_> {
                 None => return Err(out_of_frame(r)),
             }
         }
-        let mut ins: SmallVec<[&Tensor; 8]> = SmallVec::with_capacity(self.inputs.len());
-        let mut handles: SmallVec<[Option<&Arc<Tensor>>; 8]> = SmallVec::with_capacity(self.inputs.len());
+        // Inline room for the inputs of a whole fused cell (a Tree-LSTM node's kernel has 10):
+        // no allocation per call.
+        let mut ins: SmallVec<[&Tensor; 16]> = SmallVec::with_capacity(self.inputs.len());
+        let mut handles: SmallVec<[Option<&Arc<Tensor>>; 16]> = SmallVec::with_capacity(self.inputs.len());
         let mut next_scalar = scalars.iter();
         for &r in self.inputs {
             match window.get(r.0 as usize) {
