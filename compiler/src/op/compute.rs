@@ -129,7 +129,8 @@ pub struct OutType {
 pub type ComputeFn = fn(&[ComputeInput], &AttrReader, &OutType) -> Result<TensorDef, String>;
 
 /// Emits loops over `shape` (outermost first; the innermost of kind `innermost`, the others
-/// serial) and calls `body` with the indices of each element.
+/// serial; none for an outer dimension of extent 1, whose index is 0) and calls `body` with
+/// the indices of each element.
 pub fn for_each_index(
     k: &mut KernelBuilder,
     shape: &[i64],
@@ -145,6 +146,14 @@ pub fn for_each_index(
     ) {
         match shape.split_first() {
             None => body(k, idx),
+            // An outer dimension of extent 1 (the batch of one of a recurrent cell) gets no
+            // loop: the body sits directly in the loop nest around it, so the innermost loop
+            // is outermost where it can be (OpenCL parallelises outermost loops).
+            Some((1, rest)) if !rest.is_empty() => {
+                idx.push(Index::Const(0));
+                go(k, rest, innermost, idx, body);
+                idx.pop();
+            }
             Some((&n, rest)) => {
                 let kind = if rest.is_empty() { innermost } else { LoopKind::Serial };
                 k.for_(n, kind, |k, i| {
