@@ -632,3 +632,37 @@ fn outputs_written_in_one_loop_share_a_private_local() {
         assert_eq!(compiled.stats().vectorized_loops, 1);
     }
 }
+
+/// Reused temps start every call zero-filled where the code may read what it did not write
+/// (padding, as im2col's), whatever the previous call left there; temps written whole first
+/// are not refilled and cannot tell.
+#[test]
+fn reused_temps_start_each_call_as_kir_promises() {
+    let mut k = KernelBuilder::new("padded");
+    let x = k.input("x", DType::F32, [4]);
+    let y = k.output("y", DType::F32, [6]);
+    let padded = k.temp("padded", DType::F32, [6]);
+    let whole = k.temp("whole", DType::F32, [6]);
+    // The positive elements of `x` go to `padded[1..5]`; the rest, and 0 and 5, stay zero.
+    k.for_(4, LoopKind::Serial, |k, i| {
+        let v = Expr::load(x, i.clone());
+        k.if_else(v.clone().gt(Expr::f32(0.0)), |k| k.store(padded, i.clone() + 1, v.clone()), |_| {})
+    });
+    k.for_(6, LoopKind::Vectorize, |k, i| k.store(whole, i.clone(), Expr::load(padded, i).exp()));
+    k.for_(6, LoopKind::Vectorize, |k, i| {
+        let v = Expr::load(whole, i.clone()) + Expr::load(padded, i.clone());
+        k.store(y, i, v)
+    });
+    let kernel = k.finish().unwrap();
+    let compiled = jit().compile(&kernel).unwrap();
+    // The second call writes nothing into `padded`: it must read zeros, not the first
+    // call's values.
+    for x in [[1.0f32, 2.0, 3.0, 4.0], [-1.0; 4], [0.5, -2.0, 0.25, -1.0]] {
+        let input = Tensor::from_vec(vec![4], x.to_vec()).unwrap();
+        let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
+        relay_compiler::kir::interp::run(&kernel, &[&input], &mut expected, &[]).unwrap();
+        let mut actual = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
+        compiled.run(&[&input], &mut actual, &[]).unwrap();
+        assert_close(&expected, &actual, TOL_MATH);
+    }
+}

@@ -2,6 +2,7 @@
 
 use super::pack_cache::PackSlot;
 use super::packed::{packable_operands, Packable};
+use super::temps::needs_zero;
 use crate::JitError;
 use cranelift_jit::JITModule;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
@@ -42,6 +43,9 @@ pub struct CompiledKernel {
     /// Whether calls reuse temps: the kernel has temps and no syms. Known at construction, so
     /// kernels without temps (most) never touch the mutex.
     reuse_temps: bool,
+    /// For each temp, in order: whether a reused one is zeroed for the next call (`temps.rs`:
+    /// not those the code writes whole before reading).
+    zero_temps: Vec<bool>,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -70,7 +74,15 @@ impl CompiledKernel {
                 (operand, position, PackSlot::default())
             })
             .collect();
+        let zero_temps = kernel
+            .buffers
+            .iter()
+            .zip(needs_zero(&kernel))
+            .filter(|(b, _)| b.role == BufferRole::Temp)
+            .map(|(_, zero)| zero)
+            .collect();
         CompiledKernel {
+            zero_temps,
             packable,
             kernel,
             entry,
@@ -177,8 +189,11 @@ impl CompiledKernel {
         unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
         drop(packed);
         if reuse {
-            // kir promises zero-filled temps at the start of every call.
-            temps.iter_mut().for_each(Tensor::fill_zero);
+            // kir promises zero-filled temps at the start of every call; temps the code
+            // writes whole before reading them cannot tell.
+            for (t, _) in temps.iter_mut().zip(&self.zero_temps).filter(|(_, &zero)| zero) {
+                t.fill_zero();
+            }
             self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).push(temps);
         }
         Ok(())

@@ -33,6 +33,7 @@ mod math;
 mod ops;
 mod pack_cache;
 mod packed;
+mod temps;
 mod vector;
 
 pub use kernel::{CompiledKernel, KernelStats};

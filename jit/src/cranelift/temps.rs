@@ -1,0 +1,222 @@
+//! Which temps a call must find zero-filled.
+//!
+//! kir promises zero-filled temps at the start of every call, and kernels that reuse their
+//! temps refill them after each call. Most temps are written whole before anything reads
+//! them, though: a product's output, a fused data operand, an anchor's result materialised
+//! for the gate arithmetic (a Tree-LSTM node's kernel has 7 KB of them). Zeroing those is
+//! wasted stores on every call, so only the others are refilled. Only an im2col buffer, whose
+//! padding is never written, relies on the promise among today's compute rules.
+
+use relay_compiler::kir::{BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Stmt, VarId};
+use std::collections::{HashMap, HashSet};
+
+/// For each buffer of `kernel`, in order: whether it is a temp that must be zero when a call
+/// starts. A temp is exempt when the first top-level statement that mentions it writes every
+/// one of its elements without reading it: a `gemm` into exactly its elements, or a perfect
+/// loop nest of constant extents whose one store covers it in row-major order.
+pub(crate) fn needs_zero(kernel: &Kernel) -> Vec<bool> {
+    let mut needs: Vec<bool> = kernel.buffers.iter().map(|b| b.role == BufferRole::Temp).collect();
+    let mut seen = HashSet::new();
+    for s in &kernel.body {
+        if let Some(buf) = writes_whole(kernel, s) {
+            if !seen.contains(&buf) {
+                if let Some(n) = needs.get_mut(buf.index()) {
+                    *n = false;
+                }
+            }
+        }
+        stmt_buffers(s, &mut seen);
+    }
+    needs
+}
+
+/// The buffer `s` writes completely without reading it, if it does.
+fn writes_whole(kernel: &Kernel, s: &Stmt) -> Option<BufferId> {
+    match s {
+        Stmt::Gemm { out, a, b, m, n, .. } => {
+            (a != out && b != out && elements(kernel, *out)? == m.checked_mul(*n)?).then_some(*out)
+        }
+        Stmt::For { .. } => {
+            let mut loops = vec![];
+            let mut cur = s;
+            let (buf, index, value) = loop {
+                match cur {
+                    Stmt::For { var, extent, body, .. } => {
+                        loops.push((*var, extent.as_const()?));
+                        let [inner] = body.as_slice() else { return None };
+                        cur = inner;
+                    }
+                    Stmt::Store { buf, index, value } => break (*buf, index, value),
+                    _ => return None,
+                }
+            };
+            let mut reads = HashSet::new();
+            expr_buffers(value, &mut reads);
+            index_buffers(index, &mut reads);
+            let covered = loops.iter().try_fold(1i64, |n, &(_, e)| n.checked_mul(e))?;
+            let whole = covered == elements(kernel, buf)? && row_major(index, &loops)?;
+            (whole && !reads.contains(&buf)).then_some(buf)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `index` is `Σ var_k · stride_k` over `loops` (outermost first), with each stride
+/// the product of the extents inside it: every iteration then stores a distinct element, and
+/// together they cover `0..Π extents`. Loops of extent 1 (variable always 0) may be absent.
+fn row_major(index: &Index, loops: &[(VarId, i64)]) -> Option<bool> {
+    let mut terms = HashMap::new();
+    if linear(index, 1, &mut terms)? != 0 {
+        return Some(false);
+    }
+    let mut stride = 1i64;
+    for &(var, extent) in loops.iter().rev() {
+        let coefficient = terms.remove(&var);
+        if extent > 1 && coefficient != Some(stride) {
+            return Some(false);
+        }
+        stride = stride.checked_mul(extent)?;
+    }
+    Some(terms.is_empty())
+}
+
+/// Adds `scale · index`'s variable terms to `terms`; returns its constant part, or `None`
+/// when it is not linear in loop variables.
+fn linear(index: &Index, scale: i64, terms: &mut HashMap<VarId, i64>) -> Option<i64> {
+    match index {
+        Index::Const(c) => c.checked_mul(scale),
+        Index::Var(v) => {
+            let t = terms.entry(*v).or_insert(0);
+            *t = t.checked_add(scale)?;
+            Some(0)
+        }
+        Index::Bin(IndexOp::Add, a, b) => linear(a, scale, terms)?.checked_add(linear(b, scale, terms)?),
+        Index::Bin(IndexOp::Mul, a, b) => match (a.as_const(), b.as_const()) {
+            (_, Some(c)) => linear(a, scale.checked_mul(c)?, terms),
+            (Some(c), _) => linear(b, scale.checked_mul(c)?, terms),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The element count of `buf`, if its shape is constant.
+fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
+    kernel.buffer(buf)?.shape.iter().try_fold(1i64, |n, e| match e {
+        Extent::Const(c) => n.checked_mul(*c),
+        Extent::Sym(_) => None,
+    })
+}
+
+/// Adds every buffer `s` reads or writes to `out`.
+fn stmt_buffers(s: &Stmt, out: &mut HashSet<BufferId>) {
+    match s {
+        Stmt::For { extent, body, .. } => {
+            index_buffers(extent, out);
+            body.iter().for_each(|s| stmt_buffers(s, out));
+        }
+        Stmt::Store { buf, index, value } => {
+            out.insert(*buf);
+            index_buffers(index, out);
+            expr_buffers(value, out);
+        }
+        Stmt::Assign { value, .. } => expr_buffers(value, out),
+        Stmt::If { cond, then, otherwise } => {
+            expr_buffers(cond, out);
+            then.iter().chain(otherwise).for_each(|s| stmt_buffers(s, out));
+        }
+        Stmt::Gemm { out: o, a, b, .. } => {
+            out.extend([*o, *a, *b]);
+        }
+    }
+}
+
+fn expr_buffers(e: &Expr, out: &mut HashSet<BufferId>) {
+    match e {
+        Expr::Load { buf, index } => {
+            out.insert(*buf);
+            index_buffers(index, out);
+        }
+        Expr::Binary(_, a, b) => {
+            expr_buffers(a, out);
+            expr_buffers(b, out);
+        }
+        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_buffers(a, out),
+        Expr::Select(c, a, b) => {
+            expr_buffers(c, out);
+            expr_buffers(a, out);
+            expr_buffers(b, out);
+        }
+        Expr::Index(i) => index_buffers(i, out),
+        Expr::Const(_) | Expr::Local(_) => {}
+    }
+}
+
+fn index_buffers(i: &Index, out: &mut HashSet<BufferId>) {
+    match i {
+        Index::Bin(_, a, b) => {
+            index_buffers(a, out);
+            index_buffers(b, out);
+        }
+        Index::Value(e) => expr_buffers(e, out),
+        Index::Const(_) | Index::Var(_) | Index::Sym(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_compiler::kir::{KernelBuilder, LoopKind};
+    use relay_devices::DType;
+
+    fn temps_to_zero(k: &Kernel) -> Vec<String> {
+        needs_zero(k).iter().zip(&k.buffers).filter(|(n, _)| **n).map(|(_, b)| b.name.clone()).collect()
+    }
+
+    #[test]
+    fn temps_written_whole_first_are_not_zeroed() {
+        let mut k = KernelBuilder::new("t");
+        let x = k.input("x", DType::F32, [2, 3]);
+        let w = k.input("w", DType::F32, [4, 3]);
+        let y = k.output("y", DType::F32, [2, 4]);
+        let copy = k.temp("copy", DType::F32, [2, 3]);
+        let product = k.temp("product", DType::F32, [8]);
+        k.for_(2, LoopKind::Serial, |k, i| {
+            k.for_(3, LoopKind::Vectorize, |k, j| {
+                let at = i.clone() * 3 + j;
+                let v = Expr::load(x, at.clone());
+                k.store(copy, at, v)
+            })
+        });
+        k.gemm(product, copy, w, 2, 4, 3, true);
+        k.for_(8, LoopKind::Vectorize, |k, i| k.store(y, i.clone(), Expr::load(product, i)));
+        assert!(temps_to_zero(&k.finish().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn partly_written_read_first_or_transposed_temps_are_zeroed() {
+        let mut k = KernelBuilder::new("t");
+        let x = k.input("x", DType::F32, [4]);
+        let y = k.output("y", DType::F32, [4]);
+        let part = k.temp("part", DType::F32, [4]);
+        let acc = k.temp("acc", DType::F32, [4]);
+        let transposed = k.temp("transposed", DType::F32, [2, 2]);
+        // Only the first three elements: the last stays as the call found it.
+        k.for_(3, LoopKind::Serial, |k, i| k.store(part, i.clone(), Expr::load(x, i)));
+        // Accumulates: reads itself.
+        k.for_(4, LoopKind::Serial, |k, i| {
+            let v = Expr::load(acc, i.clone()) + Expr::load(x, i.clone());
+            k.store(acc, i, v)
+        });
+        // Covers every element, but column-major: not recognised, so zeroed (conservative).
+        k.for_(2, LoopKind::Serial, |k, i| {
+            k.for_(2, LoopKind::Serial, |k, j| k.store(transposed, j * 2 + i.clone(), Expr::f32(1.0)))
+        });
+        k.for_(4, LoopKind::Serial, |k, i| {
+            let v =
+                Expr::load(part, i.clone()) + Expr::load(acc, i.clone()) + Expr::load(transposed, i.clone());
+            k.store(y, i, v)
+        });
+        assert_eq!(temps_to_zero(&k.finish().unwrap()), ["part", "acc", "transposed"]);
+    }
+}
