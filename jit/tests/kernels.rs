@@ -666,3 +666,30 @@ fn reused_temps_start_each_call_as_kir_promises() {
         assert_close(&expected, &actual, TOL_MATH);
     }
 }
+
+/// A vectorised loop of constant extent that is not a multiple of the vector width ends on a
+/// vector overlapping the previous one when its iterations are independent, and on scalar
+/// iterations when it reads a buffer it writes (redoing an iteration would add twice); both
+/// agree with the interpreter, and a local read after the loop holds the last element's value.
+#[test]
+fn vector_loops_end_on_an_overlapping_vector_only_when_iterations_are_independent() {
+    for n in [5i64, 7, 150] {
+        let mut k = KernelBuilder::new("tail");
+        let x = k.input("x", DType::F32, [n]);
+        let y = k.output("y", DType::F32, [n]);
+        let twice = k.output("twice", DType::F32, [n]);
+        let last = k.output("last", DType::F32, [1]);
+        let l = k.local("l", DType::F32);
+        k.for_(n, LoopKind::Vectorize, |k, i| {
+            k.assign(l, Expr::load(x, i.clone()).tanh() * Expr::f32(2.0));
+            k.store(y, i, Expr::local(l));
+        });
+        k.store(last, 0, Expr::local(l));
+        k.for_(n, LoopKind::Vectorize, |k, i| k.store(twice, i.clone(), Expr::load(x, i)));
+        k.for_(n, LoopKind::Vectorize, |k, i| {
+            let v = Expr::load(twice, i.clone()) + Expr::load(x, i.clone());
+            k.store(twice, i, v)
+        });
+        check(&k.finish().unwrap(), &[], TOL_MATH);
+    }
+}

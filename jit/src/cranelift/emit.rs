@@ -10,6 +10,7 @@
 //! Loads and stores are unchecked: [`relay_compiler::kir::check_bounds`] has proved them in
 //! bounds before the code can run, and index divisors positive.
 
+use super::buffers::reads_what_it_writes;
 use super::ops::{scalar_type, vector_type, Ops};
 use super::packed::{packable_operands, reads_packed, Packable};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
@@ -239,7 +240,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let zero = self.b.ins().iconst(I64, 0);
         if kind == LoopKind::Vectorize && self.lanes.is_none() {
             if let Some(plan) = vector::plan(self.k, var, body) {
-                return self.vector_loop(var, end, plan, body);
+                return self.vector_loop(var, end, extent.as_const(), plan, body);
             }
         }
         self.counted_loop(v, zero, end, 1, |e| e.stmts(body))
@@ -274,7 +275,27 @@ impl<'a, 'f> Emitter<'a, 'f> {
         Ok(())
     }
 
-    fn vector_loop(&mut self, var: VarId, end: Value, plan: Plan, body: &[Stmt]) -> Result<(), JitError> {
+    /// A `vectorize` loop to `end` (`extent` when it is a constant): `LANES` iterations at a
+    /// time, then the rest one by one — or, for a constant extent of at least `LANES` whose
+    /// iterations are independent (no reduction, no buffer both stored and read), one more
+    /// vector ending at `end`, overlapping the last: redoing an iteration stores the same
+    /// values again, and a scalar tail of the transcendental-heavy gate arithmetic costs as much
+    /// as several vectors.
+    fn vector_loop(
+        &mut self,
+        var: VarId,
+        end: Value,
+        extent: Option<i64>,
+        plan: Plan,
+        body: &[Stmt],
+    ) -> Result<(), JitError> {
+        let overlap = extent.filter(|&n| {
+            n > LANES
+                && n % LANES != 0
+                && plan.locals.values().all(|m| *m == LocalMode::Private)
+                && !body.iter().any(|s| matches!(s, Stmt::For { .. }))
+                && !reads_what_it_writes(body)
+        });
         let v = *self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?;
         self.vectorized += 1;
         let zero = self.b.ins().iconst(I64, 0);
@@ -322,6 +343,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 self.counted_loop(v, i, vector_end, LANES, |e| e.stmts(body))
             })
         };
+        let result = result.and_then(|()| match overlap {
+            Some(n) => {
+                let last = self.b.ins().iconst(I64, n - LANES);
+                self.b.def_var(v, last);
+                self.stmts(body)
+            }
+            None => Ok(()),
+        });
         let lanes = self.lanes.take().ok_or_else(|| internal("lanes"))?;
         result?;
         for (l, mode) in &lanes.modes {
@@ -340,6 +369,9 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 }
             };
             self.b.def_var(self.locals[l.index()], scalar);
+        }
+        if overlap.is_some() {
+            return Ok(());
         }
         self.counted_loop(v, vector_end, end, 1, |e| e.stmts(body))
     }

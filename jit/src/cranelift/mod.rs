@@ -25,6 +25,7 @@
 //!   and keeps its loop scalar.
 //! - `unroll` loops with constant extent up to 16 are unrolled; `parallel` is serial.
 
+mod buffers;
 mod emit;
 mod gemm;
 mod gemv;

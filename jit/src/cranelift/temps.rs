@@ -7,7 +7,8 @@
 //! wasted stores on every call, so only the others are refilled. Only an im2col buffer, whose
 //! padding is never written, relies on the promise among today's compute rules.
 
-use relay_compiler::kir::{BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Stmt, VarId};
+use super::buffers::{expr_buffers, index_buffers, stmt_buffers};
+use relay_compiler::kir::{BufferId, BufferRole, Extent, Index, IndexOp, Kernel, Stmt, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// For each buffer of `kernel`, in order: whether it is a temp that must be zero when a call
@@ -108,65 +109,10 @@ fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
     })
 }
 
-/// Adds every buffer `s` reads or writes to `out`.
-fn stmt_buffers(s: &Stmt, out: &mut HashSet<BufferId>) {
-    match s {
-        Stmt::For { extent, body, .. } => {
-            index_buffers(extent, out);
-            body.iter().for_each(|s| stmt_buffers(s, out));
-        }
-        Stmt::Store { buf, index, value } => {
-            out.insert(*buf);
-            index_buffers(index, out);
-            expr_buffers(value, out);
-        }
-        Stmt::Assign { value, .. } => expr_buffers(value, out),
-        Stmt::If { cond, then, otherwise } => {
-            expr_buffers(cond, out);
-            then.iter().chain(otherwise).for_each(|s| stmt_buffers(s, out));
-        }
-        Stmt::Gemm { out: o, a, b, .. } => {
-            out.extend([*o, *a, *b]);
-        }
-    }
-}
-
-fn expr_buffers(e: &Expr, out: &mut HashSet<BufferId>) {
-    match e {
-        Expr::Load { buf, index } => {
-            out.insert(*buf);
-            index_buffers(index, out);
-        }
-        Expr::Binary(_, a, b) => {
-            expr_buffers(a, out);
-            expr_buffers(b, out);
-        }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_buffers(a, out),
-        Expr::Select(c, a, b) => {
-            expr_buffers(c, out);
-            expr_buffers(a, out);
-            expr_buffers(b, out);
-        }
-        Expr::Index(i) => index_buffers(i, out),
-        Expr::Const(_) | Expr::Local(_) => {}
-    }
-}
-
-fn index_buffers(i: &Index, out: &mut HashSet<BufferId>) {
-    match i {
-        Index::Bin(_, a, b) => {
-            index_buffers(a, out);
-            index_buffers(b, out);
-        }
-        Index::Value(e) => expr_buffers(e, out),
-        Index::Const(_) | Index::Var(_) | Index::Sym(_) => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_compiler::kir::{KernelBuilder, LoopKind};
+    use relay_compiler::kir::{Expr, KernelBuilder, LoopKind};
     use relay_devices::DType;
 
     fn temps_to_zero(k: &Kernel) -> Vec<String> {

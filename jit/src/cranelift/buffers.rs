@@ -1,0 +1,96 @@
+//! The buffers kir statements and expressions touch, for the analyses that decide what code
+//! may skip: which temps need zeroing (`temps.rs`), which vector loops may end on an
+//! overlapping vector instead of a scalar tail (`emit.rs`).
+
+use relay_compiler::kir::{BufferId, Expr, Index, Stmt};
+use std::collections::HashSet;
+
+/// Whether some buffer `body` stores to is also read in it: then an iteration may see what
+/// another wrote, and iterations cannot be redone or reordered.
+pub(crate) fn reads_what_it_writes(body: &[Stmt]) -> bool {
+    let (mut stored, mut read) = (HashSet::new(), HashSet::new());
+    for s in body {
+        accesses(s, &mut stored, &mut read);
+    }
+    !stored.is_disjoint(&read)
+}
+
+fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut HashSet<BufferId>) {
+    match s {
+        Stmt::For { extent, body, .. } => {
+            index_buffers(extent, read);
+            body.iter().for_each(|s| accesses(s, stored, read));
+        }
+        Stmt::Store { buf, index, value } => {
+            stored.insert(*buf);
+            index_buffers(index, read);
+            expr_buffers(value, read);
+        }
+        Stmt::Assign { value, .. } => expr_buffers(value, read),
+        Stmt::If { cond, then, otherwise } => {
+            expr_buffers(cond, read);
+            then.iter().chain(otherwise).for_each(|s| accesses(s, stored, read));
+        }
+        Stmt::Gemm { out, a, b, .. } => {
+            stored.insert(*out);
+            read.extend([*a, *b]);
+        }
+    }
+}
+
+/// Adds every buffer `s` reads or writes to `out`.
+pub(crate) fn stmt_buffers(s: &Stmt, out: &mut HashSet<BufferId>) {
+    match s {
+        Stmt::For { extent, body, .. } => {
+            index_buffers(extent, out);
+            body.iter().for_each(|s| stmt_buffers(s, out));
+        }
+        Stmt::Store { buf, index, value } => {
+            out.insert(*buf);
+            index_buffers(index, out);
+            expr_buffers(value, out);
+        }
+        Stmt::Assign { value, .. } => expr_buffers(value, out),
+        Stmt::If { cond, then, otherwise } => {
+            expr_buffers(cond, out);
+            then.iter().chain(otherwise).for_each(|s| stmt_buffers(s, out));
+        }
+        Stmt::Gemm { out: o, a, b, .. } => {
+            out.extend([*o, *a, *b]);
+        }
+    }
+}
+
+/// Adds every buffer `e` reads to `out`.
+pub(crate) fn expr_buffers(e: &Expr, out: &mut HashSet<BufferId>) {
+    match e {
+        Expr::Load { buf, index } => {
+            out.insert(*buf);
+            index_buffers(index, out);
+        }
+        Expr::Binary(_, a, b) => {
+            expr_buffers(a, out);
+            expr_buffers(b, out);
+        }
+        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_buffers(a, out),
+        Expr::Select(c, a, b) => {
+            expr_buffers(c, out);
+            expr_buffers(a, out);
+            expr_buffers(b, out);
+        }
+        Expr::Index(i) => index_buffers(i, out),
+        Expr::Const(_) | Expr::Local(_) => {}
+    }
+}
+
+/// Adds every buffer `i` reads (in `Value` indices) to `out`.
+pub(crate) fn index_buffers(i: &Index, out: &mut HashSet<BufferId>) {
+    match i {
+        Index::Bin(_, a, b) => {
+            index_buffers(a, out);
+            index_buffers(b, out);
+        }
+        Index::Value(e) => expr_buffers(e, out),
+        Index::Const(_) | Index::Var(_) | Index::Sym(_) => {}
+    }
+}
