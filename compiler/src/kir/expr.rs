@@ -49,6 +49,19 @@ pub enum Index {
 }
 
 impl Index {
+    /// Calls `f` on every expression inside this index: its `Value` parts and everything
+    /// under them (see [`Expr::visit`]).
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Index::Value(e) => e.visit(f),
+            Index::Bin(_, a, b) => {
+                a.visit_exprs(f);
+                b.visit_exprs(f);
+            }
+            Index::Const(_) | Index::Var(_) | Index::Sym(_) => {}
+        }
+    }
+
     /// The index `op(a, b)`, folded where both sides are constants or one is an identity.
     pub fn bin(op: IndexOp, a: Index, b: Index) -> Index {
         use Index::Const;
@@ -380,6 +393,27 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Calls `f` on this expression and every expression under it, parents first, including
+    /// those inside indices (a load's index, `Expr::Index`): the one walk the analyses that
+    /// collect loads or locals share.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Load { index, .. } | Expr::Index(index) => index.visit_exprs(f),
+            Expr::Binary(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Unary(_, a) | Expr::Cast(_, a) => a.visit(f),
+            Expr::Select(c, a, b) => {
+                c.visit(f);
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Const(_) | Expr::Local(_) => {}
+        }
+    }
+
     /// A `float32` literal.
     pub fn f32(v: f32) -> Expr {
         Expr::lit(DType::F32, Scalar::Float(f64::from(v)))
@@ -553,6 +587,19 @@ mod tests {
         assert_eq!(i.clone().floor_mod(1), Index::Const(0));
         assert!(matches!(Index::Const(1).floor_div(0), Index::Bin(IndexOp::FloorDiv, ..)));
         assert!(matches!(Index::Const(i64::MAX) + 1, Index::Bin(IndexOp::Add, ..)));
+    }
+
+    #[test]
+    fn visit_reaches_expressions_inside_indices() {
+        let inner = Expr::load(BufferId(1), Index::Var(VarId(0)));
+        let e = Expr::load(BufferId(0), Index::value(inner) + 2).exp() + Expr::local(LocalId(3));
+        let mut seen = vec![];
+        e.visit(&mut |x| match x {
+            Expr::Load { buf, .. } => seen.push(format!("load {}", buf.index())),
+            Expr::Local(l) => seen.push(format!("local {}", l.index())),
+            _ => {}
+        });
+        assert_eq!(seen, ["load 0", "load 1", "local 3"]);
     }
 
     #[test]

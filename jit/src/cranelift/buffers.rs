@@ -40,57 +40,25 @@ fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut HashSet<BufferI
 
 /// Adds every buffer `s` reads or writes to `out`.
 pub(crate) fn stmt_buffers(s: &Stmt, out: &mut HashSet<BufferId>) {
-    match s {
-        Stmt::For { extent, body, .. } => {
-            index_buffers(extent, out);
-            body.iter().for_each(|s| stmt_buffers(s, out));
-        }
-        Stmt::Store { buf, index, value } => {
-            out.insert(*buf);
-            index_buffers(index, out);
-            expr_buffers(value, out);
-        }
-        Stmt::Assign { value, .. } => expr_buffers(value, out),
-        Stmt::If { cond, then, otherwise } => {
-            expr_buffers(cond, out);
-            then.iter().chain(otherwise).for_each(|s| stmt_buffers(s, out));
-        }
-        Stmt::Gemm { out: o, a, b, .. } => {
-            out.extend([*o, *a, *b]);
-        }
-    }
+    let mut read = HashSet::new();
+    accesses(s, out, &mut read);
+    out.extend(read);
 }
 
 /// Adds every buffer `e` reads to `out`.
 pub(crate) fn expr_buffers(e: &Expr, out: &mut HashSet<BufferId>) {
-    match e {
-        Expr::Load { buf, index } => {
+    e.visit(&mut |x| {
+        if let Expr::Load { buf, .. } = x {
             out.insert(*buf);
-            index_buffers(index, out);
         }
-        Expr::Binary(_, a, b) => {
-            expr_buffers(a, out);
-            expr_buffers(b, out);
-        }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_buffers(a, out),
-        Expr::Select(c, a, b) => {
-            expr_buffers(c, out);
-            expr_buffers(a, out);
-            expr_buffers(b, out);
-        }
-        Expr::Index(i) => index_buffers(i, out),
-        Expr::Const(_) | Expr::Local(_) => {}
-    }
+    });
 }
 
 /// Adds every buffer `i` reads (in `Value` indices) to `out`.
 pub(crate) fn index_buffers(i: &Index, out: &mut HashSet<BufferId>) {
-    match i {
-        Index::Bin(_, a, b) => {
-            index_buffers(a, out);
-            index_buffers(b, out);
+    i.visit_exprs(&mut |x| {
+        if let Expr::Load { buf, .. } = x {
+            out.insert(*buf);
         }
-        Index::Value(e) => expr_buffers(e, out),
-        Index::Const(_) | Index::Var(_) | Index::Sym(_) => {}
-    }
+    });
 }

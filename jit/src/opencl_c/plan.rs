@@ -264,34 +264,19 @@ pub(super) fn stmt_locals(s: &Stmt, out: &mut HashSet<LocalId>) {
 }
 
 fn index_locals(i: &Index, out: &mut HashSet<LocalId>) {
-    match i {
-        Index::Value(e) => expr_locals(e, out),
-        Index::Bin(_, a, b) => {
-            index_locals(a, out);
-            index_locals(b, out);
+    i.visit_exprs(&mut |x| {
+        if let Expr::Local(l) = x {
+            out.insert(*l);
         }
-        _ => {}
-    }
+    });
 }
 
 fn expr_locals(e: &Expr, out: &mut HashSet<LocalId>) {
-    match e {
-        Expr::Const(_) => {}
-        Expr::Local(l) => {
+    e.visit(&mut |x| {
+        if let Expr::Local(l) = x {
             out.insert(*l);
         }
-        Expr::Load { index, .. } | Expr::Index(index) => index_locals(index, out),
-        Expr::Binary(_, a, b) => {
-            expr_locals(a, out);
-            expr_locals(b, out);
-        }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_locals(a, out),
-        Expr::Select(c, a, b) => {
-            expr_locals(c, out);
-            expr_locals(a, out);
-            expr_locals(b, out);
-        }
-    }
+    });
 }
 
 struct RawAccess {
