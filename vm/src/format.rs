@@ -9,6 +9,7 @@ use crate::executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, 
 use crate::isa::Instr;
 use crate::operand::Operand;
 use crate::scalar::ScalarValue;
+use crate::verify::Limits;
 use relay_devices::{DType, Scalar, Tensor};
 
 const MAGIC: &[u8; 8] = b"RELAYVM\0";
@@ -40,12 +41,22 @@ impl Executable {
         w.buf
     }
 
-    /// Reads and verifies an executable written by [`Executable::save`].
+    /// Reads and verifies an executable written by [`Executable::save`], holding it to the
+    /// default [`Limits`].
+    ///
+    /// # Errors
+    /// As [`Executable::load_with`].
+    pub fn load(bytes: &[u8]) -> Result<Executable, LoadError> {
+        Executable::load_with(bytes, &Limits::default())
+    }
+
+    /// Reads an executable written by [`Executable::save`] and verifies it
+    /// ([`crate::verify_with`]) against `limits`.
     ///
     /// # Errors
     /// A wrong magic number or version, a checksum mismatch, truncation, an invalid value, or
-    /// bytecode that fails verification.
-    pub fn load(bytes: &[u8]) -> Result<Executable, LoadError> {
+    /// bytecode that fails verification or claims more than `limits` allow.
+    pub fn load_with(bytes: &[u8], limits: &Limits) -> Result<Executable, LoadError> {
         let mut r = ByteReader::new(bytes);
         let magic: Vec<u8> = (0..MAGIC.len()).map(|_| r.u8()).collect::<Result<_, _>>()?;
         if magic != MAGIC {
@@ -78,7 +89,7 @@ impl Executable {
         if !r.at_end() {
             return Err(FormatError::Invalid("trailing bytes in the body".into()).into());
         }
-        crate::verify::verify(&exe)?;
+        crate::verify::verify_with(&exe, limits)?;
         Ok(exe)
     }
 }
