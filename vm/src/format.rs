@@ -326,9 +326,28 @@ fn read_tensor(r: &mut ByteReader<'_>) -> Result<Tensor, FormatError> {
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or(FormatError::Invalid("tensor size".into()))?;
     if n > r.remaining() / 8 {
-        return Err(FormatError::Truncated { offset: 0, needed: n * 8 });
+        return Err(FormatError::Truncated {
+            offset: 0,
+            needed: n.saturating_mul(8).saturating_sub(r.remaining()),
+        });
     }
     let values: Vec<ScalarValue> =
         (0..n).map(|_| r.u64().map(|bits| ScalarValue { dtype, bits })).collect::<Result<_, _>>()?;
     crate::scalar::tensor_from_scalars(dtype, shape, &values).map_err(FormatError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constant_of_more_elements_than_bytes_left_is_truncated_not_an_overflow() {
+        let mut w = ByteWriter::default();
+        DType::F32.encode(&mut w);
+        w.u32(2);
+        w.u64(1 << 62);
+        w.u64(2);
+        let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
+        assert_eq!(err, FormatError::Truncated { offset: 0, needed: usize::MAX });
+    }
 }
