@@ -9,7 +9,7 @@
 
 use relay::compiler::kir::{self, BufferDecl, BufferRole, Extent, Index, LoopKind, Stmt, VarDecl, VarId};
 use relay::devices::{DType, DTypeCode};
-use relay::vm::{Executable, Imm, Instr, Limits, LoadError};
+use relay::vm::{Executable, Imm, Instr, Limits, LoadError, Reg};
 use relay::{Error, Program};
 
 /// A function nobody calls, and a tensor function with an intermediate (a frame-arena
@@ -35,7 +35,12 @@ fn rejected(exe: &Executable) -> String {
 
 /// Limits that admit anything, to show the file is otherwise well formed.
 fn unlimited() -> Limits {
-    Limits { max_registers: u64::MAX, max_tensor_bytes: u64::MAX, max_kernel_work: u64::MAX }
+    Limits {
+        max_registers: u64::MAX,
+        max_liveness_bits: u64::MAX,
+        max_tensor_bytes: u64::MAX,
+        max_kernel_work: u64::MAX,
+    }
 }
 
 /// The first instruction of `exe` that `pick` selects, for patching.
@@ -140,4 +145,18 @@ fn a_kir_loop_of_extent_2_pow_31_around_an_op_is_rejected() {
     });
     let m = kernel_rejected(&exe);
     assert!(m.contains("a call may execute 12884901888 statements, over the limit of 2147483648"), "{m}");
+}
+
+#[test]
+fn many_registers_times_long_code_is_rejected() {
+    // Within the register total, but the VM's liveness sets would take 2^20 × 5001 bits.
+    let mut exe = compiled(0);
+    let f = exe.function_index("unused").unwrap();
+    let f = &mut exe.functions[f];
+    f.num_regs = 1 << 20;
+    f.code = vec![Instr::Move { dst: Reg(0), src: Reg(0) }; 5000];
+    f.code.push(Instr::Ret { src: Reg(0) });
+    assert!(Executable::load_with(&exe.save(), &unlimited()).is_ok());
+    let m = rejected(&exe);
+    assert!(m.contains("1048576 registers × 5001 instructions need 5243928576 bits"), "{m}");
 }

@@ -31,6 +31,11 @@ pub struct Limits {
     /// entry per register of every function, called or not, and each call's frame holds its
     /// function's registers.
     pub max_registers: u64,
+    /// Registers × instructions of one function, in bits (default 2^32, 512 MiB): making a VM
+    /// runs a liveness analysis that keeps a set of the function's registers (rounded up to
+    /// 64) for every instruction, so a file with many registers and long code would claim
+    /// their product.
+    pub max_liveness_bits: u64,
     /// Bytes of one tensor whose shape the file states (default 2^32, 4 GiB):
     /// `AllocTensor`/`AllocFrame` shapes and the constant-shaped buffers of a kir kernel, and
     /// the temps of one kir kernel call together.
@@ -44,7 +49,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_registers: 1 << 22, max_tensor_bytes: 1 << 32, max_kernel_work: 1 << 31 }
+        Limits {
+            max_registers: 1 << 22,
+            max_liveness_bits: 1 << 32,
+            max_tensor_bytes: 1 << 32,
+            max_kernel_work: 1 << 31,
+        }
     }
 }
 
@@ -100,7 +110,8 @@ pub fn verify(exe: &Executable) -> Result<(), VerifyError> {
 
 /// Checks register bounds, jump targets, function/kernel/constant/string indices, call
 /// arities, and that control cannot fall off the end of a function; and that the executable
-/// stays within `limits`: its registers, every frame-arena slot (below the function's count
+/// stays within `limits`: its registers (in total, and times each function's instructions),
+/// every frame-arena slot (below the function's count
 /// of `AllocFrame` instructions, as the memory plan numbers them), every static tensor
 /// shape, and every dtype of an instruction or a value type.
 ///
@@ -117,6 +128,18 @@ pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError>
                 format!(
                     "{} register(s) bring the executable's total to {registers}, over the limit of {}",
                     f.num_regs, limits.max_registers
+                ),
+            ));
+        }
+        let bits = u128::from(f.num_regs.div_ceil(64)) * 64 * f.code.len() as u128;
+        if bits > u128::from(limits.max_liveness_bits) {
+            return Err(err(
+                0,
+                format!(
+                    "{} registers × {} instructions need {bits} bits of liveness sets, over the limit of {}",
+                    f.num_regs,
+                    f.code.len(),
+                    limits.max_liveness_bits
                 ),
             ));
         }
@@ -251,5 +274,107 @@ fn check_type(t: &ValueType) -> Result<(), String> {
         ValueType::Tuple(ts) | ValueType::Adt { args: ts, .. } => ts.iter().try_for_each(check_type),
         ValueType::Ref(t) => check_type(t),
         ValueType::Func | ValueType::Param(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Instr;
+    use crate::operand::{Imm, Reg};
+    use relay_devices::DTypeCode;
+
+    /// An executable of one function of `num_regs` registers and `code`.
+    fn exe(num_regs: u32, code: Vec<Instr>) -> Executable {
+        let f = VmFunction {
+            name: "f".into(),
+            param_names: vec![],
+            param_types: vec![],
+            ret_type: ValueType::Func,
+            num_regs,
+            code,
+        };
+        Executable { functions: vec![f], ..Executable::default() }
+    }
+
+    fn ret() -> Instr {
+        Instr::Ret { src: Reg(0) }
+    }
+
+    fn limits() -> Limits {
+        Limits { max_registers: 100, max_liveness_bits: 256, max_tensor_bytes: 64, max_kernel_work: 1 }
+    }
+
+    #[test]
+    fn registers_at_the_limit_and_past_it() {
+        let big = Limits { max_liveness_bits: u64::MAX, ..limits() };
+        assert_eq!(verify_with(&exe(100, vec![ret()]), &big), Ok(()));
+        let e = verify_with(&exe(101, vec![ret()]), &big).unwrap_err();
+        assert_eq!(e.message, "101 register(s) bring the executable's total to 101, over the limit of 100");
+    }
+
+    #[test]
+    fn liveness_bits_at_the_limit_and_past_it() {
+        // 64 registers (one word) × 4 instructions = 256 bits; a 65th register takes a word more.
+        let code =
+            vec![Instr::Move { dst: Reg(1), src: Reg(0) }; 3].into_iter().chain([ret()]).collect::<Vec<_>>();
+        assert_eq!(verify_with(&exe(64, code.clone()), &limits()), Ok(()));
+        let e = verify_with(&exe(65, code), &limits()).unwrap_err();
+        assert!(
+            e.message.ends_with("need 512 bits of liveness sets, over the limit of 256"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn static_tensors_at_the_limit_and_past_it() {
+        let alloc =
+            |shape: Vec<i64>| Instr::AllocTensor { dst: Reg(0), dtype: DType::F32, shape: shape.into() };
+        assert_eq!(verify_with(&exe(1, vec![alloc(vec![4, 4]), ret()]), &limits()), Ok(()));
+        let e = verify_with(&exe(1, vec![alloc(vec![17]), ret()]), &limits()).unwrap_err();
+        assert_eq!(
+            (e.pc, e.message.as_str()),
+            (0, "a float32 tensor of 1 dimension(s) takes 68 bytes, over the limit of 64")
+        );
+        let e = verify_with(&exe(1, vec![alloc(vec![2, -1]), ret()]), &limits()).unwrap_err();
+        assert_eq!(e.message, "a float32 tensor with negative dimension -1");
+        // Dimensions whose product overflows any integer still compare as too large.
+        assert!(limits().check_tensor(DType::F64, &[i64::MAX, i64::MAX, i64::MAX]).is_err());
+    }
+
+    #[test]
+    fn frame_slots_stay_below_the_alloc_frame_count() {
+        let frame =
+            |slot| Instr::AllocFrame { dst: Reg(0), slot: Imm(slot), dtype: DType::I32, shape: [2].into() };
+        assert_eq!(verify_with(&exe(1, vec![frame(1), frame(0), ret()]), &limits()), Ok(()));
+        let e = verify_with(&exe(1, vec![frame(0), frame(2), ret()]), &limits()).unwrap_err();
+        assert_eq!(
+            (e.pc, e.message.as_str()),
+            (1, "frame-arena slot 2 in a function of 2 AllocFrame instruction(s)")
+        );
+    }
+
+    #[test]
+    fn only_tensor_element_types_pass() {
+        for ok in [DType::BOOL, DType::I8, DType::U64, DType::F32, DType::F64] {
+            assert_eq!(check_dtype(ok), Ok(()));
+        }
+        let bad = [
+            DType { code: DTypeCode::Int, bits: 0, lanes: 1 },
+            DType { code: DTypeCode::Int, bits: 7, lanes: 1 },
+            DType { code: DTypeCode::Float, bits: 16, lanes: 1 },
+            DType { code: DTypeCode::Float, bits: 32, lanes: 4 },
+            DType { code: DTypeCode::Float, bits: 32, lanes: 0 },
+        ];
+        for dtype in bad {
+            let cast = Instr::Cast { dst: Reg(0), src: Reg(0), dtype };
+            let e = verify_with(&exe(1, vec![cast, ret()]), &limits()).unwrap_err();
+            assert!(e.message.contains("is not a tensor element type"), "{dtype}: {}", e.message);
+        }
+        let mut typed = exe(1, vec![ret()]);
+        typed.functions[0].ret_type =
+            ValueType::Tuple(vec![ValueType::Tensor { dtype: bad[0], shape: vec![None] }]);
+        assert!(verify_with(&typed, &limits()).is_err());
     }
 }
