@@ -178,6 +178,8 @@ fn read_body(r: &mut ByteReader<'_>) -> Result<Executable, FormatError> {
     Ok(Executable { functions, constants, kernels, strings, adts })
 }
 
+/// A length-prefixed list. Collecting through `Result` reserves nothing up front (its size
+/// hint has no lower bound), so a corrupt count costs only the items actually decoded.
 fn read_vec<T>(
     r: &mut ByteReader<'_>,
     mut item: impl FnMut(&mut ByteReader<'_>) -> Result<T, FormatError>,
@@ -318,6 +320,8 @@ fn write_tensor(t: &Tensor, w: &mut ByteWriter) {
 
 fn read_tensor(r: &mut ByteReader<'_>) -> Result<Tensor, FormatError> {
     let dtype = DType::decode(r)?;
+    // Before any value is converted to it: scalar arithmetic assumes a real element type.
+    crate::verify::check_dtype(dtype).map_err(FormatError::Invalid)?;
     let shape: Vec<usize> = read_vec(r, |r| {
         usize::try_from(r.u64()?).map_err(|_| FormatError::Invalid("tensor dimension".into()))
     })?;
@@ -349,5 +353,15 @@ mod tests {
         w.u64(2);
         let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
         assert_eq!(err, FormatError::Truncated { offset: 0, needed: usize::MAX });
+    }
+
+    #[test]
+    fn a_constant_of_dtype_int0_is_invalid() {
+        let mut w = ByteWriter::default();
+        DType { bits: 0, ..DType::I32 }.encode(&mut w);
+        w.u32(0);
+        w.u64(7);
+        let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
+        assert!(matches!(&err, FormatError::Invalid(m) if m.starts_with("dtype int0 ")), "{err}");
     }
 }
