@@ -163,7 +163,7 @@ fn numeric_options_are_validated() {
     for (extra, message) in [
         (&["--reps", "18446744073709551615"][..], "--reps"),
         (&["--reps", "1000000000"], "--reps"),
-        (&["--reps", "-1"], "--reps"),
+        (&["--reps=-1"], "--reps"),
         (&["--warmup", "18446744073709551615", "--reps", "1"], "--warmup"),
         (&["--opt-level", "99"], "--opt-level"),
     ] {
