@@ -15,10 +15,9 @@
 //! registers; `Bin`/`Un`/`Cast` compute on them without touching a kernel.
 
 use crate::bytes::{ByteReader, ByteWriter, FormatError};
-use crate::operand::{
-    BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx,
-};
+use crate::operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
 use crate::scalar::ScalarValue;
+use relay_devices::arith::{BinOp, UnOp};
 use relay_devices::DType;
 use std::fmt;
 
@@ -367,7 +366,9 @@ instructions! {
     0x06 TailCallClosure (Exit, traps) { closure: read Reg, args: read Box<[Reg]> }
     /// Runs `kernel` on `inputs`, writing into `outputs` (preallocated by `AllocTensor`, or
     /// allocated from the kernel's shape function when empty): destination passing.
-    0x07 InvokePacked (Next, traps) { kernel: imm KernelIdx, inputs: read Box<[Reg]>, outputs: readwrite Box<[Reg]> }
+    0x07 InvokePacked (Next, traps) {
+        kernel: imm KernelIdx, inputs: read Box<[Reg]>, outputs: readwrite Box<[Reg]>
+    }
     /// Allocates an uninitialised tensor of `dtype` and static `shape` into `dst`.
     0x08 AllocTensor (Next, traps) { dst: write Reg, dtype: imm DType, shape: imm Box<[i64]> }
     /// Builds a constructor value (tuples are tag 0) from `fields` into `dst`.
@@ -408,7 +409,9 @@ instructions! {
     /// whose result only feeds an `If`, in one dispatch and without writing a register.
     0x1a IfCmp (Branch, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg, else_target: target Target }
     /// `IfCmp` with an immediate right operand (`if (%n == 0)`).
-    0x1b IfCmpImm (Branch, traps) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue, else_target: target Target }
+    0x1b IfCmpImm (Branch, traps) {
+        op: imm BinOp, lhs: read Reg, imm: imm ScalarValue, else_target: target Target
+    }
     /// Returns `lhs op rhs`: a `Bin` whose result is only returned (`fn (%a, %b) { %a + %b }`).
     0x1c RetBin (Exit, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).

@@ -23,7 +23,9 @@ pub use isa::{ControlFlow, Instr, INSTRUCTION_DOCS};
 pub use kernel::{DeviceKernel, Kernel, KernelTable};
 pub use liveness::Liveness;
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};
-pub use operand::{BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx};
+pub use operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
+/// The scalar operators of `Bin`/`Un`, shared with kir and the kernels.
+pub use relay_devices::arith::{BinOp, UnOp};
 pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};
 pub use value::{AdtValue, ClosureValue, Fields, Value};
 pub use verify::{verify, VerifyError};
