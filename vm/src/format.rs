@@ -13,8 +13,9 @@ use crate::verify::Limits;
 use relay_devices::{DType, Scalar, Tensor};
 
 const MAGIC: &[u8; 8] = b"RELAYVM\0";
-/// Bumped on any change to the layout.
-pub const FORMAT_VERSION: u32 = 5;
+/// Bumped on any change to the layout (6: kir's unary operators are tagged in
+/// `relay_devices::arith::UnOp::ALL` order).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -160,7 +160,7 @@ pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError>
         };
         match f.code.last() {
             None => return Err(err(0, "empty function".into())),
-            Some(last) if !is_terminator(last) => {
+            Some(last) if last.falls_through() => {
                 return Err(err(f.code.len() - 1, "control falls off the end of the function".into()))
             }
             Some(_) => {}
@@ -182,21 +182,6 @@ pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError>
         }
     }
     Ok(())
-}
-
-/// Whether execution never continues to the next instruction.
-fn is_terminator(ins: &Instr) -> bool {
-    matches!(
-        ins,
-        Instr::Ret { .. }
-            | Instr::RetBin { .. }
-            | Instr::RetBinImm { .. }
-            | Instr::TailCall { .. }
-            | Instr::TailCallClosure { .. }
-            | Instr::Goto { .. }
-            | Instr::Fatal { .. }
-            | Instr::SwitchTag { .. }
-    )
 }
 
 fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {

@@ -13,41 +13,6 @@ use super::{
 use relay_devices::{DType, Scalar};
 use relay_vm::{ByteReader, ByteWriter, FormatError, Limits, Operand};
 
-const BIN_OPS: [BinOp; 17] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::FloorDiv,
-    BinOp::FloorMod,
-    BinOp::Max,
-    BinOp::Min,
-    BinOp::Pow,
-    BinOp::Eq,
-    BinOp::Ne,
-    BinOp::Lt,
-    BinOp::Le,
-    BinOp::Gt,
-    BinOp::Ge,
-    BinOp::And,
-    BinOp::Or,
-];
-const UN_OPS: [UnOp; 14] = [
-    UnOp::Neg,
-    UnOp::Abs,
-    UnOp::Not,
-    UnOp::Exp,
-    UnOp::Log,
-    UnOp::Sqrt,
-    UnOp::Rsqrt,
-    UnOp::Tanh,
-    UnOp::Sigmoid,
-    UnOp::Erf,
-    UnOp::Floor,
-    UnOp::Ceil,
-    UnOp::Round,
-    UnOp::Sign,
-];
 const INDEX_OPS: [IndexOp; 7] = [
     IndexOp::Add,
     IndexOp::Sub,
@@ -265,13 +230,13 @@ fn write_expr(e: &Expr, w: &mut ByteWriter) {
         }
         Expr::Binary(op, a, b) => {
             w.u8(3);
-            w.u8(tag(&BIN_OPS, op));
+            w.u8(tag(&BinOp::ALL, op));
             write_expr(a, w);
             write_expr(b, w);
         }
         Expr::Unary(op, a) => {
             w.u8(4);
-            w.u8(tag(&UN_OPS, op));
+            w.u8(tag(&UnOp::ALL, op));
             write_expr(a, w);
         }
         Expr::Select(c, a, b) => {
@@ -371,11 +336,11 @@ fn read_expr(r: &mut ByteReader<'_>, depth: usize) -> Result<Expr, FormatError> 
         1 => Expr::Load { buf: BufferId(r.u32()?), index: read_index(r, depth)? },
         2 => Expr::Local(LocalId(r.u32()?)),
         3 => {
-            let op = untag(&BIN_OPS, r, "binary op")?;
+            let op = untag(&BinOp::ALL, r, "binary op")?;
             Expr::Binary(op, Box::new(read_expr(r, depth)?), Box::new(read_expr(r, depth)?))
         }
         4 => {
-            let op = untag(&UN_OPS, r, "unary op")?;
+            let op = untag(&UnOp::ALL, r, "unary op")?;
             Expr::Unary(op, Box::new(read_expr(r, depth)?))
         }
         5 => Expr::Select(

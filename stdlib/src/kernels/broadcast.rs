@@ -66,9 +66,9 @@ binary! {
     Subtract = "subtract", nums -> T, |a, b| Ok(a.sub_wrapping(b));
     /// `multiply`: `a * b` (integers wrap). Numeric dtypes.
     Multiply = "multiply", nums -> T, |a, b| Ok(a.mul_wrapping(b));
-    /// `divide`: IEEE division for floats, truncating division for integers (division by
-    /// zero is an error). Numeric dtypes.
-    Divide = "divide", nums -> T, |a, b| a.div_checked(b);
+    /// `divide`: IEEE division for floats, truncating division for integers (`x / 0 == 0`).
+    /// Numeric dtypes.
+    Divide = "divide", nums -> T, |a, b| Ok(a.divide(b));
     /// `power`: `a ^ b`. Float dtypes.
     Power = "power", floats -> T, |a, b| Ok(a.powf(b));
     /// `maximum`. Numeric dtypes.
@@ -76,9 +76,9 @@ binary! {
     /// `minimum`. Numeric dtypes.
     Minimum = "minimum", nums -> T, |a, b| Ok(if a <= b { a } else { b });
     /// `floor_divide`: `floor(a / b)`. Numeric dtypes.
-    FloorDivide = "floor_divide", nums -> T, |a, b| a.floor_div_checked(b);
+    FloorDivide = "floor_divide", nums -> T, |a, b| Ok(a.floor_divide(b));
     /// `floor_mod`: `a - floor(a / b) * b`, with the sign of `b`. Numeric dtypes.
-    FloorMod = "floor_mod", nums -> T, |a, b| a.floor_mod_checked(b);
+    FloorMod = "floor_mod", nums -> T, |a, b| Ok(a.floor_mod(b));
     /// `equal` → `bool`. Every dtype.
     Equal = "equal", any_type -> bool, |a, b| Ok(a == b);
     /// `not_equal` → `bool`. Every dtype.
