@@ -91,7 +91,8 @@ impl Kernel {
     /// resources ([`Kernel::check_resources`]) against `limits`.
     ///
     /// # Errors
-    /// As [`Kernel::decode`], or a kernel that claims more than `limits` allow.
+    /// Truncated or malformed bytes, nesting deeper than [`MAX_DEPTH`], trailing bytes, a
+    /// kernel that fails [`Kernel::verify`], or one that claims more than `limits` allow.
     pub fn from_bytes_with(bytes: &[u8], limits: &Limits) -> Result<Kernel, FormatError> {
         let kernel = Kernel::decode(bytes)?;
         kernel.check_resources(limits).map_err(|e| invalid(&kernel, e))?;
