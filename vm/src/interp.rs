@@ -10,12 +10,16 @@
 //! order (a loop) swaps them into place without a buffer.
 
 mod device;
+#[cfg(test)]
+mod limit_tests;
 mod liveness;
 mod packed;
 mod stack;
 #[cfg(test)]
 mod tests;
 
+use crate::cancel::{self, CancelHandle};
+use crate::config::VmConfig;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
 use crate::kernel::Kernel;
@@ -27,6 +31,7 @@ pub use device::CopyStats;
 use liveness::LastUses;
 use relay_devices::DType;
 use stack::put;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A run-time fault, returned to the host: which function, which instruction, what happened.
@@ -39,22 +44,6 @@ pub struct Trap {
     pub pc: usize,
     /// What went wrong.
     pub message: String,
-}
-
-/// Limits of one [`Vm`].
-#[derive(Debug, Clone)]
-pub struct VmConfig {
-    /// The deepest non-tail call nesting allowed before a trap (tail calls do not count).
-    pub max_call_depth: usize,
-    /// Recycle dead tensors' buffers (frame-arena slots and the size-class pool). Off,
-    /// every tensor is a fresh system allocation, as with no memory planning at all.
-    pub reuse_memory: bool,
-}
-
-impl Default for VmConfig {
-    fn default() -> Self {
-        VmConfig { max_call_depth: 4_000_000, reuse_memory: true }
-    }
 }
 
 /// Constructors without fields and with a tag below this share one value per tag.
@@ -86,6 +75,10 @@ pub struct Vm<'e> {
     /// panicked through the last run, which then left the stack in an unknown state.
     running: bool,
     config: VmConfig,
+    /// Stops runs from another thread or at the deadline (`cancel.rs`).
+    cancel: CancelHandle,
+    /// The most registers the value stack may hold (from the memory budget).
+    max_regs: usize,
     /// Free tensor buffers and allocation statistics.
     pool: Pool,
     /// The frame-arena slots of every active call.
@@ -112,7 +105,9 @@ impl<'e> Vm<'e> {
     /// A VM for `exe`, calling `kernels[i]` for the executable's kernel `i`.
     ///
     /// # Errors
-    /// When the kernel table does not match the executable's kernel list in length.
+    /// When the kernel table does not match the executable's kernel list in length, a
+    /// function's frame layout does not fit the memory budget, or the deadline thread cannot
+    /// start.
     pub fn new(
         exe: &'e Executable,
         kernels: &'e [Arc<dyn Kernel>],
@@ -126,9 +121,14 @@ impl<'e> Vm<'e> {
             ));
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        let layouts = exe.functions.iter().map(FrameLayout::of).collect();
+        let budget = config.budget();
+        let layouts = exe.functions.iter().map(|f| FrameLayout::of(f, &budget)).collect::<Result<_, _>>()?;
         let last_uses = exe.functions.iter().map(LastUses::of).collect();
-        let pool = Pool::new(config.reuse_memory);
+        let pool = Pool::new(config.reuse_memory, budget);
+        let cancel = config.cancel.clone().unwrap_or_default();
+        if let Some(deadline) = config.deadline {
+            cancel.expire_at(deadline)?;
+        }
         Ok(Vm {
             exe,
             kernels,
@@ -137,8 +137,10 @@ impl<'e> Vm<'e> {
             frames: vec![],
             running: false,
             config,
+            cancel,
+            max_regs: budget.max_items::<Option<Value>>(),
             pool,
-            arena: Arena::default(),
+            arena: Arena::new(&budget),
             layouts,
             last_uses,
             scratch: packed::Scratch::default(),
@@ -146,6 +148,11 @@ impl<'e> Vm<'e> {
             nullary: vec![],
             closures: vec![None; exe.functions.len()],
         })
+    }
+
+    /// The handle that cancels this VM's runs, from any thread ([`VmConfig::cancel`]).
+    pub fn cancel_handle(&self) -> &CancelHandle {
+        &self.cancel
     }
 
     /// Tensor allocation statistics since the VM was made or [`Vm::reset_memory_stats`].
@@ -168,7 +175,9 @@ impl<'e> Vm<'e> {
     /// Runs the function named `name` with `args`.
     ///
     /// # Errors
-    /// A [`Trap`] for an unknown function, a wrong argument count, or any run-time fault.
+    /// A [`Trap`] for an unknown function, a wrong argument count, any run-time fault, a
+    /// memory limit exceeded, a cancelled run or a passed deadline
+    /// ([`crate::StopReason`], which [`CancelHandle::stop_reason`] then tells).
     pub fn invoke(&mut self, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
         let trap = |message: String| Trap { function: name.to_string(), pc: 0, message };
         let func = self.exe.function_index(name).ok_or_else(|| trap(format!("no function `{name}`")))?;
@@ -183,8 +192,9 @@ impl<'e> Vm<'e> {
         }
         let top = (f.num_regs as usize).max(args.len());
         if self.regs.len() < top {
-            self.regs.resize_with(top, || None);
+            stack::grow(&mut self.regs, top, self.max_regs).map_err(|e| trap(e.message()))?;
         }
+        self.pool.start_run();
         for (slot, v) in self.regs.iter_mut().zip(args) {
             *slot = Some(v);
         }
@@ -217,6 +227,8 @@ impl<'e> Vm<'e> {
             constants,
             kernels,
             config,
+            cancel,
+            max_regs,
             pool,
             arena,
             layouts,
@@ -227,13 +239,19 @@ impl<'e> Vm<'e> {
             closures,
             ..
         } = self;
+        let (cancel, max_regs): (&CancelHandle, usize) = (cancel, *max_regs);
+        // Polled at every call, tail call, kernel call and backward jump: a byte load, as
+        // the clock is read by the deadline thread, not here.
+        let stop: &AtomicU8 = cancel.as_atomic();
         let mut func = entry;
         let mut code: &[Instr] = &exe.functions[entry as usize].code;
         let mut pc: usize = 0;
         let mut base: usize = 0;
         let mut slot_base: usize = 0;
         let mut slot_top: usize = layouts.get(entry as usize).map_or(0, |l| l.num_slots as usize);
-        arena.reserve(slot_top);
+        if let Err(e) = arena.reserve(slot_top) {
+            return Err(trap_at(exe, entry, 0, e));
+        }
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
         let mut window: &mut [Option<Value>] = &mut regs[..top];
@@ -243,6 +261,33 @@ impl<'e> Vm<'e> {
         macro_rules! trap {
             ($($arg:tt)*) => {
                 return Err(trap_at(exe, func, pc - 1, format!($($arg)*)))
+            };
+        }
+        // Traps when the run was cancelled or its deadline passed.
+        macro_rules! poll {
+            () => {
+                let flag = stop.load(Ordering::Relaxed);
+                if flag != 0 {
+                    trap!("{}", stopped(flag));
+                }
+            };
+        }
+        // Continues at `$target`, polling first when that is a backward jump (a loop).
+        macro_rules! jump {
+            ($target:expr) => {{
+                let target = $target as usize;
+                if target < pc {
+                    poll!();
+                }
+                pc = target;
+            }};
+        }
+        // Makes room in the frame arena for slots up to `slot_top`.
+        macro_rules! reserve_slots {
+            () => {
+                if let Err(e) = arena.reserve(slot_top) {
+                    trap!("{e}");
+                }
             };
         }
         macro_rules! slot {
@@ -278,7 +323,9 @@ impl<'e> Vm<'e> {
         macro_rules! set {
             ($r:expr, $v:expr) => {{
                 let v = $v;
-                put(slot!($r), v);
+                if let Some(old) = put(slot!($r), v) {
+                    pool.recycle_value(old);
+                }
             }};
         }
         // Scalar over scalar is the common write in loops: it needs no drop of the old value.
@@ -345,18 +392,19 @@ impl<'e> Vm<'e> {
         // register `closure` (if any), then `args`, and enters it.
         macro_rules! enter {
             ($callee:expr, $f:expr, $closure:expr, $args:expr, $moves:expr, $ret_dst:expr) => {{
+                poll!();
                 if frames.len() >= config.max_call_depth {
                     trap!("recursion deeper than {} calls", config.max_call_depth);
                 }
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
                 let num_regs = f.num_regs as usize;
-                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves) {
+                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves, max_regs) {
                     trap!("{}", e.message());
                 }
                 frames.push(Frame { code, func, pc: pc as u32, base, slot_base, ret_dst: $ret_dst });
                 slot_base = slot_top;
                 slot_top += layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                arena.reserve(slot_top);
+                reserve_slots!();
                 func = callee;
                 pc = 0;
                 base = top;
@@ -369,15 +417,16 @@ impl<'e> Vm<'e> {
         // Replaces the running function's window by the callee's, in place.
         macro_rules! replace {
             ($callee:expr, $f:expr, $captured:expr, $args:expr) => {{
+                poll!();
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
-                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args, pool) {
+                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args, pool, max_regs) {
                     Ok(t) => top = t,
                     Err(e) => trap!("{}", e.message()),
                 }
                 if callee != func {
                     arena.release(slot_base, slot_top, pool);
                     slot_top = slot_base + layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                    arena.reserve(slot_top);
+                    reserve_slots!();
                 }
                 func = callee;
                 pc = 0;
@@ -446,6 +495,7 @@ impl<'e> Vm<'e> {
                     // A loop: a call of the running function whose arguments can move in
                     // order needs neither resizing nor a buffer.
                     if callee.0 == func && stack::moves_in_order(0, args) {
+                        poll!();
                         for (j, &a) in args.iter().enumerate() {
                             match window.get(a.0 as usize) {
                                 // In bounds: `j <= a` by `moves_in_order`.
@@ -475,8 +525,12 @@ impl<'e> Vm<'e> {
                     }
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
-                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs };
+                    poll!();
+                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs, cancel };
                     if let Err(m) = call.run(window, pool, scratch, device) {
+                        // A kernel stopped by the flag says why in its own words; the trap
+                        // says it as every other stop does.
+                        poll!();
                         trap!("{m}");
                     }
                 }
@@ -595,26 +649,26 @@ impl<'e> Vm<'e> {
                         other => trap!("match on a {}", other.kind()),
                     };
                     match targets.get(tag as usize) {
-                        Some(t) => pc = t.0 as usize,
+                        Some(t) => jump!(t.0),
                         None => trap!("constructor tag {tag} has no branch"),
                     }
                 }
                 Instr::If { cond, else_target } => {
                     if !scalar!(cond).is_true() {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
                 Instr::IfCmp { op, lhs, rhs, else_target } => {
                     if !truth!(*op, scalar!(lhs), scalar!(rhs)) {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
                 Instr::IfCmpImm { op, lhs, imm, else_target } => {
                     if !truth!(*op, scalar!(lhs), *imm) {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
-                Instr::Goto { target } => pc = target.0 as usize,
+                Instr::Goto { target } => jump!(target.0),
                 Instr::LoadConst { dst, index } => {
                     let v = match constants.get(index.0 as usize) {
                         Some(v) => v.clone(),
@@ -685,6 +739,13 @@ static NO_LAST_USES: LastUses = LastUses::EMPTY;
 #[inline(always)]
 fn moves(mask: u64, i: usize) -> bool {
     mask.checked_shr(i as u32).is_some_and(|m| m & 1 != 0)
+}
+
+/// The trap message for a stop flag's value.
+#[cold]
+#[inline(never)]
+fn stopped(flag: u8) -> String {
+    cancel::reason(flag).map_or_else(|| "stopped".to_string(), |r| r.to_string())
 }
 
 /// Why register `r` of `window` could not be read as the instruction wanted.

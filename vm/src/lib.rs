@@ -3,6 +3,8 @@
 //! a kernel table handed to it, and knows nothing of the compiler.
 
 mod bytes;
+mod cancel;
+mod config;
 mod executable;
 mod format;
 mod interp;
@@ -15,9 +17,11 @@ mod value;
 mod verify;
 
 pub use bytes::{ByteReader, ByteWriter, FormatError};
+pub use cancel::{CancelHandle, StopReason};
+pub use config::{VmConfig, DEFAULT_MEMORY_BYTES};
 pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
 pub use format::{LoadError, FORMAT_VERSION};
-pub use interp::{CopyStats, Trap, Vm, VmConfig};
+pub use interp::{CopyStats, Trap, Vm};
 pub use isa::{Instr, INSTRUCTION_DOCS};
 pub use kernel::{DeviceKernel, Kernel, KernelTable};
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};
