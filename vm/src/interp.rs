@@ -14,16 +14,18 @@ mod device;
 mod limit_tests;
 mod liveness;
 mod packed;
+mod setup;
 mod stack;
 #[cfg(test)]
 mod tests;
+mod trap;
 
-use crate::cancel::{self, CancelHandle};
+use crate::cancel::CancelHandle;
 use crate::config::VmConfig;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
 use crate::kernel::Kernel;
-use crate::memory::{Arena, FrameLayout, MemoryStats, Pool};
+use crate::memory::{Arena, FrameLayout, Pool};
 use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
@@ -33,18 +35,8 @@ use relay_devices::DType;
 use stack::put;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// A run-time fault, returned to the host: which function, which instruction, what happened.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("trap in `{function}` at instruction {pc}: {message}")]
-pub struct Trap {
-    /// The function that was running.
-    pub function: String,
-    /// The index of the faulting instruction in that function.
-    pub pc: usize,
-    /// What went wrong.
-    pub message: String,
-}
+pub use trap::Trap;
+use trap::{read_error, stopped, trap_at};
 
 /// Constructors without fields and with a tag below this share one value per tag.
 const MAX_SHARED_TAG: u32 = 256;
@@ -102,76 +94,6 @@ pub struct Vm<'e> {
 }
 
 impl<'e> Vm<'e> {
-    /// A VM for `exe`, calling `kernels[i]` for the executable's kernel `i`.
-    ///
-    /// # Errors
-    /// When the kernel table does not match the executable's kernel list in length, a
-    /// function's frame layout does not fit the memory budget, or the deadline thread cannot
-    /// start.
-    pub fn new(
-        exe: &'e Executable,
-        kernels: &'e [Arc<dyn Kernel>],
-        config: VmConfig,
-    ) -> Result<Vm<'e>, String> {
-        if kernels.len() != exe.kernels.len() {
-            return Err(format!(
-                "{} kernels given for an executable of {}",
-                kernels.len(),
-                exe.kernels.len()
-            ));
-        }
-        let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        let budget = config.budget();
-        let layouts = exe.functions.iter().map(|f| FrameLayout::of(f, &budget)).collect::<Result<_, _>>()?;
-        let last_uses = exe.functions.iter().map(LastUses::of).collect();
-        let pool = Pool::new(config.reuse_memory, budget);
-        let cancel = config.cancel.clone().unwrap_or_default();
-        if let Some(deadline) = config.deadline {
-            cancel.expire_at(deadline)?;
-        }
-        Ok(Vm {
-            exe,
-            kernels,
-            constants,
-            regs: vec![],
-            frames: vec![],
-            running: false,
-            config,
-            cancel,
-            max_regs: budget.max_items::<Option<Value>>(),
-            pool,
-            arena: Arena::new(&budget),
-            layouts,
-            last_uses,
-            scratch: packed::Scratch::default(),
-            device: device::DeviceState::default(),
-            nullary: vec![],
-            closures: vec![None; exe.functions.len()],
-        })
-    }
-
-    /// The handle that cancels this VM's runs, from any thread ([`VmConfig::cancel`]).
-    pub fn cancel_handle(&self) -> &CancelHandle {
-        &self.cancel
-    }
-
-    /// Tensor allocation statistics since the VM was made or [`Vm::reset_memory_stats`].
-    pub fn memory_stats(&self) -> MemoryStats {
-        self.pool.stats
-    }
-
-    /// Tensor copies between host and OpenCL device since the VM was made or
-    /// [`Vm::reset_memory_stats`] (all zero when no kernel runs on a device).
-    pub fn copy_stats(&self) -> CopyStats {
-        self.device.stats
-    }
-
-    /// Zeroes the allocation and copy statistics (the pool keeps its buffers).
-    pub fn reset_memory_stats(&mut self) {
-        self.pool.stats = MemoryStats::default();
-        self.device.stats = CopyStats::default();
-    }
-
     /// Runs the function named `name` with `args`.
     ///
     /// # Errors
@@ -739,30 +661,4 @@ static NO_LAST_USES: LastUses = LastUses::EMPTY;
 #[inline(always)]
 fn moves(mask: u64, i: usize) -> bool {
     mask.checked_shr(i as u32).is_some_and(|m| m & 1 != 0)
-}
-
-/// The trap message for a stop flag's value.
-#[cold]
-#[inline(never)]
-fn stopped(flag: u8) -> String {
-    cancel::reason(flag).map_or_else(|| "stopped".to_string(), |r| r.to_string())
-}
-
-/// Why register `r` of `window` could not be read as the instruction wanted.
-#[cold]
-#[inline(never)]
-fn read_error(window: &[Option<Value>], r: Reg) -> String {
-    match window.get(r.0 as usize) {
-        None => format!("register ${} outside the frame", r.0),
-        Some(None) => format!("read of empty register ${}", r.0),
-        Some(Some(v)) => format!("expected a scalar in ${}, found a {}", r.0, v.kind()),
-    }
-}
-
-/// The trap for a fault at `pc` of function `func`; out of line, as faults are rare.
-#[cold]
-#[inline(never)]
-fn trap_at(exe: &Executable, func: u32, pc: usize, message: String) -> Trap {
-    let function = exe.functions.get(func as usize).map_or_else(|| format!("#{func}"), |f| f.name.clone());
-    Trap { function, pc, message }
 }
