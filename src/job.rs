@@ -1,9 +1,9 @@
-//! `relay-vm run` and `relay-vm bench`: one entry function, its bound weights, and the inputs
-//! to run it on.
+//! `relay-vm run` and `relay-vm bench`: one entry function, its bound weights, the inputs to
+//! run it on, and the VM's limits (`--max-memory`, `--timeout`, SIGINT).
 
-use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_TRAP};
+use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
-use relay::vm::{Value, Vm, VmConfig, VmFunction};
+use relay::vm::{StopReason, Value, Vm, VmConfig, VmFunction};
 use relay::Program;
 use std::io::BufRead;
 use std::path::Path;
@@ -74,20 +74,42 @@ impl<'p> Job<'p> {
                 names.join(", ")
             )));
         }
-        // Planning off means no reuse at all: every tensor from the system allocator.
-        let vm = program.vm_with(VmConfig { reuse_memory: !run.no_memory_plan, ..VmConfig::default() });
+        let defaults = VmConfig::default();
+        let config = VmConfig {
+            // Planning off means no reuse at all: every tensor from the system allocator.
+            reuse_memory: !run.no_memory_plan,
+            // One tensor cannot hold more than all of them.
+            max_tensor_bytes: run
+                .max_memory
+                .map_or(defaults.max_tensor_bytes, |m| m.min(defaults.max_tensor_bytes)),
+            max_memory_bytes: run.max_memory.unwrap_or(defaults.max_memory_bytes),
+            deadline: run.timeout.and_then(|t| Instant::now().checked_add(t)),
+            ..defaults
+        };
+        let vm = program.vm_with(config);
         Ok(Job { program, f, bound, free, vm, stats: run.stats })
     }
 
     /// Runs every input, printing one result per input, and for labelled inputs a final
-    /// accuracy line.
+    /// accuracy line. SIGINT cancels the run in progress: the summary then covers the inputs
+    /// done, and the exit code is [`EXIT_INTERRUPTED`].
     pub(crate) fn run(mut self, inputs: Inputs, format: Format) -> Result<(), Failure> {
+        let cancel = self.vm.cancel_handle().clone();
+        if let Err(e) = ctrlc::set_handler(move || cancel.cancel()) {
+            eprintln!("warning: Ctrl-C will not print the results so far: {e}");
+        }
         let (mut correct, mut labelled, mut vm_time) = (0usize, 0usize, Duration::ZERO);
+        let mut done = 0;
         for (what, text) in &inputs.items {
             let (line, args) = self.arguments(what, text)?;
             let start = Instant::now();
-            let result = self.program.invoke(&mut self.vm, &self.f.name, args)?;
+            let result = match self.program.invoke(&mut self.vm, &self.f.name, args) {
+                Ok(result) => result,
+                Err(_) if self.vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled) => break,
+                Err(e) => return Err(e.into()),
+            };
             vm_time += start.elapsed();
+            done += 1;
             let printed = self.print(&result, format)?;
             let printed = match line.label {
                 None => printed,
@@ -107,19 +129,25 @@ impl<'p> Job<'p> {
             write_stdout(&(printed + "\n"))?;
         }
         if self.stats {
-            let n = inputs.items.len().max(1) as u64;
+            let n = done.max(1) as u64;
             let s = self.vm.memory_stats();
             eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
             eprintln!("device {}: {}", self.program.device(), self.vm.copy_stats());
         }
         if labelled > 0 {
-            let n = inputs.items.len();
+            let n = done;
             write_stdout(&format!(
                 "accuracy: {correct}/{labelled} = {:.2}%, {:.1} inputs/s ({:.3} ms per input in the VM)\n",
                 100.0 * correct as f64 / labelled as f64,
                 n as f64 / vm_time.as_secs_f64().max(f64::MIN_POSITIVE),
                 1e3 * vm_time.as_secs_f64() / n as f64
             ))?;
+        }
+        if done < inputs.items.len() {
+            return Err(Failure {
+                code: EXIT_INTERRUPTED,
+                message: format!("interrupted after {done} of {} input(s)\n", inputs.items.len()),
+            });
         }
         Ok(())
     }
@@ -225,5 +253,65 @@ impl<'p> Job<'p> {
             code: EXIT_TRAP,
             message: format!("error: cannot print the result: {e}\n"),
         })
+    }
+}
+
+/// A byte count for `--max-memory`: digits, optionally followed by a binary suffix `K`, `M`,
+/// `G` or `T` (powers of 1024, either case).
+///
+/// # Errors
+/// Anything else, zero, or a count past `usize`.
+pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
+    let bad = || format!("`{text}` is not a byte count like 1048576, 512M or 4G");
+    let (digits, shift) = match text.char_indices().last().ok_or_else(bad)? {
+        (i, 'k' | 'K') => (&text[..i], 10),
+        (i, 'm' | 'M') => (&text[..i], 20),
+        (i, 'g' | 'G') => (&text[..i], 30),
+        (i, 't' | 'T') => (&text[..i], 40),
+        _ => (text, 0),
+    };
+    let n: usize = digits.parse().map_err(|_| bad())?;
+    match n.checked_mul(1 << shift) {
+        Some(0) => Err("the memory budget must be more than 0 bytes".to_string()),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("`{text}` is more bytes than this machine can address")),
+    }
+}
+
+/// A duration for `--timeout`: seconds, fractions allowed.
+///
+/// # Errors
+/// Not a number, or not a positive finite duration.
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let bad = || format!("`{text}` is not a number of seconds above 0, like 1 or 0.5");
+    let seconds: f64 = text.parse().map_err(|_| bad())?;
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_take_binary_suffixes() {
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("4g"), Ok(4 << 30));
+        assert_eq!(parse_bytes("2K"), Ok(2048));
+        for bad in ["", "G", "-1", "1.5G", "4GB", "0", "99999999999T"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timeouts_are_positive_seconds() {
+        assert_eq!(parse_seconds("1"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["0", "-1", "nan", "inf", "1e30", "soon"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -14,7 +14,7 @@ use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
-use relay_vm::{Attr, Executable, KernelDesc, KernelTable};
+use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable};
 use std::sync::Arc;
 
 /// A reference kernel with its parsed attributes.
@@ -73,7 +73,7 @@ impl relay_vm::Kernel for JitKernel {
     }
 
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
-        self.run_shared(inputs, &[], outputs)
+        self.run_shared(inputs, &[], outputs, &CancelHandle::new())
     }
 
     fn run_shared(
@@ -81,9 +81,11 @@ impl relay_vm::Kernel for JitKernel {
         inputs: &[&Tensor],
         handles: &[Option<&Arc<Tensor>>],
         outputs: &mut [Tensor],
+        cancel: &CancelHandle,
     ) -> Result<(), String> {
         let syms = self.syms(inputs)?;
-        self.compiled.run_shared(inputs, handles, outputs, &syms).map_err(|e| e.to_string())
+        let stop = cancel.as_atomic();
+        self.compiled.run_shared(inputs, handles, outputs, &syms, stop).map_err(|e| e.to_string())
     }
 }
 

@@ -1,9 +1,10 @@
 //! The `relay-vm` command-line tool.
 //!
 //! Exit codes: 0 success; 1 the program does not compile (parse, name, type or lowering
-//! errors, or an operator without a kernel); 2 a run-time trap; 3 a bad command line or an
-//! unreadable input (file, executable, JSON argument, safetensors weights). Errors go to
-//! stderr.
+//! errors, or an operator without a kernel); 2 a run-time trap (a memory limit or the
+//! `--timeout` included); 3 a bad command line or an unreadable input (file, executable, JSON
+//! argument, safetensors weights); 130 `run` interrupted by SIGINT (Ctrl-C), after printing
+//! the results so far. Errors go to stderr.
 
 mod job;
 
@@ -20,6 +21,8 @@ const EXIT_COMPILE_ERROR: u8 = 1;
 pub(crate) const EXIT_TRAP: u8 = 2;
 /// Exit code for a bad command line or an unreadable input file.
 const EXIT_BAD_INPUT: u8 = 3;
+/// Exit code for a `run` stopped by SIGINT (128 + the signal's number, as shells report it).
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
 /// The first bytes of an executable file (`relay-vm compile` output).
 const EXECUTABLE_MAGIC: &[u8] = b"RELAYVM\0";
@@ -190,6 +193,15 @@ struct RunArgs {
     /// not there is an error.
     #[arg(long, value_name = "DIR")]
     opencl_binaries: Option<PathBuf>,
+    /// The most memory the VM's tensors may hold at once, and the most one tensor may have:
+    /// bytes, or a number with a binary suffix K, M, G or T (`512M`, `4G`). Going over is a
+    /// trap (exit 2).
+    #[arg(long, value_name = "BYTES", value_parser = job::parse_bytes)]
+    max_memory: Option<usize>,
+    /// Stop running after this many seconds (compilation not included; fractions allowed):
+    /// the run in progress traps (exit 2), JIT kernels included.
+    #[arg(long, value_name = "SECONDS", value_parser = job::parse_seconds)]
+    timeout: Option<std::time::Duration>,
 }
 
 /// How `run` prints results.

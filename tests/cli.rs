@@ -1,7 +1,7 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
 //! `--params`, executables), `compile`, `disasm`, `check`, `fmt`, numeric option validation,
-//! and the exit codes
-//! 0 (success), 1 (compile error), 2 (trap), 3 (bad command line or input).
+//! and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory limit and the timeout
+//! included), 3 (bad command line or input), 130 (SIGINT during `run --input`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -288,4 +288,55 @@ fn check_and_fmt_still_work() {
     let f = s.file("ok.relay", "def @main(%x: int32)   { %x + 1 }\n");
     assert_eq!(expect(&relay_vm(&["check", path(&f), "--types"]), 0), "@main: fn (int32) -> int32\n");
     assert!(expect(&relay_vm(&["fmt", path(&f)]), 0).contains("def @main(%x: int32)"));
+}
+
+/// Never returns for `n != 0`.
+const FOREVER: &str = "def @main(%n: int32) -> int32 { if (%n == 0) { 0 } else { @main(%n) } }\n";
+
+#[test]
+fn run_stops_at_the_timeout_and_the_memory_limit() {
+    let s = Scratch::new("limits");
+    let forever = s.file("forever.relay", FOREVER);
+    let out = relay_vm(&["run", path(&forever), "--args", "[1]", "--timeout", "1"]);
+    expect(&out, 2);
+    assert!(stderr(&out).contains("deadline passed"), "{}", stderr(&out));
+    // 4 MB of zeros against a 1 MiB budget (at -O0, so nothing folds them at compile time).
+    let zeros = s.file("zeros.relay", "def @main() { zeros(shape=[1000, 1000]) }\n");
+    let out = relay_vm(&["run", path(&zeros), "--opt-level", "0", "--max-memory", "1M"]);
+    expect(&out, 2);
+    assert!(stderr(&out).contains("over the limit of 1048576 bytes"), "{}", stderr(&out));
+    expect(&relay_vm(&["run", path(&zeros), "--opt-level", "0", "--max-memory", "4G"]), 0);
+    for bad in ["--max-memory=lots", "--max-memory=0", "--timeout=0", "--timeout=-1"] {
+        expect(&relay_vm(&["run", path(&zeros), bad]), 3);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_during_run_input_prints_the_results_so_far_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let s = Scratch::new("sigint");
+    let forever = s.file("forever.relay", FOREVER);
+    // The first input returns at once, the second never.
+    let input = s.file("inputs.jsonl", "[0]\n[1]\n");
+    let mut child = Command::new(BIN)
+        .args(["run", path(&forever), "--input", path(&input)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    let read = stdout.read_line(&mut first);
+    // The second input is running (or about to): interrupt it, whatever was read (the
+    // process must not outlive the test).
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let out = child.wait_with_output().unwrap();
+    assert!(read.is_ok() && kill.is_ok_and(|k| k.success()));
+    assert_eq!(first, "{\"dtype\":\"int32\",\"shape\":[],\"data\":[0]}\n");
+    let rest = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(130), "stdout after the first line:\n{rest}\nstderr:\n{err}");
+    assert!(err.contains("interrupted after 1 of 2 input(s)"), "{err}");
 }

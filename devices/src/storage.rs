@@ -7,7 +7,7 @@
 //! contiguous row-major data ([`Storage::as_ptr`]). `float16` and vector dtypes (`float32x4`)
 //! have no storage: they are rejected with an error when a tensor of them is created.
 
-use crate::DType;
+use crate::{DType, TensorError};
 use std::fmt::Debug;
 
 /// One element value, widened so that converting between any two element types through it
@@ -178,24 +178,27 @@ macro_rules! each_storage {
 }
 
 impl Storage {
-    /// `len` zero elements of `dtype` (`false` for `bool`); `None` for a dtype without storage
-    /// (`float16`, vector dtypes).
-    pub fn zeros(dtype: DType, len: usize) -> Option<Storage> {
-        let s = match dtype {
-            DType::BOOL => Storage::Bool(vec![false; len]),
-            DType::I8 => Storage::I8(vec![0; len]),
-            DType::I16 => Storage::I16(vec![0; len]),
-            DType::I32 => Storage::I32(vec![0; len]),
-            DType::I64 => Storage::I64(vec![0; len]),
-            DType::U8 => Storage::U8(vec![0; len]),
-            DType::U16 => Storage::U16(vec![0; len]),
-            DType::U32 => Storage::U32(vec![0; len]),
-            DType::U64 => Storage::U64(vec![0; len]),
-            DType::F32 => Storage::F32(vec![0.0; len]),
-            DType::F64 => Storage::F64(vec![0.0; len]),
-            _ => return None,
-        };
-        Some(s)
+    /// `len` zero elements of `dtype` (`false` for `bool`).
+    ///
+    /// # Errors
+    /// [`TensorError::UnsupportedDType`] for a dtype without storage (`float16`, vector
+    /// dtypes); [`TensorError::AllocationFailed`] when the allocator cannot provide the
+    /// buffer (the size comes from programs and inputs, so this is an error, not an abort).
+    pub fn zeros(dtype: DType, len: usize) -> Result<Storage, TensorError> {
+        match dtype {
+            DType::BOOL => zeroed::<bool>(len),
+            DType::I8 => zeroed::<i8>(len),
+            DType::I16 => zeroed::<i16>(len),
+            DType::I32 => zeroed::<i32>(len),
+            DType::I64 => zeroed::<i64>(len),
+            DType::U8 => zeroed::<u8>(len),
+            DType::U16 => zeroed::<u16>(len),
+            DType::U32 => zeroed::<u32>(len),
+            DType::U64 => zeroed::<u64>(len),
+            DType::F32 => zeroed::<f32>(len),
+            DType::F64 => zeroed::<f64>(len),
+            _ => Err(TensorError::UnsupportedDType(dtype)),
+        }
     }
 
     /// Whether `dtype` has a storage variant.
@@ -279,6 +282,16 @@ impl Storage {
     }
 }
 
+/// `len` zero elements of `T` as storage, allocated with `try_reserve_exact` so that an
+/// allocation the system refuses is [`TensorError::AllocationFailed`].
+fn zeroed<T: Element>(len: usize) -> Result<Storage, TensorError> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| TensorError::AllocationFailed { bytes: len.saturating_mul(std::mem::size_of::<T>()) })?;
+    v.resize(len, T::default());
+    Ok(T::into_storage(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,7 +314,10 @@ mod tests {
         assert!(i32::slice(&s).is_none());
         assert_eq!(f32::slice_mut(&mut s).map(|v| v.len()), Some(2));
         assert_eq!(s.get(1), Some(Scalar::Float(2.0)));
-        assert!(Storage::zeros(DType::F16, 3).is_none());
-        assert_eq!(Storage::zeros(DType::BOOL, 3), Some(Storage::Bool(vec![false; 3])));
+        assert_eq!(Storage::zeros(DType::F16, 3), Err(TensorError::UnsupportedDType(DType::F16)));
+        assert_eq!(Storage::zeros(DType::BOOL, 3), Ok(Storage::Bool(vec![false; 3])));
+        // More than any machine has: refused by the allocator, reported, not aborted.
+        let huge = isize::MAX as usize / 2;
+        assert_eq!(Storage::zeros(DType::U8, huge), Err(TensorError::AllocationFailed { bytes: huge }));
     }
 }

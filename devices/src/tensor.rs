@@ -31,6 +31,12 @@ pub enum TensorError {
     /// The element count (or byte size) of a shape overflows.
     #[error("shape {0:?} is too large")]
     TooLarge(Vec<usize>),
+    /// The system allocator refused a tensor's buffer.
+    #[error("cannot allocate a tensor of {bytes} bytes: out of memory")]
+    AllocationFailed {
+        /// The buffer's size.
+        bytes: usize,
+    },
     /// An index list of the wrong length.
     #[error("expected {expected} dimensions, got {actual}")]
     RankMismatch {
@@ -97,8 +103,12 @@ impl Tensor {
         Ok(Tensor { shape, storage })
     }
 
-    /// A tensor of zeros (`false` for `bool`). Errors for a dtype without storage or a shape
-    /// whose byte size overflows `isize`.
+    /// A tensor of zeros (`false` for `bool`).
+    ///
+    /// # Errors
+    /// [`TensorError::UnsupportedDType`] for a dtype without storage,
+    /// [`TensorError::TooLarge`] for a shape whose byte size overflows `isize`, and
+    /// [`TensorError::AllocationFailed`] when the allocator refuses the buffer.
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Result<Tensor, TensorError> {
         if !Storage::supports(dtype) {
             return Err(TensorError::UnsupportedDType(dtype));
@@ -106,7 +116,7 @@ impl Tensor {
         let len = shape_size(&shape)
             .filter(|n| n.checked_mul(dtype.size_bytes()).is_some_and(|b| b <= isize::MAX as usize))
             .ok_or_else(|| TensorError::TooLarge(shape.clone()))?;
-        let storage = Storage::zeros(dtype, len).ok_or(TensorError::UnsupportedDType(dtype))?;
+        let storage = Storage::zeros(dtype, len)?;
         Ok(Tensor { shape, storage })
     }
 

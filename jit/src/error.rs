@@ -28,6 +28,9 @@ pub enum JitError {
     /// The OpenCL device failed (no runtime, a build error with its log, an API error).
     #[error(transparent)]
     OpenCl(#[from] relay_devices::opencl::OpenClError),
+    /// The call's stop flag was set (a cancel or a passed deadline) before the kernel ended.
+    #[error("stopped before the kernel ended")]
+    Stopped,
     /// An inconsistency in the backend itself (a bug): the kernel verified but could not be
     /// lowered.
     #[error("internal JIT error: {0}")]

@@ -8,6 +8,10 @@ use common::{args, assert_close, check, jit, run_both};
 use relay_compiler::kir::{BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{JitError, KernelCache};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The stop flag of calls nobody stops.
+static NEVER: AtomicU8 = AtomicU8::new(0);
 
 /// Float tolerance for kernels without transcendentals (FMA contraction, reassociation).
 const TOL: f64 = 1e-5;
@@ -244,7 +248,7 @@ fn shared_weights_are_read_packed_with_the_same_results() {
                 let mut want = outputs.clone();
                 relay_compiler::kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
                 let mut got = outputs.clone();
-                compiled.run_shared(&ins, &[None, Some(&weights), None], &mut got, &[]).unwrap();
+                compiled.run_shared(&ins, &[None, Some(&weights), None], &mut got, &[], &NEVER).unwrap();
                 assert_close(&want, &got, 1e-4);
             }
             let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
@@ -252,7 +256,7 @@ fn shared_weights_are_read_packed_with_the_same_results() {
             // A handle that is not the input's is ignored.
             let stranger = std::sync::Arc::new(inputs[1].clone());
             let mut got = outputs.clone();
-            compiled.run_shared(&refs, &[None, Some(&stranger), None], &mut got, &[]).unwrap();
+            compiled.run_shared(&refs, &[None, Some(&stranger), None], &mut got, &[], &NEVER).unwrap();
             assert_close(&expected, &got, 1e-4);
         }
     }
@@ -572,7 +576,9 @@ fn threads_share_packed_weights() {
             s.spawn(move || {
                 for _ in 0..40 {
                     let mut out = outputs.clone();
-                    compiled.run_shared(&[x, &*weights], &[None, Some(&weights)], &mut out, &[]).unwrap();
+                    compiled
+                        .run_shared(&[x, &*weights], &[None, Some(&weights)], &mut out, &[], &NEVER)
+                        .unwrap();
                     assert_close(expected, &out, 1e-4);
                 }
             });
@@ -692,4 +698,32 @@ fn vector_loops_end_on_an_overlapping_vector_only_when_iterations_are_independen
         });
         check(&k.finish().unwrap(), &[], TOL_MATH);
     }
+}
+
+#[test]
+fn a_stop_flag_ends_a_long_outermost_loop() {
+    // 2^31 outer iterations of 4 additions: minutes of work if nothing stops it.
+    let mut b = KernelBuilder::new("endless");
+    let out = b.output("out", DType::F32, [4]);
+    b.for_(1i64 << 31, LoopKind::Serial, |k, _| {
+        k.for_(4, LoopKind::Serial, |k, j| k.store(out, j.clone(), Expr::load(out, j) + Expr::f32(1.0)))
+    });
+    let compiled = jit().compile(&b.finish().unwrap()).unwrap();
+    let mut outs = vec![Tensor::zeros(DType::F32, vec![4]).unwrap()];
+    // Set before the call: not even one outer iteration runs.
+    let stop = AtomicU8::new(1);
+    assert_eq!(compiled.run_shared(&[], &[], &mut outs, &[], &stop), Err(JitError::Stopped));
+    assert_eq!(outs[0].as_slice::<f32>().unwrap(), &[0.0; 4]);
+    // Set by another thread while the kernel runs.
+    stop.store(0, Ordering::Relaxed);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            stop.store(1, Ordering::Relaxed);
+        });
+        assert_eq!(compiled.run_shared(&[], &[], &mut outs, &[], &stop), Err(JitError::Stopped));
+    });
+    // Whole outer iterations only: all four elements saw the same number of additions.
+    let done = outs[0].as_slice::<f32>().unwrap();
+    assert!(done[0] > 0.0 && done.iter().all(|&x| x == done[0]), "{done:?}");
 }

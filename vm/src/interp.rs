@@ -10,16 +10,22 @@
 //! order (a loop) swaps them into place without a buffer.
 
 mod device;
+#[cfg(test)]
+mod limit_tests;
 mod liveness;
 mod packed;
+mod setup;
 mod stack;
 #[cfg(test)]
 mod tests;
+mod trap;
 
+use crate::cancel::CancelHandle;
+use crate::config::VmConfig;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
 use crate::kernel::Kernel;
-use crate::memory::{Arena, FrameLayout, MemoryStats, Pool};
+use crate::memory::{Arena, FrameLayout, Pool};
 use crate::operand::Reg;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
@@ -27,35 +33,10 @@ pub use device::CopyStats;
 use liveness::LastUses;
 use relay_devices::DType;
 use stack::put;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// A run-time fault, returned to the host: which function, which instruction, what happened.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("trap in `{function}` at instruction {pc}: {message}")]
-pub struct Trap {
-    /// The function that was running.
-    pub function: String,
-    /// The index of the faulting instruction in that function.
-    pub pc: usize,
-    /// What went wrong.
-    pub message: String,
-}
-
-/// Limits of one [`Vm`].
-#[derive(Debug, Clone)]
-pub struct VmConfig {
-    /// The deepest non-tail call nesting allowed before a trap (tail calls do not count).
-    pub max_call_depth: usize,
-    /// Recycle dead tensors' buffers (frame-arena slots and the size-class pool). Off,
-    /// every tensor is a fresh system allocation, as with no memory planning at all.
-    pub reuse_memory: bool,
-}
-
-impl Default for VmConfig {
-    fn default() -> Self {
-        VmConfig { max_call_depth: 4_000_000, reuse_memory: true }
-    }
-}
+pub use trap::Trap;
+use trap::{read_error, stopped, trap_at};
 
 /// Constructors without fields and with a tag below this share one value per tag.
 const MAX_SHARED_TAG: u32 = 256;
@@ -86,6 +67,10 @@ pub struct Vm<'e> {
     /// panicked through the last run, which then left the stack in an unknown state.
     running: bool,
     config: VmConfig,
+    /// Stops runs from another thread or at the deadline (`cancel.rs`).
+    cancel: CancelHandle,
+    /// The most registers the value stack may hold (from the memory budget).
+    max_regs: usize,
     /// Free tensor buffers and allocation statistics.
     pool: Pool,
     /// The frame-arena slots of every active call.
@@ -109,66 +94,12 @@ pub struct Vm<'e> {
 }
 
 impl<'e> Vm<'e> {
-    /// A VM for `exe`, calling `kernels[i]` for the executable's kernel `i`.
-    ///
-    /// # Errors
-    /// When the kernel table does not match the executable's kernel list in length.
-    pub fn new(
-        exe: &'e Executable,
-        kernels: &'e [Arc<dyn Kernel>],
-        config: VmConfig,
-    ) -> Result<Vm<'e>, String> {
-        if kernels.len() != exe.kernels.len() {
-            return Err(format!(
-                "{} kernels given for an executable of {}",
-                kernels.len(),
-                exe.kernels.len()
-            ));
-        }
-        let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
-        let layouts = exe.functions.iter().map(FrameLayout::of).collect();
-        let last_uses = exe.functions.iter().map(LastUses::of).collect();
-        let pool = Pool::new(config.reuse_memory);
-        Ok(Vm {
-            exe,
-            kernels,
-            constants,
-            regs: vec![],
-            frames: vec![],
-            running: false,
-            config,
-            pool,
-            arena: Arena::default(),
-            layouts,
-            last_uses,
-            scratch: packed::Scratch::default(),
-            device: device::DeviceState::default(),
-            nullary: vec![],
-            closures: vec![None; exe.functions.len()],
-        })
-    }
-
-    /// Tensor allocation statistics since the VM was made or [`Vm::reset_memory_stats`].
-    pub fn memory_stats(&self) -> MemoryStats {
-        self.pool.stats
-    }
-
-    /// Tensor copies between host and OpenCL device since the VM was made or
-    /// [`Vm::reset_memory_stats`] (all zero when no kernel runs on a device).
-    pub fn copy_stats(&self) -> CopyStats {
-        self.device.stats
-    }
-
-    /// Zeroes the allocation and copy statistics (the pool keeps its buffers).
-    pub fn reset_memory_stats(&mut self) {
-        self.pool.stats = MemoryStats::default();
-        self.device.stats = CopyStats::default();
-    }
-
     /// Runs the function named `name` with `args`.
     ///
     /// # Errors
-    /// A [`Trap`] for an unknown function, a wrong argument count, or any run-time fault.
+    /// A [`Trap`] for an unknown function, a wrong argument count, any run-time fault, a
+    /// memory limit exceeded, a cancelled run or a passed deadline
+    /// ([`crate::StopReason`], which [`CancelHandle::stop_reason`] then tells).
     pub fn invoke(&mut self, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
         let trap = |message: String| Trap { function: name.to_string(), pc: 0, message };
         let func = self.exe.function_index(name).ok_or_else(|| trap(format!("no function `{name}`")))?;
@@ -183,8 +114,9 @@ impl<'e> Vm<'e> {
         }
         let top = (f.num_regs as usize).max(args.len());
         if self.regs.len() < top {
-            self.regs.resize_with(top, || None);
+            stack::grow(&mut self.regs, top, self.max_regs).map_err(|e| trap(e.message()))?;
         }
+        self.pool.start_run();
         for (slot, v) in self.regs.iter_mut().zip(args) {
             *slot = Some(v);
         }
@@ -217,6 +149,8 @@ impl<'e> Vm<'e> {
             constants,
             kernels,
             config,
+            cancel,
+            max_regs,
             pool,
             arena,
             layouts,
@@ -227,13 +161,19 @@ impl<'e> Vm<'e> {
             closures,
             ..
         } = self;
+        let (cancel, max_regs): (&CancelHandle, usize) = (cancel, *max_regs);
+        // Polled at every call, tail call, kernel call and backward jump: a byte load, as
+        // the clock is read by the deadline thread, not here.
+        let stop: &AtomicU8 = cancel.as_atomic();
         let mut func = entry;
         let mut code: &[Instr] = &exe.functions[entry as usize].code;
         let mut pc: usize = 0;
         let mut base: usize = 0;
         let mut slot_base: usize = 0;
         let mut slot_top: usize = layouts.get(entry as usize).map_or(0, |l| l.num_slots as usize);
-        arena.reserve(slot_top);
+        if let Err(e) = arena.reserve(slot_top) {
+            return Err(trap_at(exe, entry, 0, e));
+        }
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
         let mut window: &mut [Option<Value>] = &mut regs[..top];
@@ -243,6 +183,33 @@ impl<'e> Vm<'e> {
         macro_rules! trap {
             ($($arg:tt)*) => {
                 return Err(trap_at(exe, func, pc - 1, format!($($arg)*)))
+            };
+        }
+        // Traps when the run was cancelled or its deadline passed.
+        macro_rules! poll {
+            () => {
+                let flag = stop.load(Ordering::Relaxed);
+                if flag != 0 {
+                    trap!("{}", stopped(flag));
+                }
+            };
+        }
+        // Continues at `$target`, polling first when that is a backward jump (a loop).
+        macro_rules! jump {
+            ($target:expr) => {{
+                let target = $target as usize;
+                if target < pc {
+                    poll!();
+                }
+                pc = target;
+            }};
+        }
+        // Makes room in the frame arena for slots up to `slot_top`.
+        macro_rules! reserve_slots {
+            () => {
+                if let Err(e) = arena.reserve(slot_top) {
+                    trap!("{e}");
+                }
             };
         }
         macro_rules! slot {
@@ -278,7 +245,9 @@ impl<'e> Vm<'e> {
         macro_rules! set {
             ($r:expr, $v:expr) => {{
                 let v = $v;
-                put(slot!($r), v);
+                if let Some(old) = put(slot!($r), v) {
+                    pool.recycle_value(old);
+                }
             }};
         }
         // Scalar over scalar is the common write in loops: it needs no drop of the old value.
@@ -345,18 +314,19 @@ impl<'e> Vm<'e> {
         // register `closure` (if any), then `args`, and enters it.
         macro_rules! enter {
             ($callee:expr, $f:expr, $closure:expr, $args:expr, $moves:expr, $ret_dst:expr) => {{
+                poll!();
                 if frames.len() >= config.max_call_depth {
                     trap!("recursion deeper than {} calls", config.max_call_depth);
                 }
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
                 let num_regs = f.num_regs as usize;
-                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves) {
+                if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves, max_regs) {
                     trap!("{}", e.message());
                 }
                 frames.push(Frame { code, func, pc: pc as u32, base, slot_base, ret_dst: $ret_dst });
                 slot_base = slot_top;
                 slot_top += layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                arena.reserve(slot_top);
+                reserve_slots!();
                 func = callee;
                 pc = 0;
                 base = top;
@@ -369,15 +339,16 @@ impl<'e> Vm<'e> {
         // Replaces the running function's window by the callee's, in place.
         macro_rules! replace {
             ($callee:expr, $f:expr, $captured:expr, $args:expr) => {{
+                poll!();
                 let (callee, f): (u32, &VmFunction) = ($callee, $f);
-                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args, pool) {
+                match stack::reuse(regs, base, top, f.num_regs as usize, $captured, $args, pool, max_regs) {
                     Ok(t) => top = t,
                     Err(e) => trap!("{}", e.message()),
                 }
                 if callee != func {
                     arena.release(slot_base, slot_top, pool);
                     slot_top = slot_base + layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                    arena.reserve(slot_top);
+                    reserve_slots!();
                 }
                 func = callee;
                 pc = 0;
@@ -446,6 +417,7 @@ impl<'e> Vm<'e> {
                     // A loop: a call of the running function whose arguments can move in
                     // order needs neither resizing nor a buffer.
                     if callee.0 == func && stack::moves_in_order(0, args) {
+                        poll!();
                         for (j, &a) in args.iter().enumerate() {
                             match window.get(a.0 as usize) {
                                 // In bounds: `j <= a` by `moves_in_order`.
@@ -475,8 +447,12 @@ impl<'e> Vm<'e> {
                     }
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
-                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs };
+                    poll!();
+                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs, cancel };
                     if let Err(m) = call.run(window, pool, scratch, device) {
+                        // A kernel stopped by the flag says why in its own words; the trap
+                        // says it as every other stop does.
+                        poll!();
                         trap!("{m}");
                     }
                 }
@@ -595,26 +571,26 @@ impl<'e> Vm<'e> {
                         other => trap!("match on a {}", other.kind()),
                     };
                     match targets.get(tag as usize) {
-                        Some(t) => pc = t.0 as usize,
+                        Some(t) => jump!(t.0),
                         None => trap!("constructor tag {tag} has no branch"),
                     }
                 }
                 Instr::If { cond, else_target } => {
                     if !scalar!(cond).is_true() {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
                 Instr::IfCmp { op, lhs, rhs, else_target } => {
                     if !truth!(*op, scalar!(lhs), scalar!(rhs)) {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
                 Instr::IfCmpImm { op, lhs, imm, else_target } => {
                     if !truth!(*op, scalar!(lhs), *imm) {
-                        pc = else_target.0 as usize;
+                        jump!(else_target.0);
                     }
                 }
-                Instr::Goto { target } => pc = target.0 as usize,
+                Instr::Goto { target } => jump!(target.0),
                 Instr::LoadConst { dst, index } => {
                     let v = match constants.get(index.0 as usize) {
                         Some(v) => v.clone(),
@@ -685,23 +661,4 @@ static NO_LAST_USES: LastUses = LastUses::EMPTY;
 #[inline(always)]
 fn moves(mask: u64, i: usize) -> bool {
     mask.checked_shr(i as u32).is_some_and(|m| m & 1 != 0)
-}
-
-/// Why register `r` of `window` could not be read as the instruction wanted.
-#[cold]
-#[inline(never)]
-fn read_error(window: &[Option<Value>], r: Reg) -> String {
-    match window.get(r.0 as usize) {
-        None => format!("register ${} outside the frame", r.0),
-        Some(None) => format!("read of empty register ${}", r.0),
-        Some(Some(v)) => format!("expected a scalar in ${}, found a {}", r.0, v.kind()),
-    }
-}
-
-/// The trap for a fault at `pc` of function `func`; out of line, as faults are rare.
-#[cold]
-#[inline(never)]
-fn trap_at(exe: &Executable, func: u32, pc: usize, message: String) -> Trap {
-    let function = exe.functions.get(func as usize).map_or_else(|| format!("#{func}"), |f| f.name.clone());
-    Trap { function, pc, message }
 }

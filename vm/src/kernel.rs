@@ -3,6 +3,7 @@
 //! executable's kernel list, and a kernel that runs on an OpenCL device exposes its
 //! [`DeviceKernel`] form.
 
+use crate::cancel::CancelHandle;
 use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use std::sync::Arc;
@@ -24,21 +25,24 @@ pub trait Kernel: Send + Sync {
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String>;
 
     /// [`Kernel::run`], given also each input's shared handle where the VM has one
-    /// (`handles[i]` is `inputs[i]`'s `Arc`; `None` for unboxed scalars). A kernel may keep a
-    /// clone or a `Weak` of a handle to cache something derived from that input — the JIT
-    /// keeps dense weights repacked for its matrix-vector product — because the VM writes
-    /// only into tensors it gets from `Arc::get_mut`, which refuses while either exists. The
-    /// default ignores the handles.
+    /// (`handles[i]` is `inputs[i]`'s `Arc`; `None` for unboxed scalars) and the run's
+    /// [`CancelHandle`]. A kernel may keep a clone or a `Weak` of a handle to cache something
+    /// derived from that input — the JIT keeps dense weights repacked for its matrix-vector
+    /// product — because the VM writes only into tensors it gets from `Arc::get_mut`, which
+    /// refuses while either exists. A long kernel should poll `cancel` (the JIT's do between
+    /// iterations of their outermost loops) and return an error once it is set; the VM checks
+    /// it before every kernel call. The default ignores the handles and `cancel`.
     ///
     /// # Errors
-    /// As [`Kernel::run`].
+    /// As [`Kernel::run`], and when stopped by `cancel`.
     fn run_shared(
         &self,
         inputs: &[&Tensor],
         handles: &[Option<&Arc<Tensor>>],
         outputs: &mut [Tensor],
+        cancel: &CancelHandle,
     ) -> Result<(), String> {
-        let _ = handles;
+        let _ = (handles, cancel);
         self.run(inputs, outputs)
     }
 

@@ -3,6 +3,8 @@
 //! a kernel table handed to it, and knows nothing of the compiler.
 
 mod bytes;
+mod cancel;
+mod config;
 mod executable;
 mod format;
 mod interp;
@@ -16,9 +18,11 @@ mod value;
 mod verify;
 
 pub use bytes::{ByteReader, ByteWriter, FormatError};
+pub use cancel::{CancelHandle, StopReason};
+pub use config::{VmConfig, DEFAULT_MEMORY_BYTES};
 pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
 pub use format::{LoadError, FORMAT_VERSION};
-pub use interp::{CopyStats, Trap, Vm, VmConfig};
+pub use interp::{CopyStats, Trap, Vm};
 pub use isa::{ControlFlow, Instr, INSTRUCTION_DOCS};
 pub use kernel::{DeviceKernel, Kernel, KernelTable};
 pub use liveness::Liveness;

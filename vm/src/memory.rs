@@ -16,6 +16,14 @@
 //!
 //! Storage stays a typed `Vec` (no `unsafe`, no byte arena): the plan decides *which* tensors
 //! may share a buffer, the VM shares it by handing the same `Vec` on.
+//!
+//! Every buffer whose size comes from a program or an input is checked against a
+//! [`Budget`] before it is allocated, and allocated fallibly: one tensor may not exceed
+//! `max_tensor_bytes`, and the bytes the pool has handed out in the current run and not seen
+//! die, plus its free lists, may not exceed `max_memory_bytes`. A buffer dies unseen when a
+//! value holding it is dropped outside the pool (rare: overwritten registers, a cell shared
+//! when recycled), so the count errs on the high side within a run; it restarts from the
+//! free lists at every run, as results belong to the host once returned.
 
 use crate::value::{AdtValue, ClosureValue, Fields, Value};
 use relay_devices::{shape_size, DType, Tensor};
@@ -62,6 +70,26 @@ impl std::fmt::Display for MemoryStats {
 /// The most dead ADT cells (and, separately, closures) kept for reuse.
 const MAX_FREE_CELLS: usize = 4096;
 
+/// The memory limits of one VM (`VmConfig::max_tensor_bytes`, `VmConfig::max_memory_bytes`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// The most bytes one tensor may have.
+    pub max_tensor_bytes: usize,
+    /// The most bytes of tensors (and, separately, of registers or arena slots) a run holds.
+    pub max_memory_bytes: usize,
+}
+
+impl Budget {
+    /// No limit but the allocator's (tests of the pool alone).
+    #[cfg(test)]
+    pub const UNLIMITED: Budget = Budget { max_tensor_bytes: usize::MAX, max_memory_bytes: usize::MAX };
+
+    /// How many items of `T` fit in the budget (register files, arena slot tables).
+    pub fn max_items<T>(&self) -> usize {
+        self.max_memory_bytes / std::mem::size_of::<T>().max(1)
+    }
+}
+
 /// Free tensor buffers by dtype and element count, and the VM's allocation statistics.
 pub(crate) struct Pool {
     // Looked up on every kernel output: a fast hash of two small integers, not SipHash.
@@ -78,18 +106,24 @@ pub(crate) struct Pool {
     dims: Vec<usize>,
     /// Whether dead buffers are kept for reuse at all.
     enabled: bool,
+    budget: Budget,
+    /// Bytes of the buffers handed out in this run and not seen die, and of the free lists
+    /// (module docs).
+    live: usize,
     pub stats: MemoryStats,
 }
 
+#[cfg(test)]
 impl Default for Pool {
     fn default() -> Pool {
-        Pool::new(true)
+        Pool::new(true, Budget::UNLIMITED)
     }
 }
 
 impl Pool {
-    /// A pool that keeps dead buffers for reuse, or (`enabled` off) frees them.
-    pub fn new(enabled: bool) -> Pool {
+    /// A pool within `budget` that keeps dead buffers for reuse, or (`enabled` off) frees
+    /// them.
+    pub fn new(enabled: bool, budget: Budget) -> Pool {
         Pool {
             free: FxHashMap::default(),
             bytes: 0,
@@ -98,14 +132,23 @@ impl Pool {
             closures: vec![],
             dims: vec![],
             enabled,
+            budget,
+            live: 0,
             stats: MemoryStats::default(),
         }
+    }
+
+    /// Starts a run's count of live bytes: the buffers earlier runs returned are the host's.
+    pub fn start_run(&mut self) {
+        self.live = self.bytes;
     }
 
     /// A zeroed tensor of `dtype` and `shape`, from the free lists or the system.
     ///
     /// # Errors
-    /// A negative dimension, or a shape or dtype a tensor cannot have.
+    /// A negative dimension, a shape or dtype a tensor cannot have, a tensor over the
+    /// budget's `max_tensor_bytes`, a run over its `max_memory_bytes`, or an allocation the
+    /// system refuses.
     pub fn alloc(&mut self, dtype: DType, shape: &[i64]) -> Result<Arc<Tensor>, String> {
         let mut dims = std::mem::take(&mut self.dims);
         dims.clear();
@@ -122,7 +165,15 @@ impl Pool {
 
     /// [`Pool::alloc`] for a shape already in `usize`.
     pub fn alloc_dims(&mut self, dtype: DType, dims: &[usize]) -> Result<Arc<Tensor>, String> {
-        let len = shape_size(dims).ok_or_else(|| format!("shape {dims:?} is too large"))?;
+        let too_large = || format!("shape {dims:?} is too large");
+        let len = shape_size(dims).ok_or_else(too_large)?;
+        let bytes = len.checked_mul(dtype.size_bytes()).ok_or_else(too_large)?;
+        if bytes > self.budget.max_tensor_bytes {
+            return Err(format!(
+                "a {dtype} tensor of shape {dims:?} needs {bytes} bytes, over the limit of {} bytes per tensor",
+                self.budget.max_tensor_bytes
+            ));
+        }
         if let Some(mut t) = self.free.get_mut(&(dtype, len)).and_then(Vec::pop) {
             self.bytes -= len * dtype.size_bytes();
             // Buffers enter the free lists only when uniquely owned, and nothing else can
@@ -134,10 +185,36 @@ impl Pool {
                 }
             }
         }
-        let t = Tensor::zeros(dtype, dims.to_vec()).map_err(|e| e.to_string())?;
+        self.charge(bytes)?;
+        let t = Tensor::zeros(dtype, dims.to_vec()).map_err(|e| {
+            self.live -= bytes;
+            e.to_string()
+        })?;
         self.stats.system_allocs += 1;
         self.stats.system_bytes += t.size_bytes() as u64;
         Ok(Arc::new(t))
+    }
+
+    /// Counts `bytes` about to be allocated against the memory budget, first freeing the free
+    /// lists if that makes them fit.
+    ///
+    /// # Errors
+    /// When they do not fit.
+    fn charge(&mut self, bytes: usize) -> Result<(), String> {
+        let max = self.budget.max_memory_bytes;
+        if self.live.saturating_add(bytes) > max && self.bytes > 0 {
+            self.live = self.live.saturating_sub(self.bytes);
+            self.bytes = 0;
+            self.free.clear();
+        }
+        if self.live.saturating_add(bytes) > max {
+            return Err(format!(
+                "allocating {bytes} bytes would exceed the memory budget of {max} bytes ({} bytes in use)",
+                self.live
+            ));
+        }
+        self.live += bytes;
+        Ok(())
     }
 
     /// An ADT value with `tag` and `fields`, in a dead cell when there is one.
@@ -167,12 +244,11 @@ impl Pool {
 
     /// Takes back a dead tensor's buffer if nothing else references it and there is room.
     pub fn recycle(&mut self, mut t: Arc<Tensor>) {
-        if !self.enabled {
-            return;
-        }
         let Some(inner) = unique(&mut t) else { return };
         let size = inner.size_bytes();
-        if size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
+        if !self.enabled || size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
+            // Freed here.
+            self.live = self.live.saturating_sub(size);
             return;
         }
         self.free.entry((inner.dtype(), inner.len())).or_default().push(t);
@@ -206,11 +282,9 @@ impl Pool {
     }
 
     /// Recycles the tensor buffers of a dead value, including those inside ADT values and
-    /// closures that nothing else references (tree states die inside tuples and lists).
+    /// closures that nothing else references (tree states die inside tuples and lists). With
+    /// reuse off this only counts the buffers freed.
     pub fn recycle_value(&mut self, v: Value) {
-        if !self.enabled {
-            return;
-        }
         match &v {
             Value::Tensor(_) => {
                 if let Value::Tensor(t) = v {
@@ -232,7 +306,7 @@ impl Pool {
                 Value::Adt(mut a) => {
                     if let Some(inner) = unique(&mut a) {
                         pending.extend(inner.fields.drain(..));
-                        if self.adts.len() < MAX_FREE_CELLS {
+                        if self.enabled && self.adts.len() < MAX_FREE_CELLS {
                             self.adts.push(a);
                         }
                     }
@@ -240,7 +314,7 @@ impl Pool {
                 Value::Closure(mut c) => {
                     if let Some(inner) = unique(&mut c) {
                         pending.extend(inner.captured.drain(..));
-                        if self.closures.len() < MAX_FREE_CELLS {
+                        if self.enabled && self.closures.len() < MAX_FREE_CELLS {
                             self.closures.push(c);
                         }
                     }
@@ -269,23 +343,33 @@ fn unique<T>(a: &mut Arc<T>) -> Option<&mut T> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FrameLayout {
     pub num_slots: u32,
-    /// Per register: its slot, or `u32::MAX` for none.
+    /// Per register up to the last one `AllocFrame` writes: its slot, or `u32::MAX` for none.
     pub reg_slot: Vec<u32>,
 }
 
 impl FrameLayout {
     /// The layout implied by a function's `AllocFrame` instructions.
-    pub fn of(f: &crate::VmFunction) -> FrameLayout {
-        let mut layout = FrameLayout { num_slots: 0, reg_slot: vec![u32::MAX; f.num_regs as usize] };
-        for ins in &f.code {
-            if let crate::Instr::AllocFrame { dst, slot, .. } = ins {
-                layout.num_slots = layout.num_slots.max(slot.0.saturating_add(1));
-                if let Some(s) = layout.reg_slot.get_mut(dst.0 as usize) {
-                    *s = slot.0;
-                }
+    ///
+    /// # Errors
+    /// When the table of registers would not fit in `budget` (a crafted register number).
+    pub fn of(f: &crate::VmFunction, budget: &Budget) -> Result<FrameLayout, String> {
+        let frame_allocs = f.code.iter().filter_map(|ins| match ins {
+            crate::Instr::AllocFrame { dst, slot, .. } if dst.0 < f.num_regs => {
+                Some((dst.0 as usize, slot.0))
             }
+            _ => None,
+        });
+        let len = frame_allocs.clone().map(|(r, _)| r + 1).max().unwrap_or(0);
+        let mut layout = FrameLayout { num_slots: 0, reg_slot: Vec::new() };
+        if len > budget.max_items::<u32>() || layout.reg_slot.try_reserve_exact(len).is_err() {
+            return Err(format!("`{}`: a frame layout of {len} registers exceeds the memory budget", f.name));
         }
-        layout
+        layout.reg_slot.resize(len, u32::MAX);
+        for (r, slot) in frame_allocs {
+            layout.num_slots = layout.num_slots.max(slot.saturating_add(1));
+            layout.reg_slot[r] = slot;
+        }
+        Ok(layout)
     }
 
     /// The slot register `r` was allocated in, if any.
@@ -298,6 +382,8 @@ impl FrameLayout {
 /// The stack of frame-arena slots of every active call.
 #[derive(Default)]
 pub(crate) struct Arena {
+    /// The most slots the stack may have (from the memory budget).
+    max_slots: usize,
     /// Free buffers (a slot whose tensor is alive holds `None`).
     slots: Vec<Option<Arc<Tensor>>>,
     /// Bytes of the buffer each slot owns, whether free or in use.
@@ -306,13 +392,35 @@ pub(crate) struct Arena {
 }
 
 impl Arena {
+    /// An empty stack of at most as many slots as `budget` has room for.
+    pub fn new(budget: &Budget) -> Arena {
+        Arena { max_slots: budget.max_items::<(Option<Arc<Tensor>>, usize)>(), ..Arena::default() }
+    }
+
     /// Makes room for slots up to `top` (new slots are empty).
+    ///
+    /// # Errors
+    /// When `top` slots exceed the memory budget or the system refuses them.
     #[inline]
-    pub fn reserve(&mut self, top: usize) {
+    pub fn reserve(&mut self, top: usize) -> Result<(), String> {
         if self.slots.len() < top {
-            self.slots.resize_with(top, || None);
-            self.slot_bytes.resize(top, 0);
+            self.grow(top)?;
         }
+        Ok(())
+    }
+
+    #[cold]
+    fn grow(&mut self, top: usize) -> Result<(), String> {
+        let more = top - self.slots.len();
+        if top > self.max_slots
+            || self.slots.try_reserve(more).is_err()
+            || self.slot_bytes.try_reserve(more).is_err()
+        {
+            return Err(format!("{top} frame-arena slots exceed the memory budget"));
+        }
+        self.slots.resize_with(top, || None);
+        self.slot_bytes.resize(top, 0);
+        Ok(())
     }
 
     /// A zeroed tensor for slot `index`: its free buffer when it fits, else one from `pool`.
@@ -326,7 +434,7 @@ impl Arena {
         shape: &[i64],
         pool: &mut Pool,
     ) -> Result<Arc<Tensor>, String> {
-        self.reserve(index + 1);
+        self.reserve(index.saturating_add(1))?;
         if let Some(mut t) = self.slots[index].take() {
             let fits = t.dtype() == dtype
                 && shape.iter().map(|&d| usize::try_from(d).ok()).try_fold(1usize, |n, d| n.checked_mul(d?))
@@ -421,7 +529,7 @@ mod tests {
         pool.recycle_value(held);
         assert!(std::ptr::eq(Arc::as_ptr(&pool.closure(4, Fields::new())), c_addr));
         // With reuse off nothing is kept.
-        let mut off = Pool::new(false);
+        let mut off = Pool::new(false, Budget::UNLIMITED);
         let v = off.adt(0, Fields::new());
         off.recycle_value(v);
         assert!(off.adts.is_empty());
@@ -429,7 +537,7 @@ mod tests {
 
     #[test]
     fn arena_slots_reuse_their_buffer_and_zero_it() {
-        let (mut pool, mut arena) = (Pool::default(), Arena::default());
+        let (mut pool, mut arena) = (Pool::default(), Arena::new(&Budget::UNLIMITED));
         let mut t = arena.alloc(1, DType::F32, &[4], &mut pool).unwrap();
         Arc::get_mut(&mut t).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
         let p = t.as_ptr();

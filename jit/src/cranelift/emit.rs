@@ -1,7 +1,12 @@
 //! Lowering a kir kernel body to one Cranelift function.
 //!
-//! The function is `extern "C" fn(buffers: *const *mut u8, syms: *const i64)`: it loads every
-//! buffer address and sym once in the entry block. Loop variables and scalar locals are
+//! The function is `extern "C" fn(buffers: *const *mut u8, syms: *const i64, stop: *const u8)
+//! -> i32`: it loads every buffer address and sym once in the entry block, and returns 0 when
+//! it ran to the end, 1 when it found the `stop` flag set. The flag is polled at the start of
+//! every iteration of an outermost loop (a loop inside no other emitted loop), except in loops
+//! too short to matter: a constant extent up to [`MAX_UNPOLLED`] over straight-line code. A
+//! kernel thus outlives a cancel or a deadline (`relay_vm::CancelHandle`) by at most one
+//! iteration of its outermost loop. Loop variables and scalar locals are
 //! Cranelift variables (SSA is built by the frontend). `vectorize` loops that
 //! [`super::vector::plan`] accepts run a 4-lane body over `0..extent & !3` followed by a
 //! scalar tail; inside the vector body every expression evaluates to a [`Val`]: a scalar
@@ -17,7 +22,7 @@ use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{FuncRef, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use relay_compiler::kir::{
@@ -28,6 +33,11 @@ use std::collections::HashMap;
 
 /// Loops with a constant extent up to this are unrolled when marked `unroll`.
 const MAX_UNROLL: i64 = 16;
+
+/// Outermost loops of a constant extent up to this whose body holds no loop and no `gemm`
+/// do not poll the stop flag: they end in microseconds anyway, and the elementwise loops of
+/// fused kernels stay as tight as before.
+const MAX_UNPOLLED: i64 = 1024;
 
 /// A value in a vectorised loop body: uniform (scalar) or one per lane (vector).
 #[derive(Clone, Copy)]
@@ -70,6 +80,14 @@ pub(crate) struct Emitter<'a, 'f> {
     vars: Vec<Variable>,
     locals: Vec<Variable>,
     lanes: Option<Lanes>,
+    /// The address of the stop flag.
+    stop: Value,
+    /// Whether the code being emitted is inside an emitted (not unrolled) loop.
+    in_loop: bool,
+    /// Whether the loop being emitted polls the stop flag in each iteration.
+    poll: bool,
+    /// The block that returns "stopped", once a poll needs it.
+    stopped: Option<Block>,
     /// How many loops were vectorised.
     pub vectorized: usize,
 }
@@ -86,6 +104,15 @@ fn mem_flags(role: BufferRole) -> MemFlagsData {
 
 fn internal(what: &str) -> JitError {
     JitError::Internal(what.to_string())
+}
+
+/// Whether `body` runs without loops or matrix products (its time is bounded by its size).
+fn straight_line(body: &[Stmt]) -> bool {
+    body.iter().all(|s| match s {
+        Stmt::For { .. } | Stmt::Gemm { .. } => false,
+        Stmt::If { then, otherwise, .. } => straight_line(then) && straight_line(otherwise),
+        Stmt::Store { .. } | Stmt::Assign { .. } => true,
+    })
 }
 
 /// Whether `i` is `>= 0` whatever the loop variables and syms (which are `>= 0`) are.
@@ -109,7 +136,8 @@ impl<'a, 'f> Emitter<'a, 'f> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         b.seal_block(entry);
-        let (buffers, syms_ptr) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let params = b.block_params(entry);
+        let (buffers, syms_ptr, stop) = (params[0], params[1], params[2]);
         let table = MemFlagsData::new().with_notrap().with_readonly();
         let ptrs = (0..k.buffers.len()).map(|i| b.ins().load(I64, table, buffers, (8 * i) as i32)).collect();
         let packed = packable_operands(k)
@@ -129,15 +157,50 @@ impl<'a, 'f> Emitter<'a, 'f> {
             b.def_var(var, zero);
             locals.push(var);
         }
-        Emitter { b, k, fma, imports, ptrs, packed, syms, vars, locals, lanes: None, vectorized: 0 }
+        Emitter {
+            b,
+            k,
+            fma,
+            imports,
+            ptrs,
+            packed,
+            syms,
+            vars,
+            locals,
+            lanes: None,
+            stop,
+            in_loop: false,
+            poll: false,
+            stopped: None,
+            vectorized: 0,
+        }
     }
 
-    /// Emits the body and the return, and finalises the function.
+    /// Emits the body and the returns, and finalises the function.
     pub(crate) fn finish(mut self, config: TargetFrontendConfig) -> Result<usize, JitError> {
         self.stmts(&self.k.body)?;
-        self.b.ins().return_(&[]);
+        let ran = self.b.ins().iconst(I32, 0);
+        self.b.ins().return_(&[ran]);
+        if let Some(stopped) = self.stopped {
+            self.b.switch_to_block(stopped);
+            self.b.seal_block(stopped);
+            let stop = self.b.ins().iconst(I32, 1);
+            self.b.ins().return_(&[stop]);
+        }
         self.b.finalize(config);
         Ok(self.vectorized)
+    }
+
+    /// Returns "stopped" when the stop flag is set (an atomic load: another thread writes it,
+    /// and the load must not be hoisted out of the loop).
+    fn poll_stop(&mut self) {
+        let flags = MemFlagsData::new().with_notrap();
+        let flag = self.b.ins().atomic_load(I8, flags, self.stop);
+        let stopped = *self.stopped.get_or_insert_with(|| self.b.create_block());
+        let go_on = self.b.create_block();
+        self.b.ins().brif(flag, stopped, &[], go_on, &[]);
+        self.b.switch_to_block(go_on);
+        self.b.seal_block(go_on);
     }
 
     fn ops(&mut self) -> Ops<'_, 'f> {
@@ -238,15 +301,22 @@ impl<'a, 'f> Emitter<'a, 'f> {
         }
         let end = self.index(extent, 0)?;
         let zero = self.b.ins().iconst(I64, 0);
-        if kind == LoopKind::Vectorize && self.lanes.is_none() {
-            if let Some(plan) = vector::plan(self.k, var, body) {
-                return self.vector_loop(var, end, extent.as_const(), plan, body);
-            }
-        }
-        self.counted_loop(v, zero, end, 1, |e| e.stmts(body))
+        let short = extent.as_const().is_some_and(|n| n <= MAX_UNPOLLED) && straight_line(body);
+        let outer = (self.in_loop, self.poll);
+        (self.in_loop, self.poll) = (true, !self.in_loop && !short);
+        let emitted = match (kind == LoopKind::Vectorize && self.lanes.is_none())
+            .then(|| vector::plan(self.k, var, body))
+            .flatten()
+        {
+            Some(plan) => self.vector_loop(var, end, extent.as_const(), plan, body),
+            None => self.counted_loop(v, zero, end, 1, |e| e.stmts(body)),
+        };
+        (self.in_loop, self.poll) = outer;
+        emitted
     }
 
-    /// `for (v = start; v < end; v += step) body`.
+    /// `for (v = start; v < end; v += step) body`, polling the stop flag first in each
+    /// iteration when the loop being emitted polls.
     fn counted_loop(
         &mut self,
         v: Variable,
@@ -264,6 +334,9 @@ impl<'a, 'f> Emitter<'a, 'f> {
         self.b.ins().brif(go, body_b, &[], exit, &[]);
         self.b.switch_to_block(body_b);
         self.b.seal_block(body_b);
+        if self.poll {
+            self.poll_stop();
+        }
         body(self)?;
         let i = self.b.use_var(v);
         let next = self.b.ins().iadd_imm_s(i, step);

@@ -8,10 +8,14 @@ use cranelift_jit::JITModule;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use relay_devices::Tensor;
 use smallvec::SmallVec;
+use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64);
+type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, *const u8) -> i32;
+
+/// The stop flag of calls that cannot be stopped: never set.
+static NEVER_STOP: AtomicU8 = AtomicU8::new(0);
 
 /// Facts about one compilation.
 #[derive(Clone, Debug)]
@@ -59,8 +63,8 @@ impl std::fmt::Debug for CompiledKernel {
 
 impl CompiledKernel {
     /// # Safety
-    /// `code` must be the finalised entry function of `kernel` (signature `(ptr, ptr) -> ()`,
-    /// C calling convention), owned by `module`.
+    /// `code` must be the finalised entry function of `kernel` (signature `(ptr, ptr, ptr)
+    /// -> i32`, C calling convention), owned by `module`.
     pub(crate) unsafe fn new(kernel: Kernel, module: JITModule, code: *const u8, stats: KernelStats) -> Self {
         // SAFETY: the caller guarantees `code` is a function with this signature.
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
@@ -114,22 +118,26 @@ impl CompiledKernel {
     /// substituted) do not match the declarations, a sym is negative, or (for kernels with
     /// syms) the accesses cannot be proved in bounds for these syms.
     pub fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor], syms: &[i64]) -> Result<(), JitError> {
-        self.run_shared(inputs, &[], outputs, syms)
+        self.run_shared(inputs, &[], outputs, syms, &NEVER_STOP)
     }
 
     /// [`CompiledKernel::run`], given also the shared handle of each input where the caller
     /// has one (`handles[i]` is `inputs[i]`'s `Arc`; missing or `None` entries are inputs
     /// without one). Dense weights passed by handle call after call are read from a packed
     /// copy (module docs, "Packed weights"), which keeps a `Weak` of the handle: `Arc` then
-    /// lets nobody write into the tensor in place.
+    /// lets nobody write into the tensor in place. The code polls `stop` between iterations
+    /// of its outermost loops and returns early once it is non-zero (another thread sets it:
+    /// `relay_vm::CancelHandle`), leaving the outputs partly written.
     ///
-    /// Errors: as [`CompiledKernel::run`].
+    /// Errors: as [`CompiledKernel::run`], and [`JitError::Stopped`] when `stop` ended the
+    /// call.
     pub fn run_shared(
         &self,
         inputs: &[&Tensor],
         handles: &[Option<&Arc<Tensor>>],
         outputs: &mut [Tensor],
         syms: &[i64],
+        stop: &AtomicU8,
     ) -> Result<(), JitError> {
         let k = &self.kernel;
         check_args(k, inputs, outputs, syms)?;
@@ -185,8 +193,9 @@ impl CompiledKernel {
         // positive; inputs are shared borrows that the code only reads, outputs and temps
         // are exclusive borrows that outlive the call, and no two entries alias; each packed
         // entry is null or a live copy of the very input tensor it stands for (checked above),
-        // which cannot change while the cache holds a `Weak` of it.
-        unsafe { (self.entry)(table.as_ptr(), syms.as_ptr()) };
+        // which cannot change while the cache holds a `Weak` of it. `stop` outlives the call,
+        // and the code only reads it, with atomic loads.
+        let status = unsafe { (self.entry)(table.as_ptr(), syms.as_ptr(), stop.as_ptr().cast_const()) };
         drop(packed);
         if reuse {
             // kir promises zero-filled temps at the start of every call; temps the code
@@ -195,6 +204,9 @@ impl CompiledKernel {
                 t.fill_zero();
             }
             self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).push(temps);
+        }
+        if status != 0 {
+            return Err(JitError::Stopped);
         }
         Ok(())
     }

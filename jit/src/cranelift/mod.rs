@@ -1,9 +1,11 @@
 //! kir → host machine code with Cranelift.
 //!
 //! - **ABI.** Each kernel is one function `extern "C" fn(buffers: *const *mut u8, syms:
-//!   *const i64)`: `buffers` holds one address per kir buffer in declaration order (inputs,
-//!   outputs and temps interleaved as declared), then one per packable `gemm` weight operand
-//!   (`packed.rs`: its repacked copy, or null), `syms` the sym values.
+//!   *const i64, stop: *const u8) -> i32`: `buffers` holds one address per kir buffer in
+//!   declaration order (inputs, outputs and temps interleaved as declared), then one per
+//!   packable `gemm` weight operand (`packed.rs`: its repacked copy, or null), `syms` the sym
+//!   values; `stop` is a flag polled between iterations of outermost loops (`emit.rs`), and
+//!   the result is 1 when the kernel stopped for it, else 0.
 //!   [`CompiledKernel::run`] is the safe way to call it.
 //! - **Packed weights.** A product of a few rows over `[n, k]` weights the calls keep passing
 //!   (a dense layer's) reads them repacked into aligned panels, packed once enough calls
@@ -40,7 +42,7 @@ mod vector;
 pub use kernel::{CompiledKernel, KernelStats};
 
 use crate::{JitError, KernelCache, Target};
-use cranelift_codegen::ir::types::{F32, F64, I64};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{AbiParam, Signature, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -124,7 +126,8 @@ impl Jit {
         let mut module = JITModule::new(builder);
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();
-        sig.params.extend([AbiParam::new(pointer), AbiParam::new(pointer)]);
+        sig.params.extend([AbiParam::new(pointer); 3]);
+        sig.returns.push(AbiParam::new(I32));
         // The kernel's name is its symbol: cranelift-jit lists it in `/tmp/perf-<pid>.map`
         // when run under `perf record`, so profiles name each kernel.
         let id = module.declare_function(&kernel.name, Linkage::Local, &sig).map_err(codegen_error)?;
@@ -155,7 +158,7 @@ impl Jit {
         let code = module.get_finalized_function(id);
         let stats = KernelStats { compile_time: start.elapsed(), code_bytes, vectorized_loops };
         // SAFETY: `code` is the finalised function just defined with the signature
-        // `(ptr, ptr) -> ()` in the platform's default (C) calling convention, and the
+        // `(ptr, ptr, ptr) -> i32` in the platform's default (C) calling convention, and the
         // module that owns its memory moves into the `CompiledKernel` with it.
         Ok(unsafe { CompiledKernel::new(kernel.clone(), module, code, stats) })
     }

@@ -5,6 +5,7 @@
 //! device-resident inputs home.
 
 use super::device::DeviceState;
+use crate::cancel::CancelHandle;
 use crate::executable::Executable;
 use crate::kernel::Kernel;
 use crate::memory::Pool;
@@ -33,6 +34,8 @@ pub(super) struct Call<'a> {
     pub kernel: u32,
     pub inputs: &'a [Reg],
     pub outputs: &'a [Reg],
+    /// Passed to the kernel, which may stop early when it is set.
+    pub cancel: &'a CancelHandle,
 }
 
 impl Call<'_> {
@@ -148,7 +151,7 @@ impl Call<'_> {
         let ran = if let [single] = &mut boxes[..] {
             // One output (most kernels): lent in place.
             let t = Arc::get_mut(single).ok_or_else(shared)?;
-            k.run_shared(&ins, &handles, std::slice::from_mut(t))
+            k.run_shared(&ins, &handles, std::slice::from_mut(t), self.cancel)
         } else {
             // Several: each tensor trades places with a placeholder, and back (one
             // `Arc::get_mut`, an atomic operation, per output for both swaps).
@@ -163,7 +166,7 @@ impl Call<'_> {
                 std::mem::swap(t, o);
                 lent.push(t);
             }
-            let ran = k.run_shared(&ins, &handles, &mut outs[..n]);
+            let ran = k.run_shared(&ins, &handles, &mut outs[..n], self.cancel);
             for (t, o) in lent.into_iter().zip(outs.iter_mut()) {
                 std::mem::swap(t, o);
             }

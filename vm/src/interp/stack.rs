@@ -15,6 +15,8 @@ pub(super) enum ArgError {
     OutOfFrame(Reg),
     /// The callee register is not a closure.
     NotAClosure(Reg),
+    /// The value stack would need more registers than the memory budget allows.
+    TooManyRegisters(usize),
 }
 
 impl ArgError {
@@ -23,17 +25,25 @@ impl ArgError {
             ArgError::Empty(r) => format!("read of empty register ${}", r.0),
             ArgError::OutOfFrame(r) => format!("register ${} outside the frame", r.0),
             ArgError::NotAClosure(r) => format!("register ${} holds no closure", r.0),
+            ArgError::TooManyRegisters(n) => {
+                format!("a value stack of {n} registers exceeds the memory budget")
+            }
         }
     }
 }
 
 /// Stores `v` in `slot`, running no drop code when the old content has none (the common
-/// case: an empty slot, or a register that held a scalar).
+/// case: an empty slot, or a register that held a scalar). A heap value it displaces is
+/// returned, for the pool to recycle (and count as freed).
 #[inline(always)]
-pub(super) fn put(slot: &mut Option<Value>, v: Value) {
+#[must_use]
+pub(super) fn put(slot: &mut Option<Value>, v: Value) -> Option<Value> {
     match slot {
-        None | Some(Value::Scalar(_)) => std::mem::forget(slot.replace(v)),
-        Some(_) => *slot = Some(v),
+        None | Some(Value::Scalar(_)) => {
+            std::mem::forget(slot.replace(v));
+            None
+        }
+        Some(_) => slot.replace(v),
     }
 }
 
@@ -52,22 +62,31 @@ fn clear(slot: &mut Option<Value>, pool: &mut Pool) {
     }
 }
 
-/// Makes `regs` at least `len` slots long, growing geometrically.
+/// Makes `regs` at least `len` slots long, growing geometrically up to `limit` slots.
+///
+/// # Errors
+/// When `len` is over `limit` or the system refuses the memory.
 #[cold]
-fn grow(regs: &mut Vec<Option<Value>>, len: usize) {
-    let len = len.max(regs.len() * 2).max(64);
+pub(super) fn grow(regs: &mut Vec<Option<Value>>, len: usize, limit: usize) -> Result<(), ArgError> {
+    if len > limit {
+        return Err(ArgError::TooManyRegisters(len));
+    }
+    let len = len.max(regs.len() * 2).max(64).min(limit);
+    regs.try_reserve_exact(len - regs.len()).map_err(|_| ArgError::TooManyRegisters(len))?;
     regs.resize_with(len, || None);
+    Ok(())
 }
 
 /// Sets up the window `regs[top..top + num_regs]` of a call from the window
 /// `regs[base..top]`: the values captured by the closure in register `closure` (if any),
 /// then the values of the caller's registers `args`: moved for the arguments whose bit is set
-/// in `moves` (their last use), cloned for the rest.
+/// in `moves` (their last use), cloned for the rest. The stack grows up to `limit` registers.
 ///
 /// # Errors
 /// An argument register that is empty or outside the caller's window; a `closure` register
-/// without a closure.
+/// without a closure; a stack over `limit`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the caller's window, the callee's, and the stack's bound
 pub(super) fn enter(
     regs: &mut Vec<Option<Value>>,
     base: usize,
@@ -76,9 +95,10 @@ pub(super) fn enter(
     closure: Option<Reg>,
     args: &[Reg],
     moves: u64,
+    limit: usize,
 ) -> Result<(), ArgError> {
     if regs.len() < top + num_regs {
-        grow(regs, top + num_regs);
+        grow(regs, top + num_regs, limit)?;
     }
     let (below, above) = regs.split_at_mut(top);
     let caller = &mut below[base..];
@@ -89,16 +109,17 @@ pub(super) fn enter(
         };
         // Captured values drive the loop, so no slot is consumed past the last of them.
         for (v, slot) in c.captured.iter().zip(slots.by_ref()) {
-            put(slot, v.clone());
+            // Above `top` every slot is empty: nothing is displaced.
+            let _ = put(slot, v.clone());
         }
     }
     for (i, (slot, &a)) in slots.zip(args).enumerate() {
         match caller.get_mut(a.0 as usize) {
-            Some(Some(Value::Scalar(s))) => put(slot, Value::Scalar(*s)),
+            Some(Some(Value::Scalar(s))) => drop(put(slot, Value::Scalar(*s))),
             Some(from @ Some(_)) if moves.checked_shr(i as u32).is_some_and(|m| m & 1 != 0) => {
-                put(slot, from.take().ok_or(ArgError::Empty(a))?)
+                drop(put(slot, from.take().ok_or(ArgError::Empty(a))?))
             }
-            Some(Some(v)) => put(slot, v.clone()),
+            Some(Some(v)) => drop(put(slot, v.clone())),
             Some(None) => return Err(ArgError::Empty(a)),
             None => return Err(ArgError::OutOfFrame(a)),
         }
@@ -125,8 +146,10 @@ pub(super) fn leave(regs: &mut [Option<Value>], base: usize, top: usize, pool: &
 /// otherwise through a temporary buffer.
 ///
 /// # Errors
-/// An argument register that is empty or outside the window.
+/// An argument register that is empty or outside the window; a stack over `limit`
+/// registers.
 #[inline]
+#[allow(clippy::too_many_arguments)] // the window, the callee's, and the stack's bound
 pub(super) fn reuse(
     regs: &mut Vec<Option<Value>>,
     base: usize,
@@ -135,19 +158,22 @@ pub(super) fn reuse(
     captured: &[Value],
     args: &[Reg],
     pool: &mut Pool,
+    limit: usize,
 ) -> Result<usize, ArgError> {
     let n = captured.len() + args.len();
     let new_top = base + num_regs;
     // The slots this touches: the old window, the new one, and room for the arguments.
     let end = top.max(new_top).max(base + n);
     if regs.len() < end {
-        grow(regs, end);
+        grow(regs, end, limit)?;
     }
     let window = &mut regs[base..end];
     let old_len = top - base;
     if moves_in_order(captured.len(), args) {
         for (slot, v) in window.iter_mut().zip(captured) {
-            put(slot, v.clone());
+            if let Some(old) = put(slot, v.clone()) {
+                pool.recycle_value(old);
+            }
         }
         for (j, &a) in args.iter().enumerate() {
             // Swapped rather than moved: whatever the destination held lands in a register
@@ -177,7 +203,9 @@ pub(super) fn reuse(
             tmp.push(v);
         }
         for (slot, v) in window.iter_mut().zip(tmp) {
-            put(slot, v);
+            if let Some(old) = put(slot, v) {
+                pool.recycle_value(old);
+            }
         }
     }
     // Arguments beyond the callee's registers (only in unverified code) are dropped too.
@@ -244,18 +272,26 @@ mod tests {
         };
         let mut stack: Vec<Option<Value>> = vec![v(10), v(11), None];
         // A call from the window 0..3 to a callee of 4 registers taking $1, $0.
-        assert!(enter(&mut stack, 0, 3, 4, None, &regs(&[1, 0]), 0).is_ok());
+        assert!(enter(&mut stack, 0, 3, 4, None, &regs(&[1, 0]), 0, usize::MAX).is_ok());
         assert_eq!(ints(&stack[3..7]), [Some(11), Some(10), None, None]);
         // A tail call from that window to one of 2 registers taking its $1 twice.
         let pool = &mut Pool::default();
-        assert_eq!(reuse(&mut stack, 3, 7, 2, &[], &regs(&[1, 1]), pool).ok(), Some(5));
+        assert_eq!(reuse(&mut stack, 3, 7, 2, &[], &regs(&[1, 1]), pool, usize::MAX).ok(), Some(5));
         assert_eq!(ints(&stack[3..7]), [Some(10), Some(10), None, None]);
         leave(&mut stack, 3, 5, pool);
         assert!(stack[3..].iter().all(Option::is_none));
-        assert!(matches!(enter(&mut stack, 0, 3, 1, None, &regs(&[2]), 0), Err(ArgError::Empty(Reg(2)))));
         assert!(matches!(
-            reuse(&mut stack, 0, 3, 1, &[], &regs(&[7]), pool),
+            enter(&mut stack, 0, 3, 1, None, &regs(&[2]), 0, usize::MAX),
+            Err(ArgError::Empty(Reg(2)))
+        ));
+        assert!(matches!(
+            reuse(&mut stack, 0, 3, 1, &[], &regs(&[7]), pool, usize::MAX),
             Err(ArgError::OutOfFrame(Reg(7)))
+        ));
+        // A window past the stack's bound is an error, not an allocation.
+        assert!(matches!(
+            enter(&mut stack, 0, 3, 1 << 40, None, &[], 0, 1 << 20),
+            Err(ArgError::TooManyRegisters(_))
         ));
     }
 }

@@ -376,6 +376,7 @@ impl Kernel for Handles {
         inputs: &[&Tensor],
         handles: &[Option<&Arc<Tensor>>],
         outputs: &mut [Tensor],
+        _: &crate::CancelHandle,
     ) -> Result<(), String> {
         for (i, (t, h)) in inputs.iter().zip(handles).enumerate() {
             let own = h.is_some_and(|h| std::ptr::eq(&**h, *t));
