@@ -1,5 +1,6 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, and the exit codes
+//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, numeric
+//! option validation, and the exit codes
 //! 0 (success), 1 (compile error), 2 (trap), 3 (bad command line or input).
 
 use std::path::{Path, PathBuf};
@@ -163,6 +164,47 @@ fn unreadable_inputs_and_bad_command_lines_exit_3() {
     assert!(expect(&relay_vm(&["--help"]), 0).contains("Usage"));
     assert!(expect(&relay_vm(&["run", "--help"]), 0).contains("--params"));
     assert!(expect(&relay_vm(&["--version"]), 0).contains("relay-vm"));
+}
+
+/// Numeric options are validated: out-of-range counts and levels exit 3 before anything runs,
+/// instead of overflowing, wrapping or allocating without bound.
+#[test]
+fn numeric_options_are_validated() {
+    let s = Scratch::new("numeric");
+    let f = s.file("sum.relay", SUM);
+    let bench = |extra: &[&str]| {
+        let mut cmd = vec!["bench", path(&f), "--args", "[[1, 2], 3]"];
+        cmd.extend(extra);
+        relay_vm(&cmd)
+    };
+    let out = bench(&["--warmup", "0", "--reps", "2"]);
+    assert!(expect(&out, 0).contains("1 input(s) x 2 rep(s) after 0 warm-up pass(es)"));
+    for (extra, message) in [
+        (&["--reps", "18446744073709551615"][..], "--reps"),
+        (&["--reps", "1000000000"], "--reps"),
+        (&["--reps=-1"], "--reps"),
+        (&["--warmup", "18446744073709551615", "--reps", "1"], "--warmup"),
+        (&["--opt-level", "99"], "--opt-level"),
+    ] {
+        let out = bench(extra);
+        expect(&out, 3);
+        assert!(stderr(&out).contains(message), "{extra:?}: {}", stderr(&out));
+    }
+    // Within the per-option caps, but too many timed runs over all inputs together.
+    let lines = s.file("many.jsonl", "[[1], 2]\n".repeat(5));
+    let out = relay_vm(&["bench", path(&f), "--input", path(&lines), "--reps", "1000000"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("more than 4194304 runs"), "{}", stderr(&out));
+    // Every command's --opt-level takes 0 to 3.
+    let exe = s.0.join("sum.exe");
+    for level in ["99", "4", "256"] {
+        expect(&relay_vm(&["run", path(&f), "--args", "[[1], 2]", "--opt-level", level]), 3);
+        expect(&relay_vm(&["compile", path(&f), "-o", path(&exe), "--opt-level", level]), 3);
+        expect(&relay_vm(&["disasm", path(&f), "--opt-level", level]), 3);
+        expect(&relay_vm(&["dump", path(&f), "--opt-level", level]), 3);
+    }
+    let out = relay_vm(&["run", path(&f), "--args", "[[1], 2]", "--opt-level", "3", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "(2, Cons(2, Nil))\n");
 }
 
 #[test]

@@ -24,4 +24,4 @@ pub use memory::{MemoryStats, POOL_LIMIT_BYTES};
 pub use operand::{BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx};
 pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};
 pub use value::{AdtValue, ClosureValue, Fields, Value};
-pub use verify::{verify, VerifyError};
+pub use verify::{check_dtype, verify, verify_with, Limits, VerifyError};

@@ -90,6 +90,7 @@ mod hash;
 pub mod interp;
 mod intrinsics;
 mod print;
+mod resources;
 mod semantics;
 mod serialize;
 mod simplify;

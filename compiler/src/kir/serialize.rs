@@ -8,10 +8,10 @@
 
 use super::{
     BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Literal, LocalDecl,
-    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, MAX_DEPTH,
+    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
 };
 use relay_devices::{DType, Scalar};
-use relay_vm::{ByteReader, ByteWriter, FormatError, Operand};
+use relay_vm::{ByteReader, ByteWriter, FormatError, Limits, Operand};
 
 const BIN_OPS: [BinOp; 17] = [
     BinOp::Add,
@@ -114,12 +114,32 @@ impl Kernel {
         w.buf
     }
 
-    /// Decodes and verifies a kernel written by [`Kernel::to_bytes`].
+    /// [`Kernel::from_bytes_with`] under the default [`Limits`].
+    ///
+    /// # Errors
+    /// As [`Kernel::from_bytes_with`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Kernel, FormatError> {
+        Kernel::from_bytes_with(bytes, &Limits::default())
+    }
+
+    /// Decodes a kernel written by [`Kernel::to_bytes`], verifies it and checks its
+    /// resources ([`Kernel::check_resources`]) against `limits`.
+    ///
+    /// # Errors
+    /// As [`Kernel::decode`], or a kernel that claims more than `limits` allow.
+    pub fn from_bytes_with(bytes: &[u8], limits: &Limits) -> Result<Kernel, FormatError> {
+        let kernel = Kernel::decode(bytes)?;
+        kernel.check_resources(limits).map_err(|e| invalid(&kernel, e))?;
+        Ok(kernel)
+    }
+
+    /// Decodes and verifies a kernel written by [`Kernel::to_bytes`], without bounding its
+    /// resources (a test's kernel over syms round-trips through this).
     ///
     /// # Errors
     /// Truncated or malformed bytes, nesting deeper than [`MAX_DEPTH`], trailing bytes, or a
     /// kernel that fails [`Kernel::verify`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Kernel, FormatError> {
+    fn decode(bytes: &[u8]) -> Result<Kernel, FormatError> {
         let r = &mut ByteReader::new(bytes);
         let name = r.str()?;
         let buffers = list(r, |r| {
@@ -141,9 +161,14 @@ impl Kernel {
             return Err(FormatError::Invalid("trailing bytes after a kir kernel".into()));
         }
         let kernel = Kernel { name, buffers, syms, locals, vars, body };
-        kernel.verify().map_err(|e| FormatError::Invalid(format!("kir kernel: {e}")))?;
+        kernel.verify().map_err(|e| invalid(&kernel, e))?;
         Ok(kernel)
     }
+}
+
+/// A decoded kernel's failure, naming the kernel.
+fn invalid(kernel: &Kernel, e: VerifyError) -> FormatError {
+    FormatError::Invalid(format!("kir kernel `{}`: {e}", kernel.name))
 }
 
 fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
@@ -404,7 +429,13 @@ mod tests {
     #[test]
     fn round_trips() {
         let k = sample();
-        assert_eq!(Kernel::from_bytes(&k.to_bytes()).unwrap(), k);
+        assert_eq!(Kernel::decode(&k.to_bytes()).unwrap(), k);
+    }
+
+    #[test]
+    fn a_loop_over_a_sym_has_no_static_bound() {
+        let err = Kernel::from_bytes(&sample().to_bytes()).unwrap_err().to_string();
+        assert!(err.contains("kir kernel `t`: loop `") && err.contains("no static bound"), "{err}");
     }
 
     #[test]
