@@ -1,9 +1,11 @@
-//! `relay-vm run` and `relay-vm bench`: one entry function, its bound weights, the inputs to
-//! run it on, and the VM's limits (`--max-memory`, `--timeout`, SIGINT).
+//! `relay-vm run` and `relay-vm bench`: one entry function, its bound weights, the inputs
+//! to run it on, what runs it (the VM, or the reference interpreter), and the VM's limits
+//! (`--max-memory`, `--timeout`, SIGINT).
 
 use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
-use relay::vm::{StopReason, Value, Vm, VmConfig, VmFunction};
+use relay::interp::Interpreter;
+use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
 use relay::Program;
 use std::io::BufRead;
 use std::path::Path;
@@ -46,19 +48,60 @@ impl Inputs {
     }
 }
 
-/// Runs of one entry function: its bound weights, the parameters the inputs fill, a VM.
+/// What runs the entry function (`--executor`).
+enum Engine<'p> {
+    /// A compiled program on a VM.
+    Vm { program: &'p Program, vm: Box<Vm<'p>> },
+    /// The reference interpreter.
+    Interp(&'p Interpreter),
+}
+
+/// Runs of one entry function: its bound weights, the parameters the inputs fill, what runs it.
 pub(crate) struct Job<'p> {
-    program: &'p Program,
+    /// The types values are read and printed with.
+    exe: &'p Executable,
     f: &'p VmFunction,
     bound: Vec<(usize, Value)>,
     free: Vec<usize>,
-    vm: Vm<'p>,
+    engine: Engine<'p>,
     stats: bool,
 }
 
 impl<'p> Job<'p> {
+    /// Runs of `program` on a VM.
     pub(crate) fn new(program: &'p Program, run: &RunArgs) -> Result<Job<'p>, Failure> {
-        let f = program.function(&run.entry)?;
+        let defaults = VmConfig::default();
+        let config = VmConfig {
+            // Planning off means no reuse at all: every tensor from the system allocator.
+            reuse_memory: !run.no_memory_plan,
+            // One tensor cannot hold more than all of them.
+            max_tensor_bytes: run
+                .max_memory
+                .map_or(defaults.max_tensor_bytes, |m| m.min(defaults.max_tensor_bytes)),
+            max_memory_bytes: run.max_memory.unwrap_or(defaults.max_memory_bytes),
+            deadline: run.timeout.and_then(|t| Instant::now().checked_add(t)),
+            ..defaults
+        };
+        let vm = program.vm_with(config);
+        Job::with_engine(
+            program.executable(),
+            program.function(&run.entry)?,
+            Engine::Vm { program, vm: Box::new(vm) },
+            run,
+        )
+    }
+
+    /// Runs of `interp`, the reference interpreter.
+    pub(crate) fn interp(interp: &'p Interpreter, run: &RunArgs) -> Result<Job<'p>, Failure> {
+        Job::with_engine(interp.signature(), interp.function(&run.entry)?, Engine::Interp(interp), run)
+    }
+
+    fn with_engine(
+        exe: &'p Executable,
+        f: &'p VmFunction,
+        engine: Engine<'p>,
+        run: &RunArgs,
+    ) -> Result<Job<'p>, Failure> {
         let bound = match &run.params {
             Some(p) => relay::params::bind_params(f, &read_file(p)?)
                 .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
@@ -74,38 +117,40 @@ impl<'p> Job<'p> {
                 names.join(", ")
             )));
         }
-        let defaults = VmConfig::default();
-        let config = VmConfig {
-            // Planning off means no reuse at all: every tensor from the system allocator.
-            reuse_memory: !run.no_memory_plan,
-            // One tensor cannot hold more than all of them.
-            max_tensor_bytes: run
-                .max_memory
-                .map_or(defaults.max_tensor_bytes, |m| m.min(defaults.max_tensor_bytes)),
-            max_memory_bytes: run.max_memory.unwrap_or(defaults.max_memory_bytes),
-            deadline: run.timeout.and_then(|t| Instant::now().checked_add(t)),
-            ..defaults
-        };
-        let vm = program.vm_with(config);
-        Ok(Job { program, f, bound, free, vm, stats: run.stats })
+        Ok(Job { exe, f, bound, free, engine, stats: run.stats })
+    }
+
+    /// Calls the entry function on `args`.
+    fn invoke(&mut self, args: Vec<Value>) -> Result<Value, relay::Error> {
+        match &mut self.engine {
+            Engine::Vm { program, vm } => program.invoke(vm, &self.f.name, args),
+            Engine::Interp(interp) => interp.invoke(&self.f.name, args),
+        }
+    }
+
+    /// Whether the VM stopped because its run was cancelled (SIGINT).
+    fn cancelled(&self) -> bool {
+        matches!(&self.engine, Engine::Vm { vm, .. } if vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled))
     }
 
     /// Runs every input, printing one result per input, and for labelled inputs a final
-    /// accuracy line. SIGINT cancels the run in progress: the summary then covers the inputs
-    /// done, and the exit code is [`EXIT_INTERRUPTED`].
+    /// accuracy line. SIGINT cancels the VM's run in progress: the summary then covers the
+    /// inputs done, and the exit code is [`EXIT_INTERRUPTED`].
     pub(crate) fn run(mut self, inputs: Inputs, format: Format) -> Result<(), Failure> {
-        let cancel = self.vm.cancel_handle().clone();
-        if let Err(e) = ctrlc::set_handler(move || cancel.cancel()) {
-            eprintln!("warning: Ctrl-C will not print the results so far: {e}");
+        if let Engine::Vm { vm, .. } = &self.engine {
+            let cancel = vm.cancel_handle().clone();
+            if let Err(e) = ctrlc::set_handler(move || cancel.cancel()) {
+                eprintln!("warning: Ctrl-C will not print the results so far: {e}");
+            }
         }
         let (mut correct, mut labelled, mut vm_time) = (0usize, 0usize, Duration::ZERO);
         let mut done = 0;
         for (what, text) in &inputs.items {
             let (line, args) = self.arguments(what, text)?;
             let start = Instant::now();
-            let result = match self.program.invoke(&mut self.vm, &self.f.name, args) {
+            let result = match self.invoke(args) {
                 Ok(result) => result,
-                Err(_) if self.vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled) => break,
+                Err(_) if self.cancelled() => break,
                 Err(e) => return Err(e.into()),
             };
             vm_time += start.elapsed();
@@ -128,11 +173,11 @@ impl<'p> Job<'p> {
             };
             write_stdout(&(printed + "\n"))?;
         }
-        if self.stats {
+        if let (true, Engine::Vm { program, vm }) = (self.stats, &self.engine) {
             let n = done.max(1) as u64;
-            let s = self.vm.memory_stats();
+            let s = vm.memory_stats();
             eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
-            eprintln!("device {}: {}", self.program.device(), self.vm.copy_stats());
+            eprintln!("device {}: {}", program.device(), vm.copy_stats());
         }
         if labelled > 0 {
             let n = done;
@@ -169,12 +214,12 @@ impl<'p> Job<'p> {
         let passes = warmup.checked_add(reps).ok_or_else(too_many)?;
         let mut samples = Vec::with_capacity(timed);
         for pass in 0..passes {
-            if pass == warmup {
-                self.vm.reset_memory_stats();
+            if let (true, Engine::Vm { vm, .. }) = (pass == warmup, &mut self.engine) {
+                vm.reset_memory_stats();
             }
             for args in &all {
                 let start = Instant::now();
-                self.program.invoke(&mut self.vm, &self.f.name, args.clone())?;
+                self.invoke(args.clone())?;
                 if pass >= warmup {
                     samples.push(start.elapsed());
                 }
@@ -184,22 +229,24 @@ impl<'p> Job<'p> {
             return write_stdout("no timed runs (--reps 0)\n");
         };
         let ms = |d: Duration| 1e3 * d.as_secs_f64();
-        let m = self.vm.memory_stats();
         let runs = (all.len() * reps).max(1) as f64;
-        write_stdout(&format!(
-            "memory (timed runs): {m}\nper input: {:.1} arena, {:.1} pool, {:.1} system tensor allocation(s)\n",
-            m.arena_allocs as f64 / runs,
-            m.pool_allocs as f64 / runs,
-            m.system_allocs as f64 / runs
-        ))?;
-        if self.program.device().is_opencl() {
-            let c = self.vm.copy_stats();
+        if let Engine::Vm { program, vm } = &self.engine {
+            let m = vm.memory_stats();
             write_stdout(&format!(
-                "device {} (timed runs): {c}\nper input: {:.1} bytes host→device, {:.1} bytes device→host\n",
-                self.program.device(),
-                c.to_device_bytes as f64 / runs,
-                c.to_host_bytes as f64 / runs
+                "memory (timed runs): {m}\nper input: {:.1} arena, {:.1} pool, {:.1} system tensor allocation(s)\n",
+                m.arena_allocs as f64 / runs,
+                m.pool_allocs as f64 / runs,
+                m.system_allocs as f64 / runs
             ))?;
+            if program.device().is_opencl() {
+                let c = vm.copy_stats();
+                write_stdout(&format!(
+                    "device {} (timed runs): {c}\nper input: {:.1} bytes host→device, {:.1} bytes device→host\n",
+                    program.device(),
+                    c.to_device_bytes as f64 / runs,
+                    c.to_host_bytes as f64 / runs
+                ))?;
+            }
         }
         write_stdout(&format!(
             "@{}: {} input(s) x {reps} rep(s) after {warmup} warm-up pass(es), one thread\n\
@@ -230,7 +277,7 @@ impl<'p> Job<'p> {
                 line.args.len()
             )));
         }
-        let exe = self.program.executable();
+        let exe = self.exe;
         let mut args: Vec<Option<Value>> = vec![None; self.f.param_types.len()];
         for (i, v) in &self.bound {
             args[*i] = Some(v.clone());
@@ -244,7 +291,7 @@ impl<'p> Job<'p> {
     }
 
     fn print(&self, result: &Value, format: Format) -> Result<String, Failure> {
-        let exe = self.program.executable();
+        let exe = self.exe;
         let printed = match format {
             Format::Json => relay::json::to_json(exe, &self.f.ret_type, result),
             Format::Text => relay::text::to_text(exe, &self.f.ret_type, result),

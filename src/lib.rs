@@ -18,6 +18,7 @@ pub use relay_vm as vm;
 pub mod batch;
 pub mod device;
 pub mod device_list;
+pub mod interp;
 pub mod json;
 pub mod kernels;
 pub mod opencl_files;
@@ -137,6 +138,9 @@ pub enum Error {
     /// The program stopped with a run-time fault.
     #[error(transparent)]
     Trap(#[from] relay_vm::Trap),
+    /// The reference interpreter stopped with a run-time fault.
+    #[error(transparent)]
+    Fault(#[from] interp::Fault),
     /// A host-supplied value or name is wrong: an unknown function or constructor, a wrong
     /// argument count, a value that does not have its parameter's type, malformed JSON.
     #[error("{0}")]

@@ -202,6 +202,20 @@ struct RunArgs {
     /// the run in progress traps (exit 2), JIT kernels included.
     #[arg(long, value_name = "SECONDS", value_parser = job::parse_seconds)]
     timeout: Option<std::time::Duration>,
+    /// What runs the program: `vm` compiles it (lowering passes, bytecode, kernels) and runs
+    /// it on the VM; `interp` evaluates the type-checked Relay directly with the reference
+    /// kernels (TVM's debug executor, the specification; a `.relay` file only, on the host).
+    #[arg(long, value_enum, default_value_t = Executor::Vm)]
+    executor: Executor,
+}
+
+/// What `run` and `bench` run a program with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Executor {
+    /// The bytecode VM, on the compiled program.
+    Vm,
+    /// The reference interpreter, on the type-checked Relay.
+    Interp,
 }
 
 /// How `run` prints results.
@@ -232,7 +246,7 @@ impl From<Error> for Failure {
                 Failure { code: EXIT_COMPILE_ERROR, message: f.render(std::io::stderr().is_terminal()) }
             }
             Error::Kernel { .. } => Failure { code: EXIT_COMPILE_ERROR, message: format!("error: {e}\n") },
-            Error::Trap(t) => Failure { code: EXIT_TRAP, message: format!("error: {t}\n") },
+            Error::Trap(_) | Error::Fault(_) => Failure { code: EXIT_TRAP, message: format!("error: {e}\n") },
             Error::Load(_) | Error::Input(_) | Error::Device(_) => {
                 Failure::bad_input(format!("error: {e}\n"))
             }
@@ -262,11 +276,9 @@ fn main() -> ExitCode {
             print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
             Ok(())
         }),
-        Command::Run { run, format } => {
-            finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.run(inputs, format)))
-        }
+        Command::Run { run, format } => finish(with_job(&run, |job, inputs| job.run(inputs, format))),
         Command::Bench { run, warmup, reps } => {
-            finish(open_job(&run).and_then(|(p, inputs)| Job::new(&p, &run)?.bench(inputs, warmup, reps)))
+            finish(with_job(&run, |job, inputs| job.bench(inputs, warmup, reps)))
         }
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,
@@ -392,6 +404,37 @@ fn load_program_with(path: &Path, options: &relay::CompileOptions) -> Result<Pro
 
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {
     s.parse().map_err(|e| Failure::bad_input(format!("error: --device: {e}\n")))
+}
+
+/// Opens the job `run` describes, on `--executor`, and hands it and its inputs to `f`.
+fn with_job(
+    run: &RunArgs,
+    f: impl FnOnce(Job<'_>, job::Inputs) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    match run.executor {
+        Executor::Vm => {
+            let (program, inputs) = open_job(run)?;
+            f(Job::new(&program, run)?, inputs)
+        }
+        Executor::Interp => {
+            if run.device != "cpu" || run.opencl_binaries.is_some() {
+                return Err(Failure::bad_input(
+                    "error: --executor interp runs on the host; --device is the VM's\n",
+                ));
+            }
+            let bytes = read_file(&run.file)?;
+            let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(EXECUTABLE_MAGIC));
+            let text = text.ok_or_else(|| {
+                Failure::bad_input(format!(
+                    "error: --executor interp needs Relay source, not {}\n",
+                    run.file.display()
+                ))
+            })?;
+            let interp = relay::interp::Interpreter::compile(&run.file.display().to_string(), text)?;
+            let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
+            f(Job::interp(&interp, run)?, inputs)
+        }
+    }
 }
 
 /// Loads the program for `--device` and reads its inputs (`--args`, `--input` or none).

@@ -229,11 +229,7 @@ impl Program {
     /// # Errors
     /// [`Error::Input`] when there is none.
     pub fn function(&self, name: &str) -> Result<&VmFunction, Error> {
-        let name = name.strip_prefix('@').unwrap_or(name);
-        self.executable
-            .function_index(name)
-            .and_then(|i| self.executable.functions.get(i))
-            .ok_or_else(|| Error::Input(format!("the program has no function `@{name}`")))
+        typed::function(&self.executable.functions, name)
     }
 
     /// The value of constructor `name` (`Cons`, `Some`, a user type's) applied to `fields`.
@@ -266,19 +262,7 @@ impl Program {
     /// [`Error::Trap`] for a run-time fault.
     pub fn invoke(&self, vm: &mut Vm<'_>, name: &str, args: Vec<Value>) -> Result<Value, Error> {
         let f = self.function(name)?;
-        if args.len() != f.param_types.len() {
-            return Err(Error::Input(format!(
-                "`@{}` takes {} argument(s), {} given",
-                f.name,
-                f.param_types.len(),
-                args.len()
-            )));
-        }
-        for (i, (a, t)) in args.iter().zip(&f.param_types).enumerate() {
-            typed::node(&self.executable, a, t).map_err(|e| {
-                Error::Input(format!("argument {} (`%{}`) of `@{}`: {e}", i + 1, f.param_names[i], f.name))
-            })?;
-        }
+        typed::check_arguments(&self.executable, f, &args)?;
         Ok(vm.invoke(&f.name, args)?)
     }
 }

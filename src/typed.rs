@@ -4,8 +4,9 @@
 //! it keeps its own stack, so that a list of a million elements never recurses on the host
 //! stack, and leaves each printer to say only how a node looks ([`Syntax`]).
 
+use crate::Error;
 use relay_devices::Tensor;
-use relay_vm::{AdtInfo, Executable, ScalarValue, Value, ValueType};
+use relay_vm::{AdtInfo, Executable, ScalarValue, Value, ValueType, VmFunction};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -90,6 +91,40 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
         }
         (v, ty) => Err(format!("found {}, expected `{}`", describe_value(v), describe(ty))),
     }
+}
+
+/// The function of `functions` named `name` (a leading `@` is ignored).
+///
+/// # Errors
+/// [`Error::Input`] when there is none.
+pub(crate) fn function<'a>(functions: &'a [VmFunction], name: &str) -> Result<&'a VmFunction, Error> {
+    let name = name.strip_prefix('@').unwrap_or(name);
+    functions
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| Error::Input(format!("the program has no function `@{name}`")))
+}
+
+/// Checks the argument count of a call of `f` and each argument's outer shape against its
+/// parameter type ([`node`]).
+///
+/// # Errors
+/// [`Error::Input`] naming the first argument that does not fit.
+pub(crate) fn check_arguments(exe: &Executable, f: &VmFunction, args: &[Value]) -> Result<(), Error> {
+    if args.len() != f.param_types.len() {
+        return Err(Error::Input(format!(
+            "`@{}` takes {} argument(s), {} given",
+            f.name,
+            f.param_types.len(),
+            args.len()
+        )));
+    }
+    for (i, (a, t)) in args.iter().zip(&f.param_types).enumerate() {
+        node(exe, a, t).map_err(|e| {
+            Error::Input(format!("argument {} (`%{}`) of `@{}`: {e}", i + 1, f.param_names[i], f.name))
+        })?;
+    }
+    Ok(())
 }
 
 /// How a printer writes each kind of [`Node`]; [`print`] does the walking.

@@ -1,7 +1,8 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables), `compile`, `disasm`, `check`, `fmt`, numeric option validation,
-//! and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory limit and the timeout
-//! included), 3 (bad command line or input), 130 (SIGINT during `run --input`).
+//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, numeric
+//! option validation, and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory
+//! limit and the timeout included), 3 (bad command line or input), 130 (SIGINT during
+//! `run --input`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -127,6 +128,29 @@ fn traps_exit_2_naming_the_function() {
     expect(&out, 2);
     assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
     assert!(stderr(&out).contains("reshape"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_interpreter_runs_source_and_traps_like_the_vm() {
+    let s = Scratch::new("interp");
+    let f = s.file("sum.relay", SUM);
+    let out =
+        relay_vm(&["run", path(&f), "--executor", "interp", "--args", "[[1, 2, 3], 2]", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "(12, Cons(2, Nil))\n");
+    let div = s.file("div.relay", DIV);
+    // Integer division by zero is 0 (relay_devices::arith) in the interpreter too.
+    let out = relay_vm(&["run", path(&div), "--executor", "interp", "--args", "[7, 0]"]);
+    assert_eq!(expect(&out, 0), "{\"dtype\":\"int32\",\"shape\":[],\"data\":[0]}\n");
+    let reshape = s.file("reshape.relay", RESHAPE);
+    let out = relay_vm(&["run", path(&reshape), "--executor", "interp", "--args", "[[1, 2, 3]]"]);
+    expect(&out, 2);
+    assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("reshape"), "{}", stderr(&out));
+    let exe = s.0.join("div.rvm");
+    expect(&relay_vm(&["compile", path(&div), "-o", path(&exe)]), 0);
+    let out = relay_vm(&["run", path(&exe), "--executor", "interp", "--args", "[7, 2]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("needs Relay source"), "{}", stderr(&out));
 }
 
 #[test]

@@ -17,109 +17,18 @@
 //! `run:` or `trap:` line. `RELAY_TEST_BLESS=1` rewrites the RESULT of each `run:` line from
 //! the actual result (a call that traps is reported, not blessed). Check what it writes.
 
+use common::directives::{parse_directives, Call, Directives, Expect, RUN};
 use relay::vm::VmConfig;
 use relay::Program;
 use std::path::Path;
 
 mod common;
 
-const RUN: &str = "// run: ";
-const TRAP: &str = "// trap: ";
-const DEPTH: &str = "// max-call-depth: ";
-
-/// One call of a header.
-struct Call {
-    /// The header line's index in the file.
-    line: usize,
-    func: String,
-    /// The JSON array of arguments, brackets included.
-    args: String,
-    expect: Expect,
-}
-
-enum Expect {
-    Value(String),
-    Trap(String),
-}
-
-struct Directives {
-    calls: Vec<Call>,
-    max_call_depth: Option<usize>,
-}
-
-/// Splits `@f(ARGS)REST` into `f`, `ARGS` and `REST`, matching brackets outside JSON strings.
-fn split_call(s: &str) -> Option<(&str, &str, &str)> {
-    let s = s.strip_prefix('@')?;
-    let open = s.find('(')?;
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in s.char_indices().skip(open) {
-        match (in_string, c) {
-            (true, _) if escaped => escaped = false,
-            (true, '\\') => escaped = true,
-            (true, '"') => in_string = false,
-            (true, _) => {}
-            (false, '"') => in_string = true,
-            (false, '(' | '[' | '{') => depth += 1,
-            (false, ')' | ']' | '}') => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some((&s[..open], &s[open + 1..i], &s[i + 1..]));
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-fn parse_directives(text: &str) -> Result<Directives, String> {
-    let mut d = Directives { calls: vec![], max_call_depth: None };
-    let mut described = false;
-    for (line, l) in text.lines().enumerate().take_while(|(_, l)| l.starts_with("//")) {
-        let malformed = || format!("malformed directive `{l}`");
-        if let Some(rest) = l.strip_prefix(RUN) {
-            let (func, args, tail) = split_call(rest).ok_or_else(malformed)?;
-            let result = tail.strip_prefix(" == ").ok_or_else(malformed)?;
-            let expect = Expect::Value(result.trim().to_string());
-            d.calls.push(Call { line, func: func.to_string(), args: format!("[{args}]"), expect });
-        } else if let Some(rest) = l.strip_prefix(TRAP) {
-            let (func, args, tail) = split_call(rest).ok_or_else(malformed)?;
-            let text = tail.strip_prefix(": ").ok_or_else(malformed)?;
-            let expect = Expect::Trap(text.trim().to_string());
-            d.calls.push(Call { line, func: func.to_string(), args: format!("[{args}]"), expect });
-        } else if let Some(rest) = l.strip_prefix(DEPTH) {
-            d.max_call_depth = Some(rest.trim().parse().map_err(|_| malformed())?);
-        } else {
-            described = true;
-        }
-    }
-    if !described {
-        return Err("the header needs a `//` line saying what the file covers".to_string());
-    }
-    if d.calls.is_empty() {
-        return Err("no `// run:` or `// trap:` directive".to_string());
-    }
-    Ok(d)
-}
-
 /// The text of a call's result, or the trap message.
 fn call(program: &Program, config: &VmConfig, c: &Call) -> Result<Result<String, String>, String> {
     let exe = program.executable();
     let f = program.function(&c.func).map_err(|e| e.to_string())?;
-    let items: Vec<serde_json::Value> =
-        serde_json::from_str(&c.args).map_err(|e| format!("line {}: bad JSON arguments: {e}", c.line + 1))?;
-    if items.len() != f.param_types.len() {
-        return Err(format!("line {}: `@{}` takes {} argument(s)", c.line + 1, f.name, f.param_types.len()));
-    }
-    let args = f
-        .param_types
-        .iter()
-        .zip(&items)
-        .map(|(t, j)| relay::json::from_json(exe, t, j))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("line {}: {e}", c.line + 1))?;
+    let args = c.arguments(exe, f)?;
     let mut vm = program.vm_with(config.clone());
     match program.invoke(&mut vm, &c.func, args) {
         Ok(v) => relay::text::to_text(exe, &f.ret_type, &v)

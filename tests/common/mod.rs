@@ -5,6 +5,9 @@
 //!
 //! Each test crate compiles this module and uses part of it, hence the `dead_code` allowances.
 
+#[allow(dead_code)]
+pub mod directives;
+
 use relay::Program;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@ pub(crate) enum Dest {
 }
 
 /// The unboxed value of a scalar literal.
-pub(crate) fn literal_value(lit: &Literal) -> ScalarValue {
+pub fn literal_value(lit: &Literal) -> ScalarValue {
     match lit.value {
         LiteralValue::Int(i) if lit.dtype.is_float() => ScalarValue::float(lit.dtype, i as f64),
         LiteralValue::Int(i) => ScalarValue::int(lit.dtype, i),

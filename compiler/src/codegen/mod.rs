@@ -21,10 +21,12 @@ use crate::ir::{AttrValue, Attrs, ConstantData, ExprKind, Function, Module, Span
 use crate::kir::Kernel;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
+pub use emit::literal_value;
+pub use primitive::binary_op;
 use relay_devices::Tensor;
 use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
 use std::collections::HashMap;
-pub use types::value_type;
+pub use types::{adt_infos, value_type};
 
 /// Compiles every global function of a lowered, typed module to bytecode.
 ///
@@ -248,7 +250,7 @@ fn compile_global(
 ///
 /// # Errors
 /// A dtype without tensor storage, or an element count that does not match the shape.
-pub(crate) fn constant_tensor(c: &ConstantData) -> Result<Tensor, String> {
+pub fn constant_tensor(c: &ConstantData) -> Result<Tensor, String> {
     let values: Vec<ScalarValue> =
         c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
     let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();

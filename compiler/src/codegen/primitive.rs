@@ -156,8 +156,9 @@ fn is_scalar(m: &Module, t: TypeId) -> bool {
     matches!(m.types.kind(t), TypeKind::Tensor { shape, dtype } if shape.is_empty() && dtype.lanes == 1)
 }
 
-/// The unboxed instruction for a scalar operator call, if there is one.
-fn binary_op(op: &str) -> Option<BinOp> {
+/// The VM's unboxed scalar operation for binary operator `op` (`add` → [`BinOp::Add`]), if
+/// there is one.
+pub fn binary_op(op: &str) -> Option<BinOp> {
     match op {
         "add" => Some(BinOp::Add),
         "subtract" => Some(BinOp::Sub),

@@ -10,7 +10,7 @@ use crate::ir::{ExprId, ExprKind, Module, VarId};
 use std::collections::HashSet;
 
 /// The variables free in `e`, in order of first mention (evaluation order), each once.
-pub(crate) fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
+pub fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
     let mut bound = HashSet::new();
     let mut used = vec![];
     for node in preorder(m, e, |_| true) {

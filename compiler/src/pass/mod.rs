@@ -36,6 +36,7 @@ mod walk;
 
 pub use eta_expand::eta_expand;
 pub use fold_constant::{fold_constant, MAX_FOLDED_ELEMENTS};
+pub use free_vars::free_vars;
 pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use inline_closures::{inline_closures, InlineOptions};
 pub use lambda_lift::lambda_lift;
@@ -44,6 +45,7 @@ pub use project_outputs::project_outputs;
 pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
+pub use walk::{children, Slot};
 
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};

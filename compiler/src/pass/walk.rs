@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 /// The role of a child in its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Slot {
+pub enum Slot {
     /// The function of a call (evaluated before the arguments).
     Callee,
     /// Evaluated whenever the parent is: arguments, fields, a condition, a scrutinee, a
@@ -23,7 +23,7 @@ pub(crate) enum Slot {
 
 /// The children of `kind` in evaluation order (callee first, then arguments left to right;
 /// a condition or scrutinee before the branches).
-pub(crate) fn children(kind: &ExprKind) -> Vec<(ExprId, Slot)> {
+pub fn children(kind: &ExprKind) -> Vec<(ExprId, Slot)> {
     use Slot::*;
     match kind {
         ExprKind::Var(_)

@@ -1,0 +1,122 @@
+//! Operator calls through the stdlib's reference kernels: the call's attributes parsed by
+//! the operator's `parse_attrs`, outputs sized by its `shapes` and `dtypes`, then its
+//! kernel. Scalars go in as 0-d tensors and come out as scalars again, as the VM keeps them;
+//! a binary operator on two scalars (`%n - 1`, `%i == 0`) uses the VM's unboxed scalar
+//! arithmetic instead, as compiled code does: a kernel call per loop counter update would
+//! make loops of millions of iterations take minutes.
+
+use relay_compiler::codegen::binary_op;
+use relay_compiler::ir::{Attrs, Interner};
+use relay_compiler::op::AttrReader;
+use relay_devices::Tensor;
+use relay_stdlib::attrs::AnyAttrs;
+use relay_stdlib::{reference_op, RefOp};
+use relay_vm::{BinOp, Value};
+use std::sync::Arc;
+
+/// An operator with the attributes of one call site, parsed.
+#[derive(Clone, Debug)]
+pub(super) struct BoundOp {
+    op: &'static RefOp,
+    attrs: Arc<dyn AnyAttrs>,
+    /// The VM's scalar operation for a binary operator.
+    scalar: Option<BinOp>,
+}
+
+impl BoundOp {
+    /// Operator `name` with the attributes `attrs` (names interned in `symbols`).
+    ///
+    /// # Errors
+    /// An operator without a reference kernel, or attributes it rejects.
+    pub fn new(name: &str, symbols: &Interner, attrs: &Attrs) -> Result<BoundOp, String> {
+        let op = reference_op(name).ok_or_else(|| format!("operator `{name}` has no reference kernel"))?;
+        let attrs =
+            (op.parse_attrs)(&AttrReader::new(symbols, attrs)).map_err(|e| format!("`{name}`: {e}"))?;
+        Ok(BoundOp { op, attrs, scalar: binary_op(name) })
+    }
+
+    /// Runs the kernel on `args`, a tuple argument (`concatenate`, `stack`) standing for its
+    /// fields. Returns the outputs: one value, or a tuple of them when `tuple_result` (the
+    /// call's type is a tuple, as `split`'s is).
+    ///
+    /// # Errors
+    /// An argument that is not a tensor, or what the shape function or kernel reports (a
+    /// reshape to an impossible shape, integer division by zero).
+    pub fn call(&self, args: &[Value], tuple_result: bool) -> Result<Value, String> {
+        if let (Some(op), [Value::Scalar(a), Value::Scalar(b)]) = (self.scalar, args) {
+            return relay_vm::binary(op, *a, *b)
+                .map(Value::Scalar)
+                .map_err(|e| format!("`{}`: {e}", self.op.name));
+        }
+        let mut inputs: Vec<Arc<Tensor>> = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                Value::Adt(t) if t.tag == 0 => {
+                    for f in &t.fields {
+                        inputs.push(tensor(f)?);
+                    }
+                }
+                other => inputs.push(tensor(other)?),
+            }
+        }
+        let inputs: Vec<&Tensor> = inputs.iter().map(|t| &**t).collect();
+        let name = self.op.name;
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        let dtypes: Vec<_> = inputs.iter().map(|t| t.dtype()).collect();
+        let shapes = (self.op.shapes)(&shapes, self.attrs.as_ref()).map_err(|e| format!("`{name}`: {e}"))?;
+        let dtypes = (self.op.dtypes)(&dtypes, self.attrs.as_ref()).map_err(|e| format!("`{name}`: {e}"))?;
+        let mut outputs = dtypes
+            .into_iter()
+            .zip(shapes)
+            .map(|(dtype, shape)| Tensor::zeros(dtype, shape))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("`{name}`: {e}"))?;
+        (self.op.kernel)(&inputs, self.attrs.as_ref(), &mut outputs).map_err(|e| format!("`{name}`: {e}"))?;
+        let mut values: Vec<Value> = outputs.into_iter().map(Value::from_tensor).collect();
+        match (tuple_result, values.len()) {
+            (true, _) => Ok(Value::tuple(values)),
+            (false, 1) => Ok(values.swap_remove(0)),
+            (false, n) => Err(format!("`{name}` made {n} outputs where its type has one")),
+        }
+    }
+}
+
+/// The tensor a kernel reads for value `v` (a scalar becomes a 0-d tensor).
+fn tensor(v: &Value) -> Result<Arc<Tensor>, String> {
+    match v {
+        Value::Scalar(s) => Ok(Arc::new(s.to_tensor()?)),
+        Value::Tensor(t) => Ok(t.clone()),
+        other => Err(format!("an operator argument is a {}, not a tensor", other.kind())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_compiler::ir::AttrValue;
+    use relay_devices::DType;
+    use relay_vm::ScalarValue;
+
+    #[test]
+    fn runs_kernels_with_parsed_attributes() {
+        let mut symbols = Interner::default();
+        let attrs = Attrs(vec![(symbols.intern("axis"), AttrValue::List(vec![AttrValue::Int(1)]))]);
+        let sum = BoundOp::new("sum", &symbols, &attrs).unwrap();
+        let x = Value::from_tensor(Tensor::from_vec(vec![2, 2], vec![1f32, 2.0, 3.0, 4.0]).unwrap());
+        let Value::Tensor(out) = sum.call(&[x], false).unwrap() else { panic!("not a tensor") };
+        assert_eq!(out.as_slice::<f32>().unwrap(), &[3.0, 7.0]);
+        assert!(BoundOp::new("no.such_op", &symbols, &Attrs::default()).is_err());
+    }
+
+    #[test]
+    fn scalars_stay_scalars_and_faults_are_errors() {
+        let add = BoundOp::new("add", &Interner::default(), &Attrs::default()).unwrap();
+        let two = Value::Scalar(ScalarValue::int(DType::I32, 2));
+        let sum = add.call(&[two.clone(), two.clone()], false).unwrap();
+        assert!(matches!(sum, Value::Scalar(s) if s.as_i64() == 4));
+        let divide = BoundOp::new("divide", &Interner::default(), &Attrs::default()).unwrap();
+        let zero = Value::Scalar(ScalarValue::int(DType::I32, 0));
+        assert!(divide.call(&[two.clone(), zero], false).is_err());
+        assert!(add.call(&[two, Value::tuple(vec![])], false).is_err());
+    }
+}
