@@ -59,6 +59,13 @@ pub struct InputLine {
     pub label: Option<i64>,
 }
 
+impl Drop for InputLine {
+    /// Drops the arguments without recursion: they may nest up to [`MAX_JSON_DEPTH`] levels.
+    fn drop(&mut self) {
+        self.args.drain(..).for_each(crate::json::dismantle);
+    }
+}
+
 /// Reads an input line: a JSON array of arguments, or an object
 /// `{"args": [...], "label": N}` (other keys are ignored).
 ///
@@ -68,15 +75,20 @@ pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
     match parse_json(text)? {
         Json::Array(args) => Ok(InputLine { args, label: None }),
         Json::Object(mut fields) => {
-            let args = match fields.remove("args") {
-                Some(Json::Array(args)) => args,
-                _ => return Err("an input object needs \"args\": [...]".to_string()),
-            };
+            let args = fields.remove("args");
             let label = match fields.get("label") {
-                None | Some(Json::Null) => None,
-                Some(l) => Some(l.as_i64().ok_or("\"label\" must be an integer")?),
+                None | Some(Json::Null) => Ok(None),
+                Some(l) => l.as_i64().map(Some).ok_or("\"label\" must be an integer".to_string()),
             };
-            Ok(InputLine { args, label })
+            // What is not kept (other keys, a malformed `args`) may nest deeply too.
+            crate::json::dismantle(Json::Object(fields));
+            match (args, label) {
+                (Some(Json::Array(args)), Ok(label)) => Ok(InputLine { args, label }),
+                (args, label) => {
+                    args.into_iter().for_each(crate::json::dismantle);
+                    Err(label.err().unwrap_or_else(|| "an input object needs \"args\": [...]".to_string()))
+                }
+            }
         }
         _ => Err("expected a JSON array of arguments or {\"args\": [...], \"label\": N}".to_string()),
     }

@@ -12,8 +12,10 @@
 //! | closure (output only) | `{"closure": "<function name>"}` |
 //!
 //! Output is written by an explicit-stack walk straight into a string, so a list of a million
-//! elements prints without recursion. Input goes through `serde_json`, whose nesting limit
-//! (128) bounds the recursion here; the plain-array form of lists has no such depth.
+//! elements prints without recursion. Input comes from [`crate::batch::parse_json`] (nesting up
+//! to [`crate::batch::MAX_JSON_DEPTH`]); reading it recurses once per level under
+//! [`stacker::maybe_grow`], and [`dismantle`] drops a parsed tree of any depth without the
+//! recursion of `serde_json::Value`'s own drop.
 
 use crate::typed::{self, describe, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
@@ -59,6 +61,19 @@ impl Syntax for JsonSyntax {
 
     fn closure(out: &mut String, name: &str) {
         let _ = write!(out, "{{\"closure\":{}}}", Json::from(name));
+    }
+}
+
+/// Drops `json` with an explicit stack: `serde_json::Value`'s own drop recurses once per
+/// nesting level and overflows the stack on trees that [`crate::batch::parse_json`] accepts.
+pub fn dismantle(json: Json) {
+    let mut pending = vec![json];
+    while let Some(j) = pending.pop() {
+        match j {
+            Json::Array(items) => pending.extend(items),
+            Json::Object(fields) => pending.extend(fields.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
     }
 }
 
@@ -124,7 +139,12 @@ fn within<T>(r: Result<T, InputError>, segment: impl FnOnce() -> String) -> Resu
     })
 }
 
+/// Reads one level; nested values recurse on a fresh stack segment when this one runs low.
 fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputError> {
+    stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || read_level(exe, ty, json))
+}
+
+fn read_level(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputError> {
     match ty {
         ValueType::Tensor { dtype, shape } => read_tensor(*dtype, shape, json),
         ValueType::Tuple(types) => {
@@ -168,12 +188,53 @@ fn read_each(
 }
 
 fn expected(what: &str, json: &Json) -> InputError {
-    let mut found = json.to_string();
+    let mut found = String::new();
+    preview(&mut found, json, 3);
     if found.len() > 60 {
         found.truncate(found.floor_char_boundary(57));
         found.push_str("...");
     }
     format!("expected {what}, found {found}").into()
+}
+
+/// Writes `json` compactly, with arrays and objects below `depth` levels as `[...]`/`{...}`
+/// and at most a few items each, so that a message about a deep or wide input costs little.
+fn preview(out: &mut String, json: &Json, depth: usize) {
+    const ITEMS: usize = 8;
+    let more = |out: &mut String, n: usize| {
+        if n > ITEMS {
+            out.push_str(",...");
+        }
+    };
+    match json {
+        Json::Array(_) | Json::Object(_) if depth == 0 => {
+            out.push_str(if json.is_array() { "[...]" } else { "{...}" });
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().take(ITEMS).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                preview(out, x, depth - 1);
+            }
+            more(out, items.len());
+            out.push(']');
+        }
+        Json::Object(fields) => {
+            out.push('{');
+            for (i, (k, v)) in fields.iter().take(ITEMS).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "{}:", Json::from(k.as_str()));
+                preview(out, v, depth - 1);
+            }
+            more(out, fields.len());
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 /// Whether `name` is the prelude's `List` (a `Cons` of two fields and a `Nil`), which

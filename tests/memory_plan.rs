@@ -185,7 +185,11 @@ fn model(source: &str, weights: &str, inputs: &str, n: usize) -> Model {
     let bound = relay::params::bind_params(main, &bytes).unwrap();
     let weights = bound.into_iter().map(|(_, v)| v).collect();
     let lines = std::fs::read_to_string(example(inputs)).unwrap();
-    let inputs = lines.lines().take(n).map(|l| relay::batch::parse_input_line(l).unwrap().args).collect();
+    let inputs = lines
+        .lines()
+        .take(n)
+        .map(|l| std::mem::take(&mut relay::batch::parse_input_line(l).unwrap().args))
+        .collect();
     Model { planned, unplanned, weights, inputs }
 }
 

@@ -10,5 +10,6 @@ pub mod kir;
 pub mod lower_kir;
 pub mod op;
 pub mod pass;
+pub mod stack;
 pub mod syntax;
 pub mod ty;

@@ -274,8 +274,14 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
         es.iter().map(|&e| self.atom(e)).collect()
     }
 
-    /// Emits a non-`let` expression into `dest`.
+    /// Emits a non-`let` expression into `dest`. Every recursion of the emitter (`if` and
+    /// `match` arms, nested values) passes through here, so it runs under
+    /// [`crate::stack::grow`]: nesting as deep as the parser accepts emits on any stack.
     fn value(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
+        crate::stack::grow(|| self.value_here(e, dest))
+    }
+
+    fn value_here(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
         let m = self.cx.m;
         match &m.expr(e).kind {
             ExprKind::Let { .. } => self.expr(e, dest),

@@ -89,7 +89,7 @@ pub(crate) fn compile_match(
 }
 
 fn lower(m: &Module, p: PatId) -> Pat {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &m.pattern(p).kind {
+    crate::stack::grow(|| match &m.pattern(p).kind {
         PatternKind::Wildcard | PatternKind::Var(_) => Pat::Wild,
         PatternKind::Constructor { name, args } => {
             Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect())
@@ -99,7 +99,7 @@ fn lower(m: &Module, p: PatId) -> Pat {
 }
 
 fn bind_vars(m: &Module, p: PatId, path: &mut Path, out: &mut Vec<(VarId, Path)>) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &m.pattern(p).kind {
+    crate::stack::grow(|| match &m.pattern(p).kind {
         PatternKind::Wildcard => {}
         PatternKind::Var(v) => out.push((*v, path.clone())),
         PatternKind::Constructor { args: ps, .. } | PatternKind::Tuple(ps) => {
@@ -133,7 +133,7 @@ fn normalize(row: Row) -> Row {
 }
 
 fn build(m: &Module, rows: Vec<Row>) -> Tree {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+    crate::stack::grow(|| {
         let Some(first) = rows.first() else { return Tree::Fail };
         let Some((path, Pat::Ctor(name, _))) = first.cols.first().cloned() else {
             return Tree::Leaf(first.arm);
@@ -197,7 +197,7 @@ struct Walk {
 
 impl Walk {
     fn emit_tree(&mut self, em: &mut FnEmitter<'_, '_>, scrut: Reg, tree: &Tree) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match tree {
+        crate::stack::grow(|| match tree {
             Tree::Leaf(arm) => {
                 self.reach(*arm);
                 let at = em.emit(Instr::Goto { target: Target(0) });

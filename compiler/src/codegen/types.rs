@@ -6,7 +6,7 @@ use relay_vm::{AdtInfo, ConstructorInfo, ValueType};
 
 /// The executable's view of type `t`.
 pub fn value_type(m: &Module, t: TypeId) -> ValueType {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match m.types.kind(t) {
+    crate::stack::grow(|| match m.types.kind(t) {
         TypeKind::Tensor { shape, dtype } => ValueType::Tensor {
             dtype: *dtype,
             shape: shape

@@ -63,29 +63,11 @@ impl OpRegistry {
         self.ops.iter().enumerate().map(|(i, d)| (OpId(i as u32), d))
     }
 
-    /// Names of registered operators closest to `name` (for "did you mean" notes).
+    /// The registered operator closest to `name` (for "did you mean" notes; see
+    /// [`crate::diagnostics::suggest::closest`]).
     pub fn similar(&self, name: &str) -> Option<&'static str> {
-        self.ops
-            .iter()
-            .map(|d| (edit_distance(name, d.name), d.name))
-            .filter(|&(dist, cand)| dist <= 2.max(cand.len() / 4))
-            .min()
-            .map(|(_, n)| n)
+        crate::diagnostics::suggest::closest(name, self.ops.iter().map(|d| d.name))
     }
-}
-
-/// Levenshtein distance over bytes; names are short.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

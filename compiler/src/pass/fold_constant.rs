@@ -7,7 +7,9 @@
 //! interpreter, the oracle the JIT is tested against. A call inside a recursive closure
 //! (TreeLSTM's leaves start from a zero memory cell) otherwise launches a kernel every time
 //! it is reached. Results larger than [`MAX_FOLDED_ELEMENTS`] stay calls, so executables do
-//! not grow by what a kernel could compute at run time.
+//! not grow by what a kernel could compute at run time; so do kernels that would take more
+//! than [`MAX_FOLD_WORK`] steps or temp elements (`sum(zeros(shape=[100000, 100000]))` is
+//! left to run, and fail on the VM's memory budget, rather than spin in the compiler).
 
 use super::builder::is_primitive;
 use super::rewrite::{rebuild, rewrite, Rewrite};
@@ -24,6 +26,11 @@ use std::collections::HashMap;
 
 /// The most elements a folded result may have.
 pub const MAX_FOLDED_ELEMENTS: i64 = 1 << 16;
+
+/// The most work a folded kernel may take: loop iterations of its statements (each `gemm`
+/// multiply-add counts one) plus the elements of its temps. About a second of the kir
+/// interpreter at most.
+pub const MAX_FOLD_WORK: u64 = 1 << 24;
 
 /// Folds every primitive call on constants outside `Primitive=1` functions (see the module
 /// docs). Calls that cannot be lowered to kir or evaluated are left as they are.
@@ -96,6 +103,7 @@ impl Fold<'_> {
             })
             .collect::<Option<Vec<Tensor>>>()?;
         let kernel = lower_primitive(m, self.types, self.ops, prim).ok()?;
+        bounded_work(&kernel)?;
         let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
         let mut out = [Tensor::zeros(*dtype, dims).ok()?];
         let refs: Vec<&Tensor> = inputs.iter().collect();
@@ -125,6 +133,45 @@ impl Rewrite for Fold<'_> {
         }
         Ok(rebuild(m, old, kids))
     }
+}
+
+/// The work of running `kernel` once (see [`MAX_FOLD_WORK`]), if it is known (constant loop
+/// extents and temp shapes) and within the cap.
+fn bounded_work(kernel: &kir::Kernel) -> Option<u64> {
+    let mut work = 0u64;
+    for b in kernel.buffers.iter().filter(|b| b.role == kir::BufferRole::Temp) {
+        let elements =
+            b.shape.iter().try_fold(1u64, |n, d| n.checked_mul(u64::try_from(d.resolve(&[])?).ok()?))?;
+        work = work.checked_add(elements)?;
+    }
+    // (statements, iterations of each) still to count; kir nesting is at most
+    // `kir::MAX_DEPTH` deep, but the walk needs no recursion anyway.
+    let mut pending: Vec<(&[kir::Stmt], u64)> = vec![(&kernel.body, 1)];
+    while let Some((stmts, times)) = pending.pop() {
+        for stmt in stmts {
+            work = work.checked_add(times)?;
+            match stmt {
+                kir::Stmt::For { extent, body, .. } => {
+                    let n = u64::try_from(extent.as_const()?.max(0)).ok()?;
+                    pending.push((body, times.checked_mul(n)?));
+                }
+                kir::Stmt::If { then, otherwise, .. } => {
+                    pending.push((then, times));
+                    pending.push((otherwise, times));
+                }
+                kir::Stmt::Gemm { m, n, k, .. } => {
+                    let macs =
+                        [*m, *n, *k].iter().try_fold(1u64, |p, &d| p.checked_mul(u64::try_from(d).ok()?))?;
+                    work = work.checked_add(times.checked_mul(macs)?)?;
+                }
+                kir::Stmt::Store { .. } | kir::Stmt::Assign { .. } => {}
+            }
+            if work > MAX_FOLD_WORK {
+                return None;
+            }
+        }
+    }
+    Some(work)
 }
 
 /// Whether every element of `dtype` survives a round trip through `f64` (how

@@ -51,9 +51,6 @@ use anchor_consumers::merge_anchors;
 use multi_output::merge_outputs;
 use std::collections::{HashMap, HashSet};
 
-const RED_ZONE: usize = 128 * 1024;
-const NEW_STACK: usize = 4 * 1024 * 1024;
-
 /// Options of [`fuse_ops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FuseOptions {
@@ -179,7 +176,7 @@ impl Fuse<'_> {
             cur = body;
         }
         for b in &mut bindings {
-            b.1 = stacker::maybe_grow(RED_ZONE, NEW_STACK, || self.value(m, b.1))?;
+            b.1 = crate::stack::grow(|| self.value(m, b.1))?;
         }
         let tail = self.value(m, cur)?;
         let prims: PrimFns = bindings

@@ -16,9 +16,6 @@ use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
 use std::collections::HashMap;
 
-const RED_ZONE: usize = 128 * 1024;
-const NEW_STACK: usize = 4 * 1024 * 1024;
-
 /// Converts the body of every global function except `Primitive=1` ones to A-normal form.
 ///
 /// Afterwards every function body is a chain `let %v = <value>; ...; <atom>`, where an atom is
@@ -94,7 +91,7 @@ impl<'t> Anf<'t> {
         if let Some(&a) = self.atoms.get(&e) {
             return Ok(a);
         }
-        stacker::maybe_grow(RED_ZONE, NEW_STACK, || {
+        crate::stack::grow(|| {
             if matches!(m.expr(e).kind, ExprKind::Let { .. }) {
                 return self.let_chain(m, e);
             }
@@ -175,7 +172,7 @@ impl<'t> Anf<'t> {
         if !here {
             return self.atom(m, value);
         }
-        let rhs = stacker::maybe_grow(RED_ZONE, NEW_STACK, || self.value(m, value))?;
+        let rhs = crate::stack::grow(|| self.value(m, value))?;
         let a = var_ref(m, var, m.expr(value).span);
         self.atoms.insert(value, a);
         Ok(rhs)

@@ -66,6 +66,8 @@ pub mod printer;
 mod resolve;
 mod token;
 
+pub use parser::MAX_NESTING;
+
 use crate::diagnostics::{CompileError, Severity};
 use crate::ir::{FileId, Module};
 

@@ -28,8 +28,10 @@
 //!   (`{"relay.Constant": [{"dtype", "shape", "data"}]}`; JSON has no NaN or infinity, so such
 //!   elements come out as `null`, which the parser rejects).
 //!
+//! - Indentation stops growing at [`MAX_INDENT`] levels, so output is linear in the input.
+//!
 //! Nothing recurses per `let` of a chain; the remaining recursion (nested calls, types,
-//! patterns) runs under [`stacker::maybe_grow`], so deep programs print on small threads.
+//! patterns) runs under [`crate::stack::grow`], so deep programs print on small threads.
 
 mod expr;
 mod leaf;
@@ -86,12 +88,6 @@ pub fn print_type(module: &Module, ty: TypeId) -> String {
     let mut p = Printer::new(module, None);
     p.ty(ty);
     p.finish()
-}
-
-/// Runs `f` on a fresh stack segment when less than 64 KiB of stack is left, so that nested
-/// calls, types and patterns of any depth print on small threads.
-fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, f)
 }
 
 /// A name whose text is only known once the whole item has been walked.
@@ -162,6 +158,9 @@ fn valid_type_param_name(m: &Module, name: &str) -> bool {
         && m.symbols.get(name).and_then(|s| m.type_def(s)).is_none()
 }
 
+/// The deepest indentation printed, in levels of two spaces.
+pub const MAX_INDENT: usize = 32;
+
 /// Prints one item (a definition, or the expression or type of [`print_expr`]/
 /// [`print_type`]).
 struct Printer<'m> {
@@ -198,9 +197,12 @@ impl<'m> Printer<'m> {
         self.out.text.push_str(s);
     }
 
+    /// A new line, indented by the nesting depth up to [`MAX_INDENT`] levels: deeper lines
+    /// stay at that column, so the text grows linearly with the program, not with
+    /// depth × lines (a 100,000-deep `if` would otherwise print 10 GB of spaces).
     fn nl(&mut self) {
         self.out.text.push('\n');
-        for _ in 0..self.indent {
+        for _ in 0..self.indent.min(MAX_INDENT) {
             self.out.text.push_str("  ");
         }
     }

@@ -7,7 +7,8 @@
 //! checks it later). A constructor without fields that is not called is wrapped in a call
 //! with no arguments, as TVM's parser does, so `Nil` and `Nil()` are the same value.
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::suggest::closest;
+use crate::diagnostics::{Diagnostic, MAX_SHOWN};
 use crate::ir::{Attrs, ExprId, ExprKind, Module, Span, Symbol};
 use std::collections::HashSet;
 
@@ -91,7 +92,7 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
         let name = module.name(g.name);
         let mut d = Diagnostic::error(g.span, format!("unknown global `@{name}`"));
         let candidates = module.functions.iter().map(|f| module.name(f.name));
-        if let Some(s) = closest(name, candidates) {
+        if let Some(s) = suggest(&diags, name, candidates) {
             d = d.with_note(format!("help: did you mean `@{s}`?"));
         }
         diags.push(d);
@@ -106,7 +107,7 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
                 let mut d = Diagnostic::error(a.span, format!("unknown type `{name}`"));
                 let adt_names = module.type_defs.iter().map(|t| module.name(t.name));
                 let candidates = adt_names.chain(DTYPE_NAMES.iter().copied()).chain(["Tensor"]);
-                if let Some(s) = closest(name, candidates) {
+                if let Some(s) = suggest(&diags, name, candidates) {
                     d = d.with_note(format!("help: did you mean `{s}`?"));
                 }
                 diags.push(d);
@@ -130,7 +131,8 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
                 let mut d = Diagnostic::error(p.span, format!("unknown constructor `{name}` in pattern"));
                 if p.looks_like_var {
                     d = d.with_note(format!("help: did you mean the variable `%{name}`?"));
-                } else if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name)))
+                } else if let Some(s) =
+                    suggest(&diags, name, module.constructors.iter().map(|c| module.name(c.name)))
                 {
                     d = d.with_note(format!("help: did you mean `{s}`?"));
                 }
@@ -157,7 +159,8 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
                 let name = module.name(u.name);
                 if name.starts_with(|c: char| c.is_ascii_uppercase()) && !failed.contains(&u.name) {
                     let mut d = Diagnostic::error(u.span, format!("unknown constructor `{name}`"));
-                    if let Some(s) = closest(name, module.constructors.iter().map(|c| module.name(c.name))) {
+                    let constructors = module.constructors.iter().map(|c| module.name(c.name));
+                    if let Some(s) = suggest(&diags, name, constructors) {
                         d = d.with_note(format!("help: did you mean `{s}`?"));
                     }
                     diags.push(d);
@@ -177,43 +180,15 @@ pub(crate) fn resolve(module: &mut Module, unresolved: Unresolved) -> Vec<Diagno
     diags
 }
 
-/// The candidate closest to `name` by edit distance, if it is close enough to be a likely
-/// typo (at most one edit per three characters, at least one).
-pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .filter(|c| *c != name)
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Edit distance over characters where swapping two neighbours also counts as one edit
-/// (optimal string alignment), so `mian` is one edit from `main`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // rows[i][j]: distance between a[..i] and b[..j].
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = d;
-        }
-    }
-    rows[a.len()][b.len()]
+/// The "did you mean" of an unknown name, while the stage has reported fewer than
+/// [`MAX_SHOWN`] diagnostics: later ones would not be shown, and skipping them keeps a file
+/// of many unknown names from costing errors × definitions.
+fn suggest<'a>(
+    diags: &[Diagnostic],
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    (diags.len() < MAX_SHOWN).then(|| closest(name, candidates)).flatten()
 }
 
 #[cfg(test)]
@@ -221,19 +196,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distances() {
-        assert_eq!(edit_distance("main", "mian"), 1);
-        assert_eq!(edit_distance("flaot32", "float32"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "ab"), 2);
-        assert_eq!(edit_distance("Cons", "Cons"), 0);
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(closest("mian", ["main", "map"]), Some("main"));
+    fn suggests_dtypes() {
         assert_eq!(closest("flaot32", DTYPE_NAMES.iter().copied()), Some("float32"));
-        assert_eq!(closest("xyz", ["main"]), None);
-        assert_eq!(closest("x", ["y"]), Some("y"));
     }
 }

@@ -25,7 +25,7 @@ pub(crate) fn missing_patterns(m: &Module, arms: &[PatId]) -> Vec<String> {
 }
 
 fn lower(m: &Module, p: PatId) -> Pat {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match &m.pattern(p).kind {
+    crate::stack::grow(|| match &m.pattern(p).kind {
         PatternKind::Wildcard | PatternKind::Var(_) => Pat::Wild,
         PatternKind::Constructor { name, args } => {
             Pat::Ctor(*name, args.iter().map(|&a| lower(m, a)).collect())
@@ -45,7 +45,7 @@ fn uncovered(m: &Module, rows: &[Vec<Pat>], n: usize, out: &mut Vec<Vec<Pat>>) {
         }
         return;
     }
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+    crate::stack::grow(|| {
         let head = rows.iter().find_map(|r| match &r[0] {
             Pat::Wild => None,
             p => Some(p.clone()),

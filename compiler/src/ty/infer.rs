@@ -120,7 +120,7 @@ impl<'a> Checker<'a> {
         if let Some(t) = self.expr_ty[e.index()] {
             return t;
         }
-        let t = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.infer_uncached(e));
+        let t = crate::stack::grow(|| self.infer_uncached(e));
         self.expr_ty[e.index()] = Some(t);
         t
     }
@@ -398,7 +398,7 @@ impl<'a> Checker<'a> {
 
     /// Checks pattern `p` against the scrutinee type `s`, typing the variables it binds.
     fn check_pattern(&mut self, p: PatId, s: Tv) {
-        stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
+        crate::stack::grow(|| {
             let m = self.m;
             let pat = m.pattern(p);
             match &pat.kind {

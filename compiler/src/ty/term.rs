@@ -53,6 +53,14 @@ pub(crate) enum UnifyError {
 pub(crate) struct Terms {
     terms: Vec<Term>,
     binding: Vec<Option<Tv>>,
+    /// [`Terms::finish`]'s result per representative. A finished term has no unbound
+    /// variable left, so it can no longer change; without this, finishing every node of a
+    /// `depth`-deep nested tuple walks `depth²` terms.
+    finished: HashMap<Tv, TypeId>,
+    /// [`Terms::term_of`]'s result per written type without holes: such a term has no
+    /// variable, so one copy serves every use (a deep annotated type is built once, not once
+    /// per annotation).
+    written: HashMap<TypeId, Tv>,
 }
 
 impl Terms {
@@ -181,7 +189,7 @@ impl Terms {
         if subst.is_empty() {
             return t;
         }
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        crate::stack::grow(|| {
             let (r, term) = self.get(t);
             match term {
                 Term::Var | Term::Error | Term::Tensor(_) => r,
@@ -230,34 +238,62 @@ impl Terms {
 
     /// The term for a written type; each `_` becomes a fresh variable.
     pub fn term_of(&mut self, m: &Module, t: TypeId) -> Tv {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match m.types.kind(t).clone() {
-            TypeKind::Tensor { shape, dtype } => self.add(Term::Tensor(TensorType { shape, dtype })),
+        self.written_term(m, t).0
+    }
+
+    /// [`Terms::term_of`], and whether the type is free of holes (then the term is shared).
+    fn written_term(&mut self, m: &Module, t: TypeId) -> (Tv, bool) {
+        if let Some(&done) = self.written.get(&t) {
+            return (done, true);
+        }
+        let (term, ground) = crate::stack::grow(|| match m.types.kind(t).clone() {
+            TypeKind::Tensor { shape, dtype } => (self.add(Term::Tensor(TensorType { shape, dtype })), true),
             TypeKind::Tuple(xs) => {
-                let xs = xs.into_iter().map(|x| self.term_of(m, x)).collect();
-                self.add(Term::Tuple(xs))
+                let (xs, ground) = self.written_terms(m, xs);
+                (self.add(Term::Tuple(xs)), ground)
             }
             TypeKind::Func { type_params, params, ret } => {
-                let params = params.into_iter().map(|x| self.term_of(m, x)).collect();
-                let ret = self.term_of(m, ret);
-                self.add(Term::Func { type_params, params, ret })
+                let (params, ground) = self.written_terms(m, params);
+                let (ret, ret_ground) = self.written_term(m, ret);
+                (self.add(Term::Func { type_params, params, ret }), ground && ret_ground)
             }
-            TypeKind::Param(p) => self.add(Term::Param(p)),
+            TypeKind::Param(p) => (self.add(Term::Param(p)), true),
             TypeKind::Adt { name, args } => {
-                let args = args.into_iter().map(|x| self.term_of(m, x)).collect();
-                self.add(Term::Adt { name, args })
+                let (args, ground) = self.written_terms(m, args);
+                (self.add(Term::Adt { name, args }), ground)
             }
             TypeKind::Ref(x) => {
-                let x = self.term_of(m, x);
-                self.add(Term::Ref(x))
+                let (x, ground) = self.written_term(m, x);
+                (self.add(Term::Ref(x)), ground)
             }
-            TypeKind::Hole => self.fresh(),
-        })
+            TypeKind::Hole => (self.fresh(), false),
+        });
+        if ground {
+            self.written.insert(t, term);
+        }
+        (term, ground)
+    }
+
+    fn written_terms(&mut self, m: &Module, ts: Vec<TypeId>) -> (Vec<Tv>, bool) {
+        let mut ground = true;
+        let terms = ts
+            .into_iter()
+            .map(|t| {
+                let (term, g) = self.written_term(m, t);
+                ground &= g;
+                term
+            })
+            .collect();
+        (terms, ground)
     }
 
     /// The finished type of `t`, interned in `m`; `None` if a variable is still unbound.
     pub fn finish(&mut self, m: &mut Module, t: Tv) -> Option<TypeId> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            let (_, term) = self.get(t);
+        crate::stack::grow(|| {
+            let (r, term) = self.get(t);
+            if let Some(&done) = self.finished.get(&r) {
+                return Some(done);
+            }
             let kind = match term {
                 Term::Var | Term::Error => return None,
                 Term::Tensor(TensorType { shape, dtype }) => TypeKind::Tensor { shape, dtype },
@@ -271,7 +307,9 @@ impl Terms {
                 Term::Ref(x) => TypeKind::Ref(self.finish(m, x)?),
                 Term::Param(p) => TypeKind::Param(p),
             };
-            Some(m.types.intern(kind))
+            let done = m.types.intern(kind);
+            self.finished.insert(r, done);
+            Some(done)
         })
     }
 
@@ -281,25 +319,27 @@ impl Terms {
 
     /// The term as a type relation sees it: unbound variables are [`RelType::Unknown`].
     pub fn rel_view(&mut self, m: &Module, t: Tv) -> RelType {
-        let (_, term) = self.get(t);
-        match term {
-            Term::Var | Term::Error => RelType::Unknown,
-            Term::Tensor(tt) => RelType::Tensor(tt),
-            Term::Tuple(xs) => RelType::Tuple(xs.into_iter().map(|x| self.rel_view(m, x)).collect()),
-            _ => RelType::Other(self.display(m, t)),
-        }
+        crate::stack::grow(|| {
+            let (_, term) = self.get(t);
+            match term {
+                Term::Var | Term::Error => RelType::Unknown,
+                Term::Tensor(tt) => RelType::Tensor(tt),
+                Term::Tuple(xs) => RelType::Tuple(xs.into_iter().map(|x| self.rel_view(m, x)).collect()),
+                _ => RelType::Other(self.display(m, t)),
+            }
+        })
     }
 
     /// The term for a relation's output type.
     pub fn term_of_rel(&mut self, r: &RelType) -> Tv {
-        match r {
+        crate::stack::grow(|| match r {
             RelType::Tensor(tt) => self.add(Term::Tensor(tt.clone())),
             RelType::Tuple(xs) => {
                 let xs = xs.iter().map(|x| self.term_of_rel(x)).collect();
                 self.add(Term::Tuple(xs))
             }
             RelType::Unknown | RelType::Other(_) => self.fresh(),
-        }
+        })
     }
 
     /// Whether `t` contains an error sentinel (already reported).
@@ -337,7 +377,7 @@ impl Terms {
     }
 
     fn write(&mut self, m: &Module, t: Tv, out: &mut String) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        crate::stack::grow(|| {
             let (_, term) = self.get(t);
             match term {
                 Term::Var => out.push('_'),

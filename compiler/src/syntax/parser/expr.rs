@@ -1,9 +1,10 @@
 //! Expressions: binding sequences, infix operators, prefix `-`, calls and projections, atoms.
 
 use super::{PResult, Parser};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::suggest::closest;
+use crate::diagnostics::{Diagnostic, MAX_SHOWN};
 use crate::ir::{Attrs, ExprId, ExprKind, Function, Span, VarId};
-use crate::syntax::resolve::{closest, GlobalUse, IdentUse};
+use crate::syntax::resolve::{GlobalUse, IdentUse};
 use crate::syntax::token::{TokenKind as K, TokenValue};
 
 /// A binary operator: TVM's precedence (higher binds tighter) and the op it calls. All are
@@ -333,7 +334,9 @@ impl Parser<'_> {
         let text = self.module.name(name);
         let mut d = Diagnostic::error(span, format!("undeclared variable `%{text}`"));
         let in_scope = self.locals.keys().map(|s| self.module.name(*s));
-        if let Some(s) = closest(text, in_scope) {
+        // Past the diagnostics shown, a suggestion (a scan of every local) would be wasted.
+        let shown = self.diags.len() < MAX_SHOWN;
+        if let Some(s) = shown.then(|| closest(text, in_scope)).flatten() {
             d = d.with_note(format!("help: did you mean `%{s}`?"));
         }
         self.report(d);

@@ -32,7 +32,7 @@ use std::rc::Rc;
 
 /// Deepest nesting of expressions, types, patterns and attribute lists accepted; beyond it the
 /// parser reports an error instead of exhausting memory.
-pub(crate) const MAX_NESTING: u32 = 100_000;
+pub const MAX_NESTING: u32 = 100_000;
 
 /// A syntax error was reported; the current definition is abandoned.
 #[derive(Debug)]
@@ -243,7 +243,7 @@ impl Parser<'_> {
             return Err(self.error(span, format!("nesting is too deep (more than {MAX_NESTING} levels)")));
         }
         self.depth += 1;
-        let result = stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || f(self));
+        let result = crate::stack::grow(|| f(self));
         self.depth -= 1;
         result
     }

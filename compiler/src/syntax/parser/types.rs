@@ -2,9 +2,10 @@
 //! parameters and ADT applications `List[Tree[A]]`.
 
 use super::{PResult, Parser};
+use crate::diagnostics::suggest::closest;
 use crate::diagnostics::Diagnostic;
 use crate::ir::{Dim, TypeId, TypeKind, TypeParamId};
-use crate::syntax::resolve::{closest, AdtUse, DTYPE_NAMES};
+use crate::syntax::resolve::{AdtUse, DTYPE_NAMES};
 use crate::syntax::token::{TokenKind as K, TokenValue};
 use relay_devices::DType;
 

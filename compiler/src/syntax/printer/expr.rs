@@ -2,8 +2,9 @@
 
 use super::names::Use;
 use super::sharing::{continues_chain, ScopeKey, ROOT};
-use super::{grow, Hole, Printer};
+use super::{Hole, Printer};
 use crate::ir::{ExprId, ExprKind, Function, PatId, PatternKind, VarId};
+use crate::stack::grow;
 use std::fmt::Write;
 
 /// Where an expression is printed, which decides whether it needs parentheses.

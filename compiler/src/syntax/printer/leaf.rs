@@ -1,7 +1,8 @@
 //! Types, literals, constants and attributes.
 
-use super::{grow, Hole, Printer};
+use super::{Hole, Printer};
 use crate::ir::{AttrValue, Attrs, Dim, Literal, LiteralValue, TypeId, TypeKind};
+use crate::stack::grow;
 use relay_devices::{DType, DTypeCode};
 use std::fmt::Write;
 
