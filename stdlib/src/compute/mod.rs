@@ -7,23 +7,17 @@
 //! integer division by zero is 0 in kir and an error in the reference), the rule refuses the
 //! input and the op runs its reference kernel.
 
-mod broadcast;
-mod elemwise;
 mod nn;
 mod project;
 mod reduce;
 mod transform;
-mod util;
+pub(crate) mod util;
 
 use relay_compiler::op::{ComputeFn, ProjectFn};
 
 /// The compute rule of operator `name`, if it has one.
 pub fn compute_rule(name: &str) -> Option<ComputeFn> {
-    elemwise::rule(name)
-        .or_else(|| broadcast::rule(name))
-        .or_else(|| reduce::rule(name))
-        .or_else(|| transform::rule(name))
-        .or_else(|| nn::rule(name))
+    reduce::rule(name).or_else(|| transform::rule(name)).or_else(|| nn::rule(name))
 }
 
 /// The projection of operator `name` (how to compute one field of its tuple result), if it
