@@ -9,6 +9,9 @@ use std::io::BufRead;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The most timed runs (`--reps` × inputs) `bench` records: 64 MiB of samples.
+const MAX_TIMED_RUNS: usize = 1 << 22;
+
 /// The inputs of a run: `(where it came from, JSON text)` per run.
 pub(crate) struct Inputs {
     items: Vec<(String, String)>,
@@ -128,8 +131,16 @@ impl<'p> Job<'p> {
         for (what, text) in &inputs.items {
             all.push(self.arguments(what, text)?.1);
         }
-        let mut samples = Vec::with_capacity(all.len() * reps);
-        for pass in 0..warmup + reps {
+        let too_many = || {
+            Failure::bad_input(format!(
+                "error: --warmup {warmup} and --reps {reps} over {} input(s): more than {MAX_TIMED_RUNS} runs\n",
+                all.len()
+            ))
+        };
+        let timed = all.len().checked_mul(reps).filter(|&n| n <= MAX_TIMED_RUNS).ok_or_else(too_many)?;
+        let passes = warmup.checked_add(reps).ok_or_else(too_many)?;
+        let mut samples = Vec::with_capacity(timed);
+        for pass in 0..passes {
             if pass == warmup {
                 self.vm.reset_memory_stats();
             }

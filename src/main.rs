@@ -25,6 +25,24 @@ const EXIT_BAD_INPUT: u8 = 3;
 /// The first bytes of an executable file (`relay-vm compile` output).
 const EXECUTABLE_MAGIC: &[u8] = b"RELAYVM\0";
 
+/// The highest `--opt-level`: TVM's levels are 0 to 3. Here 0 runs each operator on its
+/// reference kernel and 1 and above fuse (2 and 3 currently do what 1 does).
+const MAX_OPT_LEVEL: u8 = 3;
+
+/// The most `bench --warmup` or `--reps` passes: a million passes over even one input take
+/// longer than anyone waits, and a cap keeps the pass counts and their sum far from overflow.
+const MAX_PASSES: u64 = 1_000_000;
+
+/// `--opt-level`: 0 to [`MAX_OPT_LEVEL`].
+fn opt_level_parser() -> clap::builder::RangedI64ValueParser<u8> {
+    clap::value_parser!(u8).range(0..=i64::from(MAX_OPT_LEVEL))
+}
+
+/// `bench --warmup` and `--reps`: 0 to [`MAX_PASSES`].
+fn passes_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(0..=MAX_PASSES)
+}
+
 /// Run, check and format Relay programs (TVM's `#[version = "0.0.5"]` text format).
 ///
 /// The prelude (List, Option, Tree, map, foldl, ...) is in scope for every program.
@@ -72,11 +90,11 @@ enum Command {
     Bench {
         #[command(flatten)]
         run: RunArgs,
-        /// Untimed passes over the inputs first.
-        #[arg(long, default_value_t = 1)]
+        /// Untimed passes over the inputs first (at most a million).
+        #[arg(long, default_value_t = 1, value_parser = passes_parser())]
         warmup: usize,
-        /// Timed passes over the inputs.
-        #[arg(long, default_value_t = 3)]
+        /// Timed passes over the inputs (at most a million).
+        #[arg(long, default_value_t = 3, value_parser = passes_parser())]
         reps: usize,
     },
     /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
@@ -98,9 +116,9 @@ enum Command {
         /// The OpenCL device --binaries builds for.
         #[arg(long, default_value = "opencl")]
         device: String,
-        /// Optimisation level: 0 runs each operator on its reference kernel, 1 and above fuse
-        /// operators into JIT-compiled kernels.
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        /// Optimisation level, 0 to 3: 0 runs each operator on its reference kernel, 1 and
+        /// above fuse operators into JIT-compiled kernels.
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
         opt_level: u8,
     },
     /// Print the bytecode of a compiled executable or of a Relay file.
@@ -108,7 +126,7 @@ enum Command {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
         file: PathBuf,
         /// Optimisation level for a `.relay` file (see `compile`).
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
         opt_level: u8,
         /// The device to plan a `.relay` file for (see `run`): with an OpenCL device the
         /// bytecode shows the `DeviceCopy` instructions of the device plan.
@@ -137,7 +155,7 @@ enum Command {
         #[arg(long)]
         memory: bool,
         /// Optimisation level for a `.relay` file (see `compile`).
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
         opt_level: u8,
     },
 }
@@ -161,7 +179,7 @@ struct RunArgs {
     #[arg(long)]
     params: Option<PathBuf>,
     /// Optimisation level for a `.relay` file (see `compile`).
-    #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL)]
+    #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
     opt_level: u8,
     /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
     #[arg(long)]

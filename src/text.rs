@@ -9,7 +9,7 @@
 //! | reference | `ref(1)` |
 //! | closure | `<fn @name>` |
 //!
-//! The walk is the one the JSON writer uses ([`crate::typed`]): it keeps its own stack, so long
+//! The walk is the one the JSON writer uses (`typed.rs`): it keeps its own stack, so long
 //! lists print without recursion.
 
 use crate::typed::{self, Syntax};

@@ -1,5 +1,6 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables), `compile`, `disasm`, `check`, `fmt`, and the exit codes
+//! `--params`, executables), `compile`, `disasm`, `check`, `fmt`, numeric option validation,
+//! and the exit codes
 //! 0 (success), 1 (compile error), 2 (trap), 3 (bad command line or input).
 
 use std::path::{Path, PathBuf};
@@ -52,6 +53,8 @@ fn stderr(out: &Output) -> String {
 
 const SUM: &str = "def @main(%xs: List[int32], %k: int32) { (@sum(%xs) * %k, Cons(%k, Nil)) }\n";
 const DIV: &str = "def @main(%a: int32, %b: int32) -> int32 { %a / %b }\n";
+/// Traps on an input of other than four elements.
+const RESHAPE: &str = "def @main(%x: Tensor[(?), float32]) { reshape(%x, newshape=[2, 2]) }\n";
 
 #[test]
 fn run_prints_json_and_text() {
@@ -113,10 +116,17 @@ fn traps_exit_2_naming_the_function() {
         expect(&relay_vm(&["run", path(&f), "--args", "[7, 2]"]), 0),
         "{\"dtype\":\"int32\",\"shape\":[],\"data\":[3]}\n"
     );
-    let out = relay_vm(&["run", path(&f), "--args", "[7, 0]"]);
+    // Integer division by zero is 0 (relay_devices::arith), not a trap.
+    assert_eq!(
+        expect(&relay_vm(&["run", path(&f), "--args", "[7, 0]"]), 0),
+        "{\"dtype\":\"int32\",\"shape\":[],\"data\":[0]}\n"
+    );
+    let f = s.file("reshape.relay", RESHAPE);
+    expect(&relay_vm(&["run", path(&f), "--args", "[[1, 2, 3, 4]]"]), 0);
+    let out = relay_vm(&["run", path(&f), "--args", "[[1, 2, 3]]"]);
     expect(&out, 2);
     assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("division by zero"));
+    assert!(stderr(&out).contains("reshape"), "{}", stderr(&out));
 }
 
 #[test]
@@ -144,6 +154,47 @@ fn unreadable_inputs_and_bad_command_lines_exit_3() {
     assert!(expect(&relay_vm(&["--help"]), 0).contains("Usage"));
     assert!(expect(&relay_vm(&["run", "--help"]), 0).contains("--params"));
     assert!(expect(&relay_vm(&["--version"]), 0).contains("relay-vm"));
+}
+
+/// Numeric options are validated: out-of-range counts and levels exit 3 before anything runs,
+/// instead of overflowing, wrapping or allocating without bound.
+#[test]
+fn numeric_options_are_validated() {
+    let s = Scratch::new("numeric");
+    let f = s.file("sum.relay", SUM);
+    let bench = |extra: &[&str]| {
+        let mut cmd = vec!["bench", path(&f), "--args", "[[1, 2], 3]"];
+        cmd.extend(extra);
+        relay_vm(&cmd)
+    };
+    let out = bench(&["--warmup", "0", "--reps", "2"]);
+    assert!(expect(&out, 0).contains("1 input(s) x 2 rep(s) after 0 warm-up pass(es)"));
+    for (extra, message) in [
+        (&["--reps", "18446744073709551615"][..], "--reps"),
+        (&["--reps", "1000000000"], "--reps"),
+        (&["--reps=-1"], "--reps"),
+        (&["--warmup", "18446744073709551615", "--reps", "1"], "--warmup"),
+        (&["--opt-level", "99"], "--opt-level"),
+    ] {
+        let out = bench(extra);
+        expect(&out, 3);
+        assert!(stderr(&out).contains(message), "{extra:?}: {}", stderr(&out));
+    }
+    // Within the per-option caps, but too many timed runs over all inputs together.
+    let lines = s.file("many.jsonl", "[[1], 2]\n".repeat(5));
+    let out = relay_vm(&["bench", path(&f), "--input", path(&lines), "--reps", "1000000"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("more than 4194304 runs"), "{}", stderr(&out));
+    // Every command's --opt-level takes 0 to 3.
+    let exe = s.0.join("sum.exe");
+    for level in ["99", "4", "256"] {
+        expect(&relay_vm(&["run", path(&f), "--args", "[[1], 2]", "--opt-level", level]), 3);
+        expect(&relay_vm(&["compile", path(&f), "-o", path(&exe), "--opt-level", level]), 3);
+        expect(&relay_vm(&["disasm", path(&f), "--opt-level", level]), 3);
+        expect(&relay_vm(&["dump", path(&f), "--opt-level", level]), 3);
+    }
+    let out = relay_vm(&["run", path(&f), "--args", "[[1], 2]", "--opt-level", "3", "--format", "text"]);
+    assert_eq!(expect(&out, 0), "(2, Cons(2, Nil))\n");
 }
 
 #[test]
@@ -183,8 +234,9 @@ fn input_runs_once_per_line() {
     let out = relay_vm(&["run", path(&f), "--input", path(&bad), "--format", "text"]);
     assert_eq!(expect(&out, 3), "3\n");
     assert!(stderr(&out).contains("bad.jsonl:2"), "{}", stderr(&out));
-    let trap = s.file("trap.jsonl", "[1, 0]\n");
-    expect(&relay_vm(&["run", path(&f), "--input", path(&trap)]), 2);
+    let trap = s.file("trap.jsonl", "[[1, 2, 3]]\n");
+    let reshape = s.file("reshape.relay", RESHAPE);
+    expect(&relay_vm(&["run", path(&reshape), "--input", path(&trap)]), 2);
 }
 
 fn safetensors_file(tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> Vec<u8> {

@@ -6,6 +6,7 @@
 //!   classes, and the accuracy the training script reported.
 //! - CharRNN: the greedily generated name for every (language, start letter) pair.
 //! - RNN, GRU, LSTM cells: final states within 1e-5.
+//! - Determinism: the same Tree-LSTM input, 100 times from 4 threads, gives one result.
 //!
 //! `RELAY_TEST_DEVICE=opencl` runs the fused kernels on an OpenCL device (same tolerances).
 
@@ -54,6 +55,16 @@ fn load_model_text(source: &str, text: &str, weights: &str) -> (Program, Vec<Val
 /// results in input order.
 fn run_all(program: &Program, weights: &[Value], inputs: Vec<Vec<Value>>) -> Vec<Value> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    run_on_threads(program, weights, inputs, threads)
+}
+
+/// [`run_all`] on `threads` threads, each with its own VM.
+fn run_on_threads(
+    program: &Program,
+    weights: &[Value],
+    inputs: Vec<Vec<Value>>,
+    threads: usize,
+) -> Vec<Value> {
     let chunk = inputs.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = inputs
@@ -167,6 +178,21 @@ fn treelstm_any_arity_arm_agrees_with_the_two_children_arm() {
     let worst =
         expected.iter().zip(&got).map(|(e, g)| max_abs_diff(&floats(g), &floats(e))).fold(0f32, f32::max);
     assert!(worst <= 1e-5, "largest logit difference between the arms: {worst:e}");
+}
+
+/// The same input gives the same bits on every call of a fresh program, from whichever
+/// thread: in particular before and after the weights get a packed copy (with AVX-512, after
+/// some calls: `pack_cache.rs`), which must not change how the products sum.
+#[test]
+fn treelstm_gives_the_same_bits_on_every_call() {
+    let (trees, vocab) = sst_test();
+    let (program, weights) = load_model("treelstm/treelstm.relay", "treelstm/weights.safetensors");
+    let tree = trees.iter().max_by_key(|t| t.nodes().len()).unwrap();
+    let input = vec![tree.to_value(&program, |w| vocab.id(w)).unwrap()];
+    let bits = |v: &Value| floats(v).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let outputs: Vec<_> = run_on_threads(&program, &weights, vec![input; 100], 4).iter().map(bits).collect();
+    let differ: Vec<usize> = (0..outputs.len()).filter(|&i| outputs[i] != outputs[0]).collect();
+    assert!(differ.is_empty(), "calls (from 0) whose logits differ from call 0's: {differ:?}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! This crate has no workspace dependency (ARCHITECTURE.md §2): the VM, the compiler and the
 //! kernel generators all agree on [`DType`] and [`Tensor`] through it.
 
+pub mod arith;
 mod dtype;
 pub mod opencl;
 mod storage;

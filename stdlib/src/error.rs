@@ -31,9 +31,6 @@ pub enum KernelError {
         /// The dimension's size.
         size: usize,
     },
-    /// Integer division or modulo by zero.
-    #[error("integer division by zero")]
-    DivisionByZero,
     /// A preallocated output whose shape or dtype is not the one the shape function gives.
     #[error("output {index} must be {expected_dtype}{expected_shape:?}, got {actual_dtype}{actual_shape:?}")]
     Output {

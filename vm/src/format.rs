@@ -9,11 +9,13 @@ use crate::executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, 
 use crate::isa::Instr;
 use crate::operand::Operand;
 use crate::scalar::ScalarValue;
+use crate::verify::Limits;
 use relay_devices::{DType, Scalar, Tensor};
 
 const MAGIC: &[u8; 8] = b"RELAYVM\0";
-/// Bumped on any change to the layout.
-pub const FORMAT_VERSION: u32 = 5;
+/// Bumped on any change to the layout (6: kir's unary operators are tagged in
+/// `relay_devices::arith::UnOp::ALL` order).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -40,12 +42,22 @@ impl Executable {
         w.buf
     }
 
-    /// Reads and verifies an executable written by [`Executable::save`].
+    /// Reads and verifies an executable written by [`Executable::save`], holding it to the
+    /// default [`Limits`].
+    ///
+    /// # Errors
+    /// As [`Executable::load_with`].
+    pub fn load(bytes: &[u8]) -> Result<Executable, LoadError> {
+        Executable::load_with(bytes, &Limits::default())
+    }
+
+    /// Reads an executable written by [`Executable::save`] and verifies it
+    /// ([`crate::verify_with`]) against `limits`.
     ///
     /// # Errors
     /// A wrong magic number or version, a checksum mismatch, truncation, an invalid value, or
-    /// bytecode that fails verification.
-    pub fn load(bytes: &[u8]) -> Result<Executable, LoadError> {
+    /// bytecode that fails verification or claims more than `limits` allow.
+    pub fn load_with(bytes: &[u8], limits: &Limits) -> Result<Executable, LoadError> {
         let mut r = ByteReader::new(bytes);
         let magic: Vec<u8> = (0..MAGIC.len()).map(|_| r.u8()).collect::<Result<_, _>>()?;
         if magic != MAGIC {
@@ -78,7 +90,7 @@ impl Executable {
         if !r.at_end() {
             return Err(FormatError::Invalid("trailing bytes in the body".into()).into());
         }
-        crate::verify::verify(&exe)?;
+        crate::verify::verify_with(&exe, limits)?;
         Ok(exe)
     }
 }
@@ -167,6 +179,8 @@ fn read_body(r: &mut ByteReader<'_>) -> Result<Executable, FormatError> {
     Ok(Executable { functions, constants, kernels, strings, adts })
 }
 
+/// A length-prefixed list. Collecting through `Result` reserves nothing up front (its size
+/// hint has no lower bound), so a corrupt count costs only the items actually decoded.
 fn read_vec<T>(
     r: &mut ByteReader<'_>,
     mut item: impl FnMut(&mut ByteReader<'_>) -> Result<T, FormatError>,
@@ -307,6 +321,8 @@ fn write_tensor(t: &Tensor, w: &mut ByteWriter) {
 
 fn read_tensor(r: &mut ByteReader<'_>) -> Result<Tensor, FormatError> {
     let dtype = DType::decode(r)?;
+    // Before any value is converted to it: scalar arithmetic assumes a real element type.
+    crate::verify::check_dtype(dtype).map_err(FormatError::Invalid)?;
     let shape: Vec<usize> = read_vec(r, |r| {
         usize::try_from(r.u64()?).map_err(|_| FormatError::Invalid("tensor dimension".into()))
     })?;
@@ -315,9 +331,38 @@ fn read_tensor(r: &mut ByteReader<'_>) -> Result<Tensor, FormatError> {
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or(FormatError::Invalid("tensor size".into()))?;
     if n > r.remaining() / 8 {
-        return Err(FormatError::Truncated { offset: 0, needed: n * 8 });
+        return Err(FormatError::Truncated {
+            offset: 0,
+            needed: n.saturating_mul(8).saturating_sub(r.remaining()),
+        });
     }
     let values: Vec<ScalarValue> =
         (0..n).map(|_| r.u64().map(|bits| ScalarValue { dtype, bits })).collect::<Result<_, _>>()?;
     crate::scalar::tensor_from_scalars(dtype, shape, &values).map_err(FormatError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constant_of_more_elements_than_bytes_left_is_truncated_not_an_overflow() {
+        let mut w = ByteWriter::default();
+        DType::F32.encode(&mut w);
+        w.u32(2);
+        w.u64(1 << 62);
+        w.u64(2);
+        let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
+        assert_eq!(err, FormatError::Truncated { offset: 0, needed: usize::MAX });
+    }
+
+    #[test]
+    fn a_constant_of_dtype_int0_is_invalid() {
+        let mut w = ByteWriter::default();
+        DType { bits: 0, ..DType::I32 }.encode(&mut w);
+        w.u32(0);
+        w.u64(7);
+        let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
+        assert!(matches!(&err, FormatError::Invalid(m) if m.starts_with("dtype int0 ")), "{err}");
+    }
 }

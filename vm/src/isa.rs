@@ -1,21 +1,225 @@
 //! The instruction set, defined once: the [`instructions!`] table below generates the
-//! [`Instr`] enum, its binary encoder and decoder, operand verification, the disassembler and
-//! the one-line documentation of every instruction ([`INSTRUCTION_DOCS`]).
+//! [`Instr`] enum, its binary encoder and decoder, operand verification, the disassembler, the
+//! one-line documentation of every instruction ([`INSTRUCTION_DOCS`]) and the facts analyses
+//! need: which registers an instruction reads and writes, where control goes next, whether it
+//! may trap (as Cranelift's instruction definitions carry `branches()`/`terminates_block()`).
+//!
+//! Each row declares its control flow ([`ControlFlow`]) and whether it may trap, and each
+//! operand its role: `read`, `write` or `readwrite` registers, `kill` (registers emptied, not
+//! read), `target` (jump targets) or `imm` (anything else). A role is checked against the
+//! operand's type (a register declared `imm` does not compile), and a row's control flow
+//! against its targets, so an instruction cannot be added without its facts.
 //!
 //! Registers are frame-relative: a call's arguments land in the callee's registers `0..n`
 //! of a new window on the VM's value stack. Relay scalars (0-d tensors) live unboxed in
 //! registers; `Bin`/`Un`/`Cast` compute on them without touching a kernel.
 
 use crate::bytes::{ByteReader, ByteWriter, FormatError};
-use crate::operand::{
-    BinOp, ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, UnOp, VerifyCtx,
-};
+use crate::operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
 use crate::scalar::ScalarValue;
+use relay_devices::arith::{BinOp, UnOp};
 use relay_devices::DType;
 use std::fmt;
 
+/// Where control goes after an instruction: the fact control-flow graphs, block boundaries
+/// and the verifier's "no falling off the end" check are built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlFlow {
+    /// Continues with the next instruction; has no jump targets.
+    Next,
+    /// Continues with the next instruction or jumps to its target (`If`).
+    Branch,
+    /// Jumps to one of its targets, never to the next instruction (`Goto`, `SwitchTag`).
+    Jump,
+    /// Leaves the frame: returns, calls in its place or traps (`Ret`, `TailCall`, `Fatal`);
+    /// has no successor in the function.
+    Exit,
+}
+
+impl ControlFlow {
+    /// Whether the next instruction may run after this one.
+    pub const fn falls_through(self) -> bool {
+        matches!(self, ControlFlow::Next | ControlFlow::Branch)
+    }
+
+    /// Whether instructions of this kind have jump targets (checked against each row's
+    /// `target` operands when the table compiles).
+    const fn has_targets(self) -> bool {
+        matches!(self, ControlFlow::Branch | ControlFlow::Jump)
+    }
+}
+
+/// Operands of the `read`, `write`, `readwrite` and `kill` roles: registers.
+trait RegOperands {
+    fn regs(&self) -> &[Reg];
+    fn regs_mut(&mut self) -> &mut [Reg];
+}
+
+impl RegOperands for Reg {
+    fn regs(&self) -> &[Reg] {
+        std::slice::from_ref(self)
+    }
+    fn regs_mut(&mut self) -> &mut [Reg] {
+        std::slice::from_mut(self)
+    }
+}
+
+impl RegOperands for Box<[Reg]> {
+    fn regs(&self) -> &[Reg] {
+        self
+    }
+    fn regs_mut(&mut self) -> &mut [Reg] {
+        self
+    }
+}
+
+/// Operands of the `target` role: jump targets.
+trait TargetOperands {
+    fn targets(&self) -> &[Target];
+    fn targets_mut(&mut self) -> &mut [Target];
+}
+
+impl TargetOperands for Target {
+    fn targets(&self) -> &[Target] {
+        std::slice::from_ref(self)
+    }
+    fn targets_mut(&mut self) -> &mut [Target] {
+        std::slice::from_mut(self)
+    }
+}
+
+impl TargetOperands for Box<[Target]> {
+    fn targets(&self) -> &[Target] {
+        self
+    }
+    fn targets_mut(&mut self) -> &mut [Target] {
+        self
+    }
+}
+
+/// Operands of the `imm` role: neither registers nor jump targets. Not implemented for
+/// [`Reg`] and [`Target`], so a register or target declared `imm` (invisible to liveness and
+/// to renumbering) is a compile error.
+trait Immediate {}
+
+impl Immediate for FuncIdx {}
+impl Immediate for KernelIdx {}
+impl Immediate for ConstIdx {}
+impl Immediate for StrIdx {}
+impl Immediate for Imm {}
+impl Immediate for BinOp {}
+impl Immediate for UnOp {}
+impl Immediate for DType {}
+impl Immediate for ScalarValue {}
+impl Immediate for Box<[i64]> {}
+
+/// Compiles only for an `imm` operand's type.
+fn immediate<T: Immediate>(_: &T) {}
+
+/// Checks at compile time that operand `$f` fits its role.
+macro_rules! check_role {
+    (read, $f:ident) => {
+        let _: &[Reg] = RegOperands::regs($f);
+    };
+    (write, $f:ident) => {
+        let _: &[Reg] = RegOperands::regs($f);
+    };
+    (readwrite, $f:ident) => {
+        let _: &[Reg] = RegOperands::regs($f);
+    };
+    (kill, $f:ident) => {
+        let _: &[Reg] = RegOperands::regs($f);
+    };
+    (target, $f:ident) => {
+        let _: &[Target] = TargetOperands::targets($f);
+    };
+    (imm, $f:ident) => {
+        immediate($f);
+    };
+}
+
+/// The registers operand `$f` reads (`read`, `readwrite`), appended to `$out`.
+macro_rules! role_uses {
+    (read, $f:ident, $out:ident) => {
+        $out.extend_from_slice(RegOperands::regs($f))
+    };
+    (readwrite, $f:ident, $out:ident) => {
+        $out.extend_from_slice(RegOperands::regs($f))
+    };
+    ($other:ident, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+}
+
+/// The registers operand `$f` writes (`write`, `readwrite`), appended to `$out`.
+macro_rules! role_defs {
+    (write, $f:ident, $out:ident) => {
+        $out.extend_from_slice(RegOperands::regs($f))
+    };
+    (readwrite, $f:ident, $out:ident) => {
+        $out.extend_from_slice(RegOperands::regs($f))
+    };
+    ($other:ident, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+}
+
+/// Every register operand `$f` names, whatever its role, appended to `$out`.
+macro_rules! role_regs_mut {
+    (target, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+    (imm, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+    ($reg:ident, $f:ident, $out:ident) => {
+        $out.extend(RegOperands::regs_mut($f).iter_mut())
+    };
+}
+
+/// The jump targets of operand `$f` (`target` role), appended to `$out`.
+macro_rules! role_targets {
+    (target, $f:ident, $out:ident) => {
+        $out.extend(TargetOperands::targets($f).iter().copied())
+    };
+    ($other:ident, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+}
+
+/// The jump targets of operand `$f` for rewriting, appended to `$out`.
+macro_rules! role_targets_mut {
+    (target, $f:ident, $out:ident) => {
+        $out.extend(TargetOperands::targets_mut($f).iter_mut())
+    };
+    ($other:ident, $f:ident, $out:ident) => {
+        let _ = $f;
+    };
+}
+
+/// 1 for a `target` operand, 0 otherwise (to check a row's control flow).
+macro_rules! is_target {
+    (target) => {
+        1
+    };
+    ($other:ident) => {
+        0
+    };
+}
+
+/// Whether a row declared `traps` or `total` may trap.
+macro_rules! may_trap {
+    (traps) => {
+        true
+    };
+    (total) => {
+        false
+    };
+}
+
 macro_rules! instructions {
-    ($( $(#[doc = $doc:literal])+ $opcode:literal $name:ident { $($field:ident : $ty:ty),* $(,)? } )*) => {
+    ($( $(#[doc = $doc:literal])+ $opcode:literal $name:ident ($flow:ident, $trap:ident)
+        { $($field:ident : $role:ident $ty:ty),* $(,)? } )*) => {
         /// One VM instruction (see [`INSTRUCTION_DOCS`] for the list).
         #[derive(Clone, Debug, PartialEq)]
         pub enum Instr {
@@ -25,10 +229,74 @@ macro_rules! instructions {
         /// Every instruction's name and documentation, in opcode order.
         pub const INSTRUCTION_DOCS: &[(&str, &str)] = &[ $( (stringify!($name), concat!($($doc),+)), )* ];
 
+        // A row's control flow has targets exactly when the row has `target` operands.
+        $( const _: () = assert!(
+            ControlFlow::$flow.has_targets() == (0 $(+ is_target!($role))* > 0),
+            concat!("`", stringify!($name), "`: control flow and `target` operands disagree"),
+        ); )*
+
         impl Instr {
             /// The instruction's name as the disassembler prints it.
             pub fn mnemonic(&self) -> &'static str {
                 match self { $( Instr::$name { .. } => stringify!($name), )* }
+            }
+
+            /// Where control goes after the instruction.
+            pub fn control_flow(&self) -> ControlFlow {
+                match self { $( Instr::$name { .. } => ControlFlow::$flow, )* }
+            }
+
+            /// Whether running the instruction can end in a trap (a kernel or arithmetic
+            /// fault, a failed allocation, a value of the wrong kind, a stack overflow) even in
+            /// verified code; instructions that only move, build or jump cannot.
+            pub fn may_trap(&self) -> bool {
+                match self { $( Instr::$name { .. } => may_trap!($trap), )* }
+            }
+
+            /// Registers whose value the instruction may read (`read` and `readwrite`
+            /// operands: kernel `outputs` may hold preallocated tensors).
+            pub fn uses(&self) -> Vec<Reg> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => { $( role_uses!($role, $field, out); )* } )*
+                }
+                out
+            }
+
+            /// Registers the instruction writes (`write` and `readwrite` operands).
+            pub fn defs(&self) -> Vec<Reg> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => { $( role_defs!($role, $field, out); )* } )*
+                }
+                out
+            }
+
+            /// Every register operand, whatever its role, for passes that renumber registers.
+            pub fn regs_mut(&mut self) -> Vec<&mut Reg> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => { $( role_regs_mut!($role, $field, out); )* } )*
+                }
+                out
+            }
+
+            /// Every jump target operand.
+            pub fn targets(&self) -> Vec<Target> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => { $( role_targets!($role, $field, out); )* } )*
+                }
+                out
+            }
+
+            /// Every jump target operand, for passes that move code around.
+            pub fn targets_mut(&mut self) -> Vec<&mut Target> {
+                let mut out = vec![];
+                match self {
+                    $( Instr::$name { $($field),* } => { $( role_targets_mut!($role, $field, out); )* } )*
+                }
+                out
             }
 
             /// Appends the binary encoding: opcode byte, then each operand.
@@ -36,7 +304,7 @@ macro_rules! instructions {
                 match self {
                     $( Instr::$name { $($field),* } => {
                         w.u8($opcode);
-                        $( Operand::encode($field, w); )*
+                        $( check_role!($role, $field); Operand::encode($field, w); )*
                     } )*
                 }
             }
@@ -50,40 +318,6 @@ macro_rules! instructions {
                     $( $opcode => Ok(Instr::$name { $( $field: <$ty as Operand>::decode(r)? ),* }), )*
                     op => Err(FormatError::Invalid(format!("opcode {op:#04x}"))),
                 }
-            }
-
-            /// Every jump target operand, for passes that move code around.
-            pub fn targets_mut(&mut self) -> Vec<&mut Target> {
-                let mut out = vec![];
-                match self {
-                    $( Instr::$name { $($field),* } => {
-                        $( Visit::targets($field, &mut out); )*
-                    } )*
-                }
-                out
-            }
-
-            /// Every register operand, read or written, for passes that renumber registers.
-            pub fn regs_mut(&mut self) -> Vec<&mut Reg> {
-                let mut out = vec![];
-                match self {
-                    $( Instr::$name { $($field),* } => {
-                        $( Visit::regs_mut($field, &mut out); )*
-                    } )*
-                }
-                out
-            }
-
-            /// Registers whose value the instruction may read: every register operand except
-            /// a `dst` (kernel `outputs` count, as they may hold preallocated tensors).
-            pub fn uses(&self) -> Vec<Reg> {
-                let mut out = vec![];
-                match self {
-                    $( Instr::$name { $($field),* } => {
-                        $( if stringify!($field) != "dst" { Visit::regs($field, &mut out); } )*
-                    } )*
-                }
-                out
             }
 
             /// Checks that every register, jump target and table index is in range.
@@ -119,149 +353,100 @@ macro_rules! instructions {
 
 instructions! {
     /// Copies register `src` to `dst`.
-    0x01 Move { dst: Reg, src: Reg }
+    0x01 Move (Next, total) { dst: write Reg, src: read Reg }
     /// Returns `src` from the current function to its caller's destination register.
-    0x02 Ret { src: Reg }
+    0x02 Ret (Exit, total) { src: read Reg }
     /// Calls global function `func` with `args`; the result goes to `dst`.
-    0x03 Invoke { dst: Reg, func: FuncIdx, args: Box<[Reg]> }
+    0x03 Invoke (Next, traps) { dst: write Reg, func: imm FuncIdx, args: read Box<[Reg]> }
     /// Calls `func` with `args` in place of the current frame (a loop costs no stack).
-    0x04 TailCall { func: FuncIdx, args: Box<[Reg]> }
+    0x04 TailCall (Exit, traps) { func: imm FuncIdx, args: read Box<[Reg]> }
     /// Calls the closure in `closure` (captured values first, then `args`); result to `dst`.
-    0x05 InvokeClosure { dst: Reg, closure: Reg, args: Box<[Reg]> }
+    0x05 InvokeClosure (Next, traps) { dst: write Reg, closure: read Reg, args: read Box<[Reg]> }
     /// Calls the closure in `closure` in place of the current frame.
-    0x06 TailCallClosure { closure: Reg, args: Box<[Reg]> }
+    0x06 TailCallClosure (Exit, traps) { closure: read Reg, args: read Box<[Reg]> }
     /// Runs `kernel` on `inputs`, writing into `outputs` (preallocated by `AllocTensor`, or
     /// allocated from the kernel's shape function when empty): destination passing.
-    0x07 InvokePacked { kernel: KernelIdx, inputs: Box<[Reg]>, outputs: Box<[Reg]> }
+    0x07 InvokePacked (Next, traps) {
+        kernel: imm KernelIdx, inputs: read Box<[Reg]>, outputs: readwrite Box<[Reg]>
+    }
     /// Allocates an uninitialised tensor of `dtype` and static `shape` into `dst`.
-    0x08 AllocTensor { dst: Reg, dtype: DType, shape: Box<[i64]> }
+    0x08 AllocTensor (Next, traps) { dst: write Reg, dtype: imm DType, shape: imm Box<[i64]> }
     /// Builds a constructor value (tuples are tag 0) from `fields` into `dst`.
-    0x09 AllocADT { dst: Reg, tag: Imm, fields: Box<[Reg]> }
+    0x09 AllocADT (Next, total) { dst: write Reg, tag: imm Imm, fields: read Box<[Reg]> }
     /// Builds a closure of `func` capturing `captured` (passed before the call's arguments).
-    0x0a AllocClosure { dst: Reg, func: FuncIdx, captured: Box<[Reg]> }
+    0x0a AllocClosure (Next, total) { dst: write Reg, func: imm FuncIdx, captured: read Box<[Reg]> }
     /// Loads field `index` of the ADT or tuple in `obj` into `dst`.
-    0x0b GetField { dst: Reg, obj: Reg, index: Imm }
+    0x0b GetField (Next, traps) { dst: write Reg, obj: read Reg, index: imm Imm }
     /// Loads the constructor tag of `obj` into `dst` as an unboxed `int32`.
-    0x0c GetTag { dst: Reg, obj: Reg }
+    0x0c GetTag (Next, traps) { dst: write Reg, obj: read Reg }
     /// Jumps to `targets[tag]` for the constructor tag of `obj` (a `match` decision node).
-    0x0d SwitchTag { obj: Reg, targets: Box<[Target]> }
+    0x0d SwitchTag (Jump, traps) { obj: read Reg, targets: target Box<[Target]> }
     /// Falls through when the bool in `cond` is true, jumps to `else_target` otherwise.
-    0x0e If { cond: Reg, else_target: Target }
+    0x0e If (Branch, traps) { cond: read Reg, else_target: target Target }
     /// Jumps to `target`.
-    0x0f Goto { target: Target }
+    0x0f Goto (Jump, total) { target: target Target }
     /// Loads constant tensor `index` into `dst`.
-    0x10 LoadConst { dst: Reg, index: ConstIdx }
+    0x10 LoadConst (Next, total) { dst: write Reg, index: imm ConstIdx }
     /// Loads an unboxed scalar into `dst`.
-    0x11 LoadImm { dst: Reg, value: ScalarValue }
+    0x11 LoadImm (Next, total) { dst: write Reg, value: imm ScalarValue }
     /// Allocates a reference cell holding `value` into `dst`.
-    0x12 RefNew { dst: Reg, value: Reg }
+    0x12 RefNew (Next, total) { dst: write Reg, value: read Reg }
     /// Loads the contents of the reference in `cell` into `dst`.
-    0x13 RefRead { dst: Reg, cell: Reg }
+    0x13 RefRead (Next, traps) { dst: write Reg, cell: read Reg }
     /// Stores `value` into the reference in `cell`.
-    0x14 RefWrite { cell: Reg, value: Reg }
+    0x14 RefWrite (Next, traps) { cell: read Reg, value: read Reg }
     /// Stops with a trap carrying string `message` (e.g. no `match?` arm matched).
-    0x15 Fatal { message: StrIdx }
+    0x15 Fatal (Exit, traps) { message: imm StrIdx }
     /// `dst = lhs op rhs` on unboxed scalars of one dtype.
-    0x16 Bin { op: BinOp, dst: Reg, lhs: Reg, rhs: Reg }
+    0x16 Bin (Next, traps) { op: imm BinOp, dst: write Reg, lhs: read Reg, rhs: read Reg }
     /// `dst = op src` on an unboxed scalar.
-    0x17 Un { op: UnOp, dst: Reg, src: Reg }
+    0x17 Un (Next, traps) { op: imm UnOp, dst: write Reg, src: read Reg }
     /// Converts the unboxed scalar `src` to `dtype`.
-    0x18 Cast { dst: Reg, src: Reg, dtype: DType }
+    0x18 Cast (Next, traps) { dst: write Reg, src: read Reg, dtype: imm DType }
     /// `dst = lhs op imm` with an immediate right operand (loop counters, constants).
-    0x19 BinImm { op: BinOp, dst: Reg, lhs: Reg, imm: ScalarValue }
+    0x19 BinImm (Next, traps) { op: imm BinOp, dst: write Reg, lhs: read Reg, imm: imm ScalarValue }
     /// Falls through when `lhs op rhs` is true, jumps to `else_target` otherwise: a `Bin`
     /// whose result only feeds an `If`, in one dispatch and without writing a register.
-    0x1a IfCmp { op: BinOp, lhs: Reg, rhs: Reg, else_target: Target }
+    0x1a IfCmp (Branch, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg, else_target: target Target }
     /// `IfCmp` with an immediate right operand (`if (%n == 0)`).
-    0x1b IfCmpImm { op: BinOp, lhs: Reg, imm: ScalarValue, else_target: Target }
+    0x1b IfCmpImm (Branch, traps) {
+        op: imm BinOp, lhs: read Reg, imm: imm ScalarValue, else_target: target Target
+    }
     /// Returns `lhs op rhs`: a `Bin` whose result is only returned (`fn (%a, %b) { %a + %b }`).
-    0x1c RetBin { op: BinOp, lhs: Reg, rhs: Reg }
+    0x1c RetBin (Exit, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
-    0x1d RetBinImm { op: BinOp, lhs: Reg, imm: ScalarValue }
+    0x1d RetBinImm (Exit, traps) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue }
     /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` from slot `slot` of
     /// the frame arena: the buffer the slot's previous occupant used when that one is dead
     /// (the memory plan put tensors with disjoint live intervals in one slot).
-    0x1e AllocFrame { dst: Reg, slot: Imm, dtype: DType, shape: Box<[i64]> }
+    0x1e AllocFrame (Next, traps) { dst: write Reg, slot: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
     /// Empties `regs`, whose values are dead: tensors go back to their frame slot or the
     /// VM's pool for reuse (the memory plan's kills at last use).
-    0x1f Kill { regs: Box<[Reg]> }
+    0x1f Kill (Next, total) { regs: kill Box<[Reg]> }
     /// Copies `src` to `dst` with a device-resident tensor brought to the host (TVM's
     /// `device_copy`); any other value is copied as by `Move`. The device-planning pass puts
     /// it where a device kernel's output reaches the host: a host kernel, a return.
-    0x20 DeviceCopy { dst: Reg, src: Reg }
+    0x20 DeviceCopy (Next, traps) { dst: write Reg, src: read Reg }
 }
-
-/// How the generic instruction walkers ([`Instr::targets_mut`], [`Instr::uses`]) see each
-/// operand kind: only registers and jump targets contribute.
-trait Visit {
-    fn targets<'a>(&'a mut self, _out: &mut Vec<&'a mut Target>) {}
-    fn regs_mut<'a>(&'a mut self, _out: &mut Vec<&'a mut Reg>) {}
-    fn regs(&self, _out: &mut Vec<Reg>) {}
-}
-
-impl Visit for Reg {
-    fn regs_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Reg>) {
-        out.push(self);
-    }
-    fn regs(&self, out: &mut Vec<Reg>) {
-        out.push(*self);
-    }
-}
-
-impl Visit for Target {
-    fn targets<'a>(&'a mut self, out: &mut Vec<&'a mut Target>) {
-        out.push(self);
-    }
-}
-
-impl<T: Visit> Visit for Box<[T]> {
-    fn targets<'a>(&'a mut self, out: &mut Vec<&'a mut Target>) {
-        self.iter_mut().for_each(|t| t.targets(out));
-    }
-    fn regs_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Reg>) {
-        self.iter_mut().for_each(|r| r.regs_mut(out));
-    }
-    fn regs(&self, out: &mut Vec<Reg>) {
-        self.iter().for_each(|r| r.regs(out));
-    }
-}
-
-impl Visit for FuncIdx {}
-impl Visit for KernelIdx {}
-impl Visit for ConstIdx {}
-impl Visit for StrIdx {}
-impl Visit for Imm {}
-impl Visit for BinOp {}
-impl Visit for UnOp {}
-impl Visit for DType {}
-impl Visit for ScalarValue {}
-impl Visit for i64 {}
 
 impl Instr {
-    /// Registers the instruction writes.
-    pub fn defs(&self) -> Vec<Reg> {
-        match self {
-            Instr::Move { dst, .. }
-            | Instr::Invoke { dst, .. }
-            | Instr::InvokeClosure { dst, .. }
-            | Instr::AllocTensor { dst, .. }
-            | Instr::AllocFrame { dst, .. }
-            | Instr::AllocADT { dst, .. }
-            | Instr::AllocClosure { dst, .. }
-            | Instr::GetField { dst, .. }
-            | Instr::GetTag { dst, .. }
-            | Instr::LoadConst { dst, .. }
-            | Instr::LoadImm { dst, .. }
-            | Instr::RefNew { dst, .. }
-            | Instr::RefRead { dst, .. }
-            | Instr::Bin { dst, .. }
-            | Instr::BinImm { dst, .. }
-            | Instr::Un { dst, .. }
-            | Instr::Cast { dst, .. }
-            | Instr::DeviceCopy { dst, .. } => vec![*dst],
-            Instr::InvokePacked { outputs, .. } => outputs.to_vec(),
-            _ => vec![],
-        }
+    /// Whether the next instruction may run after this one (verified code never ends on
+    /// one that may).
+    pub fn falls_through(&self) -> bool {
+        self.control_flow().falls_through()
+    }
+
+    /// Whether the instruction leaves the frame, whose registers are then emptied.
+    pub fn leaves_frame(&self) -> bool {
+        self.control_flow() == ControlFlow::Exit
+    }
+
+    /// The instructions control may reach right after instruction `pc` (this one): the
+    /// next, when it falls through, then its jump targets. Unchecked: a target may be out
+    /// of the function's code.
+    pub fn successors(&self, pc: usize) -> Vec<usize> {
+        let next = self.falls_through().then_some(pc + 1);
+        next.into_iter().chain(self.targets().into_iter().map(|t| t.0 as usize)).collect()
     }
 }
 
@@ -320,6 +505,29 @@ mod tests {
         };
         assert_eq!(cmp.targets_mut().len(), 1);
         assert_eq!(cmp.uses(), vec![Reg(4)]);
+    }
+
+    #[test]
+    fn facts_come_from_the_table() {
+        let s = sample();
+        assert_eq!(s[0].defs(), vec![Reg(1)]);
+        assert_eq!(s[6].defs(), vec![]);
+        let packed = Instr::InvokePacked {
+            kernel: KernelIdx(0),
+            inputs: vec![Reg(1)].into(),
+            outputs: vec![Reg(2)].into(),
+        };
+        // Outputs are read too: they may hold preallocated tensors.
+        assert_eq!((packed.uses(), packed.defs()), (vec![Reg(1), Reg(2)], vec![Reg(2)]));
+        let kill = Instr::Kill { regs: vec![Reg(3)].into() };
+        assert!(kill.uses().is_empty() && kill.defs().is_empty());
+        assert_eq!(s[0].successors(4), vec![5]);
+        assert_eq!(s[2].successors(4), vec![3, 5]);
+        assert_eq!(s[6].successors(4), Vec::<usize>::new());
+        let branch = Instr::If { cond: Reg(0), else_target: Target(9) };
+        assert_eq!(branch.successors(1), vec![2, 9]);
+        assert!(!s[2].falls_through() && branch.falls_through() && s[6].leaves_frame());
+        assert!(!Instr::Goto { target: Target(0) }.may_trap() && s[1].may_trap());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use crate::bytes::{ByteReader, ByteWriter, FormatError};
 use crate::scalar::ScalarValue;
+use relay_devices::arith::{BinOp, UnOp};
 use relay_devices::{DType, DTypeCode};
 use std::fmt;
 
@@ -32,58 +33,6 @@ pub struct StrIdx(pub u32);
 /// A small unsigned immediate: a constructor tag, a field index, a count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Imm(pub u32);
-
-/// Scalar binary operations on unboxed 0-d values (both operands have one dtype).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum BinOp {
-    /// `a + b` (integers wrap).
-    Add,
-    /// `a - b`.
-    Sub,
-    /// `a * b`.
-    Mul,
-    /// `a / b` (integers truncate; division by zero traps).
-    Div,
-    /// `floor(a / b)`.
-    FloorDiv,
-    /// `a - floor(a / b) * b`.
-    FloorMod,
-    /// `max(a, b)`.
-    Max,
-    /// `min(a, b)`.
-    Min,
-    /// `a ^ b`.
-    Pow,
-    /// `a == b` → bool.
-    Eq,
-    /// `a != b` → bool.
-    Ne,
-    /// `a < b` → bool.
-    Lt,
-    /// `a <= b` → bool.
-    Le,
-    /// `a > b` → bool.
-    Gt,
-    /// `a >= b` → bool.
-    Ge,
-    /// `a and b` (bool).
-    And,
-    /// `a or b` (bool).
-    Or,
-}
-
-/// Scalar unary operations on unboxed 0-d values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum UnOp {
-    /// `-a`.
-    Neg,
-    /// `not a` (bool).
-    Not,
-    /// `|a|`.
-    Abs,
-}
 
 /// The parts of the executable an operand may point into, for the verifier.
 pub struct VerifyCtx {
@@ -228,22 +177,19 @@ impl Operand for ScalarValue {
     }
 }
 
-macro_rules! enum_operand {
-    ($t:ident { $($v:ident = $name:literal),* $(,)? }) => {
-        impl $t {
-            const ALL: &'static [$t] = &[$($t::$v),*];
-            /// The mnemonic of this operation.
-            pub fn name(self) -> &'static str {
-                match self { $($t::$v => $name),* }
-            }
-        }
+/// An operator is encoded as its index in `ALL` and shown by its mnemonic.
+macro_rules! op_operand {
+    ($t:ident) => {
         impl Operand for $t {
             fn encode(&self, w: &mut ByteWriter) {
                 w.u8(*self as u8);
             }
             fn decode(r: &mut ByteReader<'_>) -> Result<Self, FormatError> {
                 let b = r.u8()?;
-                $t::ALL.get(b as usize).copied().ok_or_else(|| FormatError::Invalid(format!(concat!(stringify!($t), " {}"), b)))
+                $t::ALL
+                    .get(b as usize)
+                    .copied()
+                    .ok_or_else(|| FormatError::Invalid(format!(concat!(stringify!($t), " {}"), b)))
             }
             fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.name())
@@ -252,12 +198,8 @@ macro_rules! enum_operand {
     };
 }
 
-enum_operand!(BinOp {
-    Add = "add", Sub = "sub", Mul = "mul", Div = "div", FloorDiv = "floordiv", FloorMod = "floormod",
-    Max = "max", Min = "min", Pow = "pow", Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt",
-    Ge = "ge", And = "and", Or = "or",
-});
-enum_operand!(UnOp { Neg = "neg", Not = "not", Abs = "abs" });
+op_operand!(BinOp);
+op_operand!(UnOp);
 
 impl Operand for Box<[i64]> {
     fn encode(&self, w: &mut ByteWriter) {

@@ -2,7 +2,7 @@
 //! them directly (TVM boxes every scalar in a heap tensor; that is much of why its VM is slow
 //! on control flow).
 
-use crate::operand::{BinOp, UnOp};
+use relay_devices::arith::{self, eval_binary, eval_unary, BinOp, UnOp};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
 
 /// An unboxed Relay scalar (0-d tensor) with its dtype: a `LoadImm` operand and the value of
@@ -220,172 +220,35 @@ pub(crate) fn compare(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<bool>
         return None;
     }
     match a.dtype.code {
-        DTypeCode::Int => ordered(op, a.bits as i64, b.bits as i64),
-        DTypeCode::UInt | DTypeCode::Bool => ordered(op, a.bits, b.bits),
-        DTypeCode::Float => ordered(op, f64::from_bits(a.bits), f64::from_bits(b.bits)),
+        DTypeCode::Int => arith::compare(op, a.bits as i64, b.bits as i64),
+        DTypeCode::UInt | DTypeCode::Bool => arith::compare(op, a.bits, b.bits),
+        DTypeCode::Float => arith::compare(op, f64::from_bits(a.bits), f64::from_bits(b.bits)),
     }
 }
 
-#[inline(always)]
-fn ordered<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
-    Some(match op {
-        BinOp::Eq => x == y,
-        BinOp::Ne => x != y,
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        BinOp::Ge => x >= y,
-        _ => return None,
-    })
-}
-
-/// `a op b` on two scalars of the same dtype.
+/// `a op b` on two scalars of the same dtype, by the shared arithmetic
+/// ([`relay_devices::arith`]: integers wrap, integer division by zero gives 0).
 ///
 /// # Errors
-/// Mismatched dtypes, integer division by zero, or a logical operation on non-bools.
+/// Mismatched dtypes, or an operation the dtype does not have (`pow` on integers, `and` on
+/// floats).
 pub fn binary(op: BinOp, a: ScalarValue, b: ScalarValue) -> Result<ScalarValue, String> {
     if a.dtype != b.dtype {
         return Err(format!("scalar `{}` on {} and {}", op.name(), a.dtype, b.dtype));
     }
-    let dt = a.dtype;
-    use std::cmp::Ordering;
-    let ord = |o: Ordering| -> bool {
-        match op {
-            BinOp::Eq => o == Ordering::Equal,
-            BinOp::Ne => o != Ordering::Equal,
-            BinOp::Lt => o == Ordering::Less,
-            BinOp::Le => o != Ordering::Greater,
-            BinOp::Gt => o == Ordering::Greater,
-            _ => o != Ordering::Less,
-        }
-    };
-    match op {
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-            let o = match dt.code {
-                DTypeCode::Float => {
-                    let (x, y) = (a.as_f64(), b.as_f64());
-                    // NaN compares false except with `!=`.
-                    match x.partial_cmp(&y) {
-                        Some(o) => o,
-                        None => return Ok(ScalarValue::bool(op == BinOp::Ne)),
-                    }
-                }
-                DTypeCode::Int => (a.bits as i64).cmp(&(b.bits as i64)),
-                _ => a.bits.cmp(&b.bits),
-            };
-            Ok(ScalarValue::bool(ord(o)))
-        }
-        BinOp::And | BinOp::Or => {
-            if dt.code != DTypeCode::Bool {
-                return Err(format!("`{}` needs bool scalars, found {dt}", op.name()));
-            }
-            let v = if op == BinOp::And { a.is_true() && b.is_true() } else { a.is_true() || b.is_true() };
-            Ok(ScalarValue::bool(v))
-        }
-        _ => match dt.code {
-            DTypeCode::Float => Ok(ScalarValue::float(dt, float_op(op, a.as_f64(), b.as_f64()))),
-            DTypeCode::Int => int_op(op, a.bits as i64, b.bits as i64).map(|v| ScalarValue::int(dt, v)),
-            DTypeCode::UInt => {
-                uint_op(op, a.bits, b.bits).map(|v| ScalarValue { dtype: dt, bits: wrap(dt, v) })
-            }
-            DTypeCode::Bool => Err(format!("scalar `{}` on bool", op.name())),
-        },
-    }
+    let r = eval_binary(op, a.dtype, a.to_scalar(), b.to_scalar())
+        .ok_or_else(|| format!("scalar `{}` is not defined on {}", op.name(), a.dtype))?;
+    Ok(ScalarValue::from_scalar(if op.is_comparison() { DType::BOOL } else { a.dtype }, r))
 }
 
-fn float_op(op: BinOp, x: f64, y: f64) -> f64 {
-    match op {
-        BinOp::Add => x + y,
-        BinOp::Sub => x - y,
-        BinOp::Mul => x * y,
-        BinOp::Div => x / y,
-        BinOp::FloorDiv => (x / y).floor(),
-        BinOp::FloorMod => x - (x / y).floor() * y,
-        BinOp::Max => x.max(y),
-        BinOp::Min => x.min(y),
-        _ => x.powf(y),
-    }
-}
-
-fn int_op(op: BinOp, x: i64, y: i64) -> Result<i64, String> {
-    let nonzero = || if y == 0 { Err("integer division by zero".to_string()) } else { Ok(()) };
-    Ok(match op {
-        BinOp::Add => x.wrapping_add(y),
-        BinOp::Sub => x.wrapping_sub(y),
-        BinOp::Mul => x.wrapping_mul(y),
-        BinOp::Div => {
-            nonzero()?;
-            x.wrapping_div(y)
-        }
-        BinOp::FloorDiv => {
-            nonzero()?;
-            let q = x.wrapping_div(y);
-            if (x % y != 0) && ((x < 0) != (y < 0)) {
-                q - 1
-            } else {
-                q
-            }
-        }
-        BinOp::FloorMod => {
-            nonzero()?;
-            let r = x.wrapping_rem(y);
-            if r != 0 && ((r < 0) != (y < 0)) {
-                r + y
-            } else {
-                r
-            }
-        }
-        BinOp::Max => x.max(y),
-        BinOp::Min => x.min(y),
-        _ => {
-            if y < 0 {
-                return Err("negative integer exponent".to_string());
-            }
-            x.wrapping_pow(u32::try_from(y).unwrap_or(u32::MAX))
-        }
-    })
-}
-
-fn uint_op(op: BinOp, x: u64, y: u64) -> Result<u64, String> {
-    let nonzero = || if y == 0 { Err("integer division by zero".to_string()) } else { Ok(()) };
-    Ok(match op {
-        BinOp::Add => x.wrapping_add(y),
-        BinOp::Sub => x.wrapping_sub(y),
-        BinOp::Mul => x.wrapping_mul(y),
-        BinOp::Div | BinOp::FloorDiv => {
-            nonzero()?;
-            x / y
-        }
-        BinOp::FloorMod => {
-            nonzero()?;
-            x % y
-        }
-        BinOp::Max => x.max(y),
-        BinOp::Min => x.min(y),
-        _ => x.wrapping_pow(u32::try_from(y).unwrap_or(u32::MAX)),
-    })
-}
-
-/// `op a` on a scalar.
+/// `op a` on a scalar, by the shared arithmetic ([`relay_devices::arith`]).
 ///
 /// # Errors
-/// `not` on a non-bool.
+/// An operation the dtype does not have (`not` on floats, `exp` on integers).
 pub fn unary(op: UnOp, a: ScalarValue) -> Result<ScalarValue, String> {
-    let dt = a.dtype;
-    match (op, dt.code) {
-        (UnOp::Not, DTypeCode::Bool) => Ok(ScalarValue::bool(!a.is_true())),
-        (UnOp::Not, _) => Err(format!("`not` needs a bool scalar, found {dt}")),
-        (_, DTypeCode::Float) => {
-            let x = a.as_f64();
-            Ok(ScalarValue::float(dt, if op == UnOp::Neg { -x } else { x.abs() }))
-        }
-        (_, DTypeCode::Int) => {
-            let x = a.bits as i64;
-            Ok(ScalarValue::int(dt, if op == UnOp::Neg { x.wrapping_neg() } else { x.wrapping_abs() }))
-        }
-        (UnOp::Neg, DTypeCode::UInt) => Ok(ScalarValue { dtype: dt, bits: wrap(dt, a.bits.wrapping_neg()) }),
-        _ => Ok(a),
-    }
+    eval_unary(op, a.dtype, a.to_scalar())
+        .map(|r| ScalarValue::from_scalar(a.dtype, r))
+        .ok_or_else(|| format!("scalar `{}` is not defined on {}", op.name(), a.dtype))
 }
 
 #[cfg(test)]
@@ -403,7 +266,12 @@ mod tests {
         assert_eq!(binary(BinOp::FloorDiv, i32v(-7), i32v(2)).unwrap().as_i64(), -4);
         assert_eq!(binary(BinOp::FloorMod, i32v(-7), i32v(2)).unwrap().as_i64(), 1);
         assert_eq!(binary(BinOp::Div, i32v(-7), i32v(2)).unwrap().as_i64(), -3);
-        assert!(binary(BinOp::Div, i32v(1), i32v(0)).is_err());
+        // The shared integer rules: total division, wrapping `MIN / -1`.
+        assert_eq!(binary(BinOp::Div, i32v(1), i32v(0)).unwrap().as_i64(), 0);
+        assert_eq!(binary(BinOp::FloorMod, i32v(7), i32v(0)).unwrap().as_i64(), 0);
+        let min = i32v(i32::MIN.into());
+        assert_eq!(binary(BinOp::Div, min, i32v(-1)).unwrap(), min);
+        assert!(binary(BinOp::Pow, i32v(2), i32v(3)).is_err());
     }
 
     #[test]

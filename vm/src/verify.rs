@@ -1,9 +1,13 @@
 //! The bytecode verifier: run on every loaded executable so that a corrupt or hostile file
-//! is rejected up front instead of misbehaving in the interpreter.
+//! is rejected up front instead of misbehaving in the interpreter. Besides structure
+//! (registers, jump targets, indices, arities) it bounds the resources the file can make
+//! the VM claim before a single instruction runs: registers, frame-arena slots, statically
+//! shaped tensors and element types ([`Limits`]).
 
-use crate::executable::Executable;
+use crate::executable::{Executable, ValueType, VmFunction};
 use crate::isa::Instr;
 use crate::operand::VerifyCtx;
+use relay_devices::{DType, Storage};
 
 /// Why an executable was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -17,20 +21,135 @@ pub struct VerifyError {
     pub message: String,
 }
 
-/// Checks register bounds, jump targets, function/kernel/constant/string indices, call
-/// arities, and that control cannot fall off the end of a function.
+/// The resources an executable may claim; a file that states more is rejected by
+/// [`verify_with`]. The defaults ([`Limits::default`]) never bother a program this project
+/// compiles and keep a hostile file's claims to a few hundred megabytes of tables and
+/// seconds of kernel time; the VM's own run-time caps still apply to every allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Registers of all functions together (default 2^22). Making a VM builds a table with an
+    /// entry per register of every function, called or not, and each call's frame holds its
+    /// function's registers.
+    pub max_registers: u64,
+    /// Registers × instructions of one function, in bits (default 2^32, 512 MiB): making a VM
+    /// runs a liveness analysis that keeps a set of the function's registers (rounded up to
+    /// 64) for every instruction, so a file with many registers and long code would claim
+    /// their product.
+    pub max_liveness_bits: u64,
+    /// Bytes of one tensor whose shape the file states (default 2^32, 4 GiB):
+    /// `AllocTensor`/`AllocFrame` shapes and the constant-shaped buffers of a kir kernel, and
+    /// the temps of one kir kernel call together.
+    pub max_tensor_bytes: u64,
+    /// Statements one call of a kir kernel may execute, bounded from its loop extents
+    /// multiplied along each loop nest, a `gemm` counting `m·n·k` (default 2^31: a few
+    /// seconds of compiled code). Kernels whose loop extents have no static bound (syms,
+    /// loaded values) are rejected.
+    pub max_kernel_work: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_registers: 1 << 22,
+            max_liveness_bits: 1 << 32,
+            max_tensor_bytes: 1 << 32,
+            max_kernel_work: 1 << 31,
+        }
+    }
+}
+
+impl Limits {
+    /// The bytes of a tensor of `dtype` and `shape`, checked against
+    /// [`Limits::max_tensor_bytes`].
+    ///
+    /// # Errors
+    /// A message naming the problem: a dtype with no tensor storage ([`check_dtype`]), a
+    /// negative dimension, or the size and the limit it exceeds.
+    pub fn check_tensor(&self, dtype: DType, shape: &[i64]) -> Result<u64, String> {
+        check_dtype(dtype)?;
+        let mut bytes = dtype.size_bytes() as u128;
+        for &d in shape {
+            let d = u128::try_from(d).map_err(|_| format!("a {dtype} tensor with negative dimension {d}"))?;
+            bytes = bytes.saturating_mul(d);
+        }
+        match u64::try_from(bytes) {
+            Ok(b) if b <= self.max_tensor_bytes => Ok(b),
+            _ => Err(format!(
+                "a {dtype} tensor of {} dimension(s) takes {bytes} bytes, over the limit of {}",
+                shape.len(),
+                self.max_tensor_bytes
+            )),
+        }
+    }
+}
+
+/// Checks that `dtype` is an element type tensors and scalars can hold: `bool`, `int` and
+/// `uint` of 8 to 64 bits, `float32`/`float64`, one lane (so `int0`, odd widths and vector
+/// types are rejected).
+///
+/// # Errors
+/// A message naming the dtype.
+pub fn check_dtype(dtype: DType) -> Result<(), String> {
+    if Storage::supports(dtype) {
+        Ok(())
+    } else {
+        Err(format!(
+            "dtype {dtype} ({:?}, {} bits, {} lanes) is not a tensor element type",
+            dtype.code, dtype.bits, dtype.lanes
+        ))
+    }
+}
+
+/// [`verify_with`] under the default [`Limits`].
 ///
 /// # Errors
 /// The first problem found.
 pub fn verify(exe: &Executable) -> Result<(), VerifyError> {
+    verify_with(exe, &Limits::default())
+}
+
+/// Checks register bounds, jump targets, function/kernel/constant/string indices, call
+/// arities, and that control cannot fall off the end of a function; and that the executable
+/// stays within `limits`: its registers (in total, and times each function's instructions),
+/// every frame-arena slot (below the function's count
+/// of `AllocFrame` instructions, as the memory plan numbers them), every static tensor
+/// shape, and every dtype of an instruction or a value type.
+///
+/// # Errors
+/// The first problem found, naming the function, the instruction, the value and the limit.
+pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError> {
+    let mut registers: u64 = 0;
     for f in &exe.functions {
         let err = |pc: usize, message: String| VerifyError { function: f.name.clone(), pc, message };
+        registers = registers.saturating_add(u64::from(f.num_regs));
+        if registers > limits.max_registers {
+            return Err(err(
+                0,
+                format!(
+                    "{} register(s) bring the executable's total to {registers}, over the limit of {}",
+                    f.num_regs, limits.max_registers
+                ),
+            ));
+        }
+        let bits = u128::from(f.num_regs.div_ceil(64)) * 64 * f.code.len() as u128;
+        if bits > u128::from(limits.max_liveness_bits) {
+            return Err(err(
+                0,
+                format!(
+                    "{} registers × {} instructions need {bits} bits of liveness sets, over the limit of {}",
+                    f.num_regs,
+                    f.code.len(),
+                    limits.max_liveness_bits
+                ),
+            ));
+        }
         if f.num_params() > f.num_regs {
             return Err(err(0, format!("{} parameters but only {} registers", f.num_params(), f.num_regs)));
         }
         if f.param_types.len() != f.param_names.len() {
             return Err(err(0, "parameter names and types differ in number".into()));
         }
+        f.param_types.iter().chain([&f.ret_type]).try_for_each(check_type).map_err(|m| err(0, m))?;
         let ctx = VerifyCtx {
             num_regs: f.num_regs,
             code_len: f.code.len() as u32,
@@ -41,32 +160,28 @@ pub fn verify(exe: &Executable) -> Result<(), VerifyError> {
         };
         match f.code.last() {
             None => return Err(err(0, "empty function".into())),
-            Some(last) if !is_terminator(last) => {
+            Some(last) if last.falls_through() => {
                 return Err(err(f.code.len() - 1, "control falls off the end of the function".into()))
             }
             Some(_) => {}
         }
+        let frame_allocs = frame_allocs(f);
         for (pc, ins) in f.code.iter().enumerate() {
             ins.verify_operands(&ctx).map_err(|m| err(pc, m))?;
             check_arity(exe, ins).map_err(|m| err(pc, m))?;
+            check_resources(ins, frame_allocs, limits).map_err(|m| err(pc, m))?;
+        }
+    }
+    for adt in &exe.adts {
+        for c in &adt.constructors {
+            c.fields.iter().try_for_each(check_type).map_err(|m| VerifyError {
+                function: adt.name.clone(),
+                pc: 0,
+                message: format!("constructor `{}`: {m}", c.name),
+            })?;
         }
     }
     Ok(())
-}
-
-/// Whether execution never continues to the next instruction.
-fn is_terminator(ins: &Instr) -> bool {
-    matches!(
-        ins,
-        Instr::Ret { .. }
-            | Instr::RetBin { .. }
-            | Instr::RetBinImm { .. }
-            | Instr::TailCall { .. }
-            | Instr::TailCallClosure { .. }
-            | Instr::Goto { .. }
-            | Instr::Fatal { .. }
-            | Instr::SwitchTag { .. }
-    )
 }
 
 fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {
@@ -97,5 +212,154 @@ fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {
         }
         Instr::SwitchTag { targets, .. } if targets.is_empty() => Err("a tag switch with no targets".into()),
         _ => Ok(()),
+    }
+}
+
+/// How many `AllocFrame` instructions `f` has: the memory plan numbers a function's
+/// frame-arena slots densely from 0 and gives each at least one, so no valid slot reaches
+/// this count, and the arena a call reserves stays proportional to the code.
+fn frame_allocs(f: &VmFunction) -> u32 {
+    let n = f.code.iter().filter(|i| matches!(i, Instr::AllocFrame { .. })).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The resource claims of one instruction: static tensor shapes against `limits`, frame
+/// slots below `frame_allocs`, and every dtype it names.
+fn check_resources(ins: &Instr, frame_allocs: u32, limits: &Limits) -> Result<(), String> {
+    match ins {
+        Instr::AllocTensor { dtype, shape, .. } => limits.check_tensor(*dtype, shape).map(drop),
+        Instr::AllocFrame { slot, dtype, shape, .. } => {
+            if slot.0 >= frame_allocs {
+                return Err(format!(
+                    "frame-arena slot {} in a function of {frame_allocs} AllocFrame instruction(s)",
+                    slot.0
+                ));
+            }
+            limits.check_tensor(*dtype, shape).map(drop)
+        }
+        Instr::Cast { dtype, .. } => check_dtype(*dtype),
+        Instr::LoadImm { value: s, .. }
+        | Instr::BinImm { imm: s, .. }
+        | Instr::IfCmpImm { imm: s, .. }
+        | Instr::RetBinImm { imm: s, .. } => check_dtype(s.dtype),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the dtypes and static dimensions of a type the host converts values by.
+fn check_type(t: &ValueType) -> Result<(), String> {
+    match t {
+        ValueType::Tensor { dtype, shape } => {
+            check_dtype(*dtype)?;
+            match shape.iter().flatten().find(|&&d| d < 0) {
+                Some(d) => Err(format!("a tensor type with negative dimension {d}")),
+                None => Ok(()),
+            }
+        }
+        ValueType::Tuple(ts) | ValueType::Adt { args: ts, .. } => ts.iter().try_for_each(check_type),
+        ValueType::Ref(t) => check_type(t),
+        ValueType::Func | ValueType::Param(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::Instr;
+    use crate::operand::{Imm, Reg};
+    use relay_devices::DTypeCode;
+
+    /// An executable of one function of `num_regs` registers and `code`.
+    fn exe(num_regs: u32, code: Vec<Instr>) -> Executable {
+        let f = VmFunction {
+            name: "f".into(),
+            param_names: vec![],
+            param_types: vec![],
+            ret_type: ValueType::Func,
+            num_regs,
+            code,
+        };
+        Executable { functions: vec![f], ..Executable::default() }
+    }
+
+    fn ret() -> Instr {
+        Instr::Ret { src: Reg(0) }
+    }
+
+    fn limits() -> Limits {
+        Limits { max_registers: 100, max_liveness_bits: 256, max_tensor_bytes: 64, max_kernel_work: 1 }
+    }
+
+    #[test]
+    fn registers_at_the_limit_and_past_it() {
+        let big = Limits { max_liveness_bits: u64::MAX, ..limits() };
+        assert_eq!(verify_with(&exe(100, vec![ret()]), &big), Ok(()));
+        let e = verify_with(&exe(101, vec![ret()]), &big).unwrap_err();
+        assert_eq!(e.message, "101 register(s) bring the executable's total to 101, over the limit of 100");
+    }
+
+    #[test]
+    fn liveness_bits_at_the_limit_and_past_it() {
+        // 64 registers (one word) × 4 instructions = 256 bits; a 65th register takes a word more.
+        let code =
+            vec![Instr::Move { dst: Reg(1), src: Reg(0) }; 3].into_iter().chain([ret()]).collect::<Vec<_>>();
+        assert_eq!(verify_with(&exe(64, code.clone()), &limits()), Ok(()));
+        let e = verify_with(&exe(65, code), &limits()).unwrap_err();
+        assert!(
+            e.message.ends_with("need 512 bits of liveness sets, over the limit of 256"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn static_tensors_at_the_limit_and_past_it() {
+        let alloc =
+            |shape: Vec<i64>| Instr::AllocTensor { dst: Reg(0), dtype: DType::F32, shape: shape.into() };
+        assert_eq!(verify_with(&exe(1, vec![alloc(vec![4, 4]), ret()]), &limits()), Ok(()));
+        let e = verify_with(&exe(1, vec![alloc(vec![17]), ret()]), &limits()).unwrap_err();
+        assert_eq!(
+            (e.pc, e.message.as_str()),
+            (0, "a float32 tensor of 1 dimension(s) takes 68 bytes, over the limit of 64")
+        );
+        let e = verify_with(&exe(1, vec![alloc(vec![2, -1]), ret()]), &limits()).unwrap_err();
+        assert_eq!(e.message, "a float32 tensor with negative dimension -1");
+        // Dimensions whose product overflows any integer still compare as too large.
+        assert!(limits().check_tensor(DType::F64, &[i64::MAX, i64::MAX, i64::MAX]).is_err());
+    }
+
+    #[test]
+    fn frame_slots_stay_below_the_alloc_frame_count() {
+        let frame =
+            |slot| Instr::AllocFrame { dst: Reg(0), slot: Imm(slot), dtype: DType::I32, shape: [2].into() };
+        assert_eq!(verify_with(&exe(1, vec![frame(1), frame(0), ret()]), &limits()), Ok(()));
+        let e = verify_with(&exe(1, vec![frame(0), frame(2), ret()]), &limits()).unwrap_err();
+        assert_eq!(
+            (e.pc, e.message.as_str()),
+            (1, "frame-arena slot 2 in a function of 2 AllocFrame instruction(s)")
+        );
+    }
+
+    #[test]
+    fn only_tensor_element_types_pass() {
+        for ok in [DType::BOOL, DType::I8, DType::U64, DType::F32, DType::F64] {
+            assert_eq!(check_dtype(ok), Ok(()));
+        }
+        let bad = [
+            DType { code: DTypeCode::Int, bits: 0, lanes: 1 },
+            DType { code: DTypeCode::Int, bits: 7, lanes: 1 },
+            DType { code: DTypeCode::Float, bits: 16, lanes: 1 },
+            DType { code: DTypeCode::Float, bits: 32, lanes: 4 },
+            DType { code: DTypeCode::Float, bits: 32, lanes: 0 },
+        ];
+        for dtype in bad {
+            let cast = Instr::Cast { dst: Reg(0), src: Reg(0), dtype };
+            let e = verify_with(&exe(1, vec![cast, ret()]), &limits()).unwrap_err();
+            assert!(e.message.contains("is not a tensor element type"), "{dtype}: {}", e.message);
+        }
+        let mut typed = exe(1, vec![ret()]);
+        typed.functions[0].ret_type =
+            ValueType::Tuple(vec![ValueType::Tensor { dtype: bad[0], shape: vec![None] }]);
+        assert!(verify_with(&typed, &limits()).is_err());
     }
 }

@@ -7,9 +7,10 @@
 //! the peephole rewrites already applied, so the live intervals describe exactly the
 //! instructions that run (and the positions `dump --memory` shows).
 //!
-//! - **Liveness**: backward data flow over the control-flow graph (branches of `if` and every
-//!   arm of a `match` decision tree). A tensor's live interval is the hull of the positions
-//!   where its register is live, so tensors with disjoint intervals are never live together.
+//! - **Liveness**: the VM's bytecode liveness ([`Liveness`], which also finds the VM's last
+//!   uses), backward data flow over the control-flow graph (branches of `if` and every arm of
+//!   a `match` decision tree). A tensor's live interval is the hull of the positions where its
+//!   register is live, so tensors with disjoint intervals are never live together.
 //! - **Escape**: a tensor is planned only if its register is written by exactly one
 //!   statically shaped allocation (and the kernels filling it) and read only by kernels
 //!   (`InvokePacked`, which never retain their inputs). Being returned, moved, stored in an
@@ -23,7 +24,7 @@
 //!   the placement of kills at branch targets simple.
 
 use relay_devices::DType;
-use relay_vm::{Executable, Imm, Instr, Reg, Target, ValueType, VmFunction};
+use relay_vm::{Executable, Imm, Instr, Liveness, Reg, Target, ValueType, VmFunction};
 
 /// Arena offsets are multiples of this many bytes (a cache line).
 const ALIGN: usize = 64;
@@ -123,103 +124,6 @@ fn is_tensor(t: &ValueType) -> bool {
     matches!(t, ValueType::Tensor { shape, .. } if !shape.is_empty())
 }
 
-/// Registers as bit sets over a function's registers.
-#[derive(Clone, PartialEq)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn has(&self, r: u32) -> bool {
-        self.0.get(r as usize / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
-    }
-    fn set(&mut self, r: u32) {
-        if let Some(w) = self.0.get_mut(r as usize / 64) {
-            *w |= 1 << (r % 64);
-        }
-    }
-    fn unset(&mut self, r: u32) {
-        if let Some(w) = self.0.get_mut(r as usize / 64) {
-            *w &= !(1 << (r % 64));
-        }
-    }
-    fn union(&mut self, o: &Bits) {
-        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
-    }
-}
-
-/// Successors of instruction `pc`.
-fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
-    let t = |x: &Target| x.0 as usize;
-    match &code[pc] {
-        Instr::Goto { target } => vec![t(target)],
-        Instr::If { else_target, .. }
-        | Instr::IfCmp { else_target, .. }
-        | Instr::IfCmpImm { else_target, .. } => {
-            vec![pc + 1, t(else_target)]
-        }
-        Instr::SwitchTag { targets, .. } => targets.iter().map(t).collect(),
-        Instr::Ret { .. }
-        | Instr::RetBin { .. }
-        | Instr::RetBinImm { .. }
-        | Instr::TailCall { .. }
-        | Instr::TailCallClosure { .. }
-        | Instr::Fatal { .. } => vec![],
-        _ => vec![pc + 1],
-    }
-    .into_iter()
-    .filter(|&s| s < code.len())
-    .collect()
-}
-
-/// Whether the instruction leaves the frame (its registers are emptied right after).
-fn ends_frame(ins: &Instr) -> bool {
-    matches!(
-        ins,
-        Instr::Ret { .. }
-            | Instr::RetBin { .. }
-            | Instr::RetBinImm { .. }
-            | Instr::TailCall { .. }
-            | Instr::TailCallClosure { .. }
-            | Instr::Fatal { .. }
-    )
-}
-
-/// Registers an instruction reads (a `Kill` reads nothing: it only ends lifetimes).
-fn reads(ins: &Instr) -> Vec<Reg> {
-    match ins {
-        Instr::Kill { .. } => vec![],
-        _ => ins.uses(),
-    }
-}
-
-/// Registers live on entry to each instruction.
-fn liveness(code: &[Instr], num_regs: usize) -> Vec<Bits> {
-    let mut live_in = vec![Bits::new(num_regs); code.len()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in (0..code.len()).rev() {
-            let mut live = Bits::new(num_regs);
-            for s in successors(code, pc) {
-                live.union(&live_in[s]);
-            }
-            for d in code[pc].defs() {
-                live.unset(d.0);
-            }
-            for u in reads(&code[pc]) {
-                live.set(u.0);
-            }
-            if live != live_in[pc] {
-                live_in[pc] = live;
-                changed = true;
-            }
-        }
-    }
-    live_in
-}
-
 /// A statically shaped allocation whose tensor does not escape the frame.
 struct Candidate {
     reg: Reg,
@@ -229,7 +133,7 @@ struct Candidate {
     live: (usize, usize),
 }
 
-fn candidates(code: &[Instr], live_in: &[Bits], num_regs: usize, num_params: usize) -> Vec<Candidate> {
+fn candidates(code: &[Instr], liveness: &Liveness, num_regs: usize, num_params: usize) -> Vec<Candidate> {
     // Per register: its allocation (if exactly one), and whether anything disqualifies it.
     let mut alloc: Vec<Option<usize>> = vec![None; num_regs];
     let mut bad = vec![false; num_regs];
@@ -270,8 +174,8 @@ fn candidates(code: &[Instr], live_in: &[Bits], num_regs: usize, num_params: usi
         };
         let r32 = r as u32;
         let mut live = (pc, pc);
-        for (p, l) in live_in.iter().enumerate() {
-            if l.has(r32) || code[p].defs().contains(&Reg(r32)) {
+        for (p, ins) in code.iter().enumerate() {
+            if liveness.is_live_in(p, Reg(r32)) || ins.defs().contains(&Reg(r32)) {
                 live = (live.0.min(p), live.1.max(p));
             }
         }
@@ -317,8 +221,8 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     f.code.retain(|i| !matches!(i, Instr::Kill { .. }));
     let num_regs = f.num_regs as usize;
     let code = &f.code;
-    let live_in = liveness(code, num_regs);
-    let cands = candidates(code, &live_in, num_regs, f.param_types.len());
+    let liveness = Liveness::of(code, f.num_regs);
+    let cands = candidates(code, &liveness, num_regs, f.param_types.len());
     let (offsets, arena_bytes) = assign_offsets(&cands);
     let mut slot_keys: Vec<(usize, DType, usize)> = vec![];
     let mut tensors = Vec::with_capacity(cands.len());
@@ -343,35 +247,37 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     }
 
     // Registers that may hold a tensor: kills of anything else would only cost dispatches.
-    let mut tensorish = Bits::new(num_regs);
+    let mut tensorish = vec![false; num_regs];
+    let mut set = |r: Reg| {
+        if let Some(t) = tensorish.get_mut(r.0 as usize) {
+            *t = true;
+        }
+    };
     for (i, t) in f.param_types.iter().enumerate() {
         if is_tensor(t) {
-            tensorish.set(i as u32);
+            set(Reg(i as u32));
         }
     }
     for ins in code {
         match ins {
-            Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => tensorish.set(dst.0),
-            Instr::InvokePacked { outputs, .. } => outputs.iter().for_each(|r| tensorish.set(r.0)),
+            Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => set(*dst),
+            Instr::InvokePacked { outputs, .. } => outputs.iter().for_each(|&r| set(r)),
             Instr::Invoke { dst, func, .. } if tensor_results.get(func.0 as usize) == Some(&true) => {
-                tensorish.set(dst.0)
+                set(*dst)
             }
             _ => {}
         }
     }
+    let tensorish = |r: Reg| tensorish.get(r.0 as usize) == Some(&true);
     let mut before: Vec<Vec<Reg>> = vec![vec![]; code.len() + 1];
     for pc in 0..code.len() {
-        let mut here: Vec<Reg> = reads(&code[pc]);
+        let mut here: Vec<Reg> = code[pc].uses();
         here.extend(code[pc].defs());
-        for pc_live in live_in[pc].0.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64).filter(move |b| bits & (1u64 << b) != 0).map(move |b| Reg((w * 64 + b) as u32))
-        }) {
-            here.push(pc_live);
-        }
+        here.extend(liveness.live_in(pc));
         // A frame's registers are emptied when it returns or tail-calls anyway.
-        for s in successors(code, pc).into_iter().filter(|&s| !ends_frame(&code[s])) {
+        for &s in liveness.successors(pc).iter().filter(|&&s| !code[s].leaves_frame()) {
             for &r in &here {
-                if tensorish.has(r.0) && !live_in[s].has(r.0) && !before[s].contains(&r) {
+                if tensorish(r) && !liveness.is_live_in(s, r) && !before[s].contains(&r) {
                     before[s].push(r);
                 }
             }

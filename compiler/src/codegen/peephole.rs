@@ -4,17 +4,13 @@
 //! instead of two, and no register write); then registers nothing uses any more are
 //! numbered away.
 
-use relay_vm::{BinOp, Instr, Reg, Target};
+use relay_vm::{Instr, Reg, Target};
 
 /// Rewrites `code` in place and returns the number of registers it still uses (at least
 /// `num_params`, whose registers keep their numbers).
 pub(crate) fn optimize(code: &mut Vec<Instr>, num_params: u32, num_regs: u32) -> u32 {
     fuse_pairs(code, num_regs);
     compact_registers(code, num_params, num_regs)
-}
-
-fn is_comparison(op: BinOp) -> bool {
-    matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
 /// Fuses a `Bin`/`BinImm` into `r` with the `If r` (for a comparison) or `Ret r` right after
@@ -39,12 +35,12 @@ fn fuse_pairs(code: &mut Vec<Instr>, num_regs: u32) {
     for pc in 1..code.len() {
         let (r, fused) = match (&code[pc - 1], &code[pc]) {
             (&Instr::Bin { op, dst, lhs, rhs }, &Instr::If { cond, else_target })
-                if dst == cond && is_comparison(op) =>
+                if dst == cond && op.is_comparison() =>
             {
                 (cond, Instr::IfCmp { op, lhs, rhs, else_target })
             }
             (&Instr::BinImm { op, dst, lhs, imm }, &Instr::If { cond, else_target })
-                if dst == cond && is_comparison(op) =>
+                if dst == cond && op.is_comparison() =>
             {
                 (cond, Instr::IfCmpImm { op, lhs, imm, else_target })
             }
@@ -131,7 +127,7 @@ fn compact_registers(code: &mut [Instr], num_params: u32, num_regs: u32) -> u32 
 mod tests {
     use super::*;
     use relay_devices::DType;
-    use relay_vm::ScalarValue;
+    use relay_vm::{BinOp, ScalarValue};
 
     fn zero() -> ScalarValue {
         ScalarValue::int(DType::I32, 0)

@@ -1,7 +1,7 @@
 //! Index and scalar expressions of kir, with constructors and operator overloads that make
 //! compute rules read like the math they implement.
 
-use super::semantics;
+use super::{cast, BinOp, UnOp};
 use super::{BufferId, LocalId, SymId, VarId};
 use relay_devices::{DType, Scalar};
 use std::hash::{Hash, Hasher};
@@ -194,7 +194,7 @@ pub struct Literal {
 impl Literal {
     /// `value` converted to `dtype` with `as`-cast semantics.
     pub fn new(dtype: DType, value: Scalar) -> Literal {
-        Literal { dtype, value: semantics::cast(value, dtype) }
+        Literal { dtype, value: cast(value, dtype) }
     }
 
     /// The dtype.
@@ -234,135 +234,6 @@ impl Eq for Literal {}
 impl Hash for Literal {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.key().hash(state);
-    }
-}
-
-/// A binary scalar operator; see the typing table in the [module docs](super).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinOp {
-    /// `a + b`.
-    Add,
-    /// `a - b`.
-    Sub,
-    /// `a * b`.
-    Mul,
-    /// `a / b` (ints truncate; `x / 0 == 0`).
-    Div,
-    /// Floor division.
-    FloorDiv,
-    /// Floor modulo (sign of the divisor).
-    FloorMod,
-    /// Maximum (`a > b ? a : b` for floats).
-    Max,
-    /// Minimum (`a < b ? a : b` for floats).
-    Min,
-    /// `a` to the power `b` (floats).
-    Pow,
-    /// `a == b`.
-    Eq,
-    /// `a != b` (true when either float is NaN).
-    Ne,
-    /// `a < b`.
-    Lt,
-    /// `a <= b`.
-    Le,
-    /// `a > b`.
-    Gt,
-    /// `a >= b`.
-    Ge,
-    /// Logical and (bool) or bitwise and (ints).
-    And,
-    /// Logical or (bool) or bitwise or (ints).
-    Or,
-}
-
-impl BinOp {
-    /// Whether the result is `bool` whatever the operand dtype.
-    pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
-    }
-
-    /// The name the printer uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::FloorDiv => "floordiv",
-            BinOp::FloorMod => "floormod",
-            BinOp::Max => "max",
-            BinOp::Min => "min",
-            BinOp::Pow => "pow",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "&&",
-            BinOp::Or => "||",
-        }
-    }
-}
-
-/// A unary scalar operator; see the typing table in the [module docs](super).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnOp {
-    /// `-a` (wrapping for ints).
-    Neg,
-    /// `|a|` (wrapping for ints).
-    Abs,
-    /// Logical (bool) or bitwise (ints) not.
-    Not,
-    /// `e^a` (float32).
-    Exp,
-    /// Natural logarithm (float32).
-    Log,
-    /// Square root.
-    Sqrt,
-    /// `1 / sqrt(a)`.
-    Rsqrt,
-    /// Hyperbolic tangent (float32).
-    Tanh,
-    /// `1 / (1 + e^-a)` (float32).
-    Sigmoid,
-    /// The error function (float32).
-    Erf,
-    /// Round toward -inf.
-    Floor,
-    /// Round toward +inf.
-    Ceil,
-    /// Round to nearest, ties away from zero.
-    Round,
-    /// -1, 0 or 1 (floats: `sign(±0) = ±0`, `sign(NaN) = NaN`).
-    Sign,
-}
-
-impl UnOp {
-    /// Whether the op exists only for `float32` (approximated by backends).
-    pub fn is_f32_only(self) -> bool {
-        matches!(self, UnOp::Exp | UnOp::Log | UnOp::Tanh | UnOp::Sigmoid | UnOp::Erf)
-    }
-
-    /// The name the printer uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnOp::Neg => "neg",
-            UnOp::Abs => "abs",
-            UnOp::Not => "not",
-            UnOp::Exp => "exp",
-            UnOp::Log => "log",
-            UnOp::Sqrt => "sqrt",
-            UnOp::Rsqrt => "rsqrt",
-            UnOp::Tanh => "tanh",
-            UnOp::Sigmoid => "sigmoid",
-            UnOp::Erf => "erf",
-            UnOp::Floor => "floor",
-            UnOp::Ceil => "ceil",
-            UnOp::Round => "round",
-            UnOp::Sign => "sign",
-        }
     }
 }
 

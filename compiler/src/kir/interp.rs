@@ -8,7 +8,7 @@
 //! and index operation, reporting [`InterpError::Internal`] if one escapes the proof, which
 //! makes it a cross-check of the bounds prover too.
 
-use super::semantics::{cast, eval_binary, eval_unary};
+use super::{cast, eval_binary, eval_unary};
 use super::{
     check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, Expr, Index, IndexOp, Kernel,
     Stmt, VerifyError,

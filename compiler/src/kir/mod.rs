@@ -57,8 +57,9 @@
 //! | `load`, `local`, literal | — | declared dtype |
 //! | `index(i)` | index | int64 |
 //!
-//! Integer `/`, `floordiv` and `floormod` by 0 give 0 (no trap); `floormod` has the sign of
-//! the divisor. Casts follow Rust's `as`: ints wrap, float→int saturates and maps NaN to 0,
+//! The operators and their meaning are the workspace's one scalar arithmetic,
+//! [`relay_devices::arith`], which the VM and the reference kernels share. Integer `/`,
+//! `floordiv` and `floormod` by 0 give 0 (no trap); `floormod` has the sign of the divisor. Casts follow Rust's `as`: ints wrap, float→int saturates and maps NaN to 0,
 //! anything non-zero becomes `true`.
 //!
 //! Float `max(a, b)` is `a > b ? a : b` and `min(a, b)` is `a < b ? a : b` (the forms x86
@@ -90,7 +91,7 @@ mod hash;
 pub mod interp;
 mod intrinsics;
 mod print;
-mod semantics;
+mod resources;
 mod serialize;
 mod simplify;
 mod stmt;
@@ -99,9 +100,9 @@ mod verify;
 pub use bounds::{check_bounds, BoundsError};
 pub use builder::KernelBuilder;
 pub use call::{buffer_shape, check_args, infer_syms, CallError};
-pub use expr::{BinOp, Expr, Index, IndexOp, Literal, UnOp};
+pub use expr::{Expr, Index, IndexOp, Literal};
 pub use hash::StructuralKey;
-pub use semantics::{cast, eval_binary, eval_unary};
+pub use relay_devices::arith::{cast, eval_binary, eval_unary, BinOp, UnOp};
 pub use simplify::simplify_indices;
 pub use stmt::{LoopKind, Stmt};
 pub use verify::{VerifyError, MAX_DEPTH};

@@ -262,7 +262,7 @@ impl<'k> Printer<'k> {
                 self.open(prec, ctx);
                 let left = if op.is_comparison() { prec + 1 } else { prec };
                 self.expr(a, left);
-                let _ = write!(self.out, " {} ", op.name());
+                let _ = write!(self.out, " {} ", op.symbol());
                 self.expr(b, prec + 1);
                 self.close(prec, ctx);
             }

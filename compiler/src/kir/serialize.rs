@@ -8,46 +8,11 @@
 
 use super::{
     BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Literal, LocalDecl,
-    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, MAX_DEPTH,
+    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
 };
 use relay_devices::{DType, Scalar};
-use relay_vm::{ByteReader, ByteWriter, FormatError, Operand};
+use relay_vm::{ByteReader, ByteWriter, FormatError, Limits, Operand};
 
-const BIN_OPS: [BinOp; 17] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::FloorDiv,
-    BinOp::FloorMod,
-    BinOp::Max,
-    BinOp::Min,
-    BinOp::Pow,
-    BinOp::Eq,
-    BinOp::Ne,
-    BinOp::Lt,
-    BinOp::Le,
-    BinOp::Gt,
-    BinOp::Ge,
-    BinOp::And,
-    BinOp::Or,
-];
-const UN_OPS: [UnOp; 14] = [
-    UnOp::Neg,
-    UnOp::Abs,
-    UnOp::Not,
-    UnOp::Exp,
-    UnOp::Log,
-    UnOp::Sqrt,
-    UnOp::Rsqrt,
-    UnOp::Tanh,
-    UnOp::Sigmoid,
-    UnOp::Erf,
-    UnOp::Floor,
-    UnOp::Ceil,
-    UnOp::Round,
-    UnOp::Sign,
-];
 const INDEX_OPS: [IndexOp; 7] = [
     IndexOp::Add,
     IndexOp::Sub,
@@ -114,12 +79,32 @@ impl Kernel {
         w.buf
     }
 
-    /// Decodes and verifies a kernel written by [`Kernel::to_bytes`].
+    /// [`Kernel::from_bytes_with`] under the default [`Limits`].
+    ///
+    /// # Errors
+    /// As [`Kernel::from_bytes_with`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Kernel, FormatError> {
+        Kernel::from_bytes_with(bytes, &Limits::default())
+    }
+
+    /// Decodes a kernel written by [`Kernel::to_bytes`], verifies it and checks its
+    /// resources ([`Kernel::check_resources`]) against `limits`.
+    ///
+    /// # Errors
+    /// As [`Kernel::decode`], or a kernel that claims more than `limits` allow.
+    pub fn from_bytes_with(bytes: &[u8], limits: &Limits) -> Result<Kernel, FormatError> {
+        let kernel = Kernel::decode(bytes)?;
+        kernel.check_resources(limits).map_err(|e| invalid(&kernel, e))?;
+        Ok(kernel)
+    }
+
+    /// Decodes and verifies a kernel written by [`Kernel::to_bytes`], without bounding its
+    /// resources (a test's kernel over syms round-trips through this).
     ///
     /// # Errors
     /// Truncated or malformed bytes, nesting deeper than [`MAX_DEPTH`], trailing bytes, or a
     /// kernel that fails [`Kernel::verify`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Kernel, FormatError> {
+    fn decode(bytes: &[u8]) -> Result<Kernel, FormatError> {
         let r = &mut ByteReader::new(bytes);
         let name = r.str()?;
         let buffers = list(r, |r| {
@@ -141,9 +126,14 @@ impl Kernel {
             return Err(FormatError::Invalid("trailing bytes after a kir kernel".into()));
         }
         let kernel = Kernel { name, buffers, syms, locals, vars, body };
-        kernel.verify().map_err(|e| FormatError::Invalid(format!("kir kernel: {e}")))?;
+        kernel.verify().map_err(|e| invalid(&kernel, e))?;
         Ok(kernel)
     }
+}
+
+/// A decoded kernel's failure, naming the kernel.
+fn invalid(kernel: &Kernel, e: VerifyError) -> FormatError {
+    FormatError::Invalid(format!("kir kernel `{}`: {e}", kernel.name))
 }
 
 fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
@@ -240,13 +230,13 @@ fn write_expr(e: &Expr, w: &mut ByteWriter) {
         }
         Expr::Binary(op, a, b) => {
             w.u8(3);
-            w.u8(tag(&BIN_OPS, op));
+            w.u8(tag(&BinOp::ALL, op));
             write_expr(a, w);
             write_expr(b, w);
         }
         Expr::Unary(op, a) => {
             w.u8(4);
-            w.u8(tag(&UN_OPS, op));
+            w.u8(tag(&UnOp::ALL, op));
             write_expr(a, w);
         }
         Expr::Select(c, a, b) => {
@@ -346,11 +336,11 @@ fn read_expr(r: &mut ByteReader<'_>, depth: usize) -> Result<Expr, FormatError> 
         1 => Expr::Load { buf: BufferId(r.u32()?), index: read_index(r, depth)? },
         2 => Expr::Local(LocalId(r.u32()?)),
         3 => {
-            let op = untag(&BIN_OPS, r, "binary op")?;
+            let op = untag(&BinOp::ALL, r, "binary op")?;
             Expr::Binary(op, Box::new(read_expr(r, depth)?), Box::new(read_expr(r, depth)?))
         }
         4 => {
-            let op = untag(&UN_OPS, r, "unary op")?;
+            let op = untag(&UnOp::ALL, r, "unary op")?;
             Expr::Unary(op, Box::new(read_expr(r, depth)?))
         }
         5 => Expr::Select(
@@ -404,7 +394,13 @@ mod tests {
     #[test]
     fn round_trips() {
         let k = sample();
-        assert_eq!(Kernel::from_bytes(&k.to_bytes()).unwrap(), k);
+        assert_eq!(Kernel::decode(&k.to_bytes()).unwrap(), k);
+    }
+
+    #[test]
+    fn a_loop_over_a_sym_has_no_static_bound() {
+        let err = Kernel::from_bytes(&sample().to_bytes()).unwrap_err().to_string();
+        assert!(err.contains("kir kernel `t`: loop `") && err.contains("no static bound"), "{err}");
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl LazyTensor {
     }
 
     /// The buffer holding the tensor row-major, if it is a kernel input rather than computed
-    /// (rules may then hand the whole buffer to an intrinsic such as [`crate::kir::Stmt::Gemv`]).
+    /// (rules may then hand the whole buffer to an intrinsic such as [`crate::kir::Stmt::Gemm`]).
     pub fn buffer(&self) -> Option<BufferId> {
         self.buffer
     }

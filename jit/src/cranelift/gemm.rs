@@ -1,13 +1,14 @@
 //! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
-//! JIT code calls: up to 31 rows over `[n, k]` weights that have a packed copy (`packed.rs`:
-//! weights the calls keep passing) take the packed product; otherwise one row (a dense layer
+//! JIT code calls: up to 31 rows over `[n, k]` weights that get a packed copy (`packed.rs`:
+//! weights the calls keep passing) take the packed product, or before the copy exists the
+//! same sums in the same order over the row-major weights; otherwise one row (a dense layer
 //! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
 //! reading the matrix, where the `gemm` crate's packing costs more than it saves — and
 //! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels;
 //! single-threaded here). Figures: `cargo bench --bench kernels`, ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
-use super::packed::{reads_packed, PackedMatrix};
+use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
 
 /// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
 /// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
@@ -18,7 +19,7 @@ const GEMM_MIN_ROWS: usize = 16;
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
 /// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`). `packed`
 /// is null or `b` repacked (`pack_cache.rs`), which a product of a few rows
-/// (`packed::reads_packed`) then reads instead.
+/// (`packed::reads_packed`) then reads instead; the result is the same to the bit either way.
 ///
 /// # Safety
 /// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
@@ -53,11 +54,14 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
     let trans_b = trans_b != 0;
-    // SAFETY: null or a live packed copy of `b` (see above).
-    if let Some(p) = unsafe { packed.as_ref() } {
-        if reads_packed(m as i64, trans_b) && p.shape() == (n, k) {
-            return p.gemm_rows(out, a);
-        }
+    if reads_packed(m as i64, trans_b) && packs(n, k) {
+        // SAFETY: null or a live packed copy of `b` (see above).
+        return match unsafe { packed.as_ref() } {
+            Some(p) if p.shape() == (n, k) => p.gemm_rows(out, a),
+            // Not packed yet: the same sums in the same order, so the result does not
+            // depend on whether it is.
+            _ => gemm_rows_in_order(out, b, a, n, k),
+        };
     }
     if trans_b && m == 1 {
         return gemv(out, b, a);
@@ -125,23 +129,32 @@ mod tests {
                             .sum()
                     })
                     .collect();
-                let mut out = vec![f32::NAN; m * n];
-                // SAFETY: the buffers have exactly the lengths the routine reads and writes.
-                unsafe {
-                    relay_jit_gemm(
-                        out.as_mut_ptr(),
-                        a.as_ptr(),
-                        b.as_ptr(),
-                        std::ptr::null(),
-                        m as i64,
-                        n as i64,
-                        k as i64,
-                        i64::from(trans_b),
-                    )
+                let product = |packed: *const PackedMatrix| {
+                    let mut out = vec![f32::NAN; m * n];
+                    // SAFETY: the buffers have exactly the lengths the routine reads and
+                    // writes; `packed` is null or a packed copy of `b`.
+                    unsafe {
+                        relay_jit_gemm(
+                            out.as_mut_ptr(),
+                            a.as_ptr(),
+                            b.as_ptr(),
+                            packed,
+                            m as i64,
+                            n as i64,
+                            k as i64,
+                            i64::from(trans_b),
+                        )
+                    };
+                    out
                 };
+                let out = product(std::ptr::null());
                 let close =
                     out.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0));
                 assert!(close, "{m}x{n}x{k} trans_b={trans_b}: {out:?} vs {want:?}");
+                // Packed or not yet packed: the same bits (only CPUs that pack get here).
+                if let (true, Some(p)) = (trans_b, PackedMatrix::new(&b, n, k)) {
+                    assert_eq!(product(&p), out, "packed {m}x{n}x{k}");
+                }
             }
         }
     }

@@ -11,6 +11,10 @@
 //! a new allocation, so the tensor at the cached address cannot change, and that address
 //! cannot be reused by another tensor. Entries and candidates whose tensor died are dropped at
 //! the slot's next lookup.
+//!
+//! What the cache decides changes speed only, never results: a product whose weights are not
+//! packed (yet, or any more) sums in the packed order (`packed::gemm_rows_in_order`), so calls
+//! give the same bits whenever, and by whichever thread, the weights got packed.
 
 use super::packed::PackedMatrix;
 use relay_devices::Tensor;

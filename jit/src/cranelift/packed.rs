@@ -54,7 +54,7 @@ impl PackedMatrix {
     /// be faster here: a CPU without AVX-512, an empty or oversized matrix, or `w` not of
     /// `n·k` elements.
     pub(crate) fn new(w: &[f32], n: usize, k: usize) -> Option<PackedMatrix> {
-        if !avx512() || n == 0 || k == 0 || n.checked_mul(k)? != w.len() || w.len() > MAX_ELEMENTS {
+        if !packs(n, k) || n * k != w.len() {
             return None;
         }
         Some(PackedMatrix::pack(w, n, k))
@@ -170,6 +170,56 @@ impl Block<'_> {
     }
 }
 
+/// Whether `[n, k]` weights get a packed copy on this CPU ([`PackedMatrix::new`]): with
+/// AVX-512, when not empty and not oversized.
+pub(crate) fn packs(n: usize, k: usize) -> bool {
+    avx512() && n > 0 && k > 0 && n.checked_mul(k).is_some_and(|len| len <= MAX_ELEMENTS)
+}
+
+/// [`PackedMatrix::gemm_rows`] over the row-major `[n, k]` matrix `w` itself, to the bit: each
+/// output summed in order of `j` with one fused multiply-add per term, from `+0.0`. Products
+/// that would read `w` packed if it had a packed copy ([`reads_packed`] and [`packs`]) take
+/// this until `pack_cache.rs` packs it, so that no result depends on when (or whether, with
+/// other threads passing other tensors) the weights got packed: the first calls of a fresh
+/// program give the bits of the later ones. Each output is one chain of FMAs, 16 chains in
+/// flight; slower than [`super::gemv::gemv`]'s lane-parallel sums, paid only until packing.
+/// Lengths that do not fit give zeros, as [`PackedMatrix::gemm_rows`] does.
+pub(crate) fn gemm_rows_in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
+    if k == 0
+        || n.checked_mul(k) != Some(w.len())
+        || !x.len().is_multiple_of(k)
+        || out.len() != x.len() / k * n
+    {
+        out.fill(0.0);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { x86::in_order(out, w, x, n, k) };
+    }
+    in_order(out, w, x, n, k);
+}
+
+/// [`gemm_rows_in_order`] on fitting lengths; inlined into the AVX-512 variant so that its
+/// `mul_add` compiles to FMA instructions there.
+#[inline(always)]
+fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
+    for (out, x) in out.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
+        for (out, rows) in out.chunks_mut(LANES).zip(w.chunks(LANES * k)) {
+            let mut acc = [0f32; LANES];
+            let acc = &mut acc[..out.len()];
+            // `j` outermost: the chains of the block's outputs advance together.
+            for (j, &xj) in x.iter().enumerate() {
+                for (l, a) in acc.iter_mut().enumerate() {
+                    *a = rows[l * k + j].mul_add(xj, *a);
+                }
+            }
+            out.copy_from_slice(acc);
+        }
+    }
+}
+
 fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -257,6 +307,15 @@ pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<Packable> {
 mod x86 {
     use super::{Block, Lanes, LANES, ROWS};
     use std::arch::x86_64::*;
+
+    /// [`super::in_order`] with AVX-512F (which brings FMA) enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
+        super::in_order(out, w, x, n, k);
+    }
 
     /// One panel of `nv` output vectors for the block's rows.
     ///
@@ -356,6 +415,10 @@ mod tests {
                 // Every path sums each output in order of `j` with fused multiply-adds: the
                 // same bits, whichever rows are computed together.
                 assert_eq!(out, portable, "{m}x{n}x{k}");
+                // Row-major weights summed in the packed order: the same bits again.
+                let mut unpacked = vec![f32::NAN; m * n];
+                gemm_rows_in_order(&mut unpacked, &w, &x, n, k);
+                assert_eq!(unpacked, portable, "in order {m}x{n}x{k}");
                 for (i, row) in x.chunks_exact(k).enumerate() {
                     let mut alone = vec![f32::NAN; n];
                     packed.gemm_rows(&mut alone, row);
@@ -374,6 +437,10 @@ mod tests {
         assert!(out.iter().all(|&v| v == 0.0));
         let mut out = vec![f32::NAN; 20];
         packed.gemm_rows(&mut out, &x[..5]);
+        assert!(out.iter().all(|&v| v == 0.0));
+        gemm_rows_in_order(&mut out, &w, &x[..5], 20, 6);
+        assert!(out.iter().all(|&v| v == 0.0));
+        gemm_rows_in_order(&mut out, &w[..119], &x, 20, 6);
         assert!(out.iter().all(|&v| v == 0.0));
     }
 

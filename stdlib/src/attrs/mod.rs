@@ -1,7 +1,7 @@
 //! Typed operator attributes, with TVM's attribute names and defaults
 //! (`include/tvm/relay/attrs/*.h`, v0.16).
 //!
-//! Each struct is declared once with [`op_attrs!`], which derives the struct, its `Default`
+//! Each struct is declared once with `op_attrs!`, which derives the struct, its `Default`
 //! (TVM's defaults), the list of accepted names and the parser from a call's keyword
 //! attributes ([`AttrReader`]). Attributes TVM requires (`clip`'s `a_min`) are errors when
 //! absent; their `Default` value only serves Rust callers that build the struct directly.

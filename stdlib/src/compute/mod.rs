@@ -3,9 +3,8 @@
 //!
 //! Every rule must agree with the op's reference kernel (`crate::kernels`) on every input it
 //! accepts, up to the float tolerances the JIT documents (approximated `exp`/`tanh`/...,
-//! FMA contraction, reassociated sums). Where kir's semantics differ from the reference (an
-//! integer division by zero is 0 in kir and an error in the reference), the rule refuses the
-//! input and the op runs its reference kernel.
+//! FMA contraction, reassociated sums). Where a rule does not cover an input (integer
+//! division, for now), it refuses the input and the op runs its reference kernel.
 
 mod nn;
 mod project;

@@ -1,12 +1,13 @@
-//! Element arithmetic shared by the kernels, with TVM's integer semantics: `+ - *` wrap,
-//! `divide` truncates, `floor_divide`/`floor_mod` round toward negative infinity, and dividing
-//! by zero is an error instead of undefined behaviour.
+//! Element arithmetic shared by the kernels, with the workspace's one set of integer rules
+//! ([`relay_devices::arith`], which kir and the VM evaluate too): `+ - *` wrap, `divide`
+//! truncates, `floor_divide`/`floor_mod` round toward negative infinity, and dividing by zero
+//! gives 0 instead of undefined behaviour.
 //!
 //! Method names are distinct from the inherent methods of the primitive types (`abs`,
 //! `signum`, which panic on overflow in debug builds) so that a call can never pick the
 //! wrong one.
 
-use crate::error::KernelError;
+use relay_devices::arith::{eval_binary_as, BinOp};
 use relay_devices::{Element, Scalar};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -31,12 +32,12 @@ pub trait Num: Element {
     fn abs_wrapping(self) -> Self;
     /// -1, 0 or 1 (0 for `NaN`, as TVM's `select`-based `sign`).
     fn sign(self) -> Self;
-    /// `a / b`: IEEE for floats, truncating for integers.
-    fn div_checked(self, b: Self) -> Result<Self, KernelError>;
-    /// `floor(a / b)`.
-    fn floor_div_checked(self, b: Self) -> Result<Self, KernelError>;
-    /// `a - floor(a / b) * b` (the sign follows `b`).
-    fn floor_mod_checked(self, b: Self) -> Result<Self, KernelError>;
+    /// `a / b`: IEEE for floats, truncating for integers (`x / 0 == 0`).
+    fn divide(self, b: Self) -> Self;
+    /// `floor(a / b)` (integers: `x floordiv 0 == 0`).
+    fn floor_divide(self, b: Self) -> Self;
+    /// `a - floor(a / b) * b`, the sign following `b` (integers: `x floormod 0 == 0`).
+    fn floor_mod(self, b: Self) -> Self;
 }
 
 /// A floating-point element type.
@@ -78,6 +79,12 @@ pub fn cast<T: Element, U: Element>(x: T) -> U {
     U::from_scalar(x.to_scalar())
 }
 
+/// An integer division operator of the shared table on `T` (defined for every integer type,
+/// so the fallback is never taken).
+fn int_division<T: Element>(op: BinOp, a: T, b: T) -> T {
+    eval_binary_as(op, a, b).unwrap_or_default()
+}
+
 macro_rules! int_num {
     ($($t:ty: $abs:expr, $sign:expr;)*) => {$(
         impl Num for $t {
@@ -104,22 +111,14 @@ macro_rules! int_num {
                 let f: fn($t) -> $t = $sign;
                 f(self)
             }
-            fn div_checked(self, b: Self) -> Result<Self, KernelError> {
-                if b == 0 {
-                    return Err(KernelError::DivisionByZero);
-                }
-                Ok(self.wrapping_div(b))
+            fn divide(self, b: Self) -> Self {
+                int_division(BinOp::Div, self, b)
             }
-            fn floor_div_checked(self, b: Self) -> Result<Self, KernelError> {
-                let q = self.div_checked(b)?;
-                // Truncation rounded toward zero; step down when the exact quotient was negative
-                // and inexact (operands of opposite signs, which unsigned ones never are).
-                let inexact = q.wrapping_mul(b) != self;
-                Ok(if inexact && self.sign() != b.sign() { q.wrapping_sub(1) } else { q })
+            fn floor_divide(self, b: Self) -> Self {
+                int_division(BinOp::FloorDiv, self, b)
             }
-            fn floor_mod_checked(self, b: Self) -> Result<Self, KernelError> {
-                let q = self.floor_div_checked(b)?;
-                Ok(self.wrapping_sub(q.wrapping_mul(b)))
+            fn floor_mod(self, b: Self) -> Self {
+                int_division(BinOp::FloorMod, self, b)
             }
         }
     )*};
@@ -166,14 +165,14 @@ macro_rules! float_num {
                     0.0
                 }
             }
-            fn div_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok(self / b)
+            fn divide(self, b: Self) -> Self {
+                self / b
             }
-            fn floor_div_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok($t::floor(self / b))
+            fn floor_divide(self, b: Self) -> Self {
+                $t::floor(self / b)
             }
-            fn floor_mod_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok(self - $t::floor(self / b) * b)
+            fn floor_mod(self, b: Self) -> Self {
+                self - $t::floor(self / b) * b
             }
         }
 
@@ -220,14 +219,38 @@ mod tests {
 
     #[test]
     fn integer_division_rounds_like_tvm() {
-        assert_eq!(7i32.div_checked(-2), Ok(-3));
-        assert_eq!(7i32.floor_div_checked(-2), Ok(-4));
-        assert_eq!(7i32.floor_mod_checked(-2), Ok(-1));
-        assert_eq!((-7i64).floor_mod_checked(3), Ok(2));
-        assert_eq!(6i8.floor_div_checked(-3), Ok(-2));
-        assert_eq!(7u8.floor_mod_checked(3), Ok(1));
-        assert_eq!(i32::MIN.div_checked(-1), Ok(i32::MIN));
-        assert_eq!(1u16.div_checked(0), Err(KernelError::DivisionByZero));
+        assert_eq!(7i32.divide(-2), -3);
+        assert_eq!(7i32.floor_divide(-2), -4);
+        assert_eq!(7i32.floor_mod(-2), -1);
+        assert_eq!((-7i64).floor_mod(3), 2);
+        assert_eq!(6i8.floor_divide(-3), -2);
+        assert_eq!(7u8.floor_mod(3), 1);
+        assert_eq!(i32::MIN.divide(-1), i32::MIN);
+        assert_eq!((1u16.divide(0), (-5i8).floor_divide(0), 5u64.floor_mod(0)), (0, 0, 0));
+    }
+
+    /// Every integer rule the kernels implement agrees with the shared table (which kir's
+    /// interpreter and the VM evaluate) on the edge cases: 0 divisors, `MIN / -1`, overflow.
+    #[test]
+    fn integer_rules_are_the_shared_table() {
+        fn check<T: Num + std::fmt::Debug>(values: &[T]) {
+            for &a in values {
+                for &b in values {
+                    let table = |op| eval_binary_as(op, a, b).unwrap();
+                    assert_eq!(a.add_wrapping(b), table(BinOp::Add), "{a:?} + {b:?}");
+                    assert_eq!(a.sub_wrapping(b), table(BinOp::Sub), "{a:?} - {b:?}");
+                    assert_eq!(a.mul_wrapping(b), table(BinOp::Mul), "{a:?} * {b:?}");
+                    assert_eq!(a.divide(b), table(BinOp::Div), "{a:?} / {b:?}");
+                    assert_eq!(a.floor_divide(b), table(BinOp::FloorDiv), "{a:?} floordiv {b:?}");
+                    assert_eq!(a.floor_mod(b), table(BinOp::FloorMod), "{a:?} floormod {b:?}");
+                }
+            }
+        }
+        check(&[0i8, 1, -1, 7, -7, i8::MAX, i8::MIN]);
+        check(&[0i32, 1, -1, 3, -3, i32::MAX, i32::MIN]);
+        check(&[0i64, 1, -1, 5, -5, i64::MAX, i64::MIN]);
+        check(&[0u8, 1, 3, u8::MAX]);
+        check(&[0u64, 1, 3, u64::MAX]);
     }
 
     #[test]

@@ -112,9 +112,9 @@ reduction! {
     Sum = "sum", |run| Ok(run.iter().fold(T::ZERO, |s, &v| s.add_wrapping(v)));
     /// `prod` (integers wrap; 1 over no elements). Numeric dtypes.
     Prod = "prod", |run| Ok(run.iter().fold(T::ONE, |s, &v| s.mul_wrapping(v)));
-    /// `mean`: the sum divided by the count (truncating for integers; `NaN` for floats and an
-    /// error for integers over no elements). Numeric dtypes.
-    Mean = "mean", |run| run.iter().fold(T::ZERO, |s, &v| s.add_wrapping(v)).div_checked(from_usize::<T>(run.len()));
+    /// `mean`: the sum divided by the count (truncating for integers; `NaN` for floats and 0
+    /// for integers over no elements). Numeric dtypes.
+    Mean = "mean", |run| Ok(run.iter().fold(T::ZERO, |s, &v| s.add_wrapping(v)).divide(from_usize::<T>(run.len())));
     /// `max` (an error over no elements). Numeric dtypes.
     Max = "max", |run| run.iter().copied().reduce(|m, v| if v > m { v } else { m }).ok_or_else(empty_reduction);
     /// `min` (an error over no elements). Numeric dtypes.

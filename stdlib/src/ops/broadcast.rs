@@ -87,32 +87,37 @@ macro_rules! binary {
     };
 }
 
-/// Truncating division and remainder (C's `/` and `%`, TVM's `truncdiv`/`truncmod`).
+/// Truncating division and remainder (C's `/` and `%`, TVM's `truncdiv`/`truncmod`), with the
+/// integer rules of `relay_devices::arith`: dividing by zero gives 0, and so does the remainder
+/// (as `floor_mod`'s).
 trait Truncating: Num {
     /// `trunc(a / b)`.
-    fn trunc_div_checked(self, b: Self) -> Result<Self, KernelError>;
+    fn trunc_divide(self, b: Self) -> Self;
     /// `a - trunc(a / b) * b` (the sign follows `a`).
-    fn trunc_mod_checked(self, b: Self) -> Result<Self, KernelError>;
+    fn trunc_mod(self, b: Self) -> Self;
 }
 
 macro_rules! truncating {
     (ints: $($i:ty),*; floats: $($f:ty),*) => {
         $(impl Truncating for $i {
             // Integer division truncates already (and wraps `MIN / -1`).
-            fn trunc_div_checked(self, b: Self) -> Result<Self, KernelError> {
-                self.div_checked(b)
+            fn trunc_divide(self, b: Self) -> Self {
+                self.divide(b)
             }
-            fn trunc_mod_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok(self.sub_wrapping(self.div_checked(b)?.mul_wrapping(b)))
+            fn trunc_mod(self, b: Self) -> Self {
+                if b == 0 {
+                    return 0;
+                }
+                self.sub_wrapping(self.divide(b).mul_wrapping(b))
             }
         })*
         $(impl Truncating for $f {
-            fn trunc_div_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok((self / b).trunc())
+            fn trunc_divide(self, b: Self) -> Self {
+                (self / b).trunc()
             }
             // C `fmod`: exact, unlike `a - trunc(a / b) * b`.
-            fn trunc_mod_checked(self, b: Self) -> Result<Self, KernelError> {
-                Ok(self % b)
+            fn trunc_mod(self, b: Self) -> Self {
+                self % b
             }
         })*
     };
@@ -129,9 +134,9 @@ binary! {
     Subtract = "subtract", nums -> T, "a - b", |a, b| Ok(a.sub_wrapping(b)), kir |a, b| a - b, vm ScalarForm::Bin(BinOp::Sub);
     /// `multiply`: `a * b` (integers wrap).
     Multiply = "multiply", nums -> T, "a * b", |a, b| Ok(a.mul_wrapping(b)), kir |a, b| a * b, vm ScalarForm::Bin(BinOp::Mul);
-    /// `divide`: IEEE division for floats, truncating division for integers (division by
-    /// zero is an error; kir's integer division differs there, so integers run the reference).
-    Divide = "divide", nums -> T, "a / b", |a, b| a.div_checked(b), kir [floats] |a, b| a / b, vm ScalarForm::Bin(BinOp::Div);
+    /// `divide`: IEEE division for floats, truncating division for integers (`x / 0 == 0`;
+    /// only float division is lowered to kir so far, integers run the reference kernel).
+    Divide = "divide", nums -> T, "a / b", |a, b| Ok(a.divide(b)), kir [floats] |a, b| a / b, vm ScalarForm::Bin(BinOp::Div);
     /// `power`: `a ^ b`.
     Power = "power", floats -> T, "a ^ b", |a, b| Ok(a.powf(b)), kir |a, b| a.pow(b), vm ScalarForm::Bin(BinOp::Pow);
     /// `maximum` (`a` on ties, as the kernel's `a >= b`).
@@ -141,17 +146,17 @@ binary! {
     Minimum = "minimum", nums -> T, "min(a, b)", |a, b| Ok(if a <= b { a } else { b }),
         kir |a, b| Expr::select(a.clone().le(b.clone()), a, b), vm ScalarForm::Bin(BinOp::Min);
     /// `floor_divide`: `floor(a / b)`.
-    FloorDivide = "floor_divide", nums -> T, "floor(a / b)", |a, b| a.floor_div_checked(b),
+    FloorDivide = "floor_divide", nums -> T, "floor(a / b)", |a, b| Ok(a.floor_divide(b)),
         kir [floats] |a, b| a.binary(KirBinOp::Div, b).floor(), vm ScalarForm::Bin(BinOp::FloorDiv);
     /// `floor_mod`: `a - floor(a / b) * b`, with the sign of `b`.
-    FloorMod = "floor_mod", nums -> T, "a - floor(a / b) * b", |a, b| a.floor_mod_checked(b),
+    FloorMod = "floor_mod", nums -> T, "a - floor(a / b) * b", |a, b| Ok(a.floor_mod(b)),
         kir [floats] |a, b| a.clone() - a.binary(KirBinOp::Div, b.clone()).floor() * b, vm ScalarForm::Bin(BinOp::FloorMod);
     /// `trunc_divide`: `trunc(a / b)`.
-    TruncDivide = "trunc_divide", nums -> T, "trunc(a / b)", |a, b| a.trunc_div_checked(b);
+    TruncDivide = "trunc_divide", nums -> T, "trunc(a / b)", |a, b| Ok(a.trunc_divide(b));
     /// `trunc_mod`: `a - trunc(a / b) * b`, with the sign of `a` (C `%`, `fmod`).
-    TruncMod = "trunc_mod", nums -> T, "a - trunc(a / b) * b", |a, b| a.trunc_mod_checked(b);
+    TruncMod = "trunc_mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b));
     /// `mod`: TVM's `mod` is the truncating remainder, as `trunc_mod`.
-    Mod = "mod", nums -> T, "a - trunc(a / b) * b", |a, b| a.trunc_mod_checked(b);
+    Mod = "mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b));
     /// `equal` → `bool`.
     Equal = "equal", any_type -> bool, "a == b", |a, b| Ok(a == b), kir |a, b| a.equal(b), vm ScalarForm::Bin(BinOp::Eq);
     /// `not_equal` → `bool`.

@@ -6,13 +6,14 @@
 //! dead list cells, tuples and tensors go back to the pool instead of waiting for the frame.
 //!
 //! The bytecode's `Kill`s only cover tensor registers (the compiler's memory plan), so this
-//! is a plain backward liveness analysis over each function's control-flow graph. It needs
-//! no trust in the code: a register is "dead" after an instruction only if no path from
+//! reads the bytecode liveness analysis ([`crate::liveness`]) the memory plan is made from.
+//! It needs no trust in the code: a register is "dead" after an instruction only if no path from
 //! there reads it before writing it, and emptying such a register is unobservable. A wrong
 //! target or register in unverified code traps at run time exactly as before.
 
 use crate::executable::VmFunction;
 use crate::isa::Instr;
+use crate::liveness::Liveness;
 use crate::operand::Reg;
 
 /// Per instruction of one function, which of its movable operands are last uses: bit `i`
@@ -29,25 +30,16 @@ impl LastUses {
     /// The last uses in `f`'s code.
     pub fn of(f: &VmFunction) -> LastUses {
         let code = &f.code;
-        let words = (f.num_regs as usize).div_ceil(64);
-        if words == 0 || code.iter().all(|i| movable(i).is_empty()) {
+        if f.num_regs == 0 || code.iter().all(|i| movable(i).is_empty()) {
             return LastUses { masks: vec![] };
         }
-        let live_in = liveness(code, words);
+        let liveness = Liveness::of(code, f.num_regs);
         let mut masks = vec![0u64; code.len()];
-        let mut live_out = vec![0u64; words];
         for (pc, ins) in code.iter().enumerate() {
             let ops = movable(ins);
-            if ops.is_empty() {
-                continue;
-            }
-            live_out.iter_mut().for_each(|w| *w = 0);
-            for s in successors(code, pc) {
-                live_out.iter_mut().zip(&live_in[s * words..(s + 1) * words]).for_each(|(o, i)| *o |= i);
-            }
             for (i, r) in ops.iter().enumerate().take(64) {
                 // A register passed twice is moved at its last position only.
-                let dead = !has(&live_out, *r) && !ops[i + 1..].contains(r);
+                let dead = !liveness.is_live_out(pc, *r) && !ops[i + 1..].contains(r);
                 if dead {
                     masks[pc] |= 1 << i;
                 }
@@ -75,79 +67,6 @@ pub(crate) fn movable(ins: &Instr) -> &[Reg] {
         Instr::AllocClosure { captured, .. } => captured,
         _ => &[],
     }
-}
-
-fn has(set: &[u64], r: Reg) -> bool {
-    let r = r.0 as usize;
-    set.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
-}
-
-/// The instructions control can reach right after `pc` (targets outside the code trap).
-fn successors(code: &[Instr], pc: usize) -> Vec<usize> {
-    let next = |out: &mut Vec<usize>| {
-        if pc + 1 < code.len() {
-            out.push(pc + 1)
-        }
-    };
-    let mut out = vec![];
-    match &code[pc] {
-        Instr::Ret { .. }
-        | Instr::RetBin { .. }
-        | Instr::RetBinImm { .. }
-        | Instr::TailCall { .. }
-        | Instr::TailCallClosure { .. }
-        | Instr::Fatal { .. } => {}
-        Instr::Goto { target } => out.push(target.0 as usize),
-        Instr::If { else_target, .. }
-        | Instr::IfCmp { else_target, .. }
-        | Instr::IfCmpImm { else_target, .. } => {
-            next(&mut out);
-            out.push(else_target.0 as usize);
-        }
-        Instr::SwitchTag { targets, .. } => out.extend(targets.iter().map(|t| t.0 as usize)),
-        _ => next(&mut out),
-    }
-    out.retain(|&s| s < code.len());
-    out
-}
-
-/// Registers live on entry to each instruction, `words` 64-bit words per instruction:
-/// backward data flow to a fixed point (`live_in = uses ∪ (live_out ∖ defs)`).
-fn liveness(code: &[Instr], words: usize) -> Vec<u64> {
-    let n = code.len();
-    // A `Kill` reads nothing: it only empties registers that are dead anyway.
-    let uses: Vec<Vec<Reg>> =
-        code.iter().map(|i| if matches!(i, Instr::Kill { .. }) { vec![] } else { i.uses() }).collect();
-    let defs: Vec<Vec<Reg>> = code.iter().map(Instr::defs).collect();
-    let succs: Vec<Vec<usize>> = (0..n).map(|pc| successors(code, pc)).collect();
-    let mut live_in = vec![0u64; n * words];
-    let mut set = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in (0..n).rev() {
-            set.iter_mut().for_each(|w| *w = 0);
-            for &s in &succs[pc] {
-                set.iter_mut().zip(&live_in[s * words..(s + 1) * words]).for_each(|(o, i)| *o |= i);
-            }
-            for r in &defs[pc] {
-                if let Some(w) = set.get_mut(r.0 as usize / 64) {
-                    *w &= !(1 << (r.0 % 64));
-                }
-            }
-            for r in &uses[pc] {
-                if let Some(w) = set.get_mut(r.0 as usize / 64) {
-                    *w |= 1 << (r.0 % 64);
-                }
-            }
-            let old = &mut live_in[pc * words..(pc + 1) * words];
-            if old != set.as_slice() {
-                old.copy_from_slice(&set);
-                changed = true;
-            }
-        }
-    }
-    live_in
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 
 use super::*;
 use crate::executable::{ValueType, VmFunction};
-use crate::operand::{BinOp, FuncIdx, Imm, Target};
+use crate::operand::{FuncIdx, Imm, Target};
 use crate::verify::verify;
+use relay_devices::arith::BinOp;
 use relay_devices::Tensor;
 use Instr::*;
 
@@ -117,8 +118,7 @@ fn returning_an_operation() {
     let quot = func("quot", 2, 2, vec![RetBin { op: BinOp::Div, lhs: Reg(0), rhs: Reg(1) }]);
     assert_eq!(int(run(vec![depth], "depth", vec![i32v(1000)])), 1000);
     assert_eq!(int(run(vec![quot.clone()], "quot", vec![i32v(-7), i32v(2)])), -3);
-    let t = run(vec![quot], "quot", vec![i32v(1), i32v(0)]).unwrap_err();
-    assert!(t.message.contains("division by zero"), "{t}");
+    assert_eq!(int(run(vec![quot], "quot", vec![i32v(1), i32v(0)])), 0, "x / 0 == 0");
 }
 
 #[test]

@@ -1,12 +1,214 @@
-//! The meaning of kir's scalar operators, on [`Scalar`] values normalised to their dtype.
+//! Scalar arithmetic, defined once: the binary and unary operators ([`BinOp`], [`UnOp`]) and
+//! their meaning on [`Scalar`] values of a [`DType`] ([`eval_binary`], [`eval_unary`],
+//! [`cast`]). kir's interpreter (the oracle the JIT and OpenCL backends are tested against),
+//! the VM's unboxed scalar instructions and the reference kernels' integer rules all evaluate
+//! this table; it lives here, below the VM and the compiler, so that each can.
 //!
-//! This is the single definition the interpreter evaluates and the backends must match
-//! (module docs of [`super`]: exactly for ints and bools; floats up to contraction,
-//! reassociation and the documented approximations of `exp log tanh sigmoid erf`, which are
-//! computed here in `f64` and rounded once, so the oracle is as accurate as `f32` allows).
+//! Integer rules (TVM's, made total, because vectorised JIT code cannot trap):
+//! - `+ - *` and negation wrap at the dtype's width; `abs(MIN) == MIN`.
+//! - `/` truncates toward zero, `floordiv`/`floormod` round toward negative infinity (the
+//!   remainder takes the divisor's sign); `i32::MIN / -1` wraps to `i32::MIN`.
+//! - **Dividing by zero gives 0** for `/`, `floordiv` and `floormod`, as kir, the JIT and the
+//!   OpenCL code generator compute it; the VM and the reference kernels agree, so an integer
+//!   program gives the same answer on every path instead of trapping on some.
+//! - `and`/`or`/`not` are logical on `bool` and bitwise on integers; `pow` is for floats only.
+//!
+//! Floats follow IEEE in the operand's precision (`float32` in `f32`), except that
+//! `exp log tanh sigmoid erf` of a `float32` are computed in `f64` and rounded once, so the
+//! oracle is as accurate as `f32` allows. `max`/`min` are compare-and-select (`a > b ? a : b`),
+//! as the vector instructions compute them.
 
-use super::{BinOp, UnOp};
-use relay_devices::{DType, DTypeCode, Element, Scalar};
+use crate::{DType, DTypeCode, Element, Scalar};
+
+/// A binary scalar operator. Comparisons give `bool`; the rest a value of the operands' dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum BinOp {
+    /// `a + b` (integers wrap).
+    Add,
+    /// `a - b` (integers wrap).
+    Sub,
+    /// `a * b` (integers wrap).
+    Mul,
+    /// `a / b` (integers truncate; `x / 0 == 0`).
+    Div,
+    /// `floor(a / b)` (`x floordiv 0 == 0`).
+    FloorDiv,
+    /// `a - floor(a / b) * b`, with the sign of `b` (`x floormod 0 == 0`).
+    FloorMod,
+    /// Maximum (`a > b ? a : b` for floats).
+    Max,
+    /// Minimum (`a < b ? a : b` for floats).
+    Min,
+    /// `a` to the power `b` (floats).
+    Pow,
+    /// `a == b`.
+    Eq,
+    /// `a != b` (true when either float is NaN).
+    Ne,
+    /// `a < b`.
+    Lt,
+    /// `a <= b`.
+    Le,
+    /// `a > b`.
+    Gt,
+    /// `a >= b`.
+    Ge,
+    /// Logical and (bool) or bitwise and (integers).
+    And,
+    /// Logical or (bool) or bitwise or (integers).
+    Or,
+}
+
+/// A unary scalar operator; the result has the operand's dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum UnOp {
+    /// `-a` (wrapping for integers).
+    Neg,
+    /// Logical (bool) or bitwise (integers) not.
+    Not,
+    /// `|a|` (wrapping for integers).
+    Abs,
+    /// `e^a` (float32).
+    Exp,
+    /// Natural logarithm (float32).
+    Log,
+    /// Square root.
+    Sqrt,
+    /// `1 / sqrt(a)`.
+    Rsqrt,
+    /// Hyperbolic tangent (float32).
+    Tanh,
+    /// `1 / (1 + e^-a)` (float32).
+    Sigmoid,
+    /// The error function (float32).
+    Erf,
+    /// Round toward -inf.
+    Floor,
+    /// Round toward +inf.
+    Ceil,
+    /// Round to nearest, ties away from zero.
+    Round,
+    /// -1, 0 or 1 (floats: `sign(±0) = ±0`, `sign(NaN) = NaN`).
+    Sign,
+}
+
+impl BinOp {
+    /// Every operator, in declaration order (the order of their encodings).
+    pub const ALL: [BinOp; 17] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::FloorDiv,
+        BinOp::FloorMod,
+        BinOp::Max,
+        BinOp::Min,
+        BinOp::Pow,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::And,
+        BinOp::Or,
+    ];
+
+    /// The operator's mnemonic (`add`, `floordiv`, `lt`), as the disassembler prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::FloorDiv => "floordiv",
+            BinOp::FloorMod => "floormod",
+            BinOp::Max => "max",
+            BinOp::Min => "min",
+            BinOp::Pow => "pow",
+            BinOp::Eq => "eq",
+            BinOp::Ne => "ne",
+            BinOp::Lt => "lt",
+            BinOp::Le => "le",
+            BinOp::Gt => "gt",
+            BinOp::Ge => "ge",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+        }
+    }
+
+    /// The infix symbol C-like syntax writes the operator with (`+`, `<=`, `&&`), or its
+    /// [`name`](BinOp::name) where it is written as a call (`max(a, b)`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            _ => self.name(),
+        }
+    }
+
+    /// Whether the result is `bool` whatever the operand dtype.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
+impl UnOp {
+    /// Every operator, in declaration order (the order of their encodings).
+    pub const ALL: [UnOp; 14] = [
+        UnOp::Neg,
+        UnOp::Not,
+        UnOp::Abs,
+        UnOp::Exp,
+        UnOp::Log,
+        UnOp::Sqrt,
+        UnOp::Rsqrt,
+        UnOp::Tanh,
+        UnOp::Sigmoid,
+        UnOp::Erf,
+        UnOp::Floor,
+        UnOp::Ceil,
+        UnOp::Round,
+        UnOp::Sign,
+    ];
+
+    /// The operator's name (`neg`, `exp`), as printers write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnOp::Neg => "neg",
+            UnOp::Not => "not",
+            UnOp::Abs => "abs",
+            UnOp::Exp => "exp",
+            UnOp::Log => "log",
+            UnOp::Sqrt => "sqrt",
+            UnOp::Rsqrt => "rsqrt",
+            UnOp::Tanh => "tanh",
+            UnOp::Sigmoid => "sigmoid",
+            UnOp::Erf => "erf",
+            UnOp::Floor => "floor",
+            UnOp::Ceil => "ceil",
+            UnOp::Round => "round",
+            UnOp::Sign => "sign",
+        }
+    }
+
+    /// Whether the op exists only for `float32` (approximated by backends).
+    pub fn is_f32_only(self) -> bool {
+        matches!(self, UnOp::Exp | UnOp::Log | UnOp::Tanh | UnOp::Sigmoid | UnOp::Erf)
+    }
+}
 
 /// `v` converted to `to` with Rust `as` semantics (ints wrap, float→int saturates and maps
 /// NaN to 0, anything non-zero is `true`), in the normal form of `to`: `Int` for signed
@@ -28,9 +230,8 @@ pub fn cast(v: Scalar, to: DType) -> Scalar {
     }
 }
 
-/// `op(a, b)` for operands of `dtype`; `None` if the op is not defined for `dtype` (the
-/// verifier rejects such kernels). Comparisons return `Bool`; everything else a value of
-/// `dtype`.
+/// `op(a, b)` for operands of `dtype`; `None` if the op is not defined for `dtype`.
+/// Comparisons return `Bool`; everything else a value of `dtype` in its normal form.
 pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
     match dtype.code {
         DTypeCode::Float if dtype.bits == 32 => {
@@ -77,6 +278,13 @@ pub fn eval_unary(op: UnOp, dtype: DType, a: Scalar) -> Option<Scalar> {
     }
 }
 
+/// `op(a, b)` on elements of type `T` (an integer or float type) through [`eval_binary`]:
+/// how typed code (the reference kernels) applies the table's rules; `None` where the op is
+/// not defined for `T`.
+pub fn eval_binary_as<T: Element>(op: BinOp, a: T, b: T) -> Option<T> {
+    eval_binary(op, T::DTYPE, a.to_scalar(), b.to_scalar()).map(T::from_scalar)
+}
+
 /// Comparison results stay `Bool`; arithmetic results wrap to the dtype's width.
 fn norm(r: Scalar, dtype: DType) -> Scalar {
     match r {
@@ -85,8 +293,11 @@ fn norm(r: Scalar, dtype: DType) -> Scalar {
     }
 }
 
-fn compare<T: PartialOrd>(op: BinOp, a: T, b: T) -> Option<Scalar> {
-    let r = match op {
+/// Comparison `op` on two values of one element type (NaN compares false except with `!=`);
+/// `None` for an operator that is not a comparison. Public for fast paths on typed values.
+#[inline(always)]
+pub fn compare<T: PartialOrd>(op: BinOp, a: T, b: T) -> Option<bool> {
+    Some(match op {
         BinOp::Eq => a == b,
         BinOp::Ne => a != b,
         BinOp::Lt => a < b,
@@ -94,8 +305,7 @@ fn compare<T: PartialOrd>(op: BinOp, a: T, b: T) -> Option<Scalar> {
         BinOp::Gt => a > b,
         BinOp::Ge => a >= b,
         _ => return None,
-    };
-    Some(Scalar::Bool(r))
+    })
 }
 
 macro_rules! float_binary {
@@ -124,7 +334,7 @@ macro_rules! float_binary {
                 }
                 BinOp::Pow => a.powf(b),
                 BinOp::And | BinOp::Or => return None,
-                _ => return compare(op, a, b),
+                _ => return compare(op, a, b).map(Scalar::Bool),
             };
             Some(Scalar::Float(f64::from(r)))
         }
@@ -134,14 +344,15 @@ macro_rules! float_binary {
 float_binary!(float_binary_f32, f32);
 float_binary!(float_binary_f64, f64);
 
+/// Signed integer operations on values sign-extended to 64 bits; the caller wraps the
+/// result to the dtype's width (exact for every narrower width, `MIN / -1` included).
 fn int_binary(op: BinOp, a: i64, b: i64) -> Option<Scalar> {
     let r = match op {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
-        BinOp::Div if b == 0 => 0,
+        BinOp::Div | BinOp::FloorDiv | BinOp::FloorMod if b == 0 => 0,
         BinOp::Div => a.wrapping_div(b),
-        BinOp::FloorDiv | BinOp::FloorMod if b == 0 => 0,
         BinOp::FloorDiv => {
             let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
             if r != 0 && (r < 0) != (b < 0) {
@@ -163,7 +374,7 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Option<Scalar> {
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Pow => return None,
-        _ => return compare(op, a, b),
+        _ => return compare(op, a, b).map(Scalar::Bool),
     };
     Some(Scalar::Int(r))
 }
@@ -181,18 +392,17 @@ fn uint_binary(op: BinOp, a: u64, b: u64) -> Option<Scalar> {
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Pow => return None,
-        _ => return compare(op, a, b),
+        _ => return compare(op, a, b).map(Scalar::Bool),
     };
     Some(Scalar::UInt(r))
 }
 
+/// `false < true`, as in C and Rust.
 fn bool_binary(op: BinOp, a: bool, b: bool) -> Option<Scalar> {
     let r = match op {
-        BinOp::Eq => a == b,
-        BinOp::Ne => a != b,
         BinOp::And => a && b,
         BinOp::Or => a || b,
-        _ => return None,
+        _ => return compare(op, a, b).map(Scalar::Bool),
     };
     Some(Scalar::Bool(r))
 }
@@ -251,6 +461,10 @@ mod tests {
         assert_eq!(int(BinOp::FloorMod, DType::I64, 5, 0), Some(Scalar::Int(0)));
         assert_eq!(int(BinOp::Div, DType::I32, i32::MIN.into(), -1), Some(Scalar::Int(i32::MIN.into())));
         assert_eq!(int(BinOp::FloorDiv, DType::I64, i64::MIN, -1), Some(Scalar::Int(i64::MIN)));
+        let u = |op, a: u64, b: u64| eval_binary(op, DType::U8, Scalar::UInt(a), Scalar::UInt(b));
+        assert_eq!(u(BinOp::FloorMod, 7, 0), Some(Scalar::UInt(0)));
+        assert_eq!(eval_binary_as(BinOp::FloorDiv, -7i8, 2), Some(-4));
+        assert_eq!(eval_binary_as(BinOp::Pow, 2i32, 3), None);
     }
 
     #[test]
@@ -264,6 +478,14 @@ mod tests {
             Some(Scalar::Int(i32::MIN.into()))
         );
         assert_eq!(int(BinOp::Lt, DType::I32, -1, 0), Some(Scalar::Bool(true)));
+    }
+
+    #[test]
+    fn bools_are_logical_and_ordered() {
+        let b = |op, x, y| eval_binary(op, DType::BOOL, Scalar::Bool(x), Scalar::Bool(y));
+        assert_eq!(b(BinOp::Lt, false, true), Some(Scalar::Bool(true)));
+        assert_eq!(b(BinOp::Or, false, true), Some(Scalar::Bool(true)));
+        assert_eq!(b(BinOp::Add, true, true), None);
     }
 
     #[test]
@@ -290,5 +512,12 @@ mod tests {
         assert_eq!(cast(Scalar::Float(f64::NAN), DType::U8), Scalar::UInt(0));
         assert_eq!(cast(Scalar::Int(-1), DType::U16), Scalar::UInt(65535));
         assert_eq!(cast(Scalar::Float(0.1), DType::F32), Scalar::Float(f64::from(0.1f32)));
+    }
+
+    #[test]
+    fn names_and_encoding_order() {
+        assert_eq!(BinOp::ALL.iter().enumerate().filter(|&(i, op)| *op as usize != i).count(), 0);
+        assert_eq!(UnOp::ALL.iter().enumerate().filter(|&(i, op)| *op as usize != i).count(), 0);
+        assert_eq!((BinOp::Le.name(), BinOp::Le.symbol(), BinOp::Max.symbol()), ("le", "<=", "max"));
     }
 }
