@@ -7,6 +7,7 @@
 //! the results so far. Errors go to stderr.
 
 mod job;
+mod ops_list;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use job::Job;
@@ -138,6 +139,13 @@ enum Command {
     /// List the devices kernels can run on: the host CPU and every OpenCL device (or why
     /// there are none).
     Devices,
+    /// List every operator: its fusion pattern, operand dtypes, attributes with their
+    /// defaults, and whether it has a fused (JIT/OpenCL) kernel.
+    Ops {
+        /// `text` for people, `json` for tools.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
@@ -218,7 +226,7 @@ enum Executor {
     Interp,
 }
 
-/// How `run` prints results.
+/// How `run` prints results (and `ops` its listing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
     /// JSON, in the same forms the arguments take (tensors always as {"dtype", "shape", "data"}).
@@ -292,6 +300,7 @@ fn main() -> ExitCode {
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
+        Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
         Command::Dump { file, kernels, memory, opt_level } => {
             finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels, memory))))
         }

@@ -139,10 +139,14 @@ impl Program {
             let _ = relay_compiler::pass::specialize_params(&mut module, &options.entry, &options.bound);
         }
         let lower = relay_compiler::pass::LowerOptions::at_level(options.opt_level);
-        let kir_ops = (options.opt_level >= 1).then_some(&ops);
         let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
-            let mut exe =
-                relay_compiler::codegen::compile_planned(&module, &types, kir_ops, options.memory_plan)?;
+            let mut exe = relay_compiler::codegen::compile_planned(
+                &module,
+                &types,
+                &ops,
+                options.opt_level >= 1,
+                options.memory_plan,
+            )?;
             if options.device.is_opencl() {
                 relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
             }

@@ -1,4 +1,5 @@
-//! Every operator with a compute rule: its JIT-compiled kir kernel (opt-level 2) against its
+//! Every operator with a compute rule (the elementwise and broadcast ones taken from the
+//! library's operator list): its JIT-compiled kir kernel (opt-level 2) against its
 //! reference kernel (opt-level 0), on shapes including size-1 and size-0 dimensions and
 //! broadcasting, with pseudo-random inputs. Floats must agree within [`TOL`] (relative, or
 //! absolute near zero; NaN matches NaN), everything else exactly.
@@ -9,6 +10,9 @@
 //! OpenCL C on that device (CI does this on POCL).
 
 use common::{run_main as run, Lcg};
+use relay::compiler::op::OpPattern;
+use relay::stdlib::operator::DTypeSet;
+use relay::stdlib::ops::operators;
 use relay::Program;
 use serde_json::Value as Json;
 
@@ -25,63 +29,25 @@ const F: &str = "float32";
 fn cases() -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = vec![];
     let shapes = ["(2, 3)", "(1)", "(0, 4)", "(3, 1, 5)", "(1, 1)"];
-    for op in [
-        "negative",
-        "abs",
-        "exp",
-        "log",
-        "sqrt",
-        "rsqrt",
-        "tanh",
-        "sigmoid",
-        "erf",
-        "floor",
-        "ceil",
-        "round",
-        "sign",
-        "nn.relu",
-        "copy",
-        "zeros_like",
-        "ones_like",
-    ] {
+    for (op, dtype) in listed_ops(1) {
         for s in shapes {
-            out.push((format!("{op}(%a)"), vec![tensor(s, F)]));
+            out.push((format!("{op}(%a)"), vec![tensor(s, dtype)]));
         }
     }
     for s in shapes {
         out.push(("nn.leaky_relu(%a, alpha=0.1)".into(), vec![tensor(s, F)]));
         out.push(("clip(%a, a_min=-0.5, a_max=0.7)".into(), vec![tensor(s, F)]));
         out.push(("cast(%a, dtype=\"int32\")".into(), vec![tensor(s, F)]));
-        out.push(("logical_not(%a)".into(), vec![tensor(s, "bool")]));
     }
     let pairs =
         [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
-    for op in [
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "power",
-        "maximum",
-        "minimum",
-        "floor_divide",
-        "floor_mod",
-        "equal",
-        "not_equal",
-        "less",
-        "less_equal",
-        "greater",
-        "greater_equal",
-    ] {
+    for (op, dtype) in listed_ops(2) {
         for (x, y) in pairs {
-            out.push((format!("{op}(%a, %b)"), vec![tensor(x, F), tensor(y, F)]));
+            out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
         }
     }
     for op in ["add", "subtract", "multiply", "maximum", "minimum", "equal", "less"] {
         out.push((format!("{op}(%a, %b)"), vec![tensor("(2, 3)", "int32"), tensor("(3)", "int32")]));
-    }
-    for op in ["logical_and", "logical_or"] {
-        out.push((format!("{op}(%a, %b)"), vec![tensor("(2, 3)", "bool"), tensor("(1, 3)", "bool")]));
     }
     out.push((
         "where(%a, %b, %c)".into(),
@@ -177,6 +143,24 @@ fn cases() -> Vec<(String, Vec<String>)> {
     ];
     out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
     out
+}
+
+/// The library's elementwise (`arity` 1) or broadcast (`arity` 2) operators that have a
+/// compute rule and no required attribute, each with a dtype of its set to test it on.
+fn listed_ops(arity: usize) -> Vec<(&'static str, &'static str)> {
+    let pattern = if arity == 1 { OpPattern::ElemWise } else { OpPattern::Broadcast };
+    operators()
+        .filter(|e| e.def.num_inputs == arity && e.def.pattern == pattern && e.def.compute.is_some())
+        .filter(|e| (e.reference.attr_defaults)().iter().all(|(_, default)| default.is_some()))
+        .filter_map(|e| {
+            let dtype = match e.dtypes? {
+                DTypeSet::Bools => "bool",
+                DTypeSet::Ints | DTypeSet::IntsBools => "int32",
+                DTypeSet::Floats | DTypeSet::Nums | DTypeSet::Any => F,
+            };
+            Some((e.def.name, dtype))
+        })
+        .collect()
 }
 
 fn tensor(shape: &str, dtype: &str) -> String {

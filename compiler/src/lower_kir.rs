@@ -439,6 +439,7 @@ mod tests {
                 pattern,
                 compute: Some(rule),
                 project: None,
+                scalar: None,
                 doc: "",
             };
             assert!(r.register(def).is_ok());

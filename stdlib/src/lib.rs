@@ -12,6 +12,7 @@ pub mod attrs;
 pub mod compute;
 pub mod error;
 pub mod kernels;
+pub mod operator;
 pub mod ops;
 pub mod relations;
 

@@ -24,10 +24,7 @@ fn every_registered_op_has_a_kernel_and_vectors() {
 #[test]
 fn every_reference_kernel_is_registered() {
     let registry = relay_stdlib::op_registry();
-    let unregistered: Vec<&str> = relay_stdlib::reference_ops()
-        .iter()
-        .map(|k| k.name)
-        .filter(|n| registry.lookup(n).is_none())
-        .collect();
+    let unregistered: Vec<&str> =
+        relay_stdlib::reference_ops().map(|k| k.name).filter(|n| registry.lookup(n).is_none()).collect();
     assert!(unregistered.is_empty(), "kernels without a registration: {unregistered:?}");
 }

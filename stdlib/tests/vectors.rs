@@ -239,7 +239,7 @@ fn every_vector_file_names_a_kernel_and_the_data_stays_small() {
         let path = entry.expect("directory entry").path();
         total += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let op = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        assert!(reference_ops().iter().any(|o| o.name == op), "{} has no kernel", path.display());
+        assert!(reference_ops().any(|o| o.name == op), "{} has no kernel", path.display());
     }
     assert!(total < 2 * 1024 * 1024, "vectors take {total} bytes");
 }

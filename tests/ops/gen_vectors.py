@@ -652,6 +652,82 @@ case("nn.dropout", "empty", [f32(0)], [f32(0), f32(0)])
 error("nn.dropout", "int_rejected", [ints(2)])
 
 
+# ---------------------------------------------------------------- unary and broadcast operators of the model zoo
+# (appended last, so the random draws of the cases above stay as they were)
+
+unary_float("sin", np.sin, -4, 4)
+unary_float("cos", np.cos, -4, 4)
+unary_float("tan", np.tan, -1.2, 1.2)
+unary_float("asin", np.arcsin, -1, 1)
+unary_float("acos", np.arccos, -1, 1)
+unary_float("atan", np.arctan, -5, 5)
+unary_float("sinh", np.sinh, -3, 3)
+unary_float("cosh", np.cosh, -3, 3)
+unary_float("trunc", np.trunc, -5, 5)
+case("trunc", "halves", [halves], [np.trunc(halves)])
+unary_float("log2", np.log2, 0.1, 10)
+unary_float("log10", np.log10, 0.1, 10)
+case("asin", "out_of_domain", [np.array([2.0], np.float32)], [np.array([np.nan], np.float32)])
+
+special = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 3.0], np.float32)
+for op, fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    case(op, "specials", [special], [fn(special)])
+    case(op, "float64_2x3", [special.astype(np.float64).reshape(2, 3)], [fn(special).reshape(2, 3)])
+    case(op, "empty", [f32(0, 2)], [np.zeros((0, 2), bool)])
+    error(op, "int_rejected", [ints(2)])
+
+xi = np.array([0, 1, -1, 2147483647, -2147483648], np.int32)
+case("bitwise_not", "int32", [xi], [~xi])
+xu = np.array([0, 1, 255], np.uint8)
+case("bitwise_not", "uint8", [xu], [~xu])
+case("bitwise_not", "bool", [np.array([True, False])], [np.array([False, True])])
+error("bitwise_not", "float_rejected", [f32(2)])
+
+
+def fmod_ref(a, b):
+    return np.fmod(a, b).astype(a.dtype)
+
+
+binary("trunc_divide", lambda a, b: np.trunc(a / b) if a.dtype.kind == "f" else trunc_div(a, b))
+binary("trunc_mod", fmod_ref)
+binary("mod", fmod_ref)
+a, b = np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32)
+for op in ["trunc_divide", "trunc_mod", "mod"]:
+    want = trunc_div(a, b) if op == "trunc_divide" else np.fmod(a, b)
+    case(op, "int32_signs", [a, b], [want])
+    q = [1, 0] if op == "trunc_divide" else [0, 0]
+    case(op, "int_division_by_zero", [np.array([1, 2], np.int32), np.array([1, 0], np.int32)], [np.array(q, np.int32)])
+
+p, q = np.array([[True], [False]]), np.array([True, False, True])
+case("logical_xor", "outer", [p, q], [np.logical_xor(p, q)])
+case("logical_xor", "scalar", [np.bool_(True), q], [np.logical_xor(True, q)])
+case("logical_xor", "empty", [np.zeros((0, 2), bool), np.ones((2,), bool)], [np.zeros((0, 2), bool)])
+error("logical_xor", "float_rejected", [f32(2), f32(2)])
+
+for op, fn in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)]:
+    a, b = ints(3, 4, lo=-100, hi=100), ints(4, lo=-100, hi=100)
+    case(op, "int32_row", [a, b], [fn(a, b)])
+    au, bu = ints(2, 1, lo=0, hi=255, dtype="uint8"), ints(3, lo=0, hi=255, dtype="uint8")
+    case(op, "uint8_outer", [au, bu], [fn(au, bu)])
+    case(op, "bool", [p, q], [fn(p, q)])
+    case(op, "empty", [ints(0, 3), ints(3)], [np.zeros((0, 3), np.int32)])
+    error(op, "float_rejected", [f32(2), f32(2)])
+    error(op, "shape_mismatch", [ints(2), ints(3)])
+
+a, s = ints(2, 3, lo=-1000, hi=1000), ints(3, lo=0, hi=8)
+case("left_shift", "int32", [a, s], [np.left_shift(a, s)])
+case("right_shift", "int32_arithmetic", [a, s], [np.right_shift(a, s)])
+au, su = np.array([1, 128, 255], np.uint8), np.array([1, 1, 4], np.uint8)
+with np.errstate(over="ignore"):
+    case("left_shift", "uint8_wraps", [au, su], [np.left_shift(au, su).astype(np.uint8)])
+case("right_shift", "uint8", [au, su], [np.right_shift(au, su)])
+ai = ints(4, dtype="int64")
+case("left_shift", "int64_scalar_shift", [ai, np.int64(3)], [np.left_shift(ai, 3)])
+case("right_shift", "int64_scalar_shift", [ai, np.int64(2)], [np.right_shift(ai, 2)])
+for op in ["left_shift", "right_shift"]:
+    error(op, "float_rejected", [f32(2), f32(2)])
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

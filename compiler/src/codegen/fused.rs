@@ -62,7 +62,10 @@ fn invoke(
     args: &[ExprId],
     dest: Option<Dest>,
 ) -> Result<Option<Vec<Reg>>, Diagnostic> {
-    let Some(ops) = em.cx.kir_ops else { return Ok(None) };
+    if !em.cx.fused {
+        return Ok(None);
+    }
+    let ops = em.cx.ops;
     let m = em.cx.m;
     let ExprKind::Function(func) = &m.expr(f).kind else { return Ok(None) };
     let single = matches!(&m.expr(func.body).kind, ExprKind::Call { args, .. }

@@ -22,7 +22,6 @@ use crate::kir::Kernel;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 pub use emit::literal_value;
-pub use primitive::binary_op;
 use relay_devices::Tensor;
 use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
 use std::collections::HashMap;
@@ -30,15 +29,18 @@ pub use types::{adt_infos, value_type};
 
 /// Compiles every global function of a lowered, typed module to bytecode.
 ///
+/// Operator calls on 0-d operands become the unboxed instruction of their operator's
+/// [`ScalarForm`](crate::op::ScalarForm) in `ops`; the others call reference kernels.
+///
 /// # Errors
 /// Constructs the emitter does not accept (a sign that the lowering passes were not run), or
 /// constants whose dtype has no tensor storage.
-pub fn compile(m: &Module, types: &TypeMap) -> Result<Executable, CompileError> {
-    compile_with(m, types, None)
+pub fn compile(m: &Module, types: &TypeMap, ops: &OpRegistry) -> Result<Executable, CompileError> {
+    compile_with(m, types, ops, false)
 }
 
-/// [`compile`], and with `kir_ops` (fused kernels on) every primitive function that lowers to
-/// kir through the compute rules of `kir_ops` gets a JIT-able kernel in its descriptor
+/// [`compile`], and with `fused` (fused kernels on) every primitive function that lowers to
+/// kir through the compute rules of `ops` gets a JIT-able kernel in its descriptor
 /// ([`KernelDesc::kernel`]); all-scalar single operators keep their unboxed instructions.
 ///
 /// # Errors
@@ -46,9 +48,10 @@ pub fn compile(m: &Module, types: &TypeMap) -> Result<Executable, CompileError> 
 pub fn compile_with(
     m: &Module,
     types: &TypeMap,
-    kir_ops: Option<&OpRegistry>,
+    ops: &OpRegistry,
+    fused: bool,
 ) -> Result<Executable, CompileError> {
-    compile_planned(m, types, kir_ops, true)
+    compile_planned(m, types, ops, fused, true)
 }
 
 /// [`compile_with`], with the memory plan ([`memory`]: frame arenas and kills at last use)
@@ -60,11 +63,12 @@ pub fn compile_with(
 pub fn compile_planned(
     m: &Module,
     types: &TypeMap,
-    kir_ops: Option<&OpRegistry>,
+    ops: &OpRegistry,
+    fused: bool,
     memory_plan: bool,
 ) -> Result<Executable, CompileError> {
-    let mut cx = ModuleCx::new(m, types)?;
-    cx.kir_ops = kir_ops;
+    let mut cx = ModuleCx::new(m, types, ops)?;
+    cx.fused = fused;
     let mut functions = Vec::with_capacity(m.functions.len());
     let mut diags = vec![];
     for g in &m.functions {
@@ -101,12 +105,14 @@ pub(crate) struct ModuleCx<'a> {
     kernel_index: HashMap<String, u32>,
     pub strings: Vec<String>,
     pub constants: Vec<Tensor>,
-    /// The registry whose compute rules lower primitives to kir; `None`: reference kernels.
-    pub kir_ops: Option<&'a OpRegistry>,
+    /// The operators: their scalar forms, and with `fused` their compute rules.
+    pub ops: &'a OpRegistry,
+    /// Whether primitives lower to kir through the compute rules; otherwise reference kernels.
+    pub fused: bool,
 }
 
 impl<'a> ModuleCx<'a> {
-    fn new(m: &'a Module, types: &'a TypeMap) -> Result<ModuleCx<'a>, CompileError> {
+    fn new(m: &'a Module, types: &'a TypeMap, ops: &'a OpRegistry) -> Result<ModuleCx<'a>, CompileError> {
         let func_index = m.functions.iter().enumerate().map(|(i, g)| (g.name, i as u32)).collect();
         let closure_globals = m
             .functions
@@ -130,7 +136,8 @@ impl<'a> ModuleCx<'a> {
             kernel_index: HashMap::new(),
             strings: vec![],
             constants,
-            kir_ops: None,
+            ops,
+            fused: false,
         })
     }
 

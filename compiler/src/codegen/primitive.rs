@@ -5,7 +5,8 @@
 use super::emit::{literal_value, Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
-use relay_vm::{BinOp, Imm, Instr, KernelIdx, Reg, UnOp};
+use crate::op::ScalarForm;
+use relay_vm::{Imm, Instr, KernelIdx, Reg};
 
 /// Emits a call of the primitive function `f` on `args` into `dest`.
 pub(crate) fn call_primitive(
@@ -52,7 +53,8 @@ pub(crate) fn call_primitive(
             return Ok(());
         }
         let inputs = em.atoms(&sources)?;
-        if let Some(ins) = scalar_instr(m, op_name, &inputs, out_type, em.reg_for(dest)) {
+        let dst = em.reg_for(dest);
+        if let Some(ins) = scalar_instr(em, op_name, &inputs, out_type, dst) {
             let dst = ins.defs()[0];
             em.emit(ins);
             em.finish(dst, dest);
@@ -127,7 +129,7 @@ fn scalar_with_immediate(
     sources: &[ExprId],
     dest: Dest,
 ) -> Result<bool, Diagnostic> {
-    let (Some(bin), [a, b]) = (binary_op(op), sources) else { return Ok(false) };
+    let (Some(ScalarForm::Bin(bin)), [a, b]) = (scalar_form(em, op), sources) else { return Ok(false) };
     let m = em.cx.m;
     let literal = |e: ExprId| match &m.expr(e).kind {
         ExprKind::Literal(lit) => Some(literal_value(lit)),
@@ -135,7 +137,7 @@ fn scalar_with_immediate(
     };
     let (lhs, imm) = match (literal(*a), literal(*b)) {
         (_, Some(imm)) => (*a, imm),
-        (Some(imm), None) if is_commutative(bin) => (*b, imm),
+        (Some(imm), None) if ScalarForm::is_commutative(bin) => (*b, imm),
         _ => return Ok(false),
     };
     let lhs = em.atom(lhs)?;
@@ -145,60 +147,24 @@ fn scalar_with_immediate(
     Ok(true)
 }
 
-fn is_commutative(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Add | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or
-    )
-}
-
 fn is_scalar(m: &Module, t: TypeId) -> bool {
     matches!(m.types.kind(t), TypeKind::Tensor { shape, dtype } if shape.is_empty() && dtype.lanes == 1)
 }
 
-/// The VM's unboxed scalar operation for binary operator `op` (`add` → [`BinOp::Add`]), if
-/// there is one.
-pub fn binary_op(op: &str) -> Option<BinOp> {
-    match op {
-        "add" => Some(BinOp::Add),
-        "subtract" => Some(BinOp::Sub),
-        "multiply" => Some(BinOp::Mul),
-        "divide" => Some(BinOp::Div),
-        "floor_divide" => Some(BinOp::FloorDiv),
-        "floor_mod" => Some(BinOp::FloorMod),
-        "maximum" => Some(BinOp::Max),
-        "minimum" => Some(BinOp::Min),
-        "power" => Some(BinOp::Pow),
-        "equal" => Some(BinOp::Eq),
-        "not_equal" => Some(BinOp::Ne),
-        "less" => Some(BinOp::Lt),
-        "less_equal" => Some(BinOp::Le),
-        "greater" => Some(BinOp::Gt),
-        "greater_equal" => Some(BinOp::Ge),
-        "logical_and" => Some(BinOp::And),
-        "logical_or" => Some(BinOp::Or),
-        _ => None,
-    }
+/// The scalar form operator `op` declares in the registry.
+fn scalar_form(em: &FnEmitter<'_, '_>, op: &str) -> Option<ScalarForm> {
+    let ops = em.cx.ops;
+    ops.lookup(op).and_then(|id| ops.get(id).scalar)
 }
 
-/// The unboxed instruction for a scalar operator call, if there is one.
-fn scalar_instr(m: &Module, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Option<Instr> {
-    if let (Some(op), [lhs, rhs]) = (binary_op(op), ins) {
-        return Some(Instr::Bin { op, dst, lhs: *lhs, rhs: *rhs });
-    }
-    let un = match op {
-        "negative" => Some(UnOp::Neg),
-        "logical_not" => Some(UnOp::Not),
-        "abs" => Some(UnOp::Abs),
-        _ => None,
-    };
-    if let (Some(op), [src]) = (un, ins) {
-        return Some(Instr::Un { op, dst, src: *src });
-    }
-    match (op, ins) {
-        ("copy", [src]) => Some(Instr::Move { dst, src: *src }),
-        ("cast", [src]) => {
-            let TypeKind::Tensor { dtype, .. } = m.types.kind(out) else { return None };
+/// The unboxed instruction for a scalar operator call, if the operator has one.
+fn scalar_instr(em: &FnEmitter<'_, '_>, op: &str, ins: &[Reg], out: TypeId, dst: Reg) -> Option<Instr> {
+    match (scalar_form(em, op)?, ins) {
+        (ScalarForm::Bin(op), [lhs, rhs]) => Some(Instr::Bin { op, dst, lhs: *lhs, rhs: *rhs }),
+        (ScalarForm::Un(op), [src]) => Some(Instr::Un { op, dst, src: *src }),
+        (ScalarForm::Move, [src]) => Some(Instr::Move { dst, src: *src }),
+        (ScalarForm::Cast, [src]) => {
+            let TypeKind::Tensor { dtype, .. } = em.cx.m.types.kind(out) else { return None };
             Some(Instr::Cast { dst, src: *src, dtype: *dtype })
         }
         _ => None,

@@ -84,7 +84,8 @@ fn wrong(name: &str, expected: &str, got: &AttrValue) -> String {
     format!("attribute `{name}` must be {expected}, found {}", describe(got))
 }
 
-fn describe(v: &AttrValue) -> String {
+/// An attribute value in words for error messages: `integer 3`, `string "NCHW"`, `a list`.
+pub fn describe(v: &AttrValue) -> String {
     match v {
         AttrValue::Int(i) => format!("integer {i}"),
         AttrValue::Float(x) => format!("float {x}"),

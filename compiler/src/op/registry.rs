@@ -1,6 +1,6 @@
 //! The table of registered operators.
 
-use super::{ComputeFn, OpPattern, ProjectFn, Relation};
+use super::{ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
 use std::collections::HashMap;
 
 /// Index of an operator in an [`OpRegistry`].
@@ -24,6 +24,8 @@ pub struct OpDef {
     pub compute: Option<ComputeFn>,
     /// For operators returning a tuple: each field as a single-output call.
     pub project: Option<ProjectFn>,
+    /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
+    pub scalar: Option<ScalarForm>,
     /// One line for `--help`-style listings.
     pub doc: &'static str,
 }
@@ -88,6 +90,7 @@ mod tests {
             pattern: OpPattern::ElemWise,
             compute: None,
             project: None,
+            scalar: None,
             doc: "",
         }
     }

@@ -37,6 +37,7 @@ fn op(
         pattern: OpPattern::ElemWise,
         compute: None,
         project: None,
+        scalar: None,
         doc: "",
     }
 }

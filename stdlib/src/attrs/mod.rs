@@ -13,7 +13,7 @@ pub use nn::*;
 pub use tensor::*;
 
 use relay_compiler::ir::AttrValue;
-use relay_compiler::op::AttrReader;
+use relay_compiler::op::{describe, AttrReader};
 use relay_devices::DType;
 use std::any::Any;
 use std::fmt::Debug;
@@ -28,6 +28,10 @@ pub trait OpAttrs: Clone + Debug + Default + PartialEq + Send + Sync + 'static {
     /// # Errors
     /// A message naming the attribute that is missing or has the wrong kind of value.
     fn from_attrs(reader: &AttrReader) -> Result<Self, String>;
+
+    /// Each attribute's name and default value as text (`None`: required), in TVM's order,
+    /// for listings such as `relay-vm ops`.
+    fn defaults() -> Vec<(&'static str, Option<String>)>;
 }
 
 /// Type-erased attributes, as stored next to a call in a kernel table: any [`OpAttrs`],
@@ -54,9 +58,8 @@ pub trait FromAttr: Sized {
 /// A message naming the attribute.
 pub fn read_attr<T: FromAttr>(r: &AttrReader, name: &str, default: Option<T>) -> Result<T, String> {
     match r.get(name) {
-        Some(v) => {
-            T::from_attr(v).map_err(|expected| format!("attribute `{name}` must be {expected}, found {v:?}"))
-        }
+        Some(v) => T::from_attr(v)
+            .map_err(|expected| format!("attribute `{name}` must be {expected}, found {}", describe(v))),
         None => default.or_else(T::absent).ok_or_else(|| format!("attribute `{name}` is required")),
     }
 }
@@ -282,7 +285,23 @@ macro_rules! op_attrs {
                     )?,)*
                 })
             }
+
+            fn defaults() -> Vec<(&'static str, Option<String>)> {
+                #[allow(unused_variables)]
+                let d = Self::default();
+                vec![$((stringify!($field), $crate::attrs::attr_text!(d.$field, $default)),)*]
+            }
         }
+    };
+}
+
+/// The default of one attribute as text, `None` when it is required.
+macro_rules! attr_text {
+    ($value:expr, required) => {
+        None
+    };
+    ($value:expr, $default:tt) => {
+        Some(format!("{:?}", $value))
     };
 }
 
@@ -304,7 +323,7 @@ macro_rules! attr_fallback {
     };
 }
 
-pub(crate) use {attr_default, attr_fallback, op_attrs};
+pub(crate) use {attr_default, attr_fallback, attr_text, op_attrs};
 
 op_attrs! {
     /// For operators without attributes.
@@ -353,5 +372,7 @@ mod tests {
         );
         assert_eq!(LeakyReluAttrs::default().alpha, 0.25);
         assert!(!BatchMatmulAttrs::default().transpose_b);
+        assert_eq!(ClipAttrs::defaults(), vec![("a_min", None), ("a_max", None)]);
+        assert_eq!(LeakyReluAttrs::defaults(), vec![("alpha", Some("0.25".to_string()))]);
     }
 }

@@ -6,23 +6,17 @@
 //! FMA contraction, reassociated sums). Where a rule does not cover an input (integer
 //! division, for now), it refuses the input and the op runs its reference kernel.
 
-mod broadcast;
-mod elemwise;
 mod nn;
 mod project;
 mod reduce;
 mod transform;
-mod util;
+pub(crate) mod util;
 
 use relay_compiler::op::{ComputeFn, ProjectFn};
 
 /// The compute rule of operator `name`, if it has one.
 pub fn compute_rule(name: &str) -> Option<ComputeFn> {
-    elemwise::rule(name)
-        .or_else(|| broadcast::rule(name))
-        .or_else(|| reduce::rule(name))
-        .or_else(|| transform::rule(name))
-        .or_else(|| nn::rule(name))
+    reduce::rule(name).or_else(|| transform::rule(name)).or_else(|| nn::rule(name))
 }
 
 /// The projection of operator `name` (how to compute one field of its tuple result), if it

@@ -6,17 +6,13 @@
 //! outputs against the shape function before computing, so kernels can trust them;
 //! [`table::reference_ops`] lists every operator by TVM name with type-erased entry points.
 
-mod broadcast;
-mod elemwise;
 pub mod nn;
-mod num;
+pub(crate) mod num;
 mod reduce;
 pub mod table;
 mod transform;
-mod util;
+pub(crate) mod util;
 
-pub use broadcast::*;
-pub use elemwise::*;
 pub use num::{Float, Num};
 pub use reduce::*;
 pub(crate) use transform::slice_plan;

@@ -1,16 +1,8 @@
-//! Every reference kernel by TVM operator name, type-erased so that the operator registry and
-//! the VM can hold them in one table: attributes are parsed once into an [`Arc<dyn AnyAttrs>`]
+//! Reference kernels behind type-erased entry points, so that the operator list and the VM can
+//! hold them in one table: attributes are parsed once into an [`Arc<dyn AnyAttrs>`]
 //! and handed back to the entry points, which downcast them to the operator's struct.
 
-use super::nn::*;
 use super::{run, Kernel};
-use super::{
-    Abs, Add, ArgMax, ArgMin, BatchFlatten, BroadcastTo, Cast, Ceil, Clip, Concatenate, CopyOp, Divide,
-    Equal, Erf, Exp, ExpandDims, Floor, FloorDivide, FloorMod, Full, Greater, GreaterEqual, LeakyRelu, Less,
-    LessEqual, Log, LogicalAnd, LogicalNot, LogicalOr, Max, Maximum, Mean, Min, Minimum, Multiply, Negative,
-    NotEqual, Ones, OnesLike, Pad, Power, Prod, Relu, Reshape, Round, Rsqrt, ShapeOf, Sigmoid, Sign, Split,
-    Sqrt, Squeeze, Stack, StridedSlice, Subtract, Sum, Take, Tanh, Transpose, Where, Zeros, ZerosLike,
-};
 use crate::attrs::{AnyAttrs, OpAttrs};
 use crate::error::KernelError;
 use relay_compiler::op::AttrReader;
@@ -34,6 +26,8 @@ pub struct RefOp {
     pub name: &'static str,
     /// Accepted attribute names, TVM's spelling and order.
     pub attr_names: &'static [&'static str],
+    /// Each attribute's name and default as text (`None`: required), for listings.
+    pub attr_defaults: fn() -> Vec<(&'static str, Option<String>)>,
     /// Parses a call's attributes into the operator's attribute struct (TVM defaults applied).
     pub parse_attrs: ParseFn,
     /// [`Kernel::shapes`]: output shapes from input shapes.
@@ -50,6 +44,7 @@ impl RefOp {
         RefOp {
             name: K::NAME,
             attr_names: <K::Attrs as OpAttrs>::NAMES,
+            attr_defaults: <K::Attrs as OpAttrs>::defaults,
             parse_attrs: parse::<K>,
             shapes: shapes::<K>,
             dtypes: dtypes::<K>,
@@ -84,103 +79,15 @@ fn kernel<K: Kernel>(
     run::<K>(inputs, attrs_of::<K>(attrs)?, outputs)
 }
 
-macro_rules! ops {
-    ($($k:ty),* $(,)?) => {
-        &[$(RefOp::of::<$k>()),*]
-    };
-}
-
-static OPS: &[RefOp] = ops![
-    // Unary elementwise.
-    Negative,
-    Abs,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Tanh,
-    Sigmoid,
-    Erf,
-    Floor,
-    Ceil,
-    Round,
-    Sign,
-    Relu,
-    LeakyRelu,
-    Clip,
-    Cast,
-    CopyOp,
-    LogicalNot,
-    ZerosLike,
-    OnesLike,
-    // Broadcast.
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Power,
-    Maximum,
-    Minimum,
-    FloorDivide,
-    FloorMod,
-    Equal,
-    NotEqual,
-    Less,
-    LessEqual,
-    Greater,
-    GreaterEqual,
-    LogicalAnd,
-    LogicalOr,
-    Where,
-    // Reductions.
-    Sum,
-    Mean,
-    Max,
-    Min,
-    Prod,
-    ArgMax,
-    ArgMin,
-    // Transforms.
-    Reshape,
-    Transpose,
-    Squeeze,
-    ExpandDims,
-    Concatenate,
-    Split,
-    Stack,
-    Take,
-    StridedSlice,
-    BroadcastTo,
-    Zeros,
-    Ones,
-    Full,
-    BatchFlatten,
-    Pad,
-    ShapeOf,
-    // Neural network.
-    Dense,
-    BiasAdd,
-    Matmul,
-    BatchMatmul,
-    Conv2d,
-    MaxPool2d,
-    AvgPool2d,
-    GlobalAvgPool2d,
-    BatchNorm,
-    LayerNorm,
-    Softmax,
-    LogSoftmax,
-    Dropout,
-];
-
-/// Every reference kernel, in family order.
-pub fn reference_ops() -> &'static [RefOp] {
-    OPS
+/// Every reference kernel, in the library's listing order ([`crate::ops::operators`]).
+pub fn reference_ops() -> impl ExactSizeIterator<Item = &'static RefOp> + Clone {
+    let all: Vec<&'static RefOp> = crate::ops::operators().map(|e| &e.reference).collect();
+    all.into_iter()
 }
 
 /// The reference kernel of operator `name`.
 pub fn reference_op(name: &str) -> Option<&'static RefOp> {
-    OPS.iter().find(|op| op.name == name)
+    crate::ops::operators().map(|e| &e.reference).find(|op| op.name == name)
 }
 
 #[cfg(test)]
@@ -191,10 +98,10 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        let mut names: Vec<_> = OPS.iter().map(|o| o.name).collect();
+        let mut names: Vec<_> = reference_ops().map(|o| o.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), OPS.len());
+        assert_eq!(names.len(), reference_ops().len());
     }
 
     #[test]

@@ -43,6 +43,13 @@ macro_rules! ints {
     };
 }
 
+/// [`dispatch!`] over every integer type and `bool`.
+macro_rules! ints_bools {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::kernels::util::dispatch!($dtype, $T => $body; bool, i8, i16, i32, i64, u8, u16, u32, u64)
+    };
+}
+
 /// [`dispatch!`] over `bool` alone.
 macro_rules! bools {
     ($dtype:expr, $T:ident => $body:expr) => {
@@ -57,7 +64,7 @@ macro_rules! any_type {
     };
 }
 
-pub(crate) use {any_type, bools, dispatch, floats, ints, nums};
+pub(crate) use {any_type, bools, dispatch, floats, ints, ints_bools, nums};
 
 /// The `N` inputs as an array, or an arity error.
 pub(crate) fn args<T: Copy, const N: usize>(inputs: &[T]) -> Result<[T; N], KernelError> {
@@ -94,23 +101,6 @@ pub(crate) fn to_positive(v: i64, what: &str) -> Result<usize, KernelError> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(KernelError::Attr(format!("{what} must be positive, got {v}"))),
     }
-}
-
-/// NumPy broadcasting of several shapes: aligned from the right, each dimension equal or 1.
-pub(crate) fn broadcast_shapes(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
-    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut out = vec![1usize; rank];
-    for s in shapes {
-        for (k, &d) in s.iter().enumerate() {
-            let slot = &mut out[rank - s.len() + k];
-            if *slot == 1 {
-                *slot = d;
-            } else if d != 1 && d != *slot {
-                return Err(KernelError::Shape(format!("cannot broadcast shapes {shapes:?}")));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The only output, mutably.
@@ -198,10 +188,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn broadcasting_and_axes() {
-        assert_eq!(broadcast_shapes(&[&[2, 1, 3], &[4, 1]]).unwrap(), vec![2, 4, 3]);
-        assert_eq!(broadcast_shapes(&[&[0], &[1]]).unwrap(), vec![0]);
-        assert!(broadcast_shapes(&[&[2], &[3]]).is_err());
+    fn axes() {
         assert_eq!(normalize_axis(-1, 3).unwrap(), 2);
         assert!(normalize_axis(3, 3).is_err());
         assert!(normalize_axis(0, 0).is_err());

@@ -1,54 +1,82 @@
-//! Operator registrations: one [`OpDef`] per operator, grouped by family, each with TVM's name
-//! so TVM programs run unchanged. The accepted attribute names are not listed here: they come
-//! from the operator's typed attribute struct (`crate::attrs`), through its reference kernel,
-//! so the type checker and the kernel can never disagree about them.
+//! The operator library: every operator, by family, in one list ([`operators`]) from which the
+//! registry ([`register_all`]), the reference-kernel table ([`crate::reference_op`]), the
+//! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
+//! unchanged.
+//!
+//! The elementwise and broadcast families are [`Operator`](crate::operator::Operator) items,
+//! one line each. Reductions, transforms and nn operators are still registered the old way
+//! (`legacy!`): a relation function of their own next to a separate reference kernel, with
+//! the compute rule looked up by name.
 
-mod math;
+mod broadcast;
+mod elemwise;
 mod nn;
+mod reduce;
+mod shape;
 mod transform;
 
-use relay_compiler::op::{OpDef, OpRegistry};
+pub use broadcast::*;
+pub use elemwise::*;
 
-/// Declares an [`OpDef`] in one line: `op!("add", 2, broadcast_rel, Broadcast, "doc")`; its
-/// attribute names, compute rule and projection are filled in by [`register_all`].
-#[macro_export]
-macro_rules! op {
-    ($name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal) => {
-        relay_compiler::op::OpDef {
-            name: $name,
-            num_inputs: $inputs,
-            attrs: &[],
-            relation: $rel,
-            pattern: relay_compiler::op::OpPattern::$pattern,
-            compute: None,
-            project: None,
-            doc: $doc,
-        }
+use crate::operator::OpEntry;
+use relay_compiler::op::OpRegistry;
+
+/// Declares an operator registered the old way in one line:
+/// `legacy!(Kernel, "tvm.name", num_inputs, relation, Pattern, "doc")`. Its attribute names come
+/// from the kernel's attribute struct; its compute rule and projection are filled in by name
+/// in [`register_all`].
+macro_rules! legacy {
+    ($kernel:ty, $name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal $(,)?) => {
+        $crate::operator::OpEntry::legacy(
+            relay_compiler::op::OpDef {
+                name: $name,
+                num_inputs: $inputs,
+                attrs: <<$kernel as $crate::kernels::Kernel>::Attrs as $crate::attrs::OpAttrs>::NAMES,
+                relation: $rel,
+                pattern: relay_compiler::op::OpPattern::$pattern,
+                compute: None,
+                project: None,
+                scalar: None,
+                doc: $doc,
+            },
+            $crate::RefOp::of::<$kernel>(),
+        )
     };
 }
 
-/// Every family's operators.
-fn families() -> [&'static [OpDef]; 5] {
-    [math::ELEMWISE, math::BROADCAST, math::REDUCE, transform::TRANSFORM, nn::NN]
+pub(crate) use legacy;
+
+/// Every family's operators, in listing order.
+const FAMILIES: [&[OpEntry]; 8] = [
+    elemwise::UNARY,
+    elemwise::PREDICATES,
+    &[OpEntry::of::<Cast>()],
+    broadcast::BINARY,
+    &[OpEntry::of::<Where>()],
+    reduce::REDUCE,
+    transform::TRANSFORM,
+    nn::NN,
+];
+
+/// Every operator of the library, family by family.
+pub fn operators() -> impl Iterator<Item = &'static OpEntry> {
+    FAMILIES.into_iter().flatten()
 }
 
-/// Registers every operator of the library into `registry`, with the attribute names of its
-/// reference kernel's attribute struct and its compute rule.
+/// Registers every operator of the library into `registry`; operators registered the old way
+/// get their compute rule and projection by name.
 ///
 /// # Errors
 /// The name of an operator that is already registered.
 pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
-    for family in families() {
-        for def in family {
-            let mut def = def.clone();
-            let name = def.name;
-            if let Some(kernel) = crate::reference_op(name) {
-                def.attrs = kernel.attr_names;
-            }
+    for entry in operators() {
+        let mut def = entry.def.clone();
+        let name = def.name;
+        if def.compute.is_none() {
             def.compute = crate::compute::compute_rule(name);
-            def.project = crate::compute::project_rule(name);
-            registry.register(def).map_err(|_| name)?;
         }
+        def.project = crate::compute::project_rule(name);
+        registry.register(def).map_err(|_| name)?;
     }
     Ok(())
 }
@@ -69,7 +97,18 @@ mod tests {
     fn names_are_unique_and_registered() {
         let mut r = OpRegistry::default();
         assert_eq!(register_all(&mut r), Ok(()));
-        let count: usize = families().iter().map(|f| f.len()).sum();
-        assert_eq!(r.iter().count(), count);
+        assert_eq!(r.iter().count(), operators().count());
+    }
+
+    #[test]
+    fn the_scalar_forms_are_those_of_the_vm() {
+        let r = op_registry();
+        let scalar = |name| r.lookup(name).and_then(|id| r.get(id).scalar);
+        use relay_compiler::op::scalar::{BinOp, UnOp};
+        use relay_compiler::op::ScalarForm;
+        assert_eq!(scalar("add"), Some(ScalarForm::Bin(BinOp::Add)));
+        assert_eq!(scalar("logical_not"), Some(ScalarForm::Un(UnOp::Not)));
+        assert_eq!(scalar("cast"), Some(ScalarForm::Cast));
+        assert_eq!(scalar("sin"), None);
     }
 }

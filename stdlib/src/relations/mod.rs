@@ -3,9 +3,7 @@
 //! then returns the output type or an error naming the offending types.
 
 mod attr_util;
-mod broadcast;
 mod common;
-mod elemwise;
 mod nn;
 mod nn_conv;
 mod reduce;
@@ -14,9 +12,7 @@ mod transform_index;
 mod transform_init;
 mod transform_join;
 
-pub use broadcast::{broadcast_bool_rel, broadcast_rel, broadcast_shapes, logical_rel, where_rel};
 pub use common::{normalize_axis, tensor_arg};
-pub use elemwise::{cast_rel, float_unary_rel, identity_rel, logical_not_rel};
 pub use nn::{
     batch_matmul_rel, batch_norm_rel, bias_add_rel, check_product_dtypes, dense_rel, dropout_rel,
     layer_norm_rel, matmul_rel, softmax_rel,

@@ -2,7 +2,7 @@
 //! `reshape`, `transpose`, `squeeze`, `expand_dims`, `nn.batch_flatten`, `broadcast_to`.
 
 use super::attr_util::{mul_dims, required_ints, shape_attr, show_shape};
-use super::{broadcast_shapes, normalize_axis, tensor_arg};
+use super::{normalize_axis, tensor_arg};
 use crate::known;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{AttrReader, RelType, RelationResult, TensorType};
@@ -247,7 +247,7 @@ pub fn batch_flatten_rel(args: &[RelType], _: &AttrReader) -> RelationResult {
 pub fn broadcast_to_rel(args: &[RelType], attrs: &AttrReader) -> RelationResult {
     let t = known!(tensor_arg(args, 0));
     let target = shape_attr(attrs, "shape")?;
-    if broadcast_shapes(&t.shape, &target).as_ref() != Some(&target) {
+    if crate::operator::broadcast(&[&t.shape, &target]).ok().as_ref() != Some(&target) {
         return Err(format!("cannot broadcast `{t}` to shape {}", show_shape(&target)));
     }
     Ok(Some(RelType::Tensor(TensorType::new(target, t.dtype))))

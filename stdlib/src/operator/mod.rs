@@ -1,0 +1,185 @@
+//! The operator item: one Rust type per operator carries every facet of it — TVM's name, the
+//! fusion pattern, the typed attributes, ONE shape function (used by the type relation over
+//! symbolic dimensions and by the reference kernel over concrete ones), the dtype rule, the
+//! reference kernel, the optional kir compute rule and the optional scalar VM instruction.
+//! [`OpEntry::of`] derives from it the compiler's [`OpDef`] (relation, compute rule, scalar
+//! form) and the runtime's [`RefOp`], so no facet is written twice or joined by name.
+//!
+//! Facets still to come (a gradient rule, a quantized realization) become trait items with a
+//! default here, not another folder.
+
+mod dim;
+mod dtypes;
+
+pub use dim::{broadcast, shape_text, ShapeDim};
+pub(crate) use dtypes::dtype_set;
+pub use dtypes::DTypeSet;
+
+use crate::attrs::OpAttrs;
+use crate::error::KernelError;
+use crate::kernels::{Checked, Kernel};
+use crate::relations::tensor_arg;
+use crate::RefOp;
+use relay_compiler::ir::Dim;
+use relay_compiler::op::{
+    AttrReader, ComputeFn, ComputeInput, OpDef, OpPattern, OutType, RelType, RelationResult, ScalarForm,
+    TensorDef,
+};
+use relay_devices::{DType, Tensor};
+
+/// A compute rule over the operator's typed attributes: `(inputs, attributes, output type) ->
+/// kir definition`, or why this call cannot be computed in kir (it then runs the reference
+/// kernel).
+pub type ComputeRule<A> = fn(&[ComputeInput], &A, &OutType) -> Result<TensorDef, String>;
+
+/// One operator, every facet in one item. Implemented by a zero-sized type per operator,
+/// usually through a family macro (`unary!`, `binary!`) that makes each operator one line.
+pub trait Operator: 'static {
+    /// TVM's name (`add`, `nn.conv2d`).
+    const NAME: &'static str;
+    /// How it fuses (TVM's `TOpPattern`).
+    const PATTERN: OpPattern;
+    /// Number of value inputs.
+    const NUM_INPUTS: usize;
+    /// The operand dtypes it accepts, for listings (the dtype rule is [`Operator::dtypes`]).
+    const DTYPES: DTypeSet;
+    /// One line for listings: what it computes.
+    const DOC: &'static str;
+    /// The typed attributes (TVM names and defaults, declared once with `op_attrs!`).
+    type Attrs: OpAttrs;
+    /// The kir compute rule for fused kernels; `None`: the reference kernel only.
+    const COMPUTE: Option<ComputeRule<Self::Attrs>> = None;
+    /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
+    const SCALAR: Option<ScalarForm> = None;
+
+    /// Output shapes from input shapes, over concrete sizes (the reference kernel, sizing
+    /// outputs at run time) and symbolic dimensions (the type relation, `?` allowed).
+    ///
+    /// # Errors
+    /// Input ranks, dimensions or attribute values the operator rejects.
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &Self::Attrs) -> Result<Vec<Vec<D>>, KernelError>;
+
+    /// Output dtypes from input dtypes.
+    ///
+    /// # Errors
+    /// Unsupported or mismatched dtypes.
+    fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError>;
+
+    /// The reference kernel: writes the outputs, which [`crate::kernels::run`] has checked
+    /// against [`Operator::shapes`] and [`Operator::dtypes`].
+    ///
+    /// # Errors
+    /// Data-dependent failures (integer division by zero, an index out of range).
+    fn reference(
+        inputs: &[&Tensor],
+        attrs: &Self::Attrs,
+        outputs: &mut [Tensor],
+        checked: Checked,
+    ) -> Result<(), KernelError>;
+}
+
+impl<T: Operator> Kernel for T {
+    const NAME: &'static str = <T as Operator>::NAME;
+    type Attrs = <T as Operator>::Attrs;
+
+    fn shapes(inputs: &[&[usize]], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError> {
+        <T as Operator>::shapes(inputs, attrs)
+    }
+
+    fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError> {
+        <T as Operator>::dtypes(inputs, attrs)
+    }
+
+    fn compute(
+        inputs: &[&Tensor],
+        attrs: &Self::Attrs,
+        outputs: &mut [Tensor],
+        checked: Checked,
+    ) -> Result<(), KernelError> {
+        T::reference(inputs, attrs, outputs, checked)
+    }
+}
+
+/// One operator as the library lists it: its compiler facets and its reference kernel.
+#[derive(Clone, Debug)]
+pub struct OpEntry {
+    /// The registration: name, arity, attribute names, relation, pattern, compute rule,
+    /// projection, scalar form.
+    pub def: OpDef,
+    /// The reference kernel behind type-erased entry points.
+    pub reference: RefOp,
+    /// The operand dtypes, where the operator is an [`Operator`] item (`None` for operators
+    /// still registered the old way, whose dtype rule lives in their kernel alone).
+    pub dtypes: Option<DTypeSet>,
+}
+
+impl OpEntry {
+    /// The entry of operator item `T`: every facet derived from it.
+    pub const fn of<T: Operator>() -> OpEntry {
+        OpEntry {
+            def: OpDef {
+                name: <T as Operator>::NAME,
+                num_inputs: T::NUM_INPUTS,
+                attrs: <<T as Operator>::Attrs as OpAttrs>::NAMES,
+                relation: relation::<T>,
+                pattern: T::PATTERN,
+                compute: match T::COMPUTE {
+                    Some(_) => Some(compute::<T> as ComputeFn),
+                    None => None,
+                },
+                project: None,
+                scalar: T::SCALAR,
+                doc: T::DOC,
+            },
+            reference: RefOp::of::<T>(),
+            dtypes: Some(T::DTYPES),
+        }
+    }
+
+    /// An operator not yet written as an [`Operator`] item: a registration whose relation is
+    /// its own function and a separate reference kernel (see ARCHITECTURE.md, "Operators").
+    pub const fn legacy(def: OpDef, reference: RefOp) -> OpEntry {
+        OpEntry { def, reference, dtypes: None }
+    }
+}
+
+/// The type relation of `T`: its shape function over symbolic dimensions and its dtype rule,
+/// on the parsed attributes.
+fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResult {
+    let attrs = <T as Operator>::Attrs::from_attrs(reader)?;
+    let mut inputs = Vec::with_capacity(args.len());
+    for i in 0..args.len() {
+        match tensor_arg(args, i)? {
+            Some(t) => inputs.push(t),
+            None => return Ok(None),
+        }
+    }
+    let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
+    let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
+    let out_dtypes = <T as Operator>::dtypes(&dtypes, &attrs).map_err(message)?;
+    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
+    let mut outs: Vec<RelType> =
+        out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
+    Ok(Some(if outs.len() == 1 { outs.remove(0) } else { RelType::Tuple(outs) }))
+}
+
+/// A kernel error as a type error: the message without the kernel's category prefix.
+fn message(e: KernelError) -> String {
+    match e {
+        KernelError::DType(m) | KernelError::Shape(m) | KernelError::Attr(m) => m,
+        other => other.to_string(),
+    }
+}
+
+/// The compute rule of `T` behind the compiler's untyped signature.
+fn compute<T: Operator>(
+    inputs: &[ComputeInput],
+    reader: &AttrReader,
+    out: &OutType,
+) -> Result<TensorDef, String> {
+    let attrs = <T as Operator>::Attrs::from_attrs(reader)?;
+    match T::COMPUTE {
+        Some(rule) => rule(inputs, &attrs, out),
+        None => Err(format!("`{}` has no compute rule", <T as Operator>::NAME)),
+    }
+}
