@@ -31,10 +31,11 @@ impl BoundOp {
         let op = reference_op(name).ok_or_else(|| format!("operator `{name}` has no reference kernel"))?;
         let attrs =
             (op.parse_attrs)(&AttrReader::new(symbols, attrs)).map_err(|e| format!("`{name}`: {e}"))?;
-        let scalar = relay_stdlib::operators().find(|e| e.def.name == name).and_then(|e| match e.def.scalar {
-            Some(ScalarForm::Bin(op)) => Some(op),
-            _ => None,
-        });
+        let scalar =
+            relay_stdlib::ops::operators().find(|e| e.def.name == name).and_then(|e| match e.def.scalar {
+                Some(ScalarForm::Bin(op)) => Some(op),
+                _ => None,
+            });
         Ok(BoundOp { op, attrs, scalar })
     }
 
