@@ -103,7 +103,7 @@ impl CompileError {
 pub const MAX_SHOWN: usize = 100;
 
 /// The longest source line (in bytes) shown whole under a diagnostic; a label on a longer
-/// line shows [`EXCERPT`] bytes of it around the caret instead.
+/// line shows `EXCERPT` bytes of it around the caret instead.
 pub const MAX_LINE: usize = 240;
 
 /// Bytes of a long line shown on each side of a caret.
