@@ -22,14 +22,14 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Declares an operator registered the old way in one line:
-/// `legacy!(Kernel, "tvm.name", num_inputs, relation, Pattern, "doc")`. Its attribute names come
-/// from the kernel's attribute struct; its compute rule and projection are filled in by name
-/// in [`register_all`].
+/// `legacy!(Kernel, num_inputs, relation, Pattern, "doc")`. Its name is the kernel's `NAME`
+/// (TVM's) and its attribute names those of the kernel's attribute struct, so neither is
+/// written twice; its compute rule and projection are filled in by name in [`register_all`].
 macro_rules! legacy {
-    ($kernel:ty, $name:literal, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal $(,)?) => {
+    ($kernel:ty, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal $(,)?) => {
         $crate::operator::OpEntry::legacy(
             relay_compiler::op::OpDef {
-                name: $name,
+                name: <$kernel as $crate::kernels::Kernel>::NAME,
                 num_inputs: $inputs,
                 attrs: <<$kernel as $crate::kernels::Kernel>::Attrs as $crate::attrs::OpAttrs>::NAMES,
                 relation: $rel,

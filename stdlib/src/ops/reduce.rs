@@ -8,11 +8,11 @@ use crate::relations::*;
 
 /// Reductions (`OpPattern::CommReduce`).
 pub const REDUCE: &[OpEntry] = &[
-    legacy!(Sum, "sum", 1, reduce_rel, CommReduce, "sum over axes"),
-    legacy!(Mean, "mean", 1, reduce_rel, CommReduce, "mean over axes"),
-    legacy!(Max, "max", 1, reduce_rel, CommReduce, "maximum over axes"),
-    legacy!(Min, "min", 1, reduce_rel, CommReduce, "minimum over axes"),
-    legacy!(Prod, "prod", 1, reduce_rel, CommReduce, "product over axes"),
-    legacy!(ArgMax, "argmax", 1, arg_reduce_rel, CommReduce, "index of the maximum (int32)"),
-    legacy!(ArgMin, "argmin", 1, arg_reduce_rel, CommReduce, "index of the minimum (int32)"),
+    legacy!(Sum, 1, reduce_rel, CommReduce, "sum over axes"),
+    legacy!(Mean, 1, reduce_rel, CommReduce, "mean over axes"),
+    legacy!(Max, 1, reduce_rel, CommReduce, "maximum over axes"),
+    legacy!(Min, 1, reduce_rel, CommReduce, "minimum over axes"),
+    legacy!(Prod, 1, reduce_rel, CommReduce, "product over axes"),
+    legacy!(ArgMax, 1, arg_reduce_rel, CommReduce, "index of the maximum (int32)"),
+    legacy!(ArgMin, 1, arg_reduce_rel, CommReduce, "index of the minimum (int32)"),
 ];
