@@ -12,6 +12,7 @@ mod equal;
 mod expr;
 mod id;
 mod module;
+mod name;
 mod source;
 mod symbol;
 mod types;
@@ -24,6 +25,7 @@ pub use expr::{
 };
 pub use id::{ExprId, PatId, TypeId, TypeParamId, VarId};
 pub use module::{ConstantData, ConstructorDef, GlobalFunction, Module, TypeDef};
+pub use name::sanitize_name;
 pub use source::{FileId, SourceFile, SourceMap, Span};
 pub use symbol::{Interner, Symbol};
 pub use types::{Dim, TypeInterner, TypeKind};
