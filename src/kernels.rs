@@ -14,7 +14,7 @@ use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
-use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable};
+use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
 use std::sync::Arc;
 
 /// A reference kernel with its parsed attributes.
@@ -133,23 +133,27 @@ impl relay_vm::DeviceKernel for DeviceKernel {
 }
 
 /// One kernel per entry of `exe.kernels`, in order: JIT-compiled for descriptors carrying
-/// kir, reference kernels for the rest.
+/// kir, reference kernels for the rest. Each kir kernel's resources are checked against the
+/// default [`Limits`], as for an executable read from a file.
 ///
 /// # Errors
 /// `(kernel index, message)` for the first operator without a reference kernel or whose
-/// attributes do not parse, or kir that does not decode or compile.
+/// attributes do not parse, or kir that does not decode, exceeds the limits or does not
+/// compile.
 pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
-    bind_kernels_on(exe, None)
+    bind_kernels_on(exe, None, &Limits::default())
 }
 
 /// [`bind_kernels`], with kir kernels built for OpenCL `device` when one is given (built from
-/// source, each distinct kernel once); reference kernels stay on the host.
+/// source, each distinct kernel once; reference kernels stay on the host) and checked against
+/// `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled itself).
 ///
 /// # Errors
 /// As [`bind_kernels`]; an OpenCL build failure carries the build log.
 pub fn bind_kernels_on(
     exe: &Executable,
     device: Option<&Arc<OpenClDevice>>,
+    limits: &Limits,
 ) -> Result<KernelTable, (usize, String)> {
     let opencl_cache = KernelCache::new();
     let mut jit: Option<Jit> = None;
@@ -158,13 +162,13 @@ pub fn bind_kernels_on(
     for (i, desc) in exe.kernels.iter().enumerate() {
         let kernel = match (&desc.kernel, device) {
             (None, _) => bind(desc),
-            (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes),
+            (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes, limits),
             (Some(bytes), None) => {
                 if jit.is_none() {
                     jit = Some(Jit::new().map_err(|e| (i, e.to_string()))?);
                 }
                 let jit = jit.as_ref().ok_or((i, "no JIT".to_string()))?;
-                compile(jit, &cache, bytes)
+                compile(jit, &cache, bytes, limits)
             }
         };
         table.push(kernel.map_err(|e| (i, e))?);
@@ -176,8 +180,9 @@ fn compile(
     jit: &Jit,
     cache: &KernelCache<CompiledKernel>,
     bytes: &[u8],
+    limits: &Limits,
 ) -> Result<Arc<dyn relay_vm::Kernel>, String> {
-    let kernel = Kernel::from_bytes(bytes).map_err(|e| format!("kir payload: {e}"))?;
+    let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = jit.compile_cached(cache, &kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(JitKernel { compiled }))
 }
@@ -186,8 +191,9 @@ fn compile_opencl(
     device: &Arc<OpenClDevice>,
     cache: &KernelCache<OpenClKernel>,
     bytes: &[u8],
+    limits: &Limits,
 ) -> Result<Arc<dyn relay_vm::Kernel>, String> {
-    let kernel = Kernel::from_bytes(bytes).map_err(|e| format!("kir payload: {e}"))?;
+    let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
         .map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(DeviceKernel { compiled }))

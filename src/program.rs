@@ -14,7 +14,7 @@ use crate::Device;
 use crate::{CompileFailure, Error};
 use relay_compiler::pass::BoundParam;
 use relay_devices::{Element, Tensor};
-use relay_vm::{Executable, KernelTable, Value, Vm, VmConfig, VmFunction};
+use relay_vm::{Executable, KernelTable, Limits, Value, Vm, VmConfig, VmFunction};
 
 /// The optimisation level of [`Program::compile`] and the CLI: fused, JIT-compiled kernels.
 pub const DEFAULT_OPT_LEVEL: u8 = 2;
@@ -153,7 +153,9 @@ impl Program {
             Ok(exe)
         });
         match lowered {
-            Ok(exe) => Program::from_executable_on(exe, &options.device),
+            // Compiled here from the user's own source: its kernels are as large as the
+            // program's tensors, bounded at run time by the VM's caps and deadline.
+            Ok(exe) => Program::bind(exe, &options.device, &Limits::UNBOUNDED),
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
         }
     }
@@ -167,16 +169,23 @@ impl Program {
         Program::from_executable_on(executable, &Device::Cpu)
     }
 
-    /// [`Program::from_executable`] with the kir kernels bound to `device`.
+    /// [`Program::from_executable`] with the kir kernels bound to `device`. Each kir kernel's
+    /// resources are checked against the default [`Limits`], as for a file, since the
+    /// executable may come from anywhere.
     ///
     /// # Errors
     /// As [`Program::from_executable`]; [`Error::Device`] when the device cannot be opened.
     pub fn from_executable_on(executable: Executable, device: &Device) -> Result<Program, Error> {
+        Program::bind(executable, device, &Limits::default())
+    }
+
+    /// Binds `executable`'s kernels on `device`, checking its kir kernels against `limits`.
+    fn bind(executable: Executable, device: &Device, limits: &Limits) -> Result<Program, Error> {
         let opened = device.open()?;
         if let (Some(dev), Device::OpenCl { binaries: Some(dir), .. }) = (&opened, device) {
             crate::opencl_files::load_binaries(dev, dir)?;
         }
-        let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref())
+        let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref(), limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
         Ok(Program { executable, kernels, device: device.clone() })
     }

@@ -1,6 +1,7 @@
 //! What a host embedding the library can rely on when a program asks for too much: a tensor
 //! over the limit or a run over the memory budget traps while the host's other threads go
-//! on, and a run that never ends stops when another thread cancels it.
+//! on, a run that never ends stops when another thread cancels it, and a kernel of the
+//! program's own making is as large as the program asks (only a loaded file's are bounded).
 
 use relay::vm::{StopReason, Value, VmConfig};
 use relay::{scalar, Error, Program};
@@ -8,6 +9,9 @@ use std::time::Duration;
 
 /// 40 GB of zeros (at -O0, so that nothing folds it at compile time).
 const HUGE: &str = "def @main() { zeros(shape=[100000, 100000]) }\n";
+/// One fused kernel of 10^10 statements, far over what a loaded file's kernel may claim
+/// ([`relay::vm::Limits::default`]) but the program's own honest size.
+const LONG_KERNEL: &str = "def @main() -> float32 { sum(zeros(shape=[100000, 100000])) }\n";
 /// `@main(n, x)` builds a list of `n` live tensors, each `x + 1` (4000 bytes).
 const GROW: &str = r#"
 def @grow(%n: int32, %x: Tensor[(1000), float32], %acc: List[Tensor[(1000), float32]]) -> List[Tensor[(1000), float32]] {
@@ -80,4 +84,21 @@ fn another_thread_cancels_an_endless_run() {
     canceller.join().unwrap();
     assert_eq!(m, "cancelled");
     assert_eq!(vm.cancel_handle().stop_reason(), Some(StopReason::Cancelled));
+}
+
+#[test]
+fn a_compiled_kernel_over_the_file_limits_runs_until_cancelled() {
+    let program = Program::compile("long.relay", LONG_KERNEL).unwrap();
+    let mut vm = program.vm();
+    let cancel = vm.cancel_handle().clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.cancel();
+    });
+    let m = trap_message(program.invoke(&mut vm, "main", vec![]));
+    canceller.join().unwrap();
+    assert_eq!(m, "cancelled");
+    // Saved and read back, the same kernel is a file's claim, and it is over the limit.
+    let err = Program::load(&program.save()).err().expect("a loaded kernel of 10^10 statements is refused");
+    assert!(err.to_string().contains("over the limit of 2147483648"), "{err}");
 }

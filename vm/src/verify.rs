@@ -59,6 +59,18 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// No bound at all: for an executable this process compiled itself, whose kernels are as
+    /// large as the program's own tensors and loops. Its allocations still go through the
+    /// VM's run-time caps ([`crate::VmConfig`]) and its kernels still poll the deadline and
+    /// the cancel handle, so a huge but honest program traps or is stopped instead of being
+    /// refused at load as if it were a corrupt file.
+    pub const UNBOUNDED: Limits = Limits {
+        max_registers: u64::MAX,
+        max_liveness_bits: u64::MAX,
+        max_tensor_bytes: u64::MAX,
+        max_kernel_work: u64::MAX,
+    };
+
     /// The bytes of a tensor of `dtype` and `shape`, checked against
     /// [`Limits::max_tensor_bytes`].
     ///
