@@ -159,6 +159,16 @@ fn candidates(code: &[Instr], liveness: &Liveness, num_regs: usize, num_params: 
             }
         }
     }
+    // Each register's first and last instruction where it is live on entry or written: one
+    // pass over the (sparse) live sets, so that planning stays linear in the code's size.
+    let mut spans: Vec<Option<(usize, usize)>> = vec![None; num_regs];
+    for (pc, ins) in code.iter().enumerate() {
+        for r in liveness.live_in(pc).chain(ins.defs()) {
+            if let Some(span) = spans.get_mut(r.0 as usize) {
+                *span = Some(span.map_or((pc, pc), |(a, b)| (a.min(pc), b.max(pc))));
+            }
+        }
+    }
     let mut out = vec![];
     for (r, a) in alloc.iter().enumerate() {
         let (Some(pc), false) = (*a, bad[r]) else { continue };
@@ -172,14 +182,8 @@ fn candidates(code: &[Instr], liveness: &Liveness, num_regs: usize, num_params: 
         let Some(bytes) = elems.and_then(|n| n.checked_mul(dtype.size_bytes())).filter(|&b| b > 0) else {
             continue;
         };
-        let r32 = r as u32;
-        let mut live = (pc, pc);
-        for (p, ins) in code.iter().enumerate() {
-            if liveness.is_live_in(p, Reg(r32)) || ins.defs().contains(&Reg(r32)) {
-                live = (live.0.min(p), live.1.max(p));
-            }
-        }
-        out.push(Candidate { reg: Reg(r32), dtype, shape: shape.to_vec(), bytes, live });
+        let live = spans[r].map_or((pc, pc), |(a, b)| (a.min(pc), b.max(pc)));
+        out.push(Candidate { reg: Reg(r as u32), dtype, shape: shape.to_vec(), bytes, live });
     }
     out
 }
