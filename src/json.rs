@@ -22,7 +22,6 @@ use relay_devices::{DType, DTypeCode, Scalar, Tensor};
 use relay_vm::{Executable, ScalarValue, Value, ValueType};
 use serde_json::Value as Json;
 use std::fmt::Write;
-use std::sync::{Arc, Mutex};
 
 /// Writes `v`, of type `ty`, as compact JSON.
 ///
@@ -166,7 +165,7 @@ fn read_level(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, In
         ValueType::Ref(inner) => match json {
             Json::Object(o) if o.len() == 1 && o.contains_key("ref") => {
                 let v = within(read(exe, inner, &o["ref"]), || ".ref".to_string())?;
-                Ok(Value::Ref(Arc::new(Mutex::new(v))))
+                Ok(Value::reference(v))
             }
             _ => Err(expected("a reference as {\"ref\": value}", json)),
         },

@@ -80,8 +80,7 @@ pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Res
                 ValueType::Ref(inner) => (**inner).clone(),
                 other => other.clone(),
             };
-            let contents =
-                r.lock().map_err(|_| "a reference poisoned by a panic elsewhere".to_string())?.clone();
+            let contents = r.lock().clone();
             Ok(Node::Ref { id: Arc::as_ptr(r) as usize, inner: Box::new((contents, inner_ty)) })
         }
         (Value::Closure(c), ValueType::Func | ValueType::Param(_)) => {

@@ -99,6 +99,8 @@ fn a_compiled_kernel_over_the_file_limits_runs_until_cancelled() {
     canceller.join().unwrap();
     assert_eq!(m, "cancelled");
     // Saved and read back, the same kernel is a file's claim, and it is over the limit.
-    let err = Program::load(&program.save()).err().expect("a loaded kernel of 10^10 statements is refused");
+    let Err(err) = Program::load(&program.save()) else {
+        panic!("a loaded kernel of 10^10 statements is refused")
+    };
     assert!(err.to_string().contains("over the limit of 2147483648"), "{err}");
 }

@@ -1,9 +1,10 @@
 //! Compiled kernels cached by kernel structure and target.
 
+use parking_lot::{Mutex, MutexGuard};
 use relay_compiler::kir::{Kernel, StructuralKey};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// What code was compiled for: a backend and the exact machine it targets (for Cranelift,
 /// the triple and ISA flags, so kernels compiled with AVX are not reused without it).
@@ -82,7 +83,7 @@ impl<T> KernelCache<T> {
 
     // A panic while the lock was held cannot leave the map inconsistent (every update is a
     // single insert), so a poisoned lock is still usable.
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(StructuralKey, Target), Arc<T>>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, HashMap<(StructuralKey, Target), Arc<T>>> {
+        self.map.lock()
     }
 }

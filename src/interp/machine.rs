@@ -18,7 +18,7 @@ use relay_compiler::codegen::literal_value;
 use relay_compiler::ir::{ExprId, ExprKind, TypeKind, VarId};
 use relay_vm::{ClosureValue, Value};
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What the machine does next.
 #[derive(Debug)]
@@ -168,11 +168,11 @@ impl<'i> Machine<'i> {
             Task::Match { expr } => self.choose_arm(expr)?,
             Task::RefNew => {
                 let v = self.pop()?;
-                self.values.push(Value::Ref(Arc::new(Mutex::new(v))));
+                self.values.push(Value::reference(v));
             }
             Task::RefRead => {
                 let v = match self.pop()? {
-                    Value::Ref(cell) => cell.lock().map_err(|_| "a poisoned reference")?.clone(),
+                    Value::Ref(cell) => cell.lock().clone(),
                     other => return Err(format!("`ref_read` of a {}", other.kind())),
                 };
                 self.values.push(v);
@@ -182,8 +182,7 @@ impl<'i> Machine<'i> {
                 match self.pop()? {
                     Value::Ref(cell) => {
                         // The old contents drop after the lock is released.
-                        let old =
-                            std::mem::replace(&mut *cell.lock().map_err(|_| "a poisoned reference")?, v);
+                        let old = std::mem::replace(&mut *cell.lock(), v);
                         drop(old);
                     }
                     other => return Err(format!("`ref_write` to a {}", other.kind())),

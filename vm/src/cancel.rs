@@ -7,8 +7,9 @@
 //! one process-wide watchdog thread that sleeps until the earliest deadline and sets the
 //! flags of the handles whose deadline passed.
 
+use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
 /// The flag's value while a run may continue.
@@ -61,7 +62,7 @@ impl CancelHandle {
             return Ok(());
         }
         let watchdog = watchdog()?;
-        let mut queue = watchdog.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queue = watchdog.queue.lock();
         queue.push((deadline, Arc::downgrade(&self.flag)));
         watchdog.wake.notify_one();
         Ok(())
@@ -120,7 +121,7 @@ fn watchdog() -> Result<&'static Watchdog, String> {
 /// The watchdog's loop: expires the flags whose deadline passed, forgets those nobody holds,
 /// and sleeps until the next deadline (or a new one arrives).
 fn watch(w: &Watchdog) {
-    let mut queue = w.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut queue = w.queue.lock();
     loop {
         let now = Instant::now();
         queue.retain(|(deadline, flag)| match flag.upgrade() {
@@ -131,10 +132,12 @@ fn watch(w: &Watchdog) {
             Some(_) => true,
             None => false,
         });
-        queue = match queue.iter().map(|(d, _)| *d).min() {
-            Some(next) => w.wake.wait_timeout(queue, next - now).unwrap_or_else(PoisonError::into_inner).0,
-            None => w.wake.wait(queue).unwrap_or_else(PoisonError::into_inner),
-        };
+        match queue.iter().map(|(d, _)| *d).min() {
+            Some(next) => {
+                w.wake.wait_for(&mut queue, next - now);
+            }
+            None => w.wake.wait(&mut queue),
+        }
     }
 }
 

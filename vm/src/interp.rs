@@ -34,7 +34,7 @@ use liveness::LastUses;
 use relay_devices::DType;
 use stack::put;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 pub use trap::Trap;
 use trap::{read_error, stopped, trap_at};
 
@@ -601,14 +601,11 @@ impl<'e> Vm<'e> {
                 Instr::LoadImm { dst, value } => set_scalar!(dst, *value),
                 Instr::RefNew { dst, value } => {
                     let v = reg!(value).clone();
-                    set!(dst, Value::Ref(Arc::new(Mutex::new(v))));
+                    set!(dst, Value::reference(v));
                 }
                 Instr::RefRead { dst, cell } => {
                     let v = match reg!(cell) {
-                        Value::Ref(r) => match r.lock() {
-                            Ok(g) => g.clone(),
-                            Err(_) => trap!("reference poisoned by a panic elsewhere"),
-                        },
+                        Value::Ref(r) => r.lock().clone(),
                         other => trap!("ref_read of a {}", other.kind()),
                     };
                     set!(dst, v);
@@ -616,10 +613,7 @@ impl<'e> Vm<'e> {
                 Instr::RefWrite { cell, value } => {
                     let v = reg!(value).clone();
                     match reg!(cell) {
-                        Value::Ref(r) => match r.lock() {
-                            Ok(mut g) => *g = v,
-                            Err(_) => trap!("reference poisoned by a panic elsewhere"),
-                        },
+                        Value::Ref(r) => *r.lock() = v,
                         other => trap!("ref_write to a {}", other.kind()),
                     }
                 }

@@ -2,11 +2,12 @@
 //! references.
 
 use crate::scalar::ScalarValue;
+use parking_lot::Mutex;
 use relay_devices::opencl::DeviceTensor;
 use relay_devices::Tensor;
 use smallvec::SmallVec;
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The fields of an ADT value or the captures of a closure. Up to two sit inline, so a list
 /// cell, a tree node, a pair or a one-capture closure is a single allocation.
@@ -26,7 +27,8 @@ pub enum Value {
     Adt(Arc<AdtValue>),
     /// A function value.
     Closure(Arc<ClosureValue>),
-    /// A mutable reference cell.
+    /// A mutable reference cell ([`Value::reference`] makes one). Its lock does not poison:
+    /// a panic on another thread holding it leaves the cell's last value readable.
     Ref(Arc<Mutex<Value>>),
     /// An n-d tensor (n ≥ 1) resident on an OpenCL device: produced by a device kernel and
     /// kept there while device kernels consume it. The VM copies it to the host before a
@@ -54,6 +56,11 @@ pub struct ClosureValue {
 }
 
 impl Value {
+    /// A new reference cell holding `v` (Relay's `ref(v)`).
+    pub fn reference(v: Value) -> Value {
+        Value::Ref(Arc::new(Mutex::new(v)))
+    }
+
     /// A tuple of `fields`.
     pub fn tuple(fields: impl Into<Fields>) -> Value {
         Value::adt(0, fields)
@@ -157,9 +164,7 @@ fn take_nested(v: Value, stack: &mut Vec<Value>) {
         }
         Value::Ref(r) => {
             if let Ok(m) = Arc::try_unwrap(r) {
-                if let Ok(inner) = m.into_inner() {
-                    stack.push(inner);
-                }
+                stack.push(m.into_inner());
             }
         }
         Value::Scalar(_) | Value::Tensor(_) | Value::Device(_) => {}

@@ -15,9 +15,10 @@ use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program as ClProgram;
 use opencl3::types::{cl_device_id, cl_long, cl_mem, CL_BLOCKING};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ptr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The error for a failed OpenCL call; a runtime that could not be loaded is reported as
@@ -27,11 +28,6 @@ fn api(call: &'static str) -> impl Fn(ClError) -> OpenClError {
         DLOPEN_RUNTIME_LOAD_FAILED => OpenClError::Unavailable("libOpenCL.so.1 could not be loaded".into()),
         code => OpenClError::Api { call, code, name: e.to_string() },
     }
-}
-
-// Every mutation under these locks is a single insert, so a poisoned map is still consistent.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Every OpenCL device present, in platform then device order. An installed runtime with no
@@ -45,7 +41,7 @@ fn enumerate() -> Result<Vec<(DeviceInfo, cl_device_id)>, OpenClError> {
     // The ICD loader (ocl-icd) initialises itself on the first call without locking: threads
     // racing into it can see no platform at all. Discovery is rare, so it is serialised.
     static DISCOVERY: Mutex<()> = Mutex::new(());
-    let _guard = lock(&DISCOVERY);
+    let _guard = DISCOVERY.lock();
     let platforms = match get_platforms() {
         Ok(p) => p,
         Err(e) if e.0 == CL_PLATFORM_NOT_FOUND_KHR => return Ok(Vec::new()),
@@ -219,7 +215,7 @@ impl OpenClDevice {
             crate::tensor::shape_size(shape).and_then(|n| n.checked_mul(dtype.size_bytes())).ok_or_else(
                 || OpenClError::HostTensor(format!("a {dtype} tensor of shape {shape:?} is too large")),
             )?;
-        let pooled = lock(&self.pool).get_mut(&len).and_then(Vec::pop);
+        let pooled = self.pool.lock().get_mut(&len).and_then(Vec::pop);
         let buffer = match pooled {
             Some(b) => b,
             None => self.alloc(len)?,
@@ -262,12 +258,12 @@ impl OpenClDevice {
 
     /// Free buffers in the device's pool, and their total bytes.
     pub fn pooled(&self) -> (usize, usize) {
-        let pool = lock(&self.pool);
+        let pool = self.pool.lock();
         pool.iter().fold((0, 0), |(n, bytes), (len, bs)| (n + bs.len(), bytes + len * bs.len()))
     }
 
     fn give_back(&self, buffer: DeviceBuffer) {
-        let mut pool = lock(&self.pool);
+        let mut pool = self.pool.lock();
         let free = pool.entry(buffer.len).or_default();
         if free.len() < POOL_PER_SIZE {
             free.push(buffer);
@@ -327,7 +323,7 @@ impl OpenClDevice {
     /// compiled now. A compile error is [`OpenClError::Build`] carrying the build log.
     pub fn program(&self, source: &str, options: &str) -> Result<Arc<Program>, OpenClError> {
         let key = (source.to_string(), options.to_string());
-        if let Some(hit) = lock(&self.programs).get(&key) {
+        if let Some(hit) = self.programs.lock().get(&key) {
             return Ok(hit.clone());
         }
         if self.prebuilt_only.load(std::sync::atomic::Ordering::Relaxed) {
@@ -346,7 +342,7 @@ impl OpenClDevice {
         let program =
             ClProgram::create_from_source(&self.context, source).map_err(api("clCreateProgramWithSource"))?;
         let built = self.build(program, options, start)?;
-        Ok(lock(&self.programs).entry(key).or_insert(built).clone())
+        Ok(self.programs.lock().entry(key).or_insert(built).clone())
     }
 
     /// Creates the program of `source` from a device `binary` saved by [`Program::binary`]
@@ -366,7 +362,7 @@ impl OpenClDevice {
         let program = unsafe { ClProgram::create_from_binary(&self.context, &[self.id], &[binary]) }
             .map_err(api("clCreateProgramWithBinary"))?;
         let built = self.build(program, options, start)?;
-        lock(&self.programs).insert((source.to_string(), options.to_string()), built.clone());
+        self.programs.lock().insert((source.to_string(), options.to_string()), built.clone());
         Ok(built)
     }
 
@@ -397,7 +393,7 @@ impl OpenClDevice {
 
     /// Number of programs in the cache.
     pub fn cached_programs(&self) -> usize {
-        lock(&self.programs).len()
+        self.programs.lock().len()
     }
 
     /// Queues kernel `name` of `program` over a grid of `global` work-items (1 to 3
@@ -421,7 +417,7 @@ impl OpenClDevice {
         if global.contains(&0) {
             return Ok(());
         }
-        let mut kernels = lock(&program.kernels);
+        let mut kernels = program.kernels.lock();
         if !kernels.contains_key(name) {
             let k = ClKernel::create(&program.program, name).map_err(api("clCreateKernel"))?;
             kernels.insert(name.to_string(), k);

@@ -5,11 +5,12 @@ use super::packed::{packable_operands, Packable};
 use super::temps::needs_zero;
 use crate::JitError;
 use cranelift_jit::JITModule;
+use parking_lot::Mutex;
 use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use relay_devices::Tensor;
 use smallvec::SmallVec;
 use std::sync::atomic::AtomicU8;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 type EntryFn = unsafe extern "C" fn(*const *mut u8, *const i64, *const u8) -> i32;
@@ -147,8 +148,7 @@ impl CompiledKernel {
         // Kernels FuseOps makes have a handful of buffers and at most a reused temp: no
         // allocation here after the first call.
         let reuse = self.reuse_temps;
-        let spare =
-            if reuse { self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).pop() } else { None };
+        let spare = if reuse { self.spare_temps.lock().pop() } else { None };
         let mut temps: SmallVec<[Tensor; 1]> = match spare {
             Some(t) => t,
             None => {
@@ -203,7 +203,7 @@ impl CompiledKernel {
             for (t, _) in temps.iter_mut().zip(&self.zero_temps).filter(|(_, &zero)| zero) {
                 t.fill_zero();
             }
-            self.spare_temps.lock().unwrap_or_else(PoisonError::into_inner).push(temps);
+            self.spare_temps.lock().push(temps);
         }
         if status != 0 {
             return Err(JitError::Stopped);
@@ -223,7 +223,7 @@ impl CompiledKernel {
 
 impl Drop for CompiledKernel {
     fn drop(&mut self) {
-        let module = self.module.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        let module = self.module.get_mut().take();
         if let Some(module) = module {
             // SAFETY: `entry` points into this module's memory and is unreachable once
             // `self` is being dropped (`run` borrows `self`).

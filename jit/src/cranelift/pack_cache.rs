@@ -17,8 +17,9 @@
 //! give the same bits whenever, and by whichever thread, the weights got packed.
 
 use super::packed::PackedMatrix;
+use parking_lot::Mutex;
 use relay_devices::Tensor;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
 /// Packed copies kept per operand: a kernel shared by a few layers or models, each with its
 /// weights.
@@ -50,7 +51,7 @@ impl PackSlot {
     /// The packed form of `t` as a `[n, k]` float32 matrix, when it has one or this is the
     /// [`PACK_AFTER`]th call to pass it (then it is packed now); `None` otherwise.
     pub(crate) fn lookup(&self, t: &Arc<Tensor>, n: usize, k: usize) -> Option<Arc<PackedMatrix>> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.state.lock();
         state.packed.retain(|(seen, _)| seen.strong_count() > 0);
         if let Some((_, p)) = state.packed.iter().find(|(seen, _)| is(seen, t)) {
             return Some(p.clone());
@@ -78,7 +79,7 @@ impl PackSlot {
 
     /// Bytes of the packed copies the slot holds.
     pub(crate) fn bytes(&self) -> usize {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).packed.iter().map(|(_, p)| p.bytes()).sum()
+        self.state.lock().packed.iter().map(|(_, p)| p.bytes()).sum()
     }
 }
 

@@ -152,12 +152,8 @@ impl DeviceState {
                 Value::Closure(Arc::new(ClosureValue { func: c.func, captured }))
             }
             Value::Ref(r) => {
-                let inner =
-                    r.lock().map_err(|_| "reference poisoned by a panic elsewhere".to_string())?.clone();
-                let inner = self.bring_value_home(inner)?;
-                if let Ok(mut g) = r.lock() {
-                    *g = inner;
-                }
+                let inner = r.lock().clone();
+                *r.lock() = self.bring_value_home(inner)?;
                 Value::Ref(r)
             }
             v @ (Value::Scalar(_) | Value::Tensor(_)) => v,
@@ -185,9 +181,7 @@ fn holds_device(v: &Value) -> bool {
             }
             Value::Ref(r) => {
                 if seen.insert(Arc::as_ptr(&r) as usize) {
-                    if let Ok(g) = r.lock() {
-                        stack.push(g.clone());
-                    }
+                    stack.push(r.lock().clone());
                 }
             }
             Value::Scalar(_) | Value::Tensor(_) => {}
