@@ -1,11 +1,14 @@
 //! `relay-vm run` and `relay-vm bench`: one entry function, its bound weights, the inputs
 //! to run it on, what runs it (the VM, or the reference interpreter), and the VM's limits
-//! (`--max-memory`, `--timeout`, SIGINT).
+//! (`--max-memory`, `--timeout`, SIGINT). `run -j N` spreads the inputs over N worker
+//! threads, each with its own VM on the one shared program (`parallel.rs`).
 
 use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
+
+mod parallel;
 use relay::Program;
 use std::io::BufRead;
 use std::path::Path;
@@ -50,21 +53,37 @@ impl Inputs {
 
 /// What runs the entry function (`--executor`).
 enum Engine<'p> {
-    /// A compiled program on a VM.
-    Vm { program: &'p Program, vm: Box<Vm<'p>> },
+    /// A compiled program on a VM; worker threads make more VMs with the same `config`.
+    Vm { program: &'p Program, vm: Box<Vm<'p>>, config: VmConfig },
     /// The reference interpreter.
     Interp(&'p Interpreter),
 }
 
-/// Runs of one entry function: its bound weights, the parameters the inputs fill, what runs it.
-pub(crate) struct Job<'p> {
+/// The entry function, its bound weights and the parameters the inputs fill: what turns an
+/// input line into arguments and a result into text. Shared by every worker thread.
+struct Entry<'p> {
     /// The types values are read and printed with.
     exe: &'p Executable,
     f: &'p VmFunction,
     bound: Vec<(usize, Value)>,
     free: Vec<usize>,
+}
+
+/// Runs of one entry function: its inputs' meaning and what runs it.
+pub(crate) struct Job<'p> {
+    entry: Entry<'p>,
     engine: Engine<'p>,
     stats: bool,
+}
+
+/// `run`'s tally of the results printed so far, for the final accuracy line.
+#[derive(Default)]
+struct Tally {
+    done: usize,
+    labelled: usize,
+    correct: usize,
+    /// The inputs' time in the VM, summed over inputs (not wall time).
+    vm_time: Duration,
 }
 
 impl<'p> Job<'p> {
@@ -82,11 +101,11 @@ impl<'p> Job<'p> {
             deadline: run.timeout.and_then(|t| Instant::now().checked_add(t)),
             ..defaults
         };
-        let vm = program.vm_with(config);
+        let vm = program.vm_with(config.clone());
         Job::with_engine(
             program.executable(),
             program.function(&run.entry)?,
-            Engine::Vm { program, vm: Box::new(vm) },
+            Engine::Vm { program, vm: Box::new(vm), config },
             run,
         )
     }
@@ -117,14 +136,14 @@ impl<'p> Job<'p> {
                 names.join(", ")
             )));
         }
-        Ok(Job { exe, f, bound, free, engine, stats: run.stats })
+        Ok(Job { entry: Entry { exe, f, bound, free }, engine, stats: run.stats })
     }
 
     /// Calls the entry function on `args`.
     fn invoke(&mut self, args: Vec<Value>) -> Result<Value, relay::Error> {
         match &mut self.engine {
-            Engine::Vm { program, vm } => program.invoke(vm, &self.f.name, args),
-            Engine::Interp(interp) => interp.invoke(&self.f.name, args),
+            Engine::Vm { program, vm, .. } => program.invoke(vm, &self.entry.f.name, args),
+            Engine::Interp(interp) => interp.invoke(&self.entry.f.name, args),
         }
     }
 
@@ -133,65 +152,63 @@ impl<'p> Job<'p> {
         matches!(&self.engine, Engine::Vm { vm, .. } if vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled))
     }
 
-    /// Runs every input, printing one result per input, and for labelled inputs a final
-    /// accuracy line. SIGINT cancels the VM's run in progress: the summary then covers the
-    /// inputs done, and the exit code is [`EXIT_INTERRUPTED`].
-    pub(crate) fn run(mut self, inputs: Inputs, format: Format) -> Result<(), Failure> {
-        if let Engine::Vm { vm, .. } = &self.engine {
-            let cancel = vm.cancel_handle().clone();
-            if let Err(e) = ctrlc::set_handler(move || cancel.cancel()) {
-                eprintln!("warning: Ctrl-C will not print the results so far: {e}");
+    /// Runs every input, printing one result per input in input order, and for labelled
+    /// inputs a final accuracy line. With `jobs` > 1 (the VM only, without `--stats`) the
+    /// inputs run on that many worker threads, each with its own VM; results are the same
+    /// bits as on one. SIGINT cancels the runs in progress: the summary then covers the
+    /// inputs printed, and the exit code is [`EXIT_INTERRUPTED`].
+    pub(crate) fn run(mut self, inputs: Inputs, format: Format, jobs: usize) -> Result<(), Failure> {
+        let jobs = if self.stats { 1 } else { jobs.clamp(1, inputs.items.len().max(1)) };
+        let mut tally = Tally::default();
+        let started = Instant::now();
+        let entry = &self.entry;
+        match &self.engine {
+            Engine::Vm { program, config, .. } if jobs > 1 => {
+                parallel::run(program, config, entry, &inputs.items, jobs, |line, result, time| {
+                    tally.emit(entry, line, &result, time, format)
+                })?;
             }
-        }
-        let (mut correct, mut labelled, mut vm_time) = (0usize, 0usize, Duration::ZERO);
-        let mut done = 0;
-        for (what, text) in &inputs.items {
-            let (line, args) = self.arguments(what, text)?;
-            let start = Instant::now();
-            let result = match self.invoke(args) {
-                Ok(result) => result,
-                Err(_) if self.cancelled() => break,
-                Err(e) => return Err(e.into()),
-            };
-            vm_time += start.elapsed();
-            done += 1;
-            let printed = self.print(&result, format)?;
-            let printed = match line.label {
-                None => printed,
-                Some(label) => {
-                    let prediction = batch::argmax(&result);
-                    labelled += 1;
-                    correct += usize::from(prediction.map(|p| p as i64) == Some(label));
-                    let shown = prediction.map_or("none".to_string(), |p| p.to_string());
-                    match format {
-                        Format::Json => {
-                            format!("{{\"prediction\":{shown},\"label\":{label},\"output\":{printed}}}")
-                        }
-                        Format::Text => format!("prediction {shown} (label {label}): {printed}"),
+            _ => {
+                if let Engine::Vm { vm, .. } = &self.engine {
+                    let cancel = vm.cancel_handle().clone();
+                    if let Err(e) = ctrlc::set_handler(move || cancel.cancel()) {
+                        eprintln!("warning: Ctrl-C will not print the results so far: {e}");
                     }
                 }
-            };
-            write_stdout(&(printed + "\n"))?;
+                for (what, text) in &inputs.items {
+                    let (line, args) = self.entry.arguments(what, text)?;
+                    let start = Instant::now();
+                    let result = match self.invoke(args) {
+                        Ok(result) => result,
+                        Err(_) if self.cancelled() => break,
+                        Err(e) => return Err(e.into()),
+                    };
+                    tally.emit(&self.entry, line, &result, start.elapsed(), format)?;
+                }
+            }
         }
-        if let (true, Engine::Vm { program, vm }) = (self.stats, &self.engine) {
-            let n = done.max(1) as u64;
+        let wall = started.elapsed();
+        if let (true, Engine::Vm { program, vm, .. }) = (self.stats, &self.engine) {
+            let n = tally.done.max(1) as u64;
             let s = vm.memory_stats();
             eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
             eprintln!("device {}: {}", program.device(), vm.copy_stats());
         }
-        if labelled > 0 {
-            let n = done;
+        if tally.labelled > 0 {
+            let n = tally.done;
             write_stdout(&format!(
-                "accuracy: {correct}/{labelled} = {:.2}%, {:.1} inputs/s ({:.3} ms per input in the VM)\n",
-                100.0 * correct as f64 / labelled as f64,
-                n as f64 / vm_time.as_secs_f64().max(f64::MIN_POSITIVE),
-                1e3 * vm_time.as_secs_f64() / n as f64
+                "accuracy: {}/{} = {:.2}%, {:.1} inputs/s on {jobs} thread(s) ({:.3} ms per input in the VM)\n",
+                tally.correct,
+                tally.labelled,
+                100.0 * tally.correct as f64 / tally.labelled as f64,
+                n as f64 / wall.as_secs_f64().max(f64::MIN_POSITIVE),
+                1e3 * tally.vm_time.as_secs_f64() / n as f64
             ))?;
         }
-        if done < inputs.items.len() {
+        if tally.done < inputs.items.len() {
             return Err(Failure {
                 code: EXIT_INTERRUPTED,
-                message: format!("interrupted after {done} of {} input(s)\n", inputs.items.len()),
+                message: format!("interrupted after {} of {} input(s)\n", tally.done, inputs.items.len()),
             });
         }
         Ok(())
@@ -202,7 +219,7 @@ impl<'p> Job<'p> {
     pub(crate) fn bench(mut self, inputs: Inputs, warmup: usize, reps: usize) -> Result<(), Failure> {
         let mut all = Vec::with_capacity(inputs.items.len());
         for (what, text) in &inputs.items {
-            all.push(self.arguments(what, text)?.1);
+            all.push(self.entry.arguments(what, text)?.1);
         }
         let too_many = || {
             Failure::bad_input(format!(
@@ -230,7 +247,7 @@ impl<'p> Job<'p> {
         };
         let ms = |d: Duration| 1e3 * d.as_secs_f64();
         let runs = (all.len() * reps).max(1) as f64;
-        if let Engine::Vm { program, vm } = &self.engine {
+        if let Engine::Vm { program, vm, .. } = &self.engine {
             let m = vm.memory_stats();
             write_stdout(&format!(
                 "memory (timed runs): {m}\nper input: {:.1} arena, {:.1} pool, {:.1} system tensor allocation(s)\n",
@@ -252,7 +269,7 @@ impl<'p> Job<'p> {
             "@{}: {} input(s) x {reps} rep(s) after {warmup} warm-up pass(es), one thread\n\
              latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, max {:.4} ms\n\
              throughput: {:.1} inputs/s\n",
-            self.f.name,
+            self.entry.f.name,
             all.len(),
             ms(s.mean),
             ms(s.p50),
@@ -261,7 +278,9 @@ impl<'p> Job<'p> {
             s.throughput
         ))
     }
+}
 
+impl Entry<'_> {
     /// The entry's arguments for one input line: bound weights plus the line's values.
     fn arguments(&self, what: &str, text: &str) -> Result<(InputLine, Vec<Value>), Failure> {
         let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
@@ -300,6 +319,38 @@ impl<'p> Job<'p> {
             code: EXIT_TRAP,
             message: format!("error: cannot print the result: {e}\n"),
         })
+    }
+}
+
+impl Tally {
+    /// Prints one input's result (with the prediction for a labelled input) and counts it.
+    fn emit(
+        &mut self,
+        entry: &Entry,
+        line: InputLine,
+        result: &Value,
+        time: Duration,
+        format: Format,
+    ) -> Result<(), Failure> {
+        self.done += 1;
+        self.vm_time += time;
+        let printed = entry.print(result, format)?;
+        let printed = match line.label {
+            None => printed,
+            Some(label) => {
+                let prediction = batch::argmax(result);
+                self.labelled += 1;
+                self.correct += usize::from(prediction.map(|p| p as i64) == Some(label));
+                let shown = prediction.map_or("none".to_string(), |p| p.to_string());
+                match format {
+                    Format::Json => {
+                        format!("{{\"prediction\":{shown},\"label\":{label},\"output\":{printed}}}")
+                    }
+                    Format::Text => format!("prediction {shown} (label {label}): {printed}"),
+                }
+            }
+        };
+        write_stdout(&(printed + "\n"))
     }
 }
 

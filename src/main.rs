@@ -87,6 +87,11 @@ enum Command {
         /// How to print results.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
+        /// Worker threads for --input (at most 1024), each with its own VM on the one shared
+        /// program and weights; results print in input order and are the same bits as with
+        /// one. Default: the machine's cores. `--stats` and `--executor interp` use one.
+        #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        jobs: Option<u16>,
     },
     /// Time a function over its inputs: per-input latency (mean, p50, p90, max) and
     /// throughput, on one thread.
@@ -284,7 +289,11 @@ fn main() -> ExitCode {
             print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
             Ok(())
         }),
-        Command::Run { run, format } => finish(with_job(&run, |job, inputs| job.run(inputs, format))),
+        Command::Run { run, format, jobs } => {
+            let jobs =
+                jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
+            finish(with_job(&run, |job, inputs| job.run(inputs, format, jobs)))
+        }
         Command::Bench { run, warmup, reps } => {
             finish(with_job(&run, |job, inputs| job.bench(inputs, warmup, reps)))
         }

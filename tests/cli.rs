@@ -1,5 +1,5 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, numeric
+//! `--params`, executables, `--executor interp`, `-j`), `compile`, `disasm`, `check`, `fmt`, numeric
 //! option validation, and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory
 //! limit and the timeout included), 3 (bad command line or input), 130 (SIGINT during
 //! `run --input`).
@@ -261,6 +261,29 @@ fn input_runs_once_per_line() {
     let trap = s.file("trap.jsonl", "[[1, 2, 3]]\n");
     let reshape = s.file("reshape.relay", RESHAPE);
     expect(&relay_vm(&["run", path(&reshape), "--input", path(&trap)]), 2);
+}
+
+/// `@main(n)` counts down from `n` one call at a time: inputs of very different lengths.
+const COUNTDOWN: &str = "def @main(%n: int32) -> int32 { if (%n <= 0) { %n } else { @main(%n - 1) } }\n";
+
+#[test]
+fn parallel_runs_print_in_input_order_the_same_as_one_thread() {
+    let s = Scratch::new("jobs");
+    let f = s.file("countdown.relay", COUNTDOWN);
+    // Long and short inputs interleaved, so workers finish out of input order.
+    let lines: String =
+        (0..60).map(|i| format!("[{}]\n", if i % 3 == 0 { 200_000 - i } else { -i })).collect();
+    let input = s.file("in.jsonl", lines);
+    let one = expect(&relay_vm(&["run", path(&f), "--input", path(&input), "-j", "1"]), 0);
+    let three = expect(&relay_vm(&["run", path(&f), "--input", path(&input), "-j", "3"]), 0);
+    assert_eq!(one.lines().count(), 60);
+    assert_eq!(one, three);
+    // A bad line stops the run there, after the lines before it, on any number of threads.
+    let bad = s.file("bad.jsonl", format!("{}[1, 2]\n[3]\n", "[5]\n".repeat(20)));
+    let out = relay_vm(&["run", path(&f), "--input", path(&bad), "-j", "4"]);
+    assert_eq!(expect(&out, 3), "{\"dtype\":\"int32\",\"shape\":[],\"data\":[0]}\n".repeat(20));
+    assert!(stderr(&out).contains("bad.jsonl:21"), "{}", stderr(&out));
+    expect(&relay_vm(&["run", path(&f), "--input", path(&input), "-j", "0"]), 3);
 }
 
 fn safetensors_file(tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> Vec<u8> {

@@ -1,0 +1,119 @@
+//! `run --input FILE -j N`: the inputs on N worker threads, each with its own VM on the one
+//! shared program (its executable, kernels and packed weights are shared, read-only), and
+//! the results handed back in input order.
+//!
+//! Workers take input indices from one `crossbeam` channel, so a slow input never holds up
+//! the others (work is shared, not split up front), and send each outcome back on another;
+//! this thread prints outcome `i` as soon as outcomes `0..i` are printed. A VM's result does
+//! not depend on which thread ran it or what ran before (the packed and unpacked kernels sum
+//! in one order), so the output is the same bits as with one thread.
+
+use super::Entry;
+use crate::Failure;
+use crossbeam_channel::unbounded;
+use relay::batch::InputLine;
+use relay::vm::{CancelHandle, StopReason, Value, VmConfig};
+use relay::Program;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What a worker reports for one input.
+enum Outcome {
+    /// The input ran: its line, its result and its time in the VM.
+    Ran(InputLine, Value, Duration),
+    /// Its run was cancelled (SIGINT).
+    Cancelled,
+    /// A bad input line or a trap.
+    Failed(Failure),
+}
+
+/// Runs `items` (`(where from, JSON line)`) through `entry` on `jobs` VMs made with `config`,
+/// calling `emit` for each result in input order. Stops at the first cancelled input
+/// (SIGINT cancels every worker's VM) and returns; `emit` has then seen the inputs before it.
+///
+/// # Errors
+/// The first input, in input order, that does not parse or traps (the results before it are
+/// emitted), or the first error of `emit`.
+pub(super) fn run(
+    program: &Program,
+    config: &VmConfig,
+    entry: &Entry,
+    items: &[(String, String)],
+    jobs: usize,
+    mut emit: impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let vms: Vec<_> = (0..jobs).map(|_| program.vm_with(config.clone())).collect();
+    let cancels: Vec<CancelHandle> = vms.iter().map(|vm| vm.cancel_handle().clone()).collect();
+    let on_sigint = cancels.clone();
+    if let Err(e) = ctrlc::set_handler(move || on_sigint.iter().for_each(CancelHandle::cancel)) {
+        eprintln!("warning: Ctrl-C will not print the results so far: {e}");
+    }
+    let (work_tx, work_rx) = unbounded::<usize>();
+    (0..items.len()).for_each(|i| {
+        // The receiver lives until every worker is done.
+        let _ = work_tx.send(i);
+    });
+    drop(work_tx);
+    let (done_tx, done_rx) = unbounded::<(usize, Outcome)>();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for mut vm in vms {
+            let (work_rx, done_tx, stop) = (work_rx.clone(), done_tx.clone(), &stop);
+            scope.spawn(move || {
+                while let Ok(i) = work_rx.recv() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let (what, text) = &items[i];
+                    let outcome = match entry.arguments(what, text) {
+                        Err(f) => Outcome::Failed(f),
+                        Ok((line, args)) => {
+                            let start = Instant::now();
+                            match program.invoke(&mut vm, &entry.f.name, args) {
+                                Ok(result) => Outcome::Ran(line, result, start.elapsed()),
+                                Err(_) if vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled) => {
+                                    Outcome::Cancelled
+                                }
+                                Err(e) => Outcome::Failed(e.into()),
+                            }
+                        }
+                    };
+                    if done_tx.send((i, outcome)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let result = in_order(done_rx.iter(), &mut emit);
+        // Whatever ended it, the workers stop: no more inputs, and runs still in progress
+        // (after a failure or SIGINT) are cancelled, since their outcomes are not wanted.
+        stop.store(true, Ordering::Relaxed);
+        cancels.iter().for_each(CancelHandle::cancel);
+        drop(done_rx);
+        result
+    })
+}
+
+/// Emits the outcomes of `outcomes` (in completion order) in input order, until an input
+/// fails (its error), is cancelled, or all are emitted.
+fn in_order(
+    outcomes: impl Iterator<Item = (usize, Outcome)>,
+    emit: &mut impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let mut waiting: BTreeMap<usize, Outcome> = BTreeMap::new();
+    let mut next = 0;
+    for (i, outcome) in outcomes {
+        waiting.insert(i, outcome);
+        while let Some(outcome) = waiting.remove(&next) {
+            match outcome {
+                Outcome::Ran(line, result, time) => emit(line, result, time)?,
+                Outcome::Cancelled => return Ok(()),
+                Outcome::Failed(failure) => return Err(failure),
+            }
+            next += 1;
+        }
+    }
+    Ok(())
+}
