@@ -125,6 +125,8 @@ pub struct LatencyStats {
     pub p50: Duration,
     /// 90th percentile.
     pub p90: Duration,
+    /// 99th percentile.
+    pub p99: Duration,
     /// Slowest run.
     pub max: Duration,
     /// Runs per second of summed latency.
@@ -146,6 +148,7 @@ impl LatencyStats {
             mean: total / n as u32,
             p50: at(0.5),
             p90: at(0.9),
+            p99: at(0.99),
             max: samples[n - 1],
             throughput: n as f64 / total.as_secs_f64().max(f64::MIN_POSITIVE),
         })

@@ -69,6 +69,16 @@ struct Entry<'p> {
     free: Vec<usize>,
 }
 
+/// `bench`'s passes over the inputs: untimed first, then timed.
+pub(crate) struct Passes {
+    /// Untimed passes.
+    pub(crate) warmup: usize,
+    /// Exactly this many timed passes, if given.
+    pub(crate) reps: Option<usize>,
+    /// Otherwise timed passes until this much time has passed (at least one pass).
+    pub(crate) min_time: Duration,
+}
+
 /// Runs of one entry function: its inputs' meaning and what runs it.
 pub(crate) struct Job<'p> {
     entry: Entry<'p>,
@@ -214,66 +224,119 @@ impl<'p> Job<'p> {
         Ok(())
     }
 
-    /// Times every input `reps` times after `warmup` untimed passes and prints the latency
-    /// statistics.
-    pub(crate) fn bench(mut self, inputs: Inputs, warmup: usize, reps: usize) -> Result<(), Failure> {
+    /// Times every input over `passes` (untimed warm-up passes, then timed passes until
+    /// `--reps` or `--min-time`) and prints the latency statistics, as text or one JSON
+    /// object.
+    pub(crate) fn bench(mut self, inputs: Inputs, passes: Passes, format: Format) -> Result<(), Failure> {
         let mut all = Vec::with_capacity(inputs.items.len());
         for (what, text) in &inputs.items {
             all.push(self.entry.arguments(what, text)?.1);
         }
-        let too_many = || {
+        let too_many = |reps: usize| {
             Failure::bad_input(format!(
-                "error: --warmup {warmup} and --reps {reps} over {} input(s): more than {MAX_TIMED_RUNS} runs\n",
+                "error: --warmup {} and --reps {reps} over {} input(s): more than {MAX_TIMED_RUNS} runs\n",
+                passes.warmup,
                 all.len()
             ))
         };
-        let timed = all.len().checked_mul(reps).filter(|&n| n <= MAX_TIMED_RUNS).ok_or_else(too_many)?;
-        let passes = warmup.checked_add(reps).ok_or_else(too_many)?;
-        let mut samples = Vec::with_capacity(timed);
-        for pass in 0..passes {
-            if let (true, Engine::Vm { vm, .. }) = (pass == warmup, &mut self.engine) {
-                vm.reset_memory_stats();
+        if let Some(reps) = passes.reps {
+            all.len().checked_mul(reps).filter(|&n| n <= MAX_TIMED_RUNS).ok_or_else(|| too_many(reps))?;
+            passes.warmup.checked_add(reps).ok_or_else(|| too_many(reps))?;
+        }
+        for _ in 0..passes.warmup {
+            for args in &all {
+                self.invoke(args.clone())?;
             }
+        }
+        if let Engine::Vm { vm, .. } = &mut self.engine {
+            vm.reset_memory_stats();
+        }
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        let mut reps = 0;
+        // With --reps, exactly that many passes; else passes until --min-time, within the cap.
+        while match passes.reps {
+            Some(n) => reps < n,
+            None => {
+                reps == 0
+                    || (started.elapsed() < passes.min_time && samples.len() + all.len() <= MAX_TIMED_RUNS)
+            }
+        } {
             for args in &all {
                 let start = Instant::now();
                 self.invoke(args.clone())?;
-                if pass >= warmup {
-                    samples.push(start.elapsed());
-                }
+                samples.push(start.elapsed());
             }
+            reps += 1;
         }
         let Some(s) = LatencyStats::new(samples) else {
-            return write_stdout("no timed runs (--reps 0)\n");
+            return write_stdout("no timed runs (--reps 0 or no inputs)\n");
         };
-        let ms = |d: Duration| 1e3 * d.as_secs_f64();
         let runs = (all.len() * reps).max(1) as f64;
-        if let Engine::Vm { program, vm, .. } = &self.engine {
-            let m = vm.memory_stats();
+        let ms = |d: Duration| 1e3 * d.as_secs_f64();
+        let memory = match &self.engine {
+            Engine::Vm { vm, .. } => Some(vm.memory_stats()),
+            Engine::Interp(_) => None,
+        };
+        let copies = match &self.engine {
+            Engine::Vm { program, vm, .. } if program.device().is_opencl() => {
+                Some((program.device(), vm.copy_stats()))
+            }
+            _ => None,
+        };
+        if format == Format::Json {
+            let mut out = serde_json::json!({
+                "function": self.entry.f.name,
+                "inputs": all.len(),
+                "warmup": passes.warmup,
+                "reps": reps,
+                "threads": 1,
+                "latency_ms": {
+                    "mean": ms(s.mean), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99), "max": ms(s.max),
+                },
+                "throughput_per_s": s.throughput,
+            });
+            if let Some(m) = &memory {
+                out["allocations_per_input"] = serde_json::json!({
+                    "arena": m.arena_allocs as f64 / runs,
+                    "pool": m.pool_allocs as f64 / runs,
+                    "system": m.system_allocs as f64 / runs,
+                });
+            }
+            if let Some((_, c)) = &copies {
+                out["device_bytes_per_input"] = serde_json::json!({
+                    "to_device": c.to_device_bytes as f64 / runs,
+                    "to_host": c.to_host_bytes as f64 / runs,
+                });
+            }
+            return write_stdout(&format!("{out}\n"));
+        }
+        if let Some(m) = memory {
             write_stdout(&format!(
                 "memory (timed runs): {m}\nper input: {:.1} arena, {:.1} pool, {:.1} system tensor allocation(s)\n",
                 m.arena_allocs as f64 / runs,
                 m.pool_allocs as f64 / runs,
                 m.system_allocs as f64 / runs
             ))?;
-            if program.device().is_opencl() {
-                let c = vm.copy_stats();
-                write_stdout(&format!(
-                    "device {} (timed runs): {c}\nper input: {:.1} bytes host→device, {:.1} bytes device→host\n",
-                    program.device(),
-                    c.to_device_bytes as f64 / runs,
-                    c.to_host_bytes as f64 / runs
-                ))?;
-            }
+        }
+        if let Some((device, c)) = copies {
+            write_stdout(&format!(
+                "device {device} (timed runs): {c}\nper input: {:.1} bytes host→device, {:.1} bytes device→host\n",
+                c.to_device_bytes as f64 / runs,
+                c.to_host_bytes as f64 / runs
+            ))?;
         }
         write_stdout(&format!(
-            "@{}: {} input(s) x {reps} rep(s) after {warmup} warm-up pass(es), one thread\n\
-             latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, max {:.4} ms\n\
+            "@{}: {} input(s) x {reps} rep(s) after {} warm-up pass(es), one thread\n\
+             latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, p99 {:.4} ms, max {:.4} ms\n\
              throughput: {:.1} inputs/s\n",
             self.entry.f.name,
             all.len(),
+            passes.warmup,
             ms(s.mean),
             ms(s.p50),
             ms(s.p90),
+            ms(s.p99),
             ms(s.max),
             s.throughput
         ))

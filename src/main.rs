@@ -101,9 +101,17 @@ enum Command {
         /// Untimed passes over the inputs first (at most a million).
         #[arg(long, default_value_t = 1, value_parser = passes_parser())]
         warmup: usize,
-        /// Timed passes over the inputs (at most a million).
-        #[arg(long, default_value_t = 3, value_parser = passes_parser())]
-        reps: usize,
+        /// Timed passes over the inputs (at most a million). Without it, passes repeat until
+        /// --min-time has passed.
+        #[arg(long, value_parser = passes_parser())]
+        reps: Option<usize>,
+        /// Without --reps: keep timing passes over the inputs until this many seconds of
+        /// them have passed (at least one pass).
+        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = job::parse_seconds)]
+        min_time: std::time::Duration,
+        /// `text` for people, or `json`: one object with every figure.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
     Compile {
@@ -294,8 +302,9 @@ fn main() -> ExitCode {
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
             finish(with_job(&run, |job, inputs| job.run(inputs, format, jobs)))
         }
-        Command::Bench { run, warmup, reps } => {
-            finish(with_job(&run, |job, inputs| job.bench(inputs, warmup, reps)))
+        Command::Bench { run, warmup, reps, min_time, format } => {
+            let passes = job::Passes { warmup, reps, min_time };
+            finish(with_job(&run, |job, inputs| job.bench(inputs, passes, format)))
         }
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,

@@ -193,12 +193,21 @@ fn numeric_options_are_validated() {
     };
     let out = bench(&["--warmup", "0", "--reps", "2"]);
     assert!(expect(&out, 0).contains("1 input(s) x 2 rep(s) after 0 warm-up pass(es)"));
+    // Without --reps, passes repeat for --min-time; --format json gives every figure.
+    let out = bench(&["--min-time", "0.2", "--format", "json"]);
+    let figures: serde_json::Value = serde_json::from_str(&expect(&out, 0)).unwrap();
+    assert!(figures["reps"].as_u64().unwrap() > 2, "{figures}");
+    for q in ["mean", "p50", "p90", "p99", "max"] {
+        assert!(figures["latency_ms"][q].as_f64().unwrap() > 0.0, "{figures}");
+    }
+    assert!(figures["throughput_per_s"].as_f64().unwrap() > 0.0 && figures["allocations_per_input"].is_object());
     for (extra, message) in [
         (&["--reps", "18446744073709551615"][..], "--reps"),
         (&["--reps", "1000000000"], "--reps"),
         (&["--reps=-1"], "--reps"),
         (&["--warmup", "18446744073709551615", "--reps", "1"], "--warmup"),
         (&["--opt-level", "99"], "--opt-level"),
+        (&["--min-time", "0"], "--min-time"),
     ] {
         let out = bench(extra);
         expect(&out, 3);
