@@ -79,6 +79,30 @@ pub(crate) struct Passes {
     pub(crate) min_time: Duration,
 }
 
+impl Passes {
+    /// Whether to time another pass after `done` passes begun at `started`, when one more
+    /// would make `runs` timed runs: with `--reps`, until that many; else at least one, then
+    /// until `--min-time` or the cap on recorded runs.
+    fn another(&self, done: usize, started: Instant, runs: usize) -> bool {
+        match self.reps {
+            Some(n) => done < n,
+            None => done == 0 || (started.elapsed() < self.min_time && runs <= MAX_TIMED_RUNS),
+        }
+    }
+}
+
+/// What `bench`'s timed passes measured, on one thread or summed over all.
+struct Timed {
+    /// One latency per timed run.
+    samples: Vec<Duration>,
+    /// Timed passes over the inputs (per thread).
+    reps: usize,
+    /// Wall time of the timed passes (of the slowest thread).
+    wall: Duration,
+    /// The VMs' allocation counts over the timed passes (none for the interpreter).
+    memory: Option<relay::vm::MemoryStats>,
+}
+
 /// Runs of one entry function: its inputs' meaning and what runs it.
 pub(crate) struct Job<'p> {
     entry: Entry<'p>,
@@ -227,7 +251,13 @@ impl<'p> Job<'p> {
     /// Times every input over `passes` (untimed warm-up passes, then timed passes until
     /// `--reps` or `--min-time`) and prints the latency statistics, as text or one JSON
     /// object.
-    pub(crate) fn bench(mut self, inputs: Inputs, passes: Passes, format: Format) -> Result<(), Failure> {
+    pub(crate) fn bench(
+        mut self,
+        inputs: Inputs,
+        passes: Passes,
+        format: Format,
+        jobs: usize,
+    ) -> Result<(), Failure> {
         let mut all = Vec::with_capacity(inputs.items.len());
         for (what, text) in &inputs.items {
             all.push(self.entry.arguments(what, text)?.1);
@@ -243,41 +273,20 @@ impl<'p> Job<'p> {
             all.len().checked_mul(reps).filter(|&n| n <= MAX_TIMED_RUNS).ok_or_else(|| too_many(reps))?;
             passes.warmup.checked_add(reps).ok_or_else(|| too_many(reps))?;
         }
-        for _ in 0..passes.warmup {
-            for args in &all {
-                self.invoke(args.clone())?;
+        let timed = match &self.engine {
+            Engine::Vm { program, config, .. } if jobs > 1 => {
+                parallel::bench(program, config, &self.entry, &all, &passes, jobs)?
             }
-        }
-        if let Engine::Vm { vm, .. } = &mut self.engine {
-            vm.reset_memory_stats();
-        }
-        let mut samples = Vec::new();
-        let started = Instant::now();
-        let mut reps = 0;
-        // With --reps, exactly that many passes; else passes until --min-time, within the cap.
-        while match passes.reps {
-            Some(n) => reps < n,
-            None => {
-                reps == 0
-                    || (started.elapsed() < passes.min_time && samples.len() + all.len() <= MAX_TIMED_RUNS)
-            }
-        } {
-            for args in &all {
-                let start = Instant::now();
-                self.invoke(args.clone())?;
-                samples.push(start.elapsed());
-            }
-            reps += 1;
-        }
+            _ => self.bench_here(&all, &passes)?,
+        };
+        let (samples, reps, wall) = (timed.samples, timed.reps, timed.wall);
+        let runs = samples.len().max(1) as f64;
         let Some(s) = LatencyStats::new(samples) else {
             return write_stdout("no timed runs (--reps 0 or no inputs)\n");
         };
-        let runs = (all.len() * reps).max(1) as f64;
+        let throughput = runs / wall.as_secs_f64().max(f64::MIN_POSITIVE);
         let ms = |d: Duration| 1e3 * d.as_secs_f64();
-        let memory = match &self.engine {
-            Engine::Vm { vm, .. } => Some(vm.memory_stats()),
-            Engine::Interp(_) => None,
-        };
+        let memory = timed.memory;
         let copies = match &self.engine {
             Engine::Vm { program, vm, .. } if program.device().is_opencl() => {
                 Some((program.device(), vm.copy_stats()))
@@ -290,11 +299,11 @@ impl<'p> Job<'p> {
                 "inputs": all.len(),
                 "warmup": passes.warmup,
                 "reps": reps,
-                "threads": 1,
+                "threads": jobs,
                 "latency_ms": {
                     "mean": ms(s.mean), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99), "max": ms(s.max),
                 },
-                "throughput_per_s": s.throughput,
+                "throughput_per_s": throughput,
             });
             if let Some(m) = &memory {
                 out["allocations_per_input"] = serde_json::json!({
@@ -327,7 +336,7 @@ impl<'p> Job<'p> {
             ))?;
         }
         write_stdout(&format!(
-            "@{}: {} input(s) x {reps} rep(s) after {} warm-up pass(es), one thread\n\
+            "@{}: {} input(s) x {reps} rep(s) after {} warm-up pass(es), on {jobs} thread(s)\n\
              latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, p99 {:.4} ms, max {:.4} ms\n\
              throughput: {:.1} inputs/s\n",
             self.entry.f.name,
@@ -338,8 +347,36 @@ impl<'p> Job<'p> {
             ms(s.p90),
             ms(s.p99),
             ms(s.max),
-            s.throughput
+            throughput
         ))
+    }
+
+    /// `bench`'s passes on this thread: warm-up, then timed passes.
+    fn bench_here(&mut self, all: &[Vec<Value>], passes: &Passes) -> Result<Timed, Failure> {
+        for _ in 0..passes.warmup {
+            for args in all {
+                self.invoke(args.clone())?;
+            }
+        }
+        if let Engine::Vm { vm, .. } = &mut self.engine {
+            vm.reset_memory_stats();
+        }
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        let mut reps = 0;
+        while passes.another(reps, started, samples.len() + all.len()) {
+            for args in all {
+                let start = Instant::now();
+                self.invoke(args.clone())?;
+                samples.push(start.elapsed());
+            }
+            reps += 1;
+        }
+        let memory = match &self.engine {
+            Engine::Vm { vm, .. } => Some(vm.memory_stats()),
+            Engine::Interp(_) => None,
+        };
+        Ok(Timed { samples, reps, wall: started.elapsed(), memory })
     }
 }
 

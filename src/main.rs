@@ -112,6 +112,10 @@ enum Command {
         /// `text` for people, or `json`: one object with every figure.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Threads (at most 1024), each with its own VM making every pass over every input;
+        /// throughput counts all their runs. Latency is per input on its thread.
+        #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        jobs: u16,
     },
     /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
     Compile {
@@ -302,9 +306,9 @@ fn main() -> ExitCode {
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
             finish(with_job(&run, |job, inputs| job.run(inputs, format, jobs)))
         }
-        Command::Bench { run, warmup, reps, min_time, format } => {
+        Command::Bench { run, warmup, reps, min_time, format, jobs } => {
             let passes = job::Passes { warmup, reps, min_time };
-            finish(with_job(&run, |job, inputs| job.bench(inputs, passes, format)))
+            finish(with_job(&run, |job, inputs| job.bench(inputs, passes, format, usize::from(jobs))))
         }
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,

@@ -200,7 +200,9 @@ fn numeric_options_are_validated() {
     for q in ["mean", "p50", "p90", "p99", "max"] {
         assert!(figures["latency_ms"][q].as_f64().unwrap() > 0.0, "{figures}");
     }
-    assert!(figures["throughput_per_s"].as_f64().unwrap() > 0.0 && figures["allocations_per_input"].is_object());
+    assert!(
+        figures["throughput_per_s"].as_f64().unwrap() > 0.0 && figures["allocations_per_input"].is_object()
+    );
     for (extra, message) in [
         (&["--reps", "18446744073709551615"][..], "--reps"),
         (&["--reps", "1000000000"], "--reps"),

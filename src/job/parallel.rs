@@ -1,4 +1,4 @@
-//! `run --input FILE -j N`: the inputs on N worker threads, each with its own VM on the one
+//! `run --input FILE -j N` and `bench -j N`: the inputs on N worker threads, each with its own VM on the one
 //! shared program (its executable, kernels and packed weights are shared, read-only), and
 //! the results handed back in input order.
 //!
@@ -8,14 +8,15 @@
 //! not depend on which thread ran it or what ran before (the packed and unpacked kernels sum
 //! in one order), so the output is the same bits as with one thread.
 
-use super::Entry;
-use crate::Failure;
+use super::{Entry, Passes, Timed};
+use crate::{Failure, EXIT_TRAP};
 use crossbeam_channel::unbounded;
 use relay::batch::InputLine;
-use relay::vm::{CancelHandle, StopReason, Value, VmConfig};
+use relay::vm::{CancelHandle, MemoryStats, StopReason, Value, VmConfig};
 use relay::Program;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// What a worker reports for one input.
@@ -116,4 +117,80 @@ fn in_order(
         }
     }
     Ok(())
+}
+
+/// `bench -j N`: every one of `jobs` threads, each with its own VM, makes `passes` over all of
+/// `inputs` (the entry's full argument lists); the timed passes start together after every
+/// thread's warm-up. Latencies are pooled, allocation counts summed, and the wall time is the
+/// slowest thread's, so throughput is all timed runs over it.
+///
+/// # Errors
+/// The first trap of any thread.
+pub(super) fn bench(
+    program: &Program,
+    config: &VmConfig,
+    entry: &Entry,
+    inputs: &[Vec<Value>],
+    passes: &Passes,
+    jobs: usize,
+) -> Result<Timed, Failure> {
+    let ready = Barrier::new(jobs);
+    let per_thread: Vec<Result<Timed, Failure>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                let ready = &ready;
+                scope.spawn(move || {
+                    let mut vm = program.vm_with(config.clone());
+                    let mut run = |args: &Vec<Value>| program.invoke(&mut vm, &entry.f.name, args.clone());
+                    // A thread that traps still meets the others at the barrier.
+                    let warm =
+                        (0..passes.warmup).try_for_each(|_| inputs.iter().try_for_each(|a| run(a).map(drop)));
+                    ready.wait();
+                    warm?;
+                    let mut samples = Vec::new();
+                    let started = Instant::now();
+                    let mut reps = 0;
+                    while passes.another(reps, started, samples.len() + inputs.len()) {
+                        for args in inputs {
+                            let start = Instant::now();
+                            run(args)?;
+                            samples.push(start.elapsed());
+                        }
+                        reps += 1;
+                    }
+                    let wall = started.elapsed();
+                    Ok(Timed { samples, reps, wall, memory: Some(vm.memory_stats()) })
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(Failure { code: EXIT_TRAP, message: "error: a benchmark thread panicked\n".into() })
+                })
+            })
+            .collect()
+    });
+    let mut all = Timed { samples: vec![], reps: usize::MAX, wall: Duration::ZERO, memory: None };
+    for t in per_thread {
+        let t = t?;
+        all.samples.extend(t.samples);
+        all.reps = all.reps.min(t.reps);
+        all.wall = all.wall.max(t.wall);
+        all.memory = Some(sum(all.memory.unwrap_or_default(), t.memory.unwrap_or_default()));
+    }
+    Ok(all)
+}
+
+/// Two VMs' allocation counts together (peaks are each VM's own: the larger is kept).
+fn sum(a: MemoryStats, b: MemoryStats) -> MemoryStats {
+    MemoryStats {
+        arena_allocs: a.arena_allocs + b.arena_allocs,
+        pool_allocs: a.pool_allocs + b.pool_allocs,
+        system_allocs: a.system_allocs + b.system_allocs,
+        system_bytes: a.system_bytes + b.system_bytes,
+        peak_arena_bytes: a.peak_arena_bytes.max(b.peak_arena_bytes),
+        peak_heap_bytes: a.peak_heap_bytes.max(b.peak_heap_bytes),
+    }
 }
