@@ -23,6 +23,7 @@ pub mod json;
 pub mod kernels;
 pub mod opencl_files;
 pub mod params;
+pub mod profile;
 mod program;
 pub mod sst;
 pub mod text;

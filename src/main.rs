@@ -163,6 +163,26 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Where the time goes: runs the inputs like `bench` (one thread) and prints each
+    /// kernel's calls and time, most first, and the time outside kernels (the VM: control
+    /// flow, allocation, ADTs, calls).
+    Profile {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Untimed passes over the inputs first (at most a million).
+        #[arg(long, default_value_t = 1, value_parser = passes_parser())]
+        warmup: usize,
+        /// Profiled passes over the inputs (at most a million). Without it, passes repeat
+        /// until --min-time has passed.
+        #[arg(long, value_parser = passes_parser())]
+        reps: Option<usize>,
+        /// Without --reps: profile passes until this many seconds have passed.
+        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = job::parse_seconds)]
+        min_time: std::time::Duration,
+        /// `text` (a sorted table) or `json`.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
@@ -321,6 +341,10 @@ fn main() -> ExitCode {
                 .and_then(|d| load_program_on(&file, opt_level, true, &d))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
+        Command::Profile { run, warmup, reps, min_time, format } => {
+            let passes = job::Passes { warmup, reps, min_time };
+            finish(with_job(&run, |job, inputs| job.profile(inputs, passes, format)))
+        }
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
         Command::Dump { file, kernels, memory, opt_level } => {

@@ -278,6 +278,11 @@ impl Program {
         typed::check_arguments(&self.executable, f, &args)?;
         Ok(vm.invoke(&f.name, args)?)
     }
+
+    /// The bound kernels, one per entry of the executable's kernel list.
+    pub(crate) fn kernel_table(&self) -> &KernelTable {
+        &self.kernels
+    }
 }
 
 /// A tensor value of `shape` over row-major `data`; a 0-d tensor becomes a scalar, as the VM

@@ -297,6 +297,21 @@ fn parallel_runs_print_in_input_order_the_same_as_one_thread() {
     expect(&relay_vm(&["run", path(&f), "--input", path(&input), "-j", "0"]), 3);
 }
 
+#[test]
+fn profile_counts_each_kernel_call() {
+    let s = Scratch::new("profile");
+    let f = s.file("k.relay", "def @main(%x: Tensor[(4), float32]) { sum(tanh(add(%x, 1f))) }\n");
+    let input = s.file("in.jsonl", "[[1, 2, 3, 4]]\n".repeat(3));
+    let out = relay_vm(&["profile", path(&f), "--input", path(&input), "--reps", "5", "--format", "json"]);
+    let p: serde_json::Value = serde_json::from_str(&expect(&out, 0)).unwrap();
+    let kernels = p["kernels"].as_array().unwrap();
+    assert!(!kernels.is_empty(), "{p}");
+    // Every kernel runs once per input and pass: 3 inputs x 5 passes.
+    assert!(kernels.iter().all(|k| k["calls"] == 15), "{p}");
+    let text = expect(&relay_vm(&["profile", path(&f), "--input", path(&input), "--reps", "1"]), 0);
+    assert!(text.contains("(fused)") && text.contains("outside kernels"), "{text}");
+}
+
 fn safetensors_file(tensors: &[(&str, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
     let bytes: Vec<Vec<u8>> =
         tensors.iter().map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect()).collect();
