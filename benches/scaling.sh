@@ -4,7 +4,7 @@
 # RSS (`/usr/bin/time -v`) of `relay-vm check` and of `relay-vm compile` (all passes at the
 # default opt-level, bytecode emission, executable written).
 #
-#   cargo build --release --bin relay-vm && benches/scaling.sh [SIZES...]
+#   cargo build --release --bin relay-vm && benches/scaling.sh [SIZES...]   (SCALING_TIMEOUT=120 s per run)
 #
 # The figures of the last run are in benches/scaling.md.
 set -euo pipefail
@@ -46,7 +46,7 @@ gen() {
 
 # measure CMD...: "seconds | MB" of one run (or "fails" and the first line of its stderr).
 measure() {
-    if /usr/bin/time -o "$dir/time" -f '%e %M' "$@" >/dev/null 2>"$dir/err"; then
+    if timeout "${SCALING_TIMEOUT:-120}" /usr/bin/time -o "$dir/time" -f '%e %M' "$@" >/dev/null 2>"$dir/err"; then
         awk '{ printf "%.2f s | %.0f MB", $1, $2 / 1024 }' "$dir/time"
     else
         echo "fails: $(head -1 "$dir/err" | cut -c1-60) | -"
