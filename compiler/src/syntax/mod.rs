@@ -44,7 +44,10 @@
 //!   TVM prints but does not parse, are accepted. `(T)` is a one-element tuple type, as in
 //!   TVM; so is the pattern `(p)`, while the expression `(e)` is just `e`.
 //! - **Blocks and `match`/`if`** are expressions anywhere (`let %y = match (%x) {...};`).
-//! - **Identifiers** do not contain `/` (TVM allows it, which makes `%a/%b` a single name).
+//! - **Names** after `%`/`@` may contain `.` and `/` (`%fc1.weight`, `%conv/1`): TVM's lexer
+//!   allows `/` anywhere in an identifier, which makes `%a/%b` one name; ours takes a `/` only
+//!   before a name character, and a `.` only before a segment that is not a tuple index, so
+//!   `%a/%b` divides and `%t.0` projects. `%x/2` is the name `x/2`, as in TVM.
 //! - **Names are checked**: unknown globals, types, constructors, wrong numbers of type
 //!   arguments or pattern fields, duplicate definitions, parameters and attributes are
 //!   errors here rather than later (or never). A capitalised identifier that is not a
