@@ -6,7 +6,7 @@
 //! - Digits right after a `.` are an integer, never the start of a float, so `%x.0.1` is two
 //!   projections.
 //! - `->`, `=>`, `==`, `!=`, `<=`, `>=` are single tokens.
-//! - Literal suffixes are checked: `i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (TVM has no
+//! - Literal suffixes are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (TVM has no
 //!   `u` suffixes; we accept them so that every integer literal has a spelling).
 //! - `nanf` is a float literal next to `inff`; strings may contain `\"`, `\\`, `\n`, `\t`.
 //! - Names after `%` and `@` may contain `/` (as TVM's identifiers do) and `.` (which TVM's
@@ -435,6 +435,8 @@ fn parse_suffix(suffix: &str) -> Suffix {
     match suffix {
         "" => Suffix::None,
         "f" => Suffix::Float(DType::F32),
+        // TVM's bare `i` is int32 (`-42i`), with no widening to int64.
+        "i" => Suffix::Int(Some(DType::I32)),
         "f16" | "f32" | "f64" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => {
             let name = match &suffix[..1] {
                 "f" => "float",
@@ -593,6 +595,7 @@ mod tests {
     fn integer_literals() {
         assert_eq!(int("1"), (1, None));
         assert_eq!(int("1i64"), (1, Some(DType::I64)));
+        assert_eq!(int("42i"), (42, Some(DType::I32)));
         assert_eq!(int("7i16"), (7, Some(DType::I16)));
         assert_eq!(int("7i8"), (7, Some(DType::I8)));
         assert_eq!(int("7u8"), (7, Some(DType::U8)));
