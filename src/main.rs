@@ -54,6 +54,10 @@ fn passes_parser() -> clap::builder::RangedU64ValueParser<usize> {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Leave the prelude out: only the file's own definitions exist, as in TVM's
+    /// `relay.parse` (without it, the file's definitions shadow the prelude's).
+    #[arg(long, global = true)]
+    no_prelude: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -271,39 +275,43 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let prelude = if cli.no_prelude { relay::Prelude::Off } else { relay::Prelude::InScope };
     match cli.command {
         Command::Check { file, types } => with_source(&file, |name, text| {
-            let checked = relay::check(name, text)?;
+            let checked = relay::check_with(name, text, prelude)?;
             if types {
                 print_global_types(&checked);
             }
             Ok(())
         }),
         Command::Fmt { file } => with_source(&file, |name, text| {
-            let (module, id) = relay::parse(name, text)?;
+            let (module, id) = relay::parse_with(name, text, prelude)?;
             print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
             Ok(())
         }),
-        Command::Run { run, format } => finish(with_job(&run, |job, inputs| job.run(inputs, format))),
+        Command::Run { run, format } => {
+            finish(with_job(&run, prelude, |job, inputs| job.run(inputs, format)))
+        }
         Command::Bench { run, warmup, reps } => {
-            finish(with_job(&run, |job, inputs| job.bench(inputs, warmup, reps)))
+            finish(with_job(&run, prelude, |job, inputs| job.bench(inputs, warmup, reps)))
         }
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,
             output.as_deref(),
             emit_opencl.as_deref().map(|dir| (dir, binaries.then_some(device.as_str()))),
             opt_level,
+            prelude,
         )),
         Command::Disasm { file, opt_level, device } => finish(
             parse_device(&device)
-                .and_then(|d| load_program_on(&file, opt_level, true, &d))
+                .and_then(|d| load_program_on(&file, opt_level, true, &d, prelude))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
-        Command::Dump { file, kernels, memory, opt_level } => {
-            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels, memory))))
-        }
+        Command::Dump { file, kernels, memory, opt_level } => finish(
+            load_program(&file, opt_level, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
+        ),
     }
 }
 
@@ -372,9 +380,9 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
 }
 
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
-/// `opt_level`.
-fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
-    load_program_on(path, opt_level, true, &relay::Device::Cpu)
+/// `opt_level`, with the prelude or without.
+fn load_program(path: &Path, opt_level: u8, prelude: relay::Prelude) -> Result<Program, Failure> {
+    load_program_on(path, opt_level, true, &relay::Device::Cpu, prelude)
 }
 
 /// [`load_program`] for `device`, compiling Relay source with or without the memory plan.
@@ -383,11 +391,13 @@ fn load_program_on(
     opt_level: u8,
     memory_plan: bool,
     device: &relay::Device,
+    prelude: relay::Prelude,
 ) -> Result<Program, Failure> {
     let options = relay::CompileOptions {
         opt_level,
         memory_plan,
         device: device.clone(),
+        prelude,
         ..relay::CompileOptions::default()
     };
     load_program_with(path, &options)
@@ -418,11 +428,12 @@ fn parse_device(s: &str) -> Result<relay::Device, Failure> {
 /// Opens the job `run` describes, on `--executor`, and hands it and its inputs to `f`.
 fn with_job(
     run: &RunArgs,
+    prelude: relay::Prelude,
     f: impl FnOnce(Job<'_>, job::Inputs) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     match run.executor {
         Executor::Vm => {
-            let (program, inputs) = open_job(run)?;
+            let (program, inputs) = open_job(run, prelude)?;
             f(Job::new(&program, run)?, inputs)
         }
         Executor::Interp => {
@@ -439,7 +450,9 @@ fn with_job(
                     run.file.display()
                 ))
             })?;
-            let interp = relay::interp::Interpreter::compile(&run.file.display().to_string(), text)?;
+            let checked =
+                relay::check_with(&run.file.display().to_string(), text, prelude).map_err(Error::from)?;
+            let interp = relay::interp::Interpreter::new(checked)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
             f(Job::interp(&interp, run)?, inputs)
         }
@@ -447,7 +460,7 @@ fn with_job(
 }
 
 /// Loads the program for `--device` and reads its inputs (`--args`, `--input` or none).
-fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
+fn open_job(run: &RunArgs, prelude: relay::Prelude) -> Result<(Program, job::Inputs), Failure> {
     let mut device = parse_device(&run.device)?;
     match (&mut device, &run.opencl_binaries) {
         (relay::Device::OpenCl { binaries, .. }, Some(dir)) => *binaries = Some(dir.clone()),
@@ -467,6 +480,7 @@ fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
         device,
         entry: run.entry.clone(),
         bound,
+        prelude,
     };
     let program = load_program_with(&run.file, &options)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
@@ -480,8 +494,9 @@ fn compile(
     output: Option<&Path>,
     opencl: Option<(&Path, Option<&str>)>,
     opt_level: u8,
+    prelude: relay::Prelude,
 ) -> Result<(), Failure> {
-    let program = load_program(file, opt_level)?;
+    let program = load_program(file, opt_level, prelude)?;
     if let Some(output) = output {
         std::fs::write(output, program.save())
             .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))?;

@@ -364,3 +364,23 @@ fn sigint_during_run_input_prints_the_results_so_far_and_exits_130() {
     assert_eq!(out.status.code(), Some(130), "stdout after the first line:\n{rest}\nstderr:\n{err}");
     assert!(err.contains("interrupted after 1 of 2 input(s)"), "{err}");
 }
+
+#[test]
+fn no_prelude_leaves_the_prelude_out() {
+    let s = Scratch::new("no-prelude");
+    let uses_prelude = s.file("p.relay", "def @main() -> int32 { @id(1) }\n");
+    assert_eq!(expect(&relay_vm(&["run", "--format", "text", path(&uses_prelude)]), 0).trim(), "1");
+    for args in
+        [&["check", "--no-prelude"][..], &["run", "--no-prelude"], &["--no-prelude", "compile", "-o", "x"]]
+    {
+        let out = relay_vm(&[args, &[path(&uses_prelude)]].concat());
+        expect(&out, 1);
+        assert!(stderr(&out).contains("`@id`"), "{args:?}: {}", stderr(&out));
+    }
+    // Without the prelude a program may define `List` and `@sum` as it likes.
+    let own = s.file(
+        "own.relay",
+        "type List { Nil }\ndef @sum(%x: List) -> int32 { 0 }\ndef @main() { @sum(Nil) }\n",
+    );
+    assert_eq!(expect(&relay_vm(&["run", "--no-prelude", "--format", "text", path(&own)]), 0).trim(), "0");
+}

@@ -36,8 +36,8 @@
 //!   the literal (`-5`, `-inff`, `-1.5f`), elsewhere it is `negative(e)`; `%x-1` is a
 //!   subtraction (TVM's lexer makes `-1` a literal there and then fails).
 //! - **Projections** chain (`%x.0.1`, `f(%x).0`): digits after `.` always lex as an integer.
-//! - **Literal suffixes** are checked: `i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (the `u`
-//!   suffixes and `i8` are ours), and values must fit the type. An unsuffixed integer outside
+//! - **Literal suffixes** are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (the `u`
+//!   suffixes and `i8` are ours; `i` is int32, as in TVM), and values must fit the type. An unsuffixed integer outside
 //!   int32 is int64 and an unsuffixed float (`1.5`, `1e-3`) is float32, as in TVM. `nanf` is
 //!   accepted next to `inff`.
 //! - **Types.** `ref(T)` and function types with type parameters (`fn [A](A) -> A`), which
@@ -67,9 +67,11 @@ mod lexer;
 mod parser;
 pub mod printer;
 mod resolve;
+mod shadow;
 mod token;
 
 pub use parser::MAX_NESTING;
+pub use shadow::shadowed_prelude;
 
 use crate::diagnostics::{CompileError, Severity};
 use crate::ir::{FileId, Module};
@@ -101,15 +103,16 @@ pub fn parse_module(name: &str, text: &str) -> Result<Module, CompileError> {
     Ok(module)
 }
 
-/// Parses `prelude` (as file `prelude.relay`) and then the user's `text` (as `name`) into one
-/// module; returns it and the user file's id.
+/// Parses `prelude` (as file `prelude.relay`, without the definitions `text` shadows: see
+/// [`shadowed_prelude`]) and then the user's `text` (as `name`) into one module; returns it
+/// and the user file's id.
 ///
 /// # Errors
 /// The prelude's errors if it does not parse, else the user file's; the prelude is file 0
 /// and the user's text file 1 of the source map.
 pub fn parse_with_prelude(prelude: &str, name: &str, text: &str) -> Result<(Module, FileId), CompileError> {
     let mut module = Module::default();
-    let prelude_file = module.sources.add("prelude.relay", prelude);
+    let prelude_file = module.sources.add("prelude.relay", shadowed_prelude(prelude, text));
     let user = module.sources.add(name, text);
     parse_source(&mut module, prelude_file)?;
     parse_source(&mut module, user)?;
