@@ -182,9 +182,16 @@ struct RunArgs {
     /// {"args": [...], "label": N}), printing one result per line.
     #[arg(long)]
     input: Option<PathBuf>,
-    /// A safetensors file whose tensors bind the parameters of the same names.
+    /// A safetensors file whose tensors bind the parameters of the same names: a tensor `N`
+    /// binds `%N`, else `%N` with every character outside [A-Za-z0-9_] made `_` (PyTorch's
+    /// `fc1.weight` binds `%fc1_weight`). float16/bfloat16 and integer tensors convert to the
+    /// parameter's dtype where every element converts exactly. Tensors that bind no
+    /// parameter are ignored with a warning.
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Make a --params tensor that binds no parameter an error instead of a warning.
+    #[arg(long, requires = "params")]
+    strict_params: bool,
     /// Optimisation level for a `.relay` file (see `compile`).
     #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
     opt_level: u8,
