@@ -52,8 +52,9 @@
 //!   arguments or pattern fields, duplicate definitions, parameters and attributes are
 //!   errors here rather than later (or never). A capitalised identifier that is not a
 //!   constructor is reported as an unknown constructor, since operator names are lower case.
-//! - **Metadata** is our own JSON format (`{"relay.Constant": [{"dtype", "shape", "data"}]}`);
-//!   TVM's is its object serializer's.
+//! - **Metadata** prints in our own JSON format (`{"relay.Constant": [{"dtype", "shape",
+//!   "data"}]}`); TVM's object-serializer JSON (`b64ndarrays`) is read too. Symbolic
+//!   dimensions `meta[tir.SizeVar][i]` are `?`.
 //! - **Errors**: all errors of a file are reported together; after a syntax error the parser
 //!   resumes at the next `def`/`type`/`extern`. Unclosed or mismatched brackets and
 //!   characters that are not tokens are reported alone, since anything after them would be
