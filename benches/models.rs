@@ -51,8 +51,9 @@ impl Model {
         let program =
             Program::compile(source, &read_text(source)).unwrap_or_else(|e| panic!("{source}: {e}"));
         let main = program.function("main").unwrap_or_else(|e| panic!("{e}"));
-        let bound =
-            relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}"));
+        let bound = relay::params::bind_params(main, &read(weights))
+            .unwrap_or_else(|e| panic!("{weights}: {e}"))
+            .values;
         assert!(
             bound.iter().enumerate().all(|(i, (param, _))| i == *param),
             "{weights}: not @main's leading parameters"

@@ -39,7 +39,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let program = Program::compile("treelstm.relay", &read_text(&dir.join("treelstm.relay"))?)?;
     let main = program.function("main")?;
     // `@main(weights..., %tree)`: the file binds every parameter but the tree, in order.
-    let weights = relay::params::bind_params(main, &read(&dir.join("weights.safetensors"))?)?;
+    let weights = relay::params::bind_params(main, &read(&dir.join("weights.safetensors"))?)?.values;
     let vocab = Vocab::parse(&read_text(&dir.join("vocab.txt"))?).map_err(|e| format!("vocab.txt: {e}"))?;
     let trees =
         parse_trees(&read_text(&trees_path)?).map_err(|e| format!("{}: {e}", trees_path.display()))?;

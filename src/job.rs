@@ -68,6 +68,8 @@ struct Entry<'p> {
     f: &'p VmFunction,
     bound: Vec<(usize, Value)>,
     free: Vec<usize>,
+    /// `--params`: the file's name and its tensors' names, for "not in the file" messages.
+    weights: Option<(String, Vec<String>)>,
 }
 
 /// `bench`'s passes over the inputs: untimed first, then timed.
@@ -156,22 +158,40 @@ impl<'p> Job<'p> {
         engine: Engine<'p>,
         run: &RunArgs,
     ) -> Result<Job<'p>, Failure> {
-        let bound = match &run.params {
-            Some(p) => relay::params::bind_params(f, &read_file(p)?)
-                .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
-            None => vec![],
+        let (bound, weights) = match &run.params {
+            Some(p) => {
+                let file = p.display().to_string();
+                let b = relay::params::bind_params(f, &read_file(p)?)
+                    .map_err(|e| Failure::bad_input(format!("error: {file}: {e}\n")))?;
+                if !b.unused.is_empty() {
+                    let what = format!(
+                        "{file}: {} tensor(s) bind no parameter of `@{}`: {}",
+                        b.unused.len(),
+                        f.name,
+                        b.unused.join(", ")
+                    );
+                    if run.strict_params {
+                        return Err(Failure::bad_input(format!("error: {what}\n")));
+                    }
+                    eprintln!("warning: {what} (ignored; --strict-params makes this an error)");
+                }
+                (b.values, Some((file, b.names)))
+            }
+            None => (vec![], None),
         };
         let free: Vec<usize> =
             (0..f.param_types.len()).filter(|i| !bound.iter().any(|(b, _)| b == i)).collect();
-        if run.args.is_none() && run.input.is_none() && !free.is_empty() {
-            let names: Vec<String> = free.iter().map(|&i| format!("%{}", f.param_names[i])).collect();
+        let entry = Entry { exe, f, bound, free, weights };
+        if run.args.is_none() && run.input.is_none() && !entry.free.is_empty() {
+            let names: Vec<String> = entry.free.iter().map(|&i| format!("%{}", f.param_names[i])).collect();
             return Err(Failure::bad_input(format!(
-                "error: `@{}` needs argument(s) for {}: give them with --args '[...]' or --input FILE.jsonl\n",
+                "error: `@{}` needs argument(s) for {}: give them with --args '[...]' or --input FILE.jsonl{}\n",
                 f.name,
-                names.join(", ")
+                names.join(", "),
+                entry.missing_weights(0).map(|m| format!("; {m}")).unwrap_or_default()
             )));
         }
-        Ok(Job { entry: Entry { exe, f, bound, free }, engine, stats: run.stats })
+        Ok(Job { entry, engine, stats: run.stats })
     }
 
     /// Calls the entry function on `args`.
@@ -467,10 +487,24 @@ impl<'p> Job<'p> {
 }
 
 impl Entry<'_> {
+    /// With `--params` and `given` arguments for the free parameters: the parameters no
+    /// argument fills, said as missing from the weights file.
+    fn missing_weights(&self, given: usize) -> Option<String> {
+        let (file, names) = self.weights.as_ref()?;
+        let missing: Vec<&str> =
+            self.free.iter().skip(given).map(|&i| self.f.param_names[i].as_str()).collect();
+        (!missing.is_empty()).then(|| relay::params::missing_message(&missing, file, names))
+    }
+
     /// The entry's arguments for one input line: bound weights plus the line's values.
     fn arguments(&self, what: &str, text: &str) -> Result<(InputLine, Vec<Value>), Failure> {
         let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
         let line = batch::parse_input_line(text).map_err(bad)?;
+        if line.args.len() < self.free.len() {
+            if let Some(m) = self.missing_weights(line.args.len()) {
+                return Err(bad(m));
+            }
+        }
         if line.args.len() != self.free.len() {
             let names: Vec<String> =
                 self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();

@@ -65,7 +65,8 @@ impl std::error::Error for CompileFailure {}
 /// Parses and resolves `text` (shown as `name` in diagnostics) together with the prelude.
 ///
 /// Returns the module, which holds the prelude's definitions and the file's, and the id of the
-/// user's file (the printer takes it to print only that file's definitions).
+/// user's file (the printer takes it to print only that file's definitions). The file's own
+/// definitions shadow the prelude's ([`relay_compiler::syntax::shadowed_prelude`]).
 ///
 /// # Errors
 /// Every syntax and name-resolution error in the file, with the sources to render them.
@@ -73,11 +74,30 @@ impl std::error::Error for CompileFailure {}
 /// A file whose text is the prelude's own (`relay-vm check prelude.relay`) is parsed once, as
 /// the prelude.
 pub fn parse(name: &str, text: &str) -> Result<(Module, FileId), CompileFailure> {
+    parse_with(name, text, Prelude::InScope)
+}
+
+/// Whether the prelude is parsed before a program (`--no-prelude` leaves it out).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Prelude {
+    /// The prelude's definitions are in scope, except those the program shadows.
+    #[default]
+    InScope,
+    /// Only the program's own definitions exist (TVM's `relay.parse`).
+    Off,
+}
+
+/// [`parse`], with the prelude in scope or not.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with(name: &str, text: &str, prelude: Prelude) -> Result<(Module, FileId), CompileFailure> {
     let mut module = Module::default();
-    let user = if text == relay_stdlib::PRELUDE {
+    let user = if text == relay_stdlib::PRELUDE || prelude == Prelude::Off {
         module.sources.add(name, text)
     } else {
-        let prelude = module.sources.add("prelude.relay", relay_stdlib::PRELUDE);
+        let shadowed = relay_compiler::syntax::shadowed_prelude(relay_stdlib::PRELUDE, text);
+        let prelude = module.sources.add("prelude.relay", shadowed);
         let user = module.sources.add(name, text);
         if let Err(error) = relay_compiler::syntax::parse_source(&mut module, prelude) {
             return Err(CompileFailure { error, sources: module.sources });
@@ -108,7 +128,15 @@ pub struct Checked {
 /// Every syntax, name and type error, with the sources to render them. Type errors are only
 /// looked for once the file parses and resolves.
 pub fn check(name: &str, text: &str) -> Result<Checked, CompileFailure> {
-    let (mut module, file) = parse(name, text)?;
+    check_with(name, text, Prelude::InScope)
+}
+
+/// [`check`], with the prelude in scope or not.
+///
+/// # Errors
+/// As [`check`].
+pub fn check_with(name: &str, text: &str, prelude: Prelude) -> Result<Checked, CompileFailure> {
+    let (mut module, file) = parse_with(name, text, prelude)?;
     let ops = relay_stdlib::op_registry();
     match relay_compiler::ty::infer_types(&mut module, &ops) {
         Ok(types) => Ok(Checked { module, file, types }),

@@ -54,6 +54,10 @@ fn passes_parser() -> clap::builder::RangedU64ValueParser<usize> {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Leave the prelude out: only the file's own definitions exist, as in TVM's
+    /// `relay.parse` (without it, the file's definitions shadow the prelude's).
+    #[arg(long, global = true)]
+    no_prelude: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -215,9 +219,16 @@ struct RunArgs {
     /// {"args": [...], "label": N}), printing one result per line.
     #[arg(long)]
     input: Option<PathBuf>,
-    /// A safetensors file whose tensors bind the parameters of the same names.
+    /// A safetensors file whose tensors bind the parameters of the same names: a tensor `N`
+    /// binds `%N`, else `%N` with every character outside [A-Za-z0-9_] made `_` (PyTorch's
+    /// `fc1.weight` binds `%fc1_weight`). float16/bfloat16 and integer tensors convert to the
+    /// parameter's dtype where every element converts exactly. Tensors that bind no
+    /// parameter are ignored with a warning.
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Make a --params tensor that binds no parameter an error instead of a warning.
+    #[arg(long, requires = "params")]
+    strict_params: bool,
     /// Optimisation level for a `.relay` file (see `compile`).
     #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
     opt_level: u8,
@@ -308,48 +319,52 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let prelude = if cli.no_prelude { relay::Prelude::Off } else { relay::Prelude::InScope };
     match cli.command {
         Command::Check { file, types } => with_source(&file, |name, text| {
-            let checked = relay::check(name, text)?;
+            let checked = relay::check_with(name, text, prelude)?;
             if types {
                 print_global_types(&checked);
             }
             Ok(())
         }),
         Command::Fmt { file } => with_source(&file, |name, text| {
-            let (module, id) = relay::parse(name, text)?;
+            let (module, id) = relay::parse_with(name, text, prelude)?;
             print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
             Ok(())
         }),
         Command::Run { run, format, jobs } => {
             let jobs =
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
-            finish(with_job(&run, |job, inputs| job.run(inputs, format, jobs)))
+            finish(with_job(&run, prelude, |job, inputs| job.run(inputs, format, jobs)))
         }
         Command::Bench { run, warmup, reps, min_time, format, jobs } => {
             let passes = job::Passes { warmup, reps, min_time };
-            finish(with_job(&run, |job, inputs| job.bench(inputs, passes, format, usize::from(jobs))))
+            finish(with_job(&run, prelude, |job, inputs| {
+                job.bench(inputs, passes, format, usize::from(jobs))
+            }))
         }
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,
             output.as_deref(),
             emit_opencl.as_deref().map(|dir| (dir, binaries.then_some(device.as_str()))),
             opt_level,
+            prelude,
         )),
         Command::Disasm { file, opt_level, device } => finish(
             parse_device(&device)
-                .and_then(|d| load_program_on(&file, opt_level, true, &d))
+                .and_then(|d| load_program_on(&file, opt_level, true, &d, prelude))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
         Command::Profile { run, warmup, reps, min_time, format } => {
             let passes = job::Passes { warmup, reps, min_time };
-            finish(with_job(&run, |job, inputs| job.profile(inputs, passes, format)))
+            finish(with_job(&run, prelude, |job, inputs| job.profile(inputs, passes, format)))
         }
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
-        Command::Dump { file, kernels, memory, opt_level } => {
-            finish(load_program(&file, opt_level).and_then(|p| write_stdout(&dump(&p, kernels, memory))))
-        }
+        Command::Dump { file, kernels, memory, opt_level } => finish(
+            load_program(&file, opt_level, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
+        ),
     }
 }
 
@@ -418,9 +433,9 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
 }
 
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
-/// `opt_level`.
-fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
-    load_program_on(path, opt_level, true, &relay::Device::Cpu)
+/// `opt_level`, with the prelude or without.
+fn load_program(path: &Path, opt_level: u8, prelude: relay::Prelude) -> Result<Program, Failure> {
+    load_program_on(path, opt_level, true, &relay::Device::Cpu, prelude)
 }
 
 /// [`load_program`] for `device`, compiling Relay source with or without the memory plan.
@@ -429,11 +444,13 @@ fn load_program_on(
     opt_level: u8,
     memory_plan: bool,
     device: &relay::Device,
+    prelude: relay::Prelude,
 ) -> Result<Program, Failure> {
     let options = relay::CompileOptions {
         opt_level,
         memory_plan,
         device: device.clone(),
+        prelude,
         ..relay::CompileOptions::default()
     };
     load_program_with(path, &options)
@@ -464,11 +481,12 @@ fn parse_device(s: &str) -> Result<relay::Device, Failure> {
 /// Opens the job `run` describes, on `--executor`, and hands it and its inputs to `f`.
 fn with_job(
     run: &RunArgs,
+    prelude: relay::Prelude,
     f: impl FnOnce(Job<'_>, job::Inputs) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     match run.executor {
         Executor::Vm => {
-            let (program, inputs) = open_job(run)?;
+            let (program, inputs) = open_job(run, prelude)?;
             f(Job::new(&program, run)?, inputs)
         }
         Executor::Interp => {
@@ -485,7 +503,9 @@ fn with_job(
                     run.file.display()
                 ))
             })?;
-            let interp = relay::interp::Interpreter::compile(&run.file.display().to_string(), text)?;
+            let checked =
+                relay::check_with(&run.file.display().to_string(), text, prelude).map_err(Error::from)?;
+            let interp = relay::interp::Interpreter::new(checked)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
             f(Job::interp(&interp, run)?, inputs)
         }
@@ -493,7 +513,7 @@ fn with_job(
 }
 
 /// Loads the program for `--device` and reads its inputs (`--args`, `--input` or none).
-fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
+fn open_job(run: &RunArgs, prelude: relay::Prelude) -> Result<(Program, job::Inputs), Failure> {
     let mut device = parse_device(&run.device)?;
     match (&mut device, &run.opencl_binaries) {
         (relay::Device::OpenCl { binaries, .. }, Some(dir)) => *binaries = Some(dir.clone()),
@@ -513,6 +533,7 @@ fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
         device,
         entry: run.entry.clone(),
         bound,
+        prelude,
     };
     let program = load_program_with(&run.file, &options)?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
@@ -526,8 +547,9 @@ fn compile(
     output: Option<&Path>,
     opencl: Option<(&Path, Option<&str>)>,
     opt_level: u8,
+    prelude: relay::Prelude,
 ) -> Result<(), Failure> {
-    let program = load_program(file, opt_level)?;
+    let program = load_program(file, opt_level, prelude)?;
     if let Some(output) = output {
         std::fs::write(output, program.save())
             .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))?;

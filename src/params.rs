@@ -1,72 +1,161 @@
 //! Weights from a safetensors file, bound to an entry function's parameters by name
 //! (ARCHITECTURE.md §3, "Data in and out"; `relay-vm run --params`).
 //!
-//! Each tensor in the file must be named like a parameter of the entry function (with or
-//! without the leading `%`) and have the dtype and shape the parameter's type asks for;
-//! parameters without a tensor are left to the caller. A tensor that names no parameter is an
-//! error, so that a misspelt weight is not silently ignored.
+//! A tensor named `N` binds the parameter `%N` (a leading `%` in `N` is dropped), or else the
+//! parameter `%sanitize_name(N)` ([`relay_compiler::ir::sanitize_name`], the rule the ONNX
+//! importer names parameters by): a PyTorch `state_dict` key `fc1.weight` binds `%fc1.weight`
+//! or `%fc1_weight`. Its shape must fit the parameter's type; its dtype is converted to the
+//! parameter's when every element survives the conversion exactly (`float16`/`bfloat16` →
+//! `float32`, `int64` indices → `int32` while they fit). Tensors that bind no parameter
+//! (`num_batches_tracked`) are reported in [`Bound::unused`] for the caller to warn about or
+//! refuse; parameters without a tensor are left to the caller.
 
 use crate::typed::{describe, shape_fits};
+use relay_compiler::ir::sanitize_name;
 use relay_compiler::pass::BoundParam;
-use relay_devices::{DType, Storage, Tensor};
+use relay_devices::arith::cast;
+use relay_devices::{DType, Scalar, Storage, Tensor};
 use relay_vm::{Value, ValueType, VmFunction};
 use safetensors::{Dtype, SafeTensors};
 
-/// Reads the safetensors file `bytes` and returns `(parameter index, value)` for every tensor,
-/// in parameter order.
+/// What a safetensors file binds of an entry function.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    /// `(parameter index, value)` for every parameter a tensor binds, in parameter order.
+    pub values: Vec<(usize, Value)>,
+    /// The file's tensors that bind no parameter, by name, sorted.
+    pub unused: Vec<String>,
+    /// Every tensor name in the file, sorted (for messages about a missing weight).
+    pub names: Vec<String>,
+}
+
+/// Reads the safetensors file `bytes` and binds its tensors to the parameters of `func`.
 ///
 /// # Errors
-/// A malformed file, a tensor that names no parameter of `func`, or one whose dtype (only
-/// `bool`, `int8..64`, `uint8..64`, `float32` and `float64` are supported) or shape does not
-/// fit the parameter's type.
-pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Vec<(usize, Value)>, String> {
+/// A malformed file; a tensor whose dtype is not one safetensors tensors can have here
+/// (`bool`, `int8..64`, `uint8..64`, `float16`, `bfloat16`, `float32`, `float64`); a tensor
+/// whose shape does not fit its parameter's type, or whose elements do not all convert
+/// exactly to the parameter's dtype; two tensors binding the same parameter.
+pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Bound, String> {
     let file = SafeTensors::deserialize(bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
-    let mut bound = Vec::new();
-    for (name, view) in file.iter() {
-        let key = name.strip_prefix('%').unwrap_or(name);
-        let index = func.param_names.iter().position(|p| p == key).ok_or_else(|| {
-            format!("tensor `{name}` names no parameter of `{}` ({})", func.name, func.param_names.join(", "))
-        })?;
+    let mut names: Vec<String> = file.names().into_iter().map(str::to_string).collect();
+    names.sort();
+    let mut values: Vec<(usize, Value)> = Vec::new();
+    let mut unused = Vec::new();
+    for name in &names {
+        let Some(index) = parameter_of(&func.param_names, name) else {
+            unused.push(name.clone());
+            continue;
+        };
+        if values.iter().any(|(i, _)| *i == index) {
+            return Err(format!(
+                "two tensors bind parameter `%{}` (one is `{name}`)",
+                func.param_names[index]
+            ));
+        }
+        let view = file.tensor(name).map_err(|e| format!("tensor `{name}`: {e}"))?;
         let t =
             tensor(view.dtype(), view.shape(), view.data()).map_err(|e| format!("tensor `{name}`: {e}"))?;
         let expected = &func.param_types[index];
-        let fits = match expected {
-            ValueType::Tensor { dtype, shape } => t.dtype() == *dtype && shape_fits(t.shape(), shape),
-            _ => false,
+        let param = &func.param_names[index];
+        let converted = match expected {
+            ValueType::Tensor { dtype, shape } if shape_fits(t.shape(), shape) => convert(&t, *dtype),
+            _ => None,
         };
-        if !fits {
+        let Some(t2) = converted else {
             let got = ValueType::Tensor {
                 dtype: t.dtype(),
                 shape: t.shape().iter().map(|&d| Some(d as i64)).collect(),
             };
             return Err(format!(
-                "tensor `{name}` is `{}`, but parameter `%{key}` is `{}`",
+                "tensor `{name}` is `{}`, but parameter `%{param}` is `{}`{}",
                 describe(&got),
-                describe(expected)
+                describe(expected),
+                if matches!(expected, ValueType::Tensor { shape, .. } if shape_fits(t.shape(), shape)) {
+                    " (not every element converts exactly)"
+                } else {
+                    ""
+                }
             ));
-        }
-        bound.push((index, Value::from_tensor(t)));
+        };
+        values.push((index, Value::from_tensor(t2)));
     }
-    bound.sort_by_key(|(i, _)| *i);
-    Ok(bound)
+    values.sort_by_key(|(i, _)| *i);
+    Ok(Bound { values, unused, names })
+}
+
+/// The index of the parameter a tensor named `name` binds: `%name`, else
+/// `%sanitize_name(name)`.
+fn parameter_of(params: &[String], name: &str) -> Option<usize> {
+    let key = name.strip_prefix('%').unwrap_or(name);
+    params.iter().position(|p| p == key).or_else(|| {
+        let sanitized = sanitize_name(key);
+        params.iter().position(|p| *p == sanitized)
+    })
+}
+
+/// "`%p` is not in FILE (it has: a, b, ...)" for the parameters `params` that a weight file
+/// `file` holding `names` (sorted) does not bind; at most 20 names are listed.
+pub fn missing_message(params: &[&str], file: &str, names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut has = names.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        has.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
+    }
+    let which: Vec<String> = params.iter().map(|p| format!("`%{p}`")).collect();
+    let verb = if which.len() == 1 { "is" } else { "are" };
+    format!("{} {verb} not in {file} (it has: {has})", which.join(", "))
+}
+
+/// `t` as a tensor of `dtype`, if every element converts exactly (`None` otherwise).
+fn convert(t: &Tensor, dtype: DType) -> Option<Tensor> {
+    if t.dtype() == dtype {
+        return Some(t.clone());
+    }
+    let mut out = Tensor::zeros(dtype, t.shape().to_vec()).ok()?;
+    for i in 0..t.len() {
+        let v = t.get(i)?;
+        let c = cast(v, dtype);
+        let back = cast(c, t.dtype());
+        let exact = back == v
+            || matches!((back, v), (Scalar::Float(a), Scalar::Float(b)) if a.is_nan() && b.is_nan());
+        if !exact || !out.set(i, c) {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// The name, dtype and shape of every tensor in the safetensors file `bytes`, without reading
 /// their data: what the compiler needs to specialise the parameters they will bind
-/// ([`relay_compiler::pass::specialize_params`]). Names lose a leading `%`; tensors of
-/// unsupported dtypes are skipped (binding reports them).
+/// ([`relay_compiler::pass::specialize_params`]). Each tensor is listed under its name (less
+/// a leading `%`) and, when different and not itself a tensor's name, its sanitised name, as
+/// [`bind_params`] binds them; `float16`/`bfloat16` tensors are listed as the `float32` they
+/// become; tensors of other unsupported dtypes are skipped (binding reports them).
 ///
 /// # Errors
 /// A malformed file.
 pub fn bound_shapes(bytes: &[u8]) -> Result<Vec<BoundParam>, String> {
     let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
+    let tensors = meta.tensors();
     let mut shapes = vec![];
-    for (name, info) in meta.tensors() {
-        let Some(dtype) = element_type(info.dtype) else { continue };
+    for (name, info) in &tensors {
+        let dtype = match info.dtype {
+            Dtype::F16 | Dtype::BF16 => DType::F32,
+            other => match element_type(other) {
+                Some(d) => d,
+                None => continue,
+            },
+        };
         let shape =
             info.shape.iter().map(|&d| i64::try_from(d).map_err(|_| format!("tensor `{name}` is too large")));
-        let name = name.strip_prefix('%').unwrap_or(&name).to_string();
-        shapes.push(BoundParam { name, dtype, shape: shape.collect::<Result<_, _>>()? });
+        let shape: Vec<i64> = shape.collect::<Result<_, _>>()?;
+        let key = name.strip_prefix('%').unwrap_or(name);
+        let sanitized = sanitize_name(key);
+        if sanitized != key && !tensors.contains_key(&sanitized) {
+            shapes.push(BoundParam { name: sanitized, dtype, shape: shape.clone() });
+        }
+        shapes.push(BoundParam { name: key.to_string(), dtype, shape });
     }
     Ok(shapes)
 }
@@ -89,7 +178,8 @@ fn element_type(dtype: Dtype) -> Option<DType> {
     })
 }
 
-/// A tensor from safetensors' little-endian element bytes.
+/// A tensor from safetensors' little-endian element bytes; `float16` and `bfloat16` become
+/// `float32` (exactly: every half-precision value is a float32 value).
 fn tensor(dtype: Dtype, shape: &[usize], data: &[u8]) -> Result<Tensor, String> {
     fn le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
         data.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))).collect()
@@ -104,6 +194,8 @@ fn tensor(dtype: Dtype, shape: &[usize], data: &[u8]) -> Result<Tensor, String> 
         Dtype::U16 => Storage::U16(le(data, u16::from_le_bytes)),
         Dtype::U32 => Storage::U32(le(data, u32::from_le_bytes)),
         Dtype::U64 => Storage::U64(le(data, u64::from_le_bytes)),
+        Dtype::F16 => Storage::F32(le(data, |b| half::f16::from_le_bytes(b).to_f32())),
+        Dtype::BF16 => Storage::F32(le(data, |b| half::bf16::from_le_bytes(b).to_f32())),
         Dtype::F32 => Storage::F32(le(data, f32::from_le_bytes)),
         Dtype::F64 => Storage::F64(le(data, f64::from_le_bytes)),
         other => return Err(format!("dtype {other:?} is not supported (convert it to float32)")),

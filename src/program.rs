@@ -38,6 +38,8 @@ pub struct CompileOptions {
     /// ([`relay_compiler::pass::specialize_params`]). The program then only accepts tensors
     /// of those shapes for those parameters.
     pub bound: Vec<BoundParam>,
+    /// Whether the prelude is in scope (`--no-prelude` leaves it out).
+    pub prelude: crate::Prelude,
 }
 
 impl Default for CompileOptions {
@@ -48,6 +50,7 @@ impl Default for CompileOptions {
             device: Device::Cpu,
             entry: "main".to_string(),
             bound: vec![],
+            prelude: crate::Prelude::InScope,
         }
     }
 }
@@ -132,7 +135,7 @@ impl Program {
     /// # Errors
     /// As [`Program::compile_on`].
     pub fn compile_options(name: &str, source: &str, options: &CompileOptions) -> Result<Program, Error> {
-        let (mut module, _file) = crate::parse(name, source)?;
+        let (mut module, _file) = crate::parse_with(name, source, options.prelude)?;
         let ops = relay_stdlib::op_registry();
         if options.opt_level >= 1 && !options.bound.is_empty() {
             // A missing entry function is reported when the program is run.

@@ -344,9 +344,14 @@ fn params_bind_weights_by_name() {
     assert!(stderr(&out).contains("%x"), "{}", stderr(&out));
 
     let misnamed = s.file("m.safetensors", safetensors_file(&[("weight", vec![2, 2], vec![0.0; 4])]));
-    let out = relay_vm(&["run", path(&f), "--params", path(&misnamed), "--args", "[[[3, 4]], [0, 0]]"]);
+    let args =
+        ["--params", path(&misnamed), "--args", "[[[3, 4]], [[1, 0], [0, 1]], [0, 0]]", "--format", "text"];
+    let out = relay_vm(&[&["run", path(&f)][..], &args].concat());
+    assert_eq!(expect(&out, 0), "float32[[3, 4]]\n");
+    assert!(stderr(&out).contains("1 tensor(s) bind no parameter of `@main`: weight"), "{}", stderr(&out));
+    let out = relay_vm(&[&["run", path(&f), "--strict-params"][..], &args].concat());
     expect(&out, 3);
-    assert!(stderr(&out).contains("`weight` names no parameter"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("error: ") && stderr(&out).contains(": weight"), "{}", stderr(&out));
     let misshapen = s.file("s.safetensors", safetensors_file(&[("w", vec![4], vec![0.0; 4])]));
     let out = relay_vm(&["run", path(&f), "--params", path(&misshapen), "--args", "[[[3, 4]], [0, 0]]"]);
     expect(&out, 3);
@@ -412,4 +417,24 @@ fn sigint_during_run_input_prints_the_results_so_far_and_exits_130() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(130), "stdout after the first line:\n{rest}\nstderr:\n{err}");
     assert!(err.contains("interrupted after 1 of 2 input(s)"), "{err}");
+}
+
+#[test]
+fn no_prelude_leaves_the_prelude_out() {
+    let s = Scratch::new("no-prelude");
+    let uses_prelude = s.file("p.relay", "def @main() -> int32 { @id(1) }\n");
+    assert_eq!(expect(&relay_vm(&["run", "--format", "text", path(&uses_prelude)]), 0).trim(), "1");
+    for args in
+        [&["check", "--no-prelude"][..], &["run", "--no-prelude"], &["--no-prelude", "compile", "-o", "x"]]
+    {
+        let out = relay_vm(&[args, &[path(&uses_prelude)]].concat());
+        expect(&out, 1);
+        assert!(stderr(&out).contains("`@id`"), "{args:?}: {}", stderr(&out));
+    }
+    // Without the prelude a program may define `List` and `@sum` as it likes.
+    let own = s.file(
+        "own.relay",
+        "type List { Nil }\ndef @sum(%x: List) -> int32 { 0 }\ndef @main() { @sum(Nil) }\n",
+    );
+    assert_eq!(expect(&relay_vm(&["run", "--no-prelude", "--format", "text", path(&own)]), 0).trim(), "0");
 }

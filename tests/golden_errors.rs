@@ -12,7 +12,7 @@
 use common::Located;
 use relay_compiler::diagnostics::Diagnostic;
 use relay_compiler::ir::{FileId, Module};
-use relay_compiler::syntax::parse_source;
+use relay_compiler::syntax::{parse_source, shadowed_prelude};
 use std::path::Path;
 
 mod common;
@@ -34,7 +34,7 @@ fn read_header(text: &str) -> Result<(Vec<Located>, usize), String> {
 /// file's id and the diagnostics (empty if it parsed).
 fn diagnose(name: &str, text: &str) -> Result<(Module, FileId, Vec<Diagnostic>), String> {
     let mut module = Module::default();
-    let prelude = module.sources.add("prelude.relay", relay_stdlib::PRELUDE);
+    let prelude = module.sources.add("prelude.relay", shadowed_prelude(relay_stdlib::PRELUDE, text));
     let file = module.sources.add(name, text);
     if let Err(e) = parse_source(&mut module, prelude) {
         return Err(format!("the prelude does not parse:\n{}", e.render(&module.sources, false)));

@@ -3,8 +3,8 @@
 //! prelude itself must define TVM's prelude names with full annotations and round-trip too.
 
 use relay_compiler::ir::{structurally_equal, FileId, Module};
-use relay_compiler::syntax::parse_source;
 use relay_compiler::syntax::printer::print_module;
+use relay_compiler::syntax::{parse_source, shadowed_prelude};
 use relay_stdlib::PRELUDE;
 use std::path::Path;
 
@@ -56,9 +56,9 @@ fn parse_files(files: &[(&str, &str)]) -> Result<(Module, FileId), String> {
     last.map(|f| (module, f)).ok_or_else(|| "no files to parse".to_string())
 }
 
-/// A program parsed after the prelude.
+/// A program parsed after the prelude (without the definitions the program shadows).
 fn parse_with_prelude(name: &str, text: &str) -> Result<(Module, FileId), String> {
-    parse_files(&[("prelude.relay", PRELUDE), (name, text)])
+    parse_files(&[("prelude.relay", &shadowed_prelude(PRELUDE, text)), (name, text)])
 }
 
 /// The first line where `a` and `b` differ, for a readable failure message.

@@ -26,7 +26,8 @@ fn load(source: &str, weights: &str) -> (Program, Interpreter, Vec<Value>) {
     let program = Program::compile(source, &text).unwrap_or_else(|e| panic!("{source}: {e}"));
     let interp = Interpreter::compile(source, &text).unwrap_or_else(|e| panic!("{source}: {e}"));
     let main = interp.function("main").unwrap();
-    let bound = relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}"));
+    let bound =
+        relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}")).values;
     assert!(
         bound.iter().enumerate().all(|(i, (param, _))| i == *param),
         "{weights} binds @main's leading parameters"

@@ -182,7 +182,7 @@ fn model(source: &str, weights: &str, inputs: &str, n: usize) -> Model {
     let planned = Program::compile_options(source, &text, &options(true)).unwrap();
     let unplanned = Program::compile_options(source, &text, &options(false)).unwrap();
     let main = planned.function("main").unwrap();
-    let bound = relay::params::bind_params(main, &bytes).unwrap();
+    let bound = relay::params::bind_params(main, &bytes).unwrap().values;
     let weights = bound.into_iter().map(|(_, v)| v).collect();
     let lines = std::fs::read_to_string(example(inputs)).unwrap();
     let inputs = lines

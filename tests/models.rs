@@ -43,7 +43,8 @@ fn load_model_text(source: &str, text: &str, weights: &str) -> (Program, Vec<Val
     let program = Program::compile_on(source, text, relay::DEFAULT_OPT_LEVEL, true, &device)
         .unwrap_or_else(|e| panic!("{source} on {device}: {e}"));
     let main = program.function("main").unwrap();
-    let bound = relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}"));
+    let bound =
+        relay::params::bind_params(main, &read(weights)).unwrap_or_else(|e| panic!("{weights}: {e}")).values;
     assert!(
         bound.iter().enumerate().all(|(i, (param, _))| i == *param),
         "{weights} binds @main's leading parameters"

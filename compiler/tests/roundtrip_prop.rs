@@ -22,7 +22,7 @@ use relay_compiler::syntax::printer::print_module;
 use relay_devices::DType;
 use std::collections::HashSet;
 
-const VAR_NAMES: [&str; 4] = ["x", "y", "z", "acc"];
+const VAR_NAMES: [&str; 6] = ["x", "y", "z", "acc", "fc1.weight", "conv/1"];
 const TYPE_PARAM_NAMES: [&str; 3] = ["A", "B", "C"];
 const OPS: [&str; 5] = ["add", "multiply", "nn.conv2d", "concatenate", "negative"];
 const ATTR_KEYS: [&str; 5] = ["axis", "padding", "data_layout", "epsilon", "Primitive"];

@@ -107,7 +107,8 @@ impl FromStr for DType {
             _ => (s, 1),
         };
         let (code, bits) = match base {
-            "bool" => (DTypeCode::Bool, 1),
+            // TVM's boolean is the 1-bit unsigned integer, which it also spells `uint1`.
+            "bool" | "uint1" => (DTypeCode::Bool, 1),
             _ => {
                 let (code, digits) = if let Some(d) = base.strip_prefix("uint") {
                     (DTypeCode::UInt, d)
@@ -164,9 +165,15 @@ mod tests {
 
     #[test]
     fn rejects_non_dtypes() {
-        for name in ["float", "int7", "float8", "x4", "float32x", "float32x1", "List", "uint1"] {
+        for name in ["float", "int7", "float8", "x4", "float32x", "float32x1", "List", "int1", "uint2"] {
             assert!(name.parse::<DType>().is_err(), "{name}");
         }
+    }
+
+    #[test]
+    fn uint1_is_tvms_bool() {
+        assert_eq!("uint1".parse::<DType>(), Ok(DType::BOOL));
+        assert_eq!("uint1x4".parse::<DType>().map(|d| d.to_string()), Ok("boolx4".to_string()));
     }
 
     #[test]

@@ -6,10 +6,14 @@
 //! - Digits right after a `.` are an integer, never the start of a float, so `%x.0.1` is two
 //!   projections.
 //! - `->`, `=>`, `==`, `!=`, `<=`, `>=` are single tokens.
-//! - Literal suffixes are checked: `i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (TVM has no
+//! - Literal suffixes are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (TVM has no
 //!   `u` suffixes; we accept them so that every integer literal has a spelling).
 //! - `nanf` is a float literal next to `inff`; strings may contain `\"`, `\\`, `\n`, `\t`.
-//! - `/` is never part of an identifier.
+//! - Names after `%` and `@` may contain `/` (as TVM's identifiers do) and `.` (which TVM's
+//!   lexer splits off), the spellings of ONNX and PyTorch names (`%conv/1`, `%fc1.weight`,
+//!   `%/layer1/Conv_output_0`, `%features.0.weight`); see [`sigil_name_len`]. Bare
+//!   identifiers (operators, constructors, types, attribute keys) keep TVM's letters and
+//!   digits, with `.` a separate token.
 
 use super::token::{FloatLit, IntLit, Token, TokenKind, TokenValue};
 use crate::diagnostics::Diagnostic;
@@ -59,6 +63,40 @@ fn is_ident_start(b: u8) -> bool {
 
 fn is_ident_continue(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The length of the name at the start of `bytes` (after a `%` or `@`), 0 if there is none.
+///
+/// A name is a first segment `[A-Za-z_/][A-Za-z0-9_/]*` followed by `.segment`s of
+/// `[A-Za-z0-9_/]+`, up to the last segment that is not all digits: trailing `.0`, `.1` are
+/// tuple projections, so `%t.0.1` projects twice while `%features.0.weight` is one name. A `/`
+/// belongs to the name only when a name character follows it, so `%a/%b` and `%a/ 2` still
+/// divide; `%x/2` is the name `x/2`, as in TVM.
+pub(crate) fn sigil_name_len(bytes: &[u8]) -> usize {
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let is_part = |i: usize| match at(i) {
+        b'/' => is_ident_continue(at(i + 1)),
+        b => is_ident_continue(b),
+    };
+    if !(is_ident_start(at(0)) || at(0) == b'/' && is_part(0)) {
+        return 0;
+    }
+    let mut i = 1;
+    while is_part(i) {
+        i += 1;
+    }
+    let mut end = i;
+    while at(i) == b'.' && is_part(i + 1) {
+        let seg = i + 1;
+        i = seg;
+        while is_part(i) {
+            i += 1;
+        }
+        if !bytes[seg..i].iter().all(u8::is_ascii_digit) {
+            end = i;
+        }
+    }
+    end
 }
 
 impl Lexer<'_> {
@@ -230,10 +268,8 @@ impl Lexer<'_> {
                     self.fatal_error(lo, hi, "graph variable number is too large");
                 }
             }
-        } else if is_ident_start(next) {
-            while is_ident_continue(self.peek_at(0)) {
-                self.pos += 1;
-            }
+        } else if sigil_name_len(&self.bytes[start..]) > 0 {
+            self.pos += sigil_name_len(&self.bytes[start..]);
             let name = self.text[start..self.pos].into();
             self.push(kind, TokenValue::Name(name), lo);
         } else {
@@ -399,6 +435,8 @@ fn parse_suffix(suffix: &str) -> Suffix {
     match suffix {
         "" => Suffix::None,
         "f" => Suffix::Float(DType::F32),
+        // TVM's bare `i` is int32 (`-42i`), with no widening to int64.
+        "i" => Suffix::Int(Some(DType::I32)),
         "f16" | "f32" | "f64" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => {
             let name = match &suffix[..1] {
                 "f" => "float",
@@ -531,9 +569,33 @@ mod tests {
     }
 
     #[test]
+    fn names_with_dots_and_slashes() {
+        let name = |text: &str| {
+            let lexed = lex(text, FileId(0));
+            assert!(lexed.diagnostics.is_empty(), "{text}: {:?}", lexed.diagnostics);
+            (lexed.tokens[0].name().to_string(), lexed.tokens.len() - 2)
+        };
+        assert_eq!(name("%fc1.weight"), ("fc1.weight".into(), 0));
+        assert_eq!(name("%conv/1"), ("conv/1".into(), 0));
+        assert_eq!(name("@model.forward"), ("model.forward".into(), 0));
+        assert_eq!(name("%/layer1/Conv_output_0"), ("/layer1/Conv_output_0".into(), 0));
+        assert_eq!(name("%features.0.weight"), ("features.0.weight".into(), 0));
+        // Trailing all-digit segments are projections.
+        assert_eq!(name("%t.0.1"), ("t".into(), 4));
+        assert_eq!(name("%a.b.0"), ("a.b".into(), 2));
+        // A `/` not followed by a name character is the division operator.
+        assert_eq!(name("%a/%b"), ("a".into(), 2));
+        assert_eq!(name("%a / 2"), ("a".into(), 2));
+        assert_eq!(name("%a.b/c.d"), ("a.b/c.d".into(), 0));
+        assert_eq!(name("%a//b"), ("a".into(), 0), "`//` starts a comment");
+        assert_eq!(kinds("%a.(1)"), vec![K::Local, K::Dot, K::LParen, K::Int, K::RParen, K::Eof]);
+    }
+
+    #[test]
     fn integer_literals() {
         assert_eq!(int("1"), (1, None));
         assert_eq!(int("1i64"), (1, Some(DType::I64)));
+        assert_eq!(int("42i"), (42, Some(DType::I32)));
         assert_eq!(int("7i16"), (7, Some(DType::I16)));
         assert_eq!(int("7i8"), (7, Some(DType::I8)));
         assert_eq!(int("7u8"), (7, Some(DType::U8)));

@@ -36,21 +36,25 @@
 //!   the literal (`-5`, `-inff`, `-1.5f`), elsewhere it is `negative(e)`; `%x-1` is a
 //!   subtraction (TVM's lexer makes `-1` a literal there and then fails).
 //! - **Projections** chain (`%x.0.1`, `f(%x).0`): digits after `.` always lex as an integer.
-//! - **Literal suffixes** are checked: `i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (the `u`
-//!   suffixes and `i8` are ours), and values must fit the type. An unsuffixed integer outside
+//! - **Literal suffixes** are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (the `u`
+//!   suffixes and `i8` are ours; `i` is int32, as in TVM), and values must fit the type. An unsuffixed integer outside
 //!   int32 is int64 and an unsuffixed float (`1.5`, `1e-3`) is float32, as in TVM. `nanf` is
 //!   accepted next to `inff`.
 //! - **Types.** `ref(T)` and function types with type parameters (`fn [A](A) -> A`), which
 //!   TVM prints but does not parse, are accepted. `(T)` is a one-element tuple type, as in
 //!   TVM; so is the pattern `(p)`, while the expression `(e)` is just `e`.
 //! - **Blocks and `match`/`if`** are expressions anywhere (`let %y = match (%x) {...};`).
-//! - **Identifiers** do not contain `/` (TVM allows it, which makes `%a/%b` a single name).
+//! - **Names** after `%`/`@` may contain `.` and `/` (`%fc1.weight`, `%conv/1`): TVM's lexer
+//!   allows `/` anywhere in an identifier, which makes `%a/%b` one name; ours takes a `/` only
+//!   before a name character, and a `.` only before a segment that is not a tuple index, so
+//!   `%a/%b` divides and `%t.0` projects. `%x/2` is the name `x/2`, as in TVM.
 //! - **Names are checked**: unknown globals, types, constructors, wrong numbers of type
 //!   arguments or pattern fields, duplicate definitions, parameters and attributes are
 //!   errors here rather than later (or never). A capitalised identifier that is not a
 //!   constructor is reported as an unknown constructor, since operator names are lower case.
-//! - **Metadata** is our own JSON format (`{"relay.Constant": [{"dtype", "shape", "data"}]}`);
-//!   TVM's is its object serializer's.
+//! - **Metadata** prints in our own JSON format (`{"relay.Constant": [{"dtype", "shape",
+//!   "data"}]}`); TVM's object-serializer JSON (`b64ndarrays`) is read too. Symbolic
+//!   dimensions `meta[tir.SizeVar][i]` are `?`.
 //! - **Errors**: all errors of a file are reported together; after a syntax error the parser
 //!   resumes at the next `def`/`type`/`extern`. Unclosed or mismatched brackets and
 //!   characters that are not tokens are reported alone, since anything after them would be
@@ -64,9 +68,11 @@ mod lexer;
 mod parser;
 pub mod printer;
 mod resolve;
+mod shadow;
 mod token;
 
 pub use parser::MAX_NESTING;
+pub use shadow::shadowed_prelude;
 
 use crate::diagnostics::{CompileError, Severity};
 use crate::ir::{FileId, Module};
@@ -98,15 +104,16 @@ pub fn parse_module(name: &str, text: &str) -> Result<Module, CompileError> {
     Ok(module)
 }
 
-/// Parses `prelude` (as file `prelude.relay`) and then the user's `text` (as `name`) into one
-/// module; returns it and the user file's id.
+/// Parses `prelude` (as file `prelude.relay`, without the definitions `text` shadows: see
+/// [`shadowed_prelude`]) and then the user's `text` (as `name`) into one module; returns it
+/// and the user file's id.
 ///
 /// # Errors
 /// The prelude's errors if it does not parse, else the user file's; the prelude is file 0
 /// and the user's text file 1 of the source map.
 pub fn parse_with_prelude(prelude: &str, name: &str, text: &str) -> Result<(Module, FileId), CompileError> {
     let mut module = Module::default();
-    let prelude_file = module.sources.add("prelude.relay", prelude);
+    let prelude_file = module.sources.add("prelude.relay", shadowed_prelude(prelude, text));
     let user = module.sources.add(name, text);
     parse_source(&mut module, prelude_file)?;
     parse_source(&mut module, user)?;

@@ -182,6 +182,9 @@ impl<'a> Checker<'a> {
                 self.expect(c, b, m.expr(*cond).span, "the condition of `if`");
                 let t = self.infer(*then_branch);
                 let f = self.infer(*else_branch);
+                // `if (c) { fn [A](%x: A) { %x } } else { fn (%z) { %z } }` has the
+                // monomorphic type both branches instantiate to (TVM's `test_higher_order_nested`).
+                let (t, f) = self.terms.instantiate_mismatched(t, f);
                 self.expect(
                     f,
                     t,
@@ -264,9 +267,8 @@ impl<'a> Checker<'a> {
         if let ExprKind::Op(name) = m.expr(callee).kind {
             return self.infer_op_call(e, callee, name, args, attrs);
         }
-        if !attrs.is_empty() {
-            self.diags.push(Diagnostic::error(span, "keyword attributes are only allowed in operator calls"));
-        }
+        // Attributes of a call of a function or constructor (TVM's `Call.attrs`, e.g.
+        // `attrs_type_key="..."`) are kept in the IR but mean nothing to typing or running.
         let arg_tys: Vec<Tv> = args.iter().map(|&a| self.infer(a)).collect();
         if let ExprKind::Constructor(name) = m.expr(callee).kind {
             if let Some(c) = m.constructor(name) {

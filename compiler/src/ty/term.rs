@@ -157,6 +157,15 @@ impl Terms {
                     let r2 = self.substitute(r2, &subst);
                     work.push((r1, r2));
                 }
+                // A polymorphic function where a monomorphic one is expected (TVM's
+                // `test_higher_order_return`): instantiated with fresh variables, as TVM's
+                // unifier does when the type parameter counts differ.
+                (
+                    Term::Func { type_params: tp1, params: p1, .. },
+                    Term::Func { type_params: tp2, params: p2, .. },
+                ) if tp1.len() != tp2.len() && p1.len() == p2.len() => {
+                    work.push(self.instantiate_mismatched(a, b));
+                }
                 _ => return Err(UnifyError::Mismatch(a, b)),
             }
         }
@@ -233,6 +242,18 @@ impl Terms {
                 self.add(Term::Func { type_params: vec![], params, ret })
             }
             _ => r,
+        }
+    }
+
+    /// `a` and `b`, both instantiated when they are functions with different numbers of type
+    /// parameters (a polymorphic function literal beside a monomorphic one): the pair then
+    /// unifies into one monomorphic type, which both sides share.
+    pub fn instantiate_mismatched(&mut self, a: Tv, b: Tv) -> (Tv, Tv) {
+        match (self.get(a).1, self.get(b).1) {
+            (Term::Func { type_params: x, .. }, Term::Func { type_params: y, .. }) if x.len() != y.len() => {
+                (self.instantiate(a), self.instantiate(b))
+            }
+            _ => (a, b),
         }
     }
 

@@ -1,11 +1,11 @@
 //! The `#[metadata]` section and `meta[relay.Constant][i]` references.
 //!
-//! TVM writes its node serializer's JSON here, which we cannot reproduce; our format is
-//! `{"relay.Constant": [{"dtype": "float32", "shape": [2, 2], "data": [1, 2, 3, 4]}, ...]}`.
-//! The file's constants are appended to `Module::constants`, so constant `i` of the file is
+//! Two forms are read: ours, `{"relay.Constant": [{"dtype": "float32", "shape": [2, 2],
+//! "data": [1, 2, 3, 4]}, ...]}` (what the printer writes), and TVM's node-serializer JSON
+//! (`root`, `nodes`, `b64ndarrays`; see [`super::tvm_metadata`]). The file's constants are appended to `Module::constants`, so constant `i` of the file is
 //! `Module::constants[offset + i]`.
 
-use super::{PResult, Parser};
+use super::{tvm_metadata, PResult, Parser};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ConstantData, Span};
 use crate::syntax::token::{TokenKind as K, TokenValue};
@@ -63,6 +63,9 @@ fn constants(json: &str) -> Result<Vec<ConstantData>, (usize, String)> {
         }
         (offset_of(json, e.line(), e.column()), why)
     })?;
+    if tvm_metadata::is_tvm_json(&value) {
+        return tvm_metadata::constants(&value, CONSTANT_KIND).map_err(|e| (0, e));
+    }
     let obj =
         value.as_object().ok_or((0, format!("expected an object like {{\"{CONSTANT_KIND}\": [...]}}")))?;
     if let Some(key) = obj.keys().find(|k| *k != CONSTANT_KIND) {
@@ -114,16 +117,33 @@ impl Parser<'_> {
         }
     }
 
-    /// `meta[relay.Constant][i]`: the module-wide index of the constant and the span.
-    pub(super) fn parse_meta_constant(&mut self) -> PResult<(u32, Span)> {
+    /// `meta[KIND][i]`: the kind, its span, the index token and the whole span.
+    fn parse_meta_ref(&mut self) -> PResult<(String, Span, usize, Span)> {
         let lo = self.bump_lo();
         self.expect(K::LBracket, "`[`")?;
         let (kind, kind_span) = self.dotted_name()?;
         self.expect(K::RBracket, "`]`")?;
         self.expect(K::LBracket, "`[`")?;
-        let i = self.expect(K::Int, "a constant index")?;
+        let i = self.expect(K::Int, "an index")?;
         self.expect(K::RBracket, "`]`")?;
-        let span = self.span_from(lo);
+        Ok((kind, kind_span, i, self.span_from(lo)))
+    }
+
+    /// `meta[tir.SizeVar][i]` or `meta[tir.Var][i]` as a dimension: TVM's symbolic sizes,
+    /// which are `?` here (a dimension has no name to keep).
+    pub(super) fn parse_meta_dim(&mut self) -> PResult<()> {
+        let (kind, kind_span, _, _) = self.parse_meta_ref()?;
+        if !matches!(kind.as_str(), "tir.SizeVar" | "tir.Var") {
+            let msg =
+                format!("a dimension may be `meta[tir.SizeVar][i]` or `meta[tir.Var][i]`, not `{kind}`");
+            return Err(self.error(kind_span, msg));
+        }
+        Ok(())
+    }
+
+    /// `meta[relay.Constant][i]`: the module-wide index of the constant and the span.
+    pub(super) fn parse_meta_constant(&mut self) -> PResult<(u32, Span)> {
+        let (kind, kind_span, i, span) = self.parse_meta_ref()?;
         if kind != CONSTANT_KIND {
             return Err(self.error(
                 kind_span,

@@ -19,6 +19,7 @@ mod pattern;
 mod scope;
 #[cfg(test)]
 mod tests;
+mod tvm_metadata;
 mod types;
 
 use super::lexer::lex;

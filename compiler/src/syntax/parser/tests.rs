@@ -310,10 +310,14 @@ fn user_file_sees_the_prelude() {
             .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(file.0, 1);
     assert_eq!(show(&m, body(&m, "main")), "(@id (ctor:Cons 1:int32 (ctor:Nil)))");
-    let err = crate::syntax::parse_with_prelude(prelude, "user.relay", "def @id() { 1 }").unwrap_err();
+    // The user's `@id` shadows the prelude's.
+    let (m, _) = crate::syntax::parse_with_prelude(prelude, "user.relay", "def @id() { 1 }")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(show(&m, body(&m, "id")), "1:int32");
+    let err = crate::syntax::parse_with_prelude(prelude, "user.relay", "def @f() { 1 }\ndef @f() { 2 }")
+        .unwrap_err();
     assert_eq!(err.diagnostics.len(), 1);
     assert_eq!(err.diagnostics[0].span.file.0, 1);
-    assert_eq!(err.diagnostics[0].labels[0].0.file.0, 0);
     let err = crate::syntax::parse_with_prelude("def @broken( {", "user.relay", "1").unwrap_err();
     assert_eq!(err.diagnostics[0].span.file.0, 0);
 }

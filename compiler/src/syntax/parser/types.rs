@@ -118,12 +118,18 @@ impl Parser<'_> {
         super::Abort
     }
 
-    /// `(d, ...)` with `d` a non-negative integer or `?`.
+    /// `(d, ...)` with `d` a non-negative integer, `?` or TVM's `meta[tir.SizeVar][i]`.
     fn parse_shape(&mut self) -> PResult<Vec<Dim>> {
         self.expect(K::LParen, "a shape `(d0, d1, ...)`")?;
         let mut dims = Vec::new();
         while !self.eat(K::RParen) {
             if self.eat(K::Question) {
+                dims.push(Dim::Any);
+            } else if self.peek().kind == K::Ident
+                && self.peek().name() == "meta"
+                && self.nth(1) == K::LBracket
+            {
+                self.parse_meta_dim()?;
                 dims.push(Dim::Any);
             } else {
                 let i = self.expect(K::Int, "a dimension (an integer or `?`)")?;

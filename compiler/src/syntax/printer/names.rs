@@ -11,11 +11,10 @@ use crate::ir::Module;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::Hash;
 
-/// Whether `name` lexes back as one identifier after `%` (or as a type parameter).
+/// Whether `name` lexes back as one name after `%` (`fc1.weight` and `conv/1` do, `t.0` and
+/// `a/` do not).
 pub(super) fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    !name.is_empty() && crate::syntax::lexer::sigil_name_len(name.as_bytes()) == name.len()
 }
 
 /// What [`Scopes::use_id`] found out about a use.
@@ -160,7 +159,10 @@ mod tests {
         assert!(is_identifier("x_1"));
         assert!(!is_identifier(""));
         assert!(!is_identifier("0"));
-        assert!(!is_identifier("a.b"));
+        assert!(is_identifier("a.b"));
+        assert!(is_identifier("conv/1"));
+        assert!(!is_identifier("a.0"));
+        assert!(!is_identifier("a/"));
         assert!(!is_identifier("a b"));
     }
 

@@ -1,0 +1,127 @@
+//! `--params` with PyTorch-style weight files: names bound as written or through the
+//! sanitising rule, float16/bfloat16 and integer tensors converted where exact, extra tensors
+//! ignored with one warning (or refused with `--strict-params`), and a missing weight named.
+//! The safetensors files are written here with the `safetensors` crate.
+
+use relay::devices::Tensor;
+use relay::params::bind_params;
+use relay::vm::Value;
+use relay::Program;
+use safetensors::tensor::TensorView;
+use safetensors::Dtype;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_relay-vm");
+
+/// A two-layer MLP whose weights are named as in a PyTorch `state_dict`: `%fc1.weight` as
+/// written, `%fc1_bias` and `%fc2_weight` through the sanitising rule.
+const MLP: &str = "def @main(%x: Tensor[(1, 2), float32], %fc1.weight: Tensor[(2, 2), float32], \
+    %fc1_bias: Tensor[(2), float32], %fc2_weight: Tensor[(1, 2), float32], %steps: Tensor[(2), int32]) {\n\
+    (nn.dense(nn.relu(nn.bias_add(nn.dense(%x, %fc1.weight), %fc1_bias)), %fc2_weight), %steps)\n}\n";
+
+/// A safetensors file of `(name, dtype, shape, little-endian bytes)`.
+fn file(tensors: &[(&str, Dtype, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
+    let views: Vec<(&str, TensorView<'_>)> =
+        tensors.iter().map(|(n, d, s, b)| (*n, TensorView::new(*d, s.clone(), b).unwrap())).collect();
+    safetensors::serialize(views, None).unwrap()
+}
+
+fn f16(xs: &[f32]) -> Vec<u8> {
+    xs.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect()
+}
+
+fn bf16(xs: &[f32]) -> Vec<u8> {
+    xs.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect()
+}
+
+fn i64s(xs: &[i64]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f32s(xs: &[f32]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The PyTorch `state_dict` of `MLP` in half precision, with a batch-norm counter no
+/// parameter takes.
+fn state_dict(with_fc2: bool) -> Vec<u8> {
+    let mut t = vec![
+        ("fc1.weight", Dtype::F16, vec![2, 2], f16(&[1.0, 0.0, 0.0, -1.0])),
+        ("fc1.bias", Dtype::BF16, vec![2], bf16(&[0.5, 0.25])),
+        ("steps", Dtype::I64, vec![2], i64s(&[3, -4])),
+        ("bn1.num_batches_tracked", Dtype::I64, vec![], i64s(&[7])),
+    ];
+    if with_fc2 {
+        t.push(("fc2.weight", Dtype::F32, vec![1, 2], f32s(&[2.0, 4.0])));
+    }
+    file(&t)
+}
+
+#[test]
+fn pytorch_names_and_dtypes_bind() {
+    let program = Program::compile("mlp.relay", MLP).unwrap();
+    let main = program.function("main").unwrap();
+    let bound = bind_params(main, &state_dict(true)).unwrap();
+    assert_eq!(bound.values.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(bound.unused, ["bn1.num_batches_tracked"]);
+    let tensor = |i: usize| match &bound.values.iter().find(|(j, _)| *j == i).unwrap().1 {
+        Value::Tensor(t) => (**t).clone(),
+        v => panic!("not a tensor: {}", v.kind()),
+    };
+    assert_eq!(tensor(2), Tensor::from_vec(vec![2], vec![0.5f32, 0.25]).unwrap());
+    assert_eq!(tensor(4), Tensor::from_vec(vec![2], vec![3i32, -4]).unwrap());
+}
+
+#[test]
+fn inexact_conversions_are_refused() {
+    let program = Program::compile("mlp.relay", MLP).unwrap();
+    let main = program.function("main").unwrap();
+    let big = file(&[("steps", Dtype::I64, vec![2], i64s(&[1, 1 << 40]))]);
+    let e = bind_params(main, &big).unwrap_err();
+    assert!(e.contains("tensor `steps`") && e.contains("not every element converts exactly"), "{e}");
+    let fractional = file(&[("steps", Dtype::F32, vec![2], f32s(&[1.0, 1.5]))]);
+    assert!(bind_params(main, &fractional).is_err());
+    let whole = file(&[("steps", Dtype::F32, vec![2], f32s(&[1.0, 2.0]))]);
+    assert!(bind_params(main, &whole).is_ok(), "whole floats convert to int32 exactly");
+}
+
+#[test]
+fn the_cli_warns_once_refuses_when_strict_and_names_a_missing_weight() {
+    let dir = std::env::temp_dir().join(format!("relay-vm-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let relay = dir.join("mlp.relay");
+    std::fs::write(&relay, MLP).unwrap();
+    let full = dir.join("full.safetensors");
+    std::fs::write(&full, state_dict(true)).unwrap();
+    let missing = dir.join("mlp.safetensors");
+    std::fs::write(&missing, state_dict(false)).unwrap();
+    let run = |weights: &std::path::Path, extra: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(["run", relay.to_str().unwrap(), "--params", weights.to_str().unwrap()]);
+        c.args(["--args", "[[[1, 2]]]", "--format", "text"]).args(extra);
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stdout, stderr) = run(&full, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // relu([1.5, -1.75]) = [1.5, 0]; · [2, 4] = 3.
+    assert_eq!(stdout, "(float32[[3]], int32[3, -4])\n");
+    assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
+    assert!(stderr.contains("bn1.num_batches_tracked"), "{stderr}");
+    let (code, _, stderr) = run(&full, &["--strict-params"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("error: ") && stderr.contains("bn1.num_batches_tracked"), "{stderr}");
+    let (code, _, stderr) = run(&missing, &[]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("`%fc2_weight` is not in")
+            && stderr
+                .contains("mlp.safetensors (it has: bn1.num_batches_tracked, fc1.bias, fc1.weight, steps)"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
