@@ -1,5 +1,5 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, numeric
+//! `--params`, executables, `--executor interp`), `compile`, `disasm`, `check`, `fmt`, `opt`, numeric
 //! option validation, and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory
 //! limit and the timeout included), 3 (bad command line or input), 130 (SIGINT during
 //! `run --input`).
@@ -363,4 +363,25 @@ fn sigint_during_run_input_prints_the_results_so_far_and_exits_130() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(130), "stdout after the first line:\n{rest}\nstderr:\n{err}");
     assert!(err.contains("interrupted after 1 of 2 input(s)"), "{err}");
+}
+
+#[test]
+fn opt_prints_relay_that_checks_again() {
+    let dir = Scratch::new("opt");
+    let src = "def @main(%x: Tensor[(3), float32]) {\n  let %unused = exp(%x);\n  add(%x, add(1f, 2f))\n}\n";
+    let file = dir.file("m.relay", src);
+    let out =
+        relay_vm(&["opt", path(&file), "--passes", "FoldConstant,DeadCodeElimination", "--time-passes"]);
+    let text = expect(&out, 0);
+    assert!(text.contains("add(%x, 3f)") && !text.contains("unused"), "{text}");
+    let log = stderr(&out);
+    assert!(log.contains("FoldConstant") && log.contains("nodes"), "{log}");
+    let again = dir.file("again.relay", &text);
+    expect(&relay_vm(&["check", path(&again)]), 0);
+    // A level's whole pipeline, and the module after one pass of it.
+    let out = relay_vm(&["opt", path(&file), "-O", "3", "--print-after", "FuseOps"]);
+    assert!(expect(&out, 0).contains("Primitive=1"));
+    assert!(stderr(&out).contains("// after FuseOps"));
+    expect(&relay_vm(&["opt", path(&file), "--passes", "NoSuchPass"]), 3);
+    expect(&relay_vm(&["opt", path(&file), "--print-after", "NoSuchPass"]), 3);
 }
