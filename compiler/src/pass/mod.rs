@@ -40,6 +40,7 @@ mod specialize_params;
 #[cfg(test)]
 mod test_util;
 mod to_anf;
+mod to_graph_normal_form;
 mod walk;
 
 pub use dead_code::dead_code;
@@ -62,6 +63,7 @@ pub use simplify_inference::simplify_inference;
 pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
+pub use to_graph_normal_form::to_graph_normal_form;
 pub use walk::{children, Slot};
 
 use crate::diagnostics::CompileError;

@@ -23,7 +23,7 @@ use super::manager::PassFn;
 use super::{
     dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
     fuse_ops, inline, inline_closures, lambda_lift, lower_primitives, project_outputs, simplify_expr,
-    simplify_inference, specialize_closures, to_anf,
+    simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
 };
 
 /// A form of the program that later passes may rely on.
@@ -188,6 +188,14 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "calls of Primitive=1 functions become their bodies again (the inverse of FuseOps)",
         run: |m, t, _| defuse_ops(m, t),
+    },
+    PassInfo {
+        name: "ToGraphNormalForm",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "pure lets become shared nodes of a dataflow graph (the inverse of ToANormalForm)",
+        run: |m, t, _| to_graph_normal_form(m, t),
     },
 ];
 
