@@ -8,6 +8,7 @@
 
 mod job;
 mod ops_list;
+mod opt;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use job::Job;
@@ -187,6 +188,33 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Run optimisation passes on a Relay file and print the transformed module as Relay
+    /// text (which parses and type-checks again); reports go to stderr.
+    Opt {
+        /// The `.relay` file.
+        file: PathBuf,
+        /// Weights (safetensors) whose shapes specialise `@main`'s `?` dimensions, as `run
+        /// --params` does before compiling.
+        #[arg(long, value_name = "W")]
+        params: Option<PathBuf>,
+        /// Run this level's default pipeline (0 to 3; `relay-vm opt --help` of the compiler's
+        /// pass registry says what each adds).
+        #[arg(short = 'O', long = "opt-level", default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
+        opt_level: u8,
+        /// Run these passes, by TVM's names, instead (each after the passes it requires).
+        #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+        passes: Vec<String>,
+        /// Print the module after every pass (on stderr).
+        #[arg(long, conflicts_with = "print_after")]
+        print_after_all: bool,
+        /// Print the module after the pass of this name (on stderr).
+        #[arg(long, value_name = "NAME")]
+        print_after: Option<String>,
+        /// Print each pass's time and the module's expression nodes before and after it (on
+        /// stderr).
+        #[arg(long)]
+        time_passes: bool,
+    },
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
@@ -362,6 +390,21 @@ fn main() -> ExitCode {
         }
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
+        Command::Opt { file, params, opt_level, passes, print_after_all, print_after, time_passes } => {
+            let args = opt::OptArgs {
+                file: &file,
+                params: params.as_deref(),
+                opt_level,
+                passes: &passes,
+                print_after_all,
+                print_after: print_after.as_deref(),
+                time_passes,
+            };
+            finish(opt::run(&args).and_then(|(module, log)| {
+                eprint!("{log}");
+                write_stdout(&module)
+            }))
+        }
         Command::Dump { file, kernels, memory, opt_level } => finish(
             load_program(&file, opt_level, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
         ),

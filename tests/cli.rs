@@ -1,5 +1,5 @@
 //! The `relay-vm` binary end to end: `run` (JSON and text output, `--args`, `--input`,
-//! `--params`, executables, `--executor interp`, `-j`), `compile`, `disasm`, `check`, `fmt`, numeric
+//! `--params`, executables, `--executor interp`, `-j`), `compile`, `disasm`, `check`, `fmt`, `opt`, numeric
 //! option validation, and the exit codes 0 (success), 1 (compile error), 2 (trap, the memory
 //! limit and the timeout included), 3 (bad command line or input), 130 (SIGINT during
 //! `run --input`).
@@ -437,4 +437,25 @@ fn no_prelude_leaves_the_prelude_out() {
         "type List { Nil }\ndef @sum(%x: List) -> int32 { 0 }\ndef @main() { @sum(Nil) }\n",
     );
     assert_eq!(expect(&relay_vm(&["run", "--no-prelude", "--format", "text", path(&own)]), 0).trim(), "0");
+}
+
+#[test]
+fn opt_prints_relay_that_checks_again() {
+    let dir = Scratch::new("opt");
+    let src = "def @main(%x: Tensor[(3), float32]) {\n  let %unused = exp(%x);\n  add(%x, add(1f, 2f))\n}\n";
+    let file = dir.file("m.relay", src);
+    let out =
+        relay_vm(&["opt", path(&file), "--passes", "FoldConstant,DeadCodeElimination", "--time-passes"]);
+    let text = expect(&out, 0);
+    assert!(text.contains("add(%x, 3f)") && !text.contains("unused"), "{text}");
+    let log = stderr(&out);
+    assert!(log.contains("FoldConstant") && log.contains("nodes"), "{log}");
+    let again = dir.file("again.relay", &text);
+    expect(&relay_vm(&["check", path(&again)]), 0);
+    // A level's whole pipeline, and the module after one pass of it.
+    let out = relay_vm(&["opt", path(&file), "-O", "3", "--print-after", "FuseOps"]);
+    assert!(expect(&out, 0).contains("Primitive=1"));
+    assert!(stderr(&out).contains("// after FuseOps"));
+    expect(&relay_vm(&["opt", path(&file), "--passes", "NoSuchPass"]), 3);
+    expect(&relay_vm(&["opt", path(&file), "--print-after", "NoSuchPass"]), 3);
 }

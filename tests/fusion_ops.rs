@@ -135,10 +135,10 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("take(%a, %b, axis=0, mode=\"wrap\")", &["Tensor[(3, 4), float32]", "Tensor[(5), int32]"]),
         ("nn.pad(%a, 1.5f, pad_width=[[1, 0], [2, 1]])", &["Tensor[(2, 3), float32]"]),
         ("nn.pad(%a, 0f, pad_width=[[0, 2], [1, 1]], pad_mode=\"edge\")", &["Tensor[(2, 3), float32]"]),
-        // Alone, creation ops are folded at compile time (fold_constant); next to an input
-        // they fuse into its kernel.
-        ("add(%a, zeros(shape=[2, 3], dtype=\"float32\"))", &["Tensor[(2, 3), float32]"]),
-        ("multiply(%a, ones(shape=[4], dtype=\"int32\"))", &["Tensor[(4), int32]"]),
+        // Creation ops of up to MAX_FOLDED_ELEMENTS elements are folded at compile time
+        // (FoldConstant); larger ones, next to an input, fuse into its kernel.
+        ("add(%a, zeros(shape=[257, 256], dtype=\"float32\"))", &["Tensor[(257, 256), float32]"]),
+        ("multiply(%a, ones(shape=[65537], dtype=\"int32\"))", &["Tensor[(65537), int32]"]),
         ("full(%a, shape=[2, 2], dtype=\"float32\")", &["float32"]),
     ];
     out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));

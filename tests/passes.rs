@@ -184,6 +184,40 @@ fn lower_all(dir: &str) -> usize {
     lowered
 }
 
+/// The passes registered as preserving both forms (`Form::ANormalForm` and
+/// `Form::LambdaLifted`) keep a lowered program lowered: each golden typecheck program is
+/// lowered at -O0, then each such pass runs on it alone.
+#[test]
+fn passes_keep_the_forms_they_preserve() {
+    use relay_compiler::pass::{registry, run_passes, Form, PassContext, Silent};
+    let ops = relay_stdlib::op_registry();
+    let cx = PassContext { ops: &ops, fuse: Default::default(), inline: Default::default(), entries: &[] };
+    let keeping: Vec<_> = registry::PASSES
+        .iter()
+        .filter(|p| [Form::ANormalForm, Form::LambdaLifted].iter().all(|f| p.preserves.contains(f)))
+        .collect();
+    assert!(keeping.len() >= 5);
+    let mut failures = vec![];
+    for path in common::relay_files("typecheck") {
+        let name = path.display().to_string();
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        if relay::check(&name, &text).is_err() {
+            continue;
+        }
+        let (lowered, _) = lower(&name, &text);
+        for pass in &keeping {
+            let mut m = lowered.clone();
+            let outcome = run_passes(&mut m, &[*pass], &cx, &mut Silent)
+                .map_err(|e| e.render(&m.sources, false))
+                .and_then(|_| check_lowered(&m));
+            if let Err(e) = outcome {
+                failures.push(format!("--- {name} after {}: {e}\n{}", pass.name, print_module(&m, None)));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn golden_parse_programs_lower() {
     assert!(lower_all("parse") >= 75);

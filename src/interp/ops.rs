@@ -65,17 +65,7 @@ impl BoundOp {
         }
         let inputs: Vec<&Tensor> = inputs.iter().map(|t| &**t).collect();
         let name = self.op.name;
-        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
-        let dtypes: Vec<_> = inputs.iter().map(|t| t.dtype()).collect();
-        let shapes = (self.op.shapes)(&shapes, self.attrs.as_ref()).map_err(|e| format!("`{name}`: {e}"))?;
-        let dtypes = (self.op.dtypes)(&dtypes, self.attrs.as_ref()).map_err(|e| format!("`{name}`: {e}"))?;
-        let mut outputs = dtypes
-            .into_iter()
-            .zip(shapes)
-            .map(|(dtype, shape)| Tensor::zeros(dtype, shape))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("`{name}`: {e}"))?;
-        (self.op.kernel)(&inputs, self.attrs.as_ref(), &mut outputs).map_err(|e| format!("`{name}`: {e}"))?;
+        let outputs = self.op.evaluate(&inputs, self.attrs.as_ref()).map_err(|e| format!("`{name}`: {e}"))?;
         let mut values: Vec<Value> = outputs.into_iter().map(Value::from_tensor).collect();
         match (tuple_result, values.len()) {
             (true, _) => Ok(Value::tuple(values)),

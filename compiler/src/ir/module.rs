@@ -168,6 +168,12 @@ impl Module {
         Ok(())
     }
 
+    /// Keeps the global functions for which `keep` holds, in definition order.
+    pub fn retain_functions(&mut self, keep: impl Fn(&GlobalFunction) -> bool) {
+        self.functions.retain(keep);
+        self.function_index = self.functions.iter().enumerate().map(|(i, f)| (f.name, i)).collect();
+    }
+
     /// The global function named `name`.
     pub fn function(&self, name: Symbol) -> Option<&GlobalFunction> {
         self.function_index.get(&name).map(|&i| &self.functions[i])

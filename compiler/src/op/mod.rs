@@ -20,6 +20,6 @@ pub use compute::{
 };
 pub use pattern::OpPattern;
 pub use project::{ProjectFn, ProjectedCall};
-pub use registry::{OpDef, OpId, OpRegistry};
+pub use registry::{Evaluator, OpDef, OpId, OpRegistry};
 pub use relation::{RelType, Relation, RelationResult, TensorType};
 pub use scalar::ScalarForm;

@@ -1,7 +1,17 @@
 //! The table of registered operators.
 
-use super::{ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
+use super::{AttrReader, ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
+use relay_devices::Tensor;
 use std::collections::HashMap;
+
+/// Runs operator `op` once on tensors, with a call's attributes, returning its outputs (one,
+/// or a tuple's fields): the reference kernels, which live above the compiler (in stdlib),
+/// for compile-time evaluation (Relay-level `FoldConstant`). A tuple input (`concatenate`'s)
+/// is passed as its fields.
+///
+/// # Errors
+/// Attributes the operator rejects, or what its shape function or kernel reports.
+pub type Evaluator = fn(op: &str, attrs: &AttrReader, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String>;
 
 /// Index of an operator in an [`OpRegistry`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,6 +45,7 @@ pub struct OpDef {
 pub struct OpRegistry {
     ops: Vec<OpDef>,
     index: HashMap<&'static str, OpId>,
+    evaluator: Option<Evaluator>,
 }
 
 impl OpRegistry {
@@ -48,6 +59,17 @@ impl OpRegistry {
         self.index.insert(def.name, id);
         self.ops.push(def);
         Ok(id)
+    }
+
+    /// Installs the evaluator of every operator (the library's reference kernels).
+    pub fn set_evaluator(&mut self, evaluator: Evaluator) {
+        self.evaluator = Some(evaluator);
+    }
+
+    /// How to run operators at compile time; `None` when the registry was built without
+    /// kernels (then nothing is folded at Relay level).
+    pub fn evaluator(&self) -> Option<Evaluator> {
+        self.evaluator
     }
 
     /// The operator named `name`.

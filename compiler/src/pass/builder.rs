@@ -79,6 +79,32 @@ pub(crate) fn call(m: &mut Module, callee: ExprId, args: Vec<ExprId>, span: Span
     m.add_expr(ExprKind::Call { callee, args, attrs: Attrs::default() }, span)
 }
 
+/// A call of operator `op` with attributes `attrs`.
+pub(crate) fn op_call(
+    m: &mut Module,
+    op: &str,
+    args: Vec<ExprId>,
+    attrs: Vec<(&str, AttrValue)>,
+    span: Span,
+) -> ExprId {
+    let name = m.symbols.intern(op);
+    let callee = m.add_expr(ExprKind::Op(name), span);
+    let attrs = Attrs(attrs.into_iter().map(|(k, v)| (m.symbols.intern(k), v)).collect());
+    m.add_expr(ExprKind::Call { callee, args, attrs }, span)
+}
+
+/// The name of the operator `e` calls, its arguments and attributes, if `e` is an
+/// operator call.
+pub(crate) fn as_op_call(m: &Module, e: ExprId) -> Option<(&str, &[ExprId], &Attrs)> {
+    match &m.expr(e).kind {
+        ExprKind::Call { callee, args, attrs } => match m.expr(*callee).kind {
+            ExprKind::Op(op) => Some((m.name(op), args, attrs)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// A `fn` literal node.
 pub(crate) fn function(m: &mut Module, f: Function, span: Span) -> ExprId {
     m.add_expr(ExprKind::Function(Box::new(f)), span)

@@ -1,117 +1,66 @@
-//! Constant folding (TVM `FoldConstant`): a kernel call whose arguments are all constants
-//! (or that has none, like `zeros(shape=[1, 150])`) is computed once, at compile time, and
-//! replaced by the constant it produces.
+//! Constant folding at Relay level (TVM `FoldConstant`): whole constant subexpressions are
+//! computed at compile time.
 //!
-//! Runs after [`fuse_ops`](super::fuse_ops), on the primitive calls of ANF let chains: each
-//! foldable call is lowered to kir ([`crate::lower_kir::lower_primitive`]) and run by the kir
-//! interpreter, the oracle the JIT is tested against. A call inside a recursive closure
-//! (TreeLSTM's leaves start from a zero memory cell) otherwise launches a kernel every time
-//! it is reached. Results larger than [`MAX_FOLDED_ELEMENTS`] stay calls, so executables do
-//! not grow by what a kernel could compute at run time; so do kernels that would take more
-//! than [`MAX_FOLD_WORK`] steps or temp elements (`sum(zeros(shape=[100000, 100000]))` is
-//! left to run, and fail on the VM's memory budget, rather than spin in the compiler).
+//! Bottom-up, so a folded operand makes its parent foldable:
+//! - an operator call whose operands are literals or metadata constants (or tuples of them,
+//!   as `concatenate` takes) runs once on the operators' reference kernels (the registry's
+//!   [`Evaluator`](crate::op::Evaluator)) and becomes a literal (0-d) or a constant;
+//! - `let %x = <literal or constant>; body` becomes `body` with `%x` replaced;
+//! - a projection of a tuple of constants becomes the field;
+//! - `if` on a constant condition becomes the branch taken;
+//! - `match` on a value whose constructors are known (built of constructor calls, tuples and
+//!   atoms) becomes the first arm that matches, its pattern variables bound by `let`.
+//!
+//! Like the kernel-level fold ([`super::fold_fused_constants`]) results over
+//! [`MAX_FOLDED_ELEMENTS`] elements stay calls, so executables do not grow by what could be
+//! computed at run time, and so do calls whose work is over [`MAX_FOLD_WORK`]: the output's
+//! elements for elementwise, broadcast and injective operators, the inputs' for reductions,
+//! their product for the rest (a convolution reads many inputs per output). Operators that
+//! fail on their constants (a reshape to an impossible shape) are left to fail at run time.
+//! `Primitive=1` functions are kernels and are left alone.
 
-use super::builder::is_primitive;
+use super::builder::{as_op_call, is_primitive, let_chain};
+use super::fold_fused_constants::{constant_data, exact_in_f64, MAX_FOLDED_ELEMENTS, MAX_FOLD_WORK};
 use super::rewrite::{rebuild, rewrite, Rewrite};
 use super::walk::preorder;
 use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
-use crate::ir::{ConstantData, Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
-use crate::kir;
-use crate::lower_kir::lower_primitive;
-use crate::op::OpRegistry;
+use crate::ir::{
+    ConstantData, Dim, ExprId, ExprKind, Literal, LiteralValue, Module, PatId, PatternKind, TypeKind, VarId,
+};
+use crate::op::{AttrReader, OpPattern, OpRegistry};
 use crate::ty::TypeMap;
-use relay_devices::{DType, Scalar, Tensor};
+use relay_devices::Tensor;
 use std::collections::HashMap;
 
-/// The most elements a folded result may have.
-pub const MAX_FOLDED_ELEMENTS: i64 = 1 << 16;
-
-/// The most work a folded kernel may take: loop iterations of its statements (each `gemm`
-/// multiply-add counts one) plus the elements of its temps. About a second of the kir
-/// interpreter at most.
-pub const MAX_FOLD_WORK: u64 = 1 << 24;
-
-/// Folds every primitive call on constants outside `Primitive=1` functions (see the module
-/// docs). Calls that cannot be lowered to kir or evaluated are left as they are.
+/// Folds the constant subexpressions of every global function (see the module docs).
+/// Operator calls are folded only when `ops` has an evaluator.
 ///
 /// # Errors
-/// None today; the signature matches the other passes.
+/// None today (the pass signature).
 pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
-        if is_primitive(m, &m.functions[i].func) {
-            continue;
-        }
         let body = m.functions[i].func.body;
-        let primitives = bound_primitives(m, body);
-        let mut fold = Fold { types, ops, primitives };
+        let let_of_value = preorder(m, body, |_| true)
+            .into_iter()
+            .filter_map(|e| match m.expr(e).kind {
+                ExprKind::Let { var, value, .. } => Some((value, var)),
+                _ => None,
+            })
+            .collect();
+        let mut fold = Fold { types, ops, let_of_value, bound: HashMap::new() };
         m.functions[i].func.body = rewrite(m, body, &mut fold)?;
     }
     Ok(())
 }
 
-/// Variables bound to primitive `fn` literals (calls may go through them).
-fn bound_primitives(m: &Module, root: ExprId) -> HashMap<VarId, ExprId> {
-    preorder(m, root, |_| true)
-        .into_iter()
-        .filter_map(|e| match &m.expr(e).kind {
-            ExprKind::Let { var, value, .. }
-                if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) =>
-            {
-                Some((*var, *value))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 struct Fold<'a> {
     types: &'a TypeMap,
     ops: &'a OpRegistry,
-    primitives: HashMap<VarId, ExprId>,
-}
-
-impl Fold<'_> {
-    /// The primitive function `callee` calls, if it is one.
-    fn primitive(&self, m: &Module, callee: ExprId) -> Option<Function> {
-        let literal = match m.expr(callee).kind {
-            ExprKind::Var(v) => *self.primitives.get(&v)?,
-            _ => callee,
-        };
-        match &m.expr(literal).kind {
-            ExprKind::Function(f) if is_primitive(m, f) => Some((**f).clone()),
-            _ => None,
-        }
-    }
-
-    /// The value of `prim(args)`, computed now, or `None` if it cannot or should not be.
-    fn evaluate(&self, m: &Module, prim: &Function, args: &[ExprId], call: ExprId) -> Option<ConstantData> {
-        let TypeKind::Tensor { shape, dtype } = m.types.kind(self.types.expr(call)?) else { return None };
-        let shape: Vec<i64> = shape
-            .iter()
-            .map(|d| if let Dim::Known(d) = d { Some(*d) } else { None })
-            .collect::<Option<_>>()?;
-        let count = shape.iter().try_fold(1i64, |n, &d| n.checked_mul(d))?;
-        if count > MAX_FOLDED_ELEMENTS || !exact_in_f64(*dtype) {
-            return None;
-        }
-        let inputs = args
-            .iter()
-            .map(|&a| match m.expr(a).kind {
-                ExprKind::Constant(i) => constant_tensor(m.constants.get(i as usize)?).ok(),
-                _ => None,
-            })
-            .collect::<Option<Vec<Tensor>>>()?;
-        let kernel = lower_primitive(m, self.types, self.ops, prim).ok()?;
-        bounded_work(&kernel)?;
-        let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
-        let mut out = [Tensor::zeros(*dtype, dims).ok()?];
-        let refs: Vec<&Tensor> = inputs.iter().collect();
-        kir::interp::run(&kernel, &refs, &mut out, &[]).ok()?;
-        let [out] = out;
-        let data = (0..out.len()).map(|i| out.get(i).map(widen)).collect::<Option<Vec<f64>>>()?;
-        Some(ConstantData { dtype: *dtype, shape, data })
-    }
+    /// The variable each `let` value node is bound to.
+    let_of_value: HashMap<ExprId, VarId>,
+    /// Variables whose `let` value folded to an atom, and that atom.
+    bound: HashMap<VarId, ExprId>,
 }
 
 impl Rewrite for Fold<'_> {
@@ -120,71 +69,194 @@ impl Rewrite for Fold<'_> {
     }
 
     fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
-        if let ExprKind::Call { callee, args, .. } = &m.expr(old).kind {
-            let (callee, args) = (*callee, args.clone());
-            let constants = args.iter().all(|&a| matches!(m.expr(a).kind, ExprKind::Constant(_)));
-            if let Some(prim) = self.primitive(m, callee).filter(|_| constants) {
-                if let Some(c) = self.evaluate(m, &prim, &args, old) {
-                    m.constants.push(c);
-                    let index = (m.constants.len() - 1) as u32;
-                    return Ok(m.add_expr(ExprKind::Constant(index), m.expr(old).span));
-                }
+        let new = rebuild(m, old, kids);
+        let folded = self.fold(m, old, new).unwrap_or(new);
+        if let Some(&var) = self.let_of_value.get(&old) {
+            if is_constant(m, folded) {
+                self.bound.insert(var, folded);
             }
         }
-        Ok(rebuild(m, old, kids))
+        Ok(folded)
     }
 }
 
-/// The work of running `kernel` once (see [`MAX_FOLD_WORK`]), if it is known (constant loop
-/// extents and temp shapes) and within the cap.
-fn bounded_work(kernel: &kir::Kernel) -> Option<u64> {
-    let mut work = 0u64;
-    for b in kernel.buffers.iter().filter(|b| b.role == kir::BufferRole::Temp) {
-        let elements =
-            b.shape.iter().try_fold(1u64, |n, d| n.checked_mul(u64::try_from(d.resolve(&[])?).ok()?))?;
-        work = work.checked_add(elements)?;
-    }
-    // (statements, iterations of each) still to count; kir nesting is at most
-    // `kir::MAX_DEPTH` deep, but the walk needs no recursion anyway.
-    let mut pending: Vec<(&[kir::Stmt], u64)> = vec![(&kernel.body, 1)];
-    while let Some((stmts, times)) = pending.pop() {
-        for stmt in stmts {
-            work = work.checked_add(times)?;
-            match stmt {
-                kir::Stmt::For { extent, body, .. } => {
-                    let n = u64::try_from(extent.as_const()?.max(0)).ok()?;
-                    pending.push((body, times.checked_mul(n)?));
-                }
-                kir::Stmt::If { then, otherwise, .. } => {
-                    pending.push((then, times));
-                    pending.push((otherwise, times));
-                }
-                kir::Stmt::Gemm { m, n, k, .. } => {
-                    let macs =
-                        [*m, *n, *k].iter().try_fold(1u64, |p, &d| p.checked_mul(u64::try_from(d).ok()?))?;
-                    work = work.checked_add(times.checked_mul(macs)?)?;
-                }
-                kir::Stmt::Store { .. } | kir::Stmt::Assign { .. } => {}
+impl Fold<'_> {
+    /// The folded form of `new` (`old` with rewritten children), if a rule applies.
+    fn fold(&self, m: &mut Module, old: ExprId, new: ExprId) -> Option<ExprId> {
+        let span = m.expr(new).span;
+        match m.expr(new).kind.clone() {
+            ExprKind::Var(v) => {
+                let atom = *self.bound.get(&v)?;
+                Some(m.add_expr(m.expr(atom).kind.clone(), span))
             }
-            if work > MAX_FOLD_WORK {
-                return None;
+            ExprKind::Let { value, body, .. } => is_constant(m, value).then_some(body),
+            ExprKind::Proj { tuple, index } => match &m.expr(tuple).kind {
+                ExprKind::Tuple(fields) if fields.iter().all(|&f| is_constant(m, f)) => {
+                    fields.get(index as usize).copied()
+                }
+                _ => None,
+            },
+            ExprKind::If { cond, then_branch, else_branch } => {
+                let taken = match m.expr(cond).kind {
+                    ExprKind::Literal(Literal { value: LiteralValue::Bool(b), .. }) => b,
+                    ExprKind::Constant(i) => {
+                        let c = m.constants.get(i as usize)?;
+                        (c.shape.is_empty() && c.data.len() == 1).then(|| c.data[0] != 0.0)?
+                    }
+                    _ => return None,
+                };
+                Some(if taken { then_branch } else { else_branch })
             }
+            ExprKind::Match { scrutinee, arms, .. } => {
+                if !is_known_value(m, scrutinee) {
+                    return None;
+                }
+                for arm in arms {
+                    match bind(m, arm.pattern, scrutinee)? {
+                        Some(bindings) => return Some(let_chain(m, bindings, arm.body)),
+                        None => continue,
+                    }
+                }
+                None
+            }
+            ExprKind::Call { .. } => self.evaluate(m, old, new),
+            _ => None,
         }
     }
-    Some(work)
-}
 
-/// Whether every element of `dtype` survives a round trip through `f64` (how
-/// [`ConstantData`] stores elements).
-fn exact_in_f64(dtype: DType) -> bool {
-    dtype.bits <= 32
-}
-
-fn widen(s: Scalar) -> f64 {
-    match s {
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Int(i) => i as f64,
-        Scalar::UInt(u) => u as f64,
-        Scalar::Float(f) => f,
+    /// The value of operator call `new`, computed now (see the module docs).
+    fn evaluate(&self, m: &mut Module, old: ExprId, new: ExprId) -> Option<ExprId> {
+        let evaluator = self.ops.evaluator()?;
+        let (op, args, attrs) = as_op_call(m, new)?;
+        let pattern = self.ops.get(self.ops.lookup(op)?).pattern;
+        let mut inputs = vec![];
+        for &a in args {
+            match &m.expr(a).kind {
+                ExprKind::Tuple(fields) => {
+                    for &f in fields {
+                        inputs.push(tensor(m, f)?);
+                    }
+                }
+                _ => inputs.push(tensor(m, a)?),
+            }
+        }
+        let outputs = static_outputs(m, self.types.expr(old)?)?;
+        let out_elems: u64 = outputs.iter().sum();
+        let in_elems: Vec<u64> = inputs.iter().map(|t| t.len() as u64).collect();
+        let work = match pattern {
+            OpPattern::ElemWise | OpPattern::Broadcast | OpPattern::Injective => Some(out_elems),
+            OpPattern::CommReduce => Some(in_elems.iter().sum()),
+            _ => out_elems.checked_mul(in_elems.iter().copied().max().unwrap_or(1)),
+        };
+        if work? > MAX_FOLD_WORK {
+            return None;
+        }
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        let results = evaluator(op, &AttrReader::new(&m.symbols, attrs), &refs).ok()?;
+        let span = m.expr(new).span;
+        let values = results.iter().map(|t| constant(m, t, span)).collect::<Option<Vec<_>>>()?;
+        let tuple = matches!(m.types.kind(self.types.expr(old)?), TypeKind::Tuple(_));
+        match (tuple, values.as_slice()) {
+            (true, _) => Some(m.add_expr(ExprKind::Tuple(values), span)),
+            (false, [one]) => Some(*one),
+            (false, _) => None,
+        }
     }
+}
+
+/// The element counts of a call's outputs when every one is a statically shaped tensor of
+/// at most [`MAX_FOLDED_ELEMENTS`] elements whose dtype constants hold exactly.
+fn static_outputs(m: &Module, ty: crate::ir::TypeId) -> Option<Vec<u64>> {
+    let tensors = match m.types.kind(ty) {
+        TypeKind::Tuple(fields) => fields.clone(),
+        TypeKind::Tensor { .. } => vec![ty],
+        _ => return None,
+    };
+    tensors
+        .into_iter()
+        .map(|t| match m.types.kind(t) {
+            TypeKind::Tensor { shape, dtype } if exact_in_f64(*dtype) => {
+                let n = shape.iter().try_fold(1i64, |n, d| match d {
+                    Dim::Known(d) => n.checked_mul(*d),
+                    _ => None,
+                })?;
+                (n <= MAX_FOLDED_ELEMENTS).then(|| u64::try_from(n).ok())?
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `e` is a literal or metadata constant.
+fn is_constant(m: &Module, e: ExprId) -> bool {
+    matches!(m.expr(e).kind, ExprKind::Literal(_) | ExprKind::Constant(_))
+}
+
+/// The tensor of literal or constant `e`.
+fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
+    match m.expr(e).kind {
+        ExprKind::Literal(lit) => {
+            let v = match lit.value {
+                LiteralValue::Int(i) => i as f64,
+                LiteralValue::Float(f) => f,
+                LiteralValue::Bool(b) => f64::from(u8::from(b)),
+            };
+            constant_tensor(&ConstantData { dtype: lit.dtype, shape: vec![], data: vec![v] }).ok()
+        }
+        ExprKind::Constant(i) => constant_tensor(m.constants.get(i as usize)?).ok(),
+        _ => None,
+    }
+}
+
+/// A node holding `t`: a literal when it is 0-d, else a new metadata constant.
+fn constant(m: &mut Module, t: &Tensor, span: crate::ir::Span) -> Option<ExprId> {
+    let c = constant_data(t)?;
+    if c.shape.is_empty() {
+        let v = *c.data.first()?;
+        let value = if c.dtype.is_float() {
+            LiteralValue::Float(v)
+        } else if c.dtype == relay_devices::DType::BOOL {
+            LiteralValue::Bool(v != 0.0)
+        } else {
+            LiteralValue::Int(v as i64)
+        };
+        return Some(m.add_expr(ExprKind::Literal(Literal { value, dtype: c.dtype }), span));
+    }
+    m.constants.push(c);
+    Some(m.add_expr(ExprKind::Constant((m.constants.len() - 1) as u32), span))
+}
+
+/// Whether `e` is built of constructor calls, tuples and atoms only: its shape is known and
+/// dropping any part of it drops no effect.
+fn is_known_value(m: &Module, e: ExprId) -> bool {
+    preorder(m, e, |_| true).into_iter().all(|n| match &m.expr(n).kind {
+        ExprKind::Call { callee, .. } => matches!(m.expr(*callee).kind, ExprKind::Constructor(_)),
+        ExprKind::Tuple(_) => true,
+        kind => kind.is_atom(),
+    })
+}
+
+/// Matches known value `e` against pattern `p`: `Some(Some(bindings))` when it matches,
+/// `Some(None)` when it cannot, `None` when that depends on a value not known now.
+fn bind(m: &Module, p: PatId, e: ExprId) -> Option<Option<Vec<(VarId, ExprId)>>> {
+    let mut bindings = vec![];
+    let mut pending = vec![(p, e)];
+    while let Some((p, e)) = pending.pop() {
+        match (&m.pattern(p).kind, &m.expr(e).kind) {
+            (PatternKind::Wildcard, _) => {}
+            (PatternKind::Var(v), _) => bindings.push((*v, e)),
+            (PatternKind::Constructor { name, args: ps }, ExprKind::Call { callee, args, .. }) => {
+                let ExprKind::Constructor(c) = m.expr(*callee).kind else { return None };
+                if c != *name || ps.len() != args.len() {
+                    return Some(None);
+                }
+                pending.extend(ps.iter().copied().zip(args.iter().copied()));
+            }
+            (PatternKind::Tuple(ps), ExprKind::Tuple(fields)) if ps.len() == fields.len() => {
+                pending.extend(ps.iter().copied().zip(fields.iter().copied()));
+            }
+            _ => return None,
+        }
+    }
+    Some(Some(bindings))
 }

@@ -133,7 +133,7 @@ struct Node {
     outputs: Vec<(usize, OpPattern)>,
     /// The shape of its value.
     shape: Vec<Dim>,
-    /// Computed from constants only, so [`super::fold_constant`] folds its group's call.
+    /// Computed from constants only, so [`super::fold_fused_constants`] folds its group's call.
     folds: bool,
 }
 

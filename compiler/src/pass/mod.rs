@@ -1,14 +1,13 @@
-//! Lowering passes that turn a typed module into the form the bytecode emitter takes
-//! (ARCHITECTURE.md §1): first-order, A-normal-form globals whose tensor work is calls of
-//! primitive functions.
+//! Relay-to-Relay passes (paper §4), one file each, and the pass manager that runs them.
 //!
-//! [`lower_for_vm`] runs [`eta_expand`], [`lambda_lift`], [`lower_primitives`] and
-//! [`to_anf`], re-inferring types after each: inference is the verifier, so a pass that
-//! breaks typing fails at once with the diagnostics. Passes mutate the module in place: they
-//! add nodes to the arenas, replace bodies and add globals; replaced nodes just become
+//! Every pass registers once in [`registry`] under TVM's name, with the `-O` level whose
+//! default pipeline runs it (each level is documented there); [`manager`] runs a list of
+//! them, re-inferring types after each: inference is the verifier, so a pass that breaks
+//! typing fails at once with the diagnostics. Passes mutate the module in place: they add
+//! nodes to the arenas, replace bodies and add globals; replaced nodes just become
 //! unreachable. Every variable a pass creates is annotated with its type.
 //!
-//! What the emitter sees afterwards:
+//! The default pipelines end in the form the bytecode emitter takes ([`lower_for_vm`]):
 //! - a global with attribute [`CLOSURE`]`=1` has the captured values as parameters and a
 //!   `fn` literal as its body (the closure's code); calling it creates the closure;
 //! - every other `fn` literal is [`PRIMITIVE`]`=1`, a kernel whose body is operator calls on
@@ -17,40 +16,60 @@
 
 mod builder;
 mod copy;
+mod dead_code;
+mod defuse_ops;
+mod eliminate_common_subexpr;
 mod eta_expand;
 mod fold_constant;
+mod fold_fused_constants;
 mod free_vars;
 mod fuse_ops;
+mod inline;
 mod inline_closures;
 mod lambda_lift;
 mod lower_primitives;
+pub mod manager;
 mod project_outputs;
+pub mod registry;
 mod rewrite;
 mod scope;
+mod simplify_expr;
+mod simplify_inference;
 mod specialize_closures;
 mod specialize_params;
 #[cfg(test)]
 mod test_util;
 mod to_anf;
+mod to_graph_normal_form;
 mod walk;
 
+pub use dead_code::dead_code;
+pub use defuse_ops::defuse_ops;
+pub use eliminate_common_subexpr::eliminate_common_subexpr;
 pub use eta_expand::eta_expand;
-pub use fold_constant::{fold_constant, MAX_FOLDED_ELEMENTS};
+pub use fold_constant::fold_constant;
+pub use fold_fused_constants::{fold_fused_constants, MAX_FOLDED_ELEMENTS};
 pub use free_vars::free_vars;
 pub use fuse_ops::{fuse_ops, FuseOptions};
+pub use inline::{inline, INLINE};
 pub use inline_closures::{inline_closures, InlineOptions};
 pub use lambda_lift::lambda_lift;
 pub use lower_primitives::lower_primitives;
+pub use manager::{node_count, resolve, run_passes, Instrument, PassContext, PassFn, Silent};
 pub use project_outputs::project_outputs;
+pub use registry::{pipeline, Form, PassInfo, PASSES};
+pub use simplify_expr::simplify_expr;
+pub use simplify_inference::simplify_inference;
 pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
+pub use to_graph_normal_form::to_graph_normal_form;
 pub use walk::{children, Slot};
 
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
 use crate::op::OpRegistry;
-use crate::ty::{infer_types, TypeMap};
+use crate::ty::TypeMap;
 
 /// The function attribute (`Primitive=1`) of a kernel: a `fn` whose body is operator calls
 /// on its parameters, compiled as one unit and never a closure.
@@ -60,16 +79,10 @@ pub const PRIMITIVE: &str = "Primitive";
 /// captured values and its body is the closure's `fn` literal.
 pub const CLOSURE: &str = "Closure";
 
-/// A pass: rewrites a module in place, given the types of the module as it is.
-pub type Pass = fn(&mut Module, &TypeMap) -> Result<(), CompileError>;
-
 /// How much [`lower_for_vm`] optimises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LowerOptions {
-    /// 0: one operator per primitive function (each runs its reference kernel: the oracle);
-    /// 1 and above: [`inline_closures`], [`specialize_closures`], [`project_outputs`] and
-    /// [`fuse_ops`] group operators into statically shaped fused kernels,
-    /// and [`fold_constant`] computes the kernels on constants at compile time.
+    /// The default pipeline of this level runs ([`registry`] says what each level means).
     pub opt_level: u8,
     /// Options of [`fuse_ops`] (used from `opt_level` 1).
     pub fuse: FuseOptions,
@@ -91,12 +104,8 @@ impl LowerOptions {
     }
 }
 
-/// Runs the lowering pipeline: `infer_types`, from `opt_level` 1 [`inline_closures`],
-/// `infer_types`, [`specialize_closures`], `infer_types`, then [`eta_expand`], `infer_types`,
-/// [`lambda_lift`], `infer_types`, from `opt_level` 1 [`project_outputs`], `infer_types`, then
-/// [`lower_primitives`], `infer_types`, [`to_anf`], `infer_types`, and from `opt_level` 1
-/// [`fuse_ops`], `infer_types`, [`fold_constant`], `infer_types`. Returns the types of
-/// the final module.
+/// Runs the default pipeline of `options.opt_level` ([`pipeline`]) through the pass
+/// manager. Returns the types of the final module.
 ///
 /// # Errors
 /// The program's type errors (from the first inference), or the diagnostics of whichever
@@ -106,32 +115,8 @@ pub fn lower_for_vm(
     ops: &OpRegistry,
     options: &LowerOptions,
 ) -> Result<TypeMap, CompileError> {
-    let mut types = infer_types(module, ops)?;
-    if options.opt_level >= 1 {
-        inline_closures(module, &types, &options.inline)?;
-        types = infer_types(module, ops)?;
-        specialize_closures(module, &types)?;
-        types = infer_types(module, ops)?;
-    }
-    for pass in [eta_expand, lambda_lift] as [Pass; 2] {
-        pass(module, &types)?;
-        types = infer_types(module, ops)?;
-    }
-    if options.opt_level >= 1 {
-        project_outputs(module, &types, ops)?;
-        types = infer_types(module, ops)?;
-    }
-    for pass in [lower_primitives, to_anf] as [Pass; 2] {
-        pass(module, &types)?;
-        types = infer_types(module, ops)?;
-    }
-    if options.opt_level >= 1 {
-        fuse_ops(module, &types, ops, &options.fuse)?;
-        types = infer_types(module, ops)?;
-        fold_constant(module, &types, ops)?;
-        types = infer_types(module, ops)?;
-    }
-    Ok(types)
+    let cx = PassContext { ops, fuse: options.fuse, inline: options.inline, entries: &[] };
+    run_passes(module, &pipeline(options.opt_level), &cx, &mut Silent)
 }
 
 /// The `fn` literal of a global made by [`lambda_lift`] (`Closure=1`, body a `fn` literal):
@@ -181,10 +166,16 @@ mod tests {
     fn missing_types_are_internal_errors_not_panics() {
         let text = "type B { W(int32) }
                     def @main(%x: int32) { let %f = fn () { negative(%x) }; (W, %f()) }";
-        let passes: [Pass; 4] = [eta_expand, lambda_lift, lower_primitives, to_anf];
-        for pass in passes {
+        let ops = ops();
+        let cx = PassContext {
+            ops: &ops,
+            fuse: FuseOptions::default(),
+            inline: InlineOptions::default(),
+            entries: &[],
+        };
+        for pass in pipeline(0) {
             let mut m = parse_module("t.relay", text).unwrap();
-            let err = pass(&mut m, &TypeMap::default()).unwrap_err();
+            let err = (pass.run)(&mut m, &TypeMap::default(), &cx).unwrap_err();
             assert!(err.to_string().starts_with("internal compiler error in pass"), "{err}");
         }
     }

@@ -53,6 +53,40 @@ impl RefOp {
     }
 }
 
+impl RefOp {
+    /// Runs the kernel on `inputs` with parsed attributes `attrs`: outputs sized by
+    /// [`RefOp::shapes`] and [`RefOp::dtypes`], then computed.
+    ///
+    /// # Errors
+    /// What the shape function, dtype rule or kernel reports (a reshape to an impossible
+    /// shape), or an output too large to allocate.
+    pub fn evaluate(&self, inputs: &[&Tensor], attrs: &dyn AnyAttrs) -> Result<Vec<Tensor>, KernelError> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
+        let shapes = (self.shapes)(&shapes, attrs)?;
+        let dtypes = (self.dtypes)(&dtypes, attrs)?;
+        let mut outputs = dtypes
+            .into_iter()
+            .zip(shapes)
+            .map(|(dtype, shape)| Tensor::zeros(dtype, shape))
+            .collect::<Result<Vec<_>, _>>()?;
+        (self.kernel)(inputs, attrs, &mut outputs)?;
+        Ok(outputs)
+    }
+}
+
+/// Operator `op` on `inputs` with the attributes `attrs` (the compiler's
+/// [`Evaluator`](relay_compiler::op::Evaluator), for compile-time folding).
+///
+/// # Errors
+/// An operator without a reference kernel, attributes it rejects, or what
+/// [`RefOp::evaluate`] reports.
+pub fn evaluate(op: &str, attrs: &AttrReader, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+    let entry = reference_op(op).ok_or_else(|| format!("operator `{op}` has no reference kernel"))?;
+    let parsed = (entry.parse_attrs)(attrs).map_err(|e| format!("`{op}`: {e}"))?;
+    entry.evaluate(inputs, parsed.as_ref()).map_err(|e| format!("`{op}`: {e}"))
+}
+
 fn attrs_of<K: Kernel>(attrs: &dyn AnyAttrs) -> Result<&K::Attrs, KernelError> {
     (attrs as &dyn Any)
         .downcast_ref::<K::Attrs>()

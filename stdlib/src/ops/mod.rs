@@ -78,6 +78,7 @@ pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
         def.project = crate::compute::project_rule(name);
         registry.register(def).map_err(|_| name)?;
     }
+    registry.set_evaluator(crate::kernels::table::evaluate);
     Ok(())
 }
 
