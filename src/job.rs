@@ -2,7 +2,7 @@
 //! to run it on, what runs it (the VM, or the reference interpreter), and the VM's limits
 //! (`--max-memory`, `--timeout`, SIGINT).
 
-use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
+use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
@@ -48,6 +48,15 @@ impl Inputs {
     }
 }
 
+/// Weights to bind by name: a safetensors file's bytes and where they came from (for
+/// messages).
+pub(crate) struct Weights {
+    /// The file named in messages: `--params`, or the ONNX model they were imported from.
+    pub(crate) origin: String,
+    /// The safetensors file.
+    pub(crate) bytes: Vec<u8>,
+}
+
 /// What runs the entry function (`--executor`).
 enum Engine<'p> {
     /// A compiled program on a VM.
@@ -69,7 +78,11 @@ pub(crate) struct Job<'p> {
 
 impl<'p> Job<'p> {
     /// Runs of `program` on a VM.
-    pub(crate) fn new(program: &'p Program, run: &RunArgs) -> Result<Job<'p>, Failure> {
+    pub(crate) fn new(
+        program: &'p Program,
+        run: &RunArgs,
+        weights: Option<&Weights>,
+    ) -> Result<Job<'p>, Failure> {
         let defaults = VmConfig::default();
         let config = VmConfig {
             // Planning off means no reuse at all: every tensor from the system allocator.
@@ -88,12 +101,23 @@ impl<'p> Job<'p> {
             program.function(&run.entry)?,
             Engine::Vm { program, vm: Box::new(vm) },
             run,
+            weights,
         )
     }
 
     /// Runs of `interp`, the reference interpreter.
-    pub(crate) fn interp(interp: &'p Interpreter, run: &RunArgs) -> Result<Job<'p>, Failure> {
-        Job::with_engine(interp.signature(), interp.function(&run.entry)?, Engine::Interp(interp), run)
+    pub(crate) fn interp(
+        interp: &'p Interpreter,
+        run: &RunArgs,
+        weights: Option<&Weights>,
+    ) -> Result<Job<'p>, Failure> {
+        Job::with_engine(
+            interp.signature(),
+            interp.function(&run.entry)?,
+            Engine::Interp(interp),
+            run,
+            weights,
+        )
     }
 
     fn with_engine(
@@ -101,10 +125,11 @@ impl<'p> Job<'p> {
         f: &'p VmFunction,
         engine: Engine<'p>,
         run: &RunArgs,
+        weights: Option<&Weights>,
     ) -> Result<Job<'p>, Failure> {
-        let bound = match &run.params {
-            Some(p) => relay::params::bind_params(f, &read_file(p)?)
-                .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
+        let bound = match weights {
+            Some(w) => relay::params::bind_params(f, &w.bytes)
+                .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
             None => vec![],
         };
         let free: Vec<usize> =

@@ -107,3 +107,52 @@ fn imported_models_match_onnxruntime() {
 fn imported_models_match_onnxruntime_on_reference_kernels() {
     check_all(0);
 }
+
+/// `relay-vm` with `args`; (exit code, stdout, stderr).
+fn relay_vm(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn import_writes_text_and_weights_that_run_like_the_model_itself() {
+    let dir = std::env::temp_dir().join(format!("relay-onnx-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/mlp.onnx");
+    let (text, weights) = (dir.join("mlp.relay"), dir.join("mlp.safetensors"));
+    let (code, _, err) = relay_vm(&[
+        "import",
+        model.to_str().unwrap(),
+        "-o",
+        text.to_str().unwrap(),
+        "--params-out",
+        weights.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&text).unwrap().contains("%x: Tensor[(?, 8), float32]"));
+    let args = "[[[1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 0, 0, 0, 1]]]";
+    let imported =
+        relay_vm(&["run", text.to_str().unwrap(), "--params", weights.to_str().unwrap(), "--args", args]);
+    let direct = relay_vm(&["run", model.to_str().unwrap(), "--args", args]);
+    assert_eq!(imported.0, 0, "{}", imported.2);
+    assert_eq!(imported, direct);
+    assert!(direct.1.contains("\"shape\":[2,4]"), "{}", direct.1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_model_is_a_bad_input_with_the_importers_message() {
+    let dir = std::env::temp_dir().join(format!("relay-onnx-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("truncated.onnx");
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/cnn.onnx")).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, _, err) = relay_vm(&["run", bad.to_str().unwrap(), "--args", "[]"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("truncated.onnx: not an ONNX model"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
