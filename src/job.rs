@@ -290,7 +290,8 @@ impl<'p> Job<'p> {
     /// The entry's arguments for one input line: bound weights plus the line's values.
     fn arguments(&self, what: &str, text: &str) -> Result<(InputLine, Vec<Value>), Failure> {
         let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
-        let line = batch::parse_input_line(text).map_err(bad)?;
+        let names: Vec<&str> = self.free.iter().map(|&i| self.f.param_names[i].as_str()).collect();
+        let line = batch::parse_named_input_line(text, &names).map_err(bad)?;
         if line.args.len() != self.free.len() {
             let names: Vec<String> =
                 self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();

@@ -188,7 +188,8 @@ struct RunArgs {
     /// The function to run.
     #[arg(long, default_value = "main")]
     entry: String,
-    /// The arguments: a JSON array, one value per parameter not bound by --params.
+    /// The arguments: a JSON array, one value per parameter not bound by --params, or an
+    /// object keyed by parameter name (`{"input": ...}`; ONNX input names work as written).
     #[arg(long, conflicts_with = "input")]
     args: Option<String>,
     /// A JSONL file (`-` for stdin): runs once per line, each line an array like --args (or

@@ -137,7 +137,9 @@ fn import_writes_text_and_weights_that_run_like_the_model_itself() {
     let args = "[[[1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 0, 0, 0, 1]]]";
     let imported =
         relay_vm(&["run", text.to_str().unwrap(), "--params", weights.to_str().unwrap(), "--args", args]);
-    let direct = relay_vm(&["run", model.to_str().unwrap(), "--args", args]);
+    // By name, as the ONNX graph calls its input.
+    let named = format!("{{\"x\": {}}}", &args[1..args.len() - 1]);
+    let direct = relay_vm(&["run", model.to_str().unwrap(), "--args", &named]);
     assert_eq!(imported.0, 0, "{}", imported.2);
     assert_eq!(imported, direct);
     assert!(direct.1.contains("\"shape\":[2,4]"), "{}", direct.1);
