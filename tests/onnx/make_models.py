@@ -194,6 +194,24 @@ case("op_pad_reflect", [node("Pad", ["x", "p"], ["y"], mode="reflect")], [("x", 
 case("op_expand", [node("Expand", ["x", "s"], ["y"])], [("x", F, [3, 1])], [("y", F, [2, 3, 4])],
      inits={"s": np.array([2, 1, 4], dtype=np.int64)})
 
+# If: a branch may read the enclosing graph's values and hold initializers of its own.
+def branch(name, nodes, outputs, inits=()):
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(n, F, [2, 3]) for n in outputs],
+                             [numpy_helper.from_array(np.asarray(v), k) for k, v in dict(inits).items()])
+
+
+if_then = branch("then", [node("Mul", ["x", "two"], ["doubled"])], ["doubled"], inits={"two": np.float32(2.0)})
+if_else = branch("else", [node("Neg", ["x"], ["negated"])], ["negated"])
+for taken, sign in [("then", 1), ("else", -1)]:
+    case(f"op_if_{taken}", [node("ReduceSum", ["x"], ["total"], keepdims=0), node("Greater", ["total", "zero"], ["c"]),
+                            helper.make_node("If", ["c"], ["y"], name="if", then_branch=if_then, else_branch=if_else)],
+         [("x", F, [2, 3])], [("y", F, [2, 3])], inits={"zero": np.float32(0)},
+         feeds={"x": sign * (np.abs(f32(2, 3, seed=14)) + 0.1)})
+case("op_if_two_outputs", [helper.make_node("If", ["c"], ["p", "q"], name="if2",
+                                            then_branch=branch("then2", [node("Abs", ["x"], ["a"]), node("Exp", ["x"], ["e"])], ["a", "e"]),
+                                            else_branch=branch("else2", [node("Neg", ["x"], ["n"]), node("Identity", ["x"], ["i"])], ["n", "i"]))],
+     [("c", BOOL, [1]), ("x", F, [2, 3])], [("p", F, [2, 3]), ("q", F, [2, 3])], feeds={"c": np.array([False])})
+
 # A small MLP with a dynamic batch dimension (`N` becomes `?`).
 case("mlp", [node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
              node("Gemm", ["r", "fc2.weight", "fc2.bias"], ["logits"], transB=1), node("Softmax", ["logits"], ["probs"])],

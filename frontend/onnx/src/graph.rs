@@ -222,7 +222,22 @@ fn label(graph: &GraphProto, i: usize) -> String {
 /// One error listing every operator the importer does not convert, with its nodes.
 fn check_supported(graph: &GraphProto) -> Result<(), ImportError> {
     let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    find_unsupported(graph, &mut missing);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> =
+        missing.into_iter().map(|(op, nodes)| format!("{op} (node {})", nodes.join(", "))).collect();
+    Err(ImportError::Unsupported(list.join("; ")))
+}
+
+/// Adds the unsupported operators of `graph` and its subgraphs to `missing`, with their nodes.
+/// (rust-protobuf's recursion limit bounds how deep subgraphs nest.)
+fn find_unsupported(graph: &GraphProto, missing: &mut BTreeMap<String, Vec<String>>) {
     for (i, node) in graph.node.iter().enumerate() {
+        for a in &node.attribute {
+            a.g.as_ref().into_iter().chain(&a.graphs).for_each(|g| find_unsupported(g, missing));
+        }
         let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
         if !default_domain || ops::converter(&node.op_type).is_none() {
             let op = if default_domain {
@@ -233,18 +248,11 @@ fn check_supported(graph: &GraphProto) -> Result<(), ImportError> {
             missing.entry(op).or_default().push(format!("`{}`", label(graph, i)));
         }
     }
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let list: Vec<String> =
-        missing.into_iter().map(|(op, nodes)| format!("{op} (node {})", nodes.join(", "))).collect();
-    Err(ImportError::Unsupported(list.join("; ")))
 }
 
 /// Converts `graph` (read under default-domain opset `opset`) to a Relay module and weights.
 pub fn convert(graph: &GraphProto, opset: i64) -> Result<Imported, ImportError> {
     check_supported(graph)?;
-    let order = dependency_order(graph)?;
     let mut cx = Converter {
         opset,
         values: HashMap::new(),
@@ -262,61 +270,88 @@ pub fn convert(graph: &GraphProto, opset: i64) -> Result<Imported, ImportError> 
         inputs.push(ident.clone());
         cx.values.insert(v.name.clone(), Value::new(format!("%{ident}"), dtype, dims));
     }
-    for t in &graph.initializer {
-        let c =
-            Const::from_proto(t).map_err(|message| ImportError::Value { name: t.name.clone(), message })?;
-        let v = cx.constant(&t.name, c);
-        cx.values.insert(t.name.clone(), v);
-    }
-    for &i in &order {
-        let node = Node { proto: &graph.node[i], label: label(graph, i) };
-        let convert = ops::converter(&node.proto.op_type).ok_or_else(|| node.error("unsupported"))?;
-        let outputs = convert(&mut cx, &node)?;
-        if node.used_outputs() > outputs.len() {
-            return Err(node.error(format!(
-                "only the first {} output(s) are supported, and output {} is used",
-                outputs.len(),
-                node.used_outputs() - 1
-            )));
-        }
-        for (name, value) in node.proto.output.iter().zip(outputs) {
-            if name.is_empty() {
-                continue;
-            }
-            let plain = value.constant.is_some() || is_variable(&value.expr);
-            let value = if plain { value } else { cx.bind(name, value) };
-            cx.values.insert(name.clone(), value);
-        }
-    }
-    let mut results = vec![];
-    for out in &graph.output {
-        let v = cx.values.get(&out.name).cloned().ok_or_else(|| ImportError::Value {
-            name: out.name.clone(),
-            message: "is a graph output that no node computes".into(),
-        })?;
-        if let (Some(c), Some(ident)) = (&v.constant, v.expr.strip_prefix('%')) {
-            let order = cx.weights.len();
-            cx.weights.entry(ident.to_string()).or_insert((order, c.clone()));
-        }
-        results.push(v.expr);
-    }
+    let results = cx.graph(graph)?;
     let mut weights: Vec<(String, (WeightOrder, Rc<Const>))> = cx.weights.into_iter().collect();
     weights.sort_by_key(|(_, (order, _))| *order);
     for (ident, (_, c)) in &weights {
         let dims: Dims = c.dims.iter().map(|&d| Some(d)).collect();
         params.push(format!("%{ident}: {}", shape::tensor_type(c.dtype, &dims)));
     }
-    let result = match results.len() {
-        1 => results.remove(0),
-        _ => format!("({})", results.join(", ")),
-    };
     let text = format!(
-        "#[version = \"0.0.5\"]\ndef @main({}) {{\n{}  {result}\n}}\n",
+        "#[version = \"0.0.5\"]\ndef @main({}) {{\n{}  {}\n}}\n",
         params.join(",\n          "),
-        cx.body
+        cx.body,
+        result_expr(&results)
     );
     let weights = write_weights(&weights)?;
     Ok(Imported { text, weights, inputs })
+}
+
+/// The expression of a graph's results: its one output, or a tuple of them.
+fn result_expr(results: &[Value]) -> String {
+    match results {
+        [one] => one.expr.clone(),
+        _ => format!("({})", results.iter().map(|v| v.expr.as_str()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+impl Converter {
+    /// Converts `graph`'s initializers and nodes (in dependency order) into bindings, and
+    /// returns its outputs.
+    fn graph(&mut self, graph: &GraphProto) -> Result<Vec<Value>, ImportError> {
+        for t in &graph.initializer {
+            let c = Const::from_proto(t)
+                .map_err(|message| ImportError::Value { name: t.name.clone(), message })?;
+            let v = self.constant(&t.name, c);
+            self.values.insert(t.name.clone(), v);
+        }
+        for i in dependency_order(graph)? {
+            let node = Node { proto: &graph.node[i], label: label(graph, i) };
+            let convert = ops::converter(&node.proto.op_type).ok_or_else(|| node.error("unsupported"))?;
+            let outputs = convert(self, &node)?;
+            if node.used_outputs() > outputs.len() {
+                return Err(node.error(format!(
+                    "only the first {} output(s) are supported, and output {} is used",
+                    outputs.len(),
+                    node.used_outputs() - 1
+                )));
+            }
+            for (name, value) in node.proto.output.iter().zip(outputs) {
+                if name.is_empty() {
+                    continue;
+                }
+                let plain = value.constant.is_some() || is_variable(&value.expr);
+                let value = if plain { value } else { self.bind(name, value) };
+                self.values.insert(name.clone(), value);
+            }
+        }
+        let mut results = vec![];
+        for out in &graph.output {
+            let v = self.values.get(&out.name).cloned().ok_or_else(|| ImportError::Value {
+                name: out.name.clone(),
+                message: "is a graph output that no node computes".into(),
+            })?;
+            if let (Some(c), Some(ident)) = (&v.constant, v.expr.strip_prefix('%')) {
+                let order = self.weights.len();
+                self.weights.entry(ident.to_string()).or_insert((order, c.clone()));
+            }
+            results.push(v);
+        }
+        Ok(results)
+    }
+
+    /// A subgraph (a branch of `If`) as a Relay block `{ let ...; result }` and its outputs.
+    /// Its nodes see the enclosing graph's values; what it defines stays inside the block.
+    pub fn block(&mut self, graph: &GraphProto) -> Result<(String, Vec<Value>), ImportError> {
+        let outer_body = std::mem::take(&mut self.body);
+        let outer_values = self.values.clone();
+        let results = self.graph(graph);
+        let body = std::mem::replace(&mut self.body, outer_body);
+        self.values = outer_values;
+        let results = results?;
+        let indented: String = body.lines().map(|l| format!("  {l}\n")).collect();
+        Ok((format!("{{\n{indented}    {}\n  }}", result_expr(&results)), results))
+    }
 }
 
 /// Whether `expr` is a bare variable (`%x`), which needs no binding of its own.

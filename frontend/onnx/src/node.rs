@@ -2,7 +2,7 @@
 
 use crate::error::ImportError;
 use onnx_protobuf::attribute_proto::AttributeType;
-use onnx_protobuf::{AttributeProto, NodeProto, TensorProto};
+use onnx_protobuf::{AttributeProto, GraphProto, NodeProto, TensorProto};
 
 /// A node of the graph being converted.
 pub struct Node<'a> {
@@ -68,6 +68,12 @@ impl Node<'_> {
             }
             None => Ok(None),
         }
+    }
+
+    /// Graph attribute `name` (a branch of `If`).
+    pub fn graph(&self, name: &str) -> Result<&GraphProto, ImportError> {
+        let a = self.attribute(name, AttributeType::GRAPH)?;
+        a.and_then(|a| a.g.as_ref()).ok_or_else(|| self.error(format!("graph attribute `{name}` is missing")))
     }
 
     /// The node's outputs that something may read (ONNX marks an unused optional output with

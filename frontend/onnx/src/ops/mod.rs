@@ -2,6 +2,7 @@
 //! both dispatches and decides what is supported. Semantics follow TVM v0.16's ONNX frontend
 //! (`python/tvm/relay/frontend/onnx.py`).
 
+mod control;
 mod elementwise;
 mod nn;
 mod reduce;
@@ -43,6 +44,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Greater", |cx, n| elementwise::compare(cx, n, "greater")),
     ("GreaterOrEqual", |cx, n| elementwise::compare(cx, n, "greater_equal")),
     ("Identity", transform::identity),
+    ("If", control::if_),
     ("LeakyRelu", elementwise::leaky_relu),
     ("Less", |cx, n| elementwise::compare(cx, n, "less")),
     ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
