@@ -212,6 +212,37 @@ case("op_if_two_outputs", [helper.make_node("If", ["c"], ["p", "q"], name="if2",
                                             else_branch=branch("else2", [node("Neg", ["x"], ["n"]), node("Identity", ["x"], ["i"])], ["n", "i"]))],
      [("c", BOOL, [1]), ("x", F, [2, 3])], [("p", F, [2, 3]), ("q", F, [2, 3])], feeds={"c": np.array([False])})
 
+# Loop: a counted loop whose body reads the iteration number, and a data-dependent `while`.
+def loop_body(name, nodes, cond_out):
+    return helper.make_graph(nodes, name, [helper.make_tensor_value_info("iter", I64, []),
+                                           helper.make_tensor_value_info("cond_in", BOOL, []),
+                                           helper.make_tensor_value_info("v", F, [2, 3])],
+                             [helper.make_tensor_value_info(cond_out, BOOL, []), helper.make_tensor_value_info("v_out", F, [2, 3])])
+
+
+counted = loop_body("counted", [node("Cast", ["iter"], ["i_f"], to=F), node("Add", ["v", "i_f"], ["v_out"]),
+                                node("Identity", ["cond_in"], ["cond_out"])], "cond_out")
+case("op_loop_counted", [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop", body=counted)],
+     [("x", F, [2, 3])], [("y", F, [2, 3])], inits={"m": np.int64(4)})
+doubling = loop_body("doubling", [node("Mul", ["v", "two"], ["v_out"]), node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+                                  node("Less", ["total", "limit"], ["more"])], "more")
+case("op_loop_while", [helper.make_node("Loop", ["", "go", "x"], ["y"], name="while", body=doubling)],
+     [("x", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"go": np.array(True), "two": np.float32(2.0), "limit": np.float32(100.0)},
+     feeds={"x": np.abs(f32(2, 3, seed=15)) + 0.1})
+
+two_carried = helper.make_graph(
+    [node("Add", ["v", "w"], ["v_out"]), node("Mul", ["w", "half"], ["w_out"]), node("Identity", ["cond_in"], ["cond_out"])],
+    "two_carried",
+    [helper.make_tensor_value_info("iter", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+     helper.make_tensor_value_info("v", F, [2, 3]), helper.make_tensor_value_info("w", F, [3])],
+    [helper.make_tensor_value_info("cond_out", BOOL, []), helper.make_tensor_value_info("v_out", F, [2, 3]),
+     helper.make_tensor_value_info("w_out", F, [3])],
+    [numpy_helper.from_array(np.float32(0.5), "half")])
+case("op_loop_two_carried", [helper.make_node("Loop", ["m", "go", "x", "w0"], ["y", "z"], name="loop2", body=two_carried)],
+     [("x", F, [2, 3]), ("w0", F, [3])], [("y", F, [2, 3]), ("z", F, [3])],
+     inits={"m": np.array([3], dtype=np.int64), "go": np.array(True)})
+
 # A small MLP with a dynamic batch dimension (`N` becomes `?`).
 case("mlp", [node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
              node("Gemm", ["r", "fc2.weight", "fc2.bias"], ["logits"], transB=1), node("Softmax", ["logits"], ["probs"])],

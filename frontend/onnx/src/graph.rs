@@ -125,9 +125,14 @@ impl Converter {
     /// Binds `value` to a fresh variable named after `hint` (`let %hint = expr;`) and returns
     /// the variable.
     pub fn bind(&mut self, hint: &str, value: Value) -> Value {
-        let ident = self.fresh(hint);
-        let _ = writeln!(self.body, "  let %{ident} = {};", value.expr);
-        Value { expr: format!("%{ident}"), ..value }
+        let variable = self.fresh_variable(hint);
+        self.bind_as(&variable, &value.expr);
+        Value { expr: variable, ..value }
+    }
+
+    /// Binds the variable `%name` (from [`Converter::fresh_variable`]) to `expr`.
+    pub fn bind_as(&mut self, variable: &str, expr: &str) {
+        let _ = writeln!(self.body, "  let {variable} = {expr};");
     }
 
     /// The model's default-domain opset.
@@ -288,7 +293,7 @@ pub fn convert(graph: &GraphProto, opset: i64) -> Result<Imported, ImportError> 
 }
 
 /// The expression of a graph's results: its one output, or a tuple of them.
-fn result_expr(results: &[Value]) -> String {
+pub fn result_expr(results: &[Value]) -> String {
     match results {
         [one] => one.expr.clone(),
         _ => format!("({})", results.iter().map(|v| v.expr.as_str()).collect::<Vec<_>>().join(", ")),
@@ -340,17 +345,39 @@ impl Converter {
         Ok(results)
     }
 
-    /// A subgraph (a branch of `If`) as a Relay block `{ let ...; result }` and its outputs.
-    /// Its nodes see the enclosing graph's values; what it defines stays inside the block.
-    pub fn block(&mut self, graph: &GraphProto) -> Result<(String, Vec<Value>), ImportError> {
+    /// A subgraph (a branch of `If`, a `Loop` body) with its inputs bound to `inputs`: the
+    /// `let` bindings of its nodes (indented one level) and its outputs. Its nodes see the
+    /// enclosing graph's values; what it defines stays inside.
+    pub fn block(
+        &mut self,
+        graph: &GraphProto,
+        inputs: Vec<Value>,
+    ) -> Result<(String, Vec<Value>), ImportError> {
+        if graph.input.len() != inputs.len() {
+            return Err(ImportError::Value {
+                name: graph.name.clone(),
+                message: format!(
+                    "the subgraph takes {} inputs, {} expected",
+                    graph.input.len(),
+                    inputs.len()
+                ),
+            });
+        }
         let outer_body = std::mem::take(&mut self.body);
         let outer_values = self.values.clone();
+        for (v, value) in graph.input.iter().zip(inputs) {
+            self.values.insert(v.name.clone(), value);
+        }
         let results = self.graph(graph);
         let body = std::mem::replace(&mut self.body, outer_body);
         self.values = outer_values;
-        let results = results?;
         let indented: String = body.lines().map(|l| format!("  {l}\n")).collect();
-        Ok((format!("{{\n{indented}    {}\n  }}", result_expr(&results)), results))
+        Ok((indented, results?))
+    }
+
+    /// A fresh identifier named after `hint`, for a variable the caller binds itself.
+    pub fn fresh_variable(&mut self, hint: &str) -> String {
+        format!("%{}", self.fresh(hint))
     }
 }
 

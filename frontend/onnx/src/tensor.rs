@@ -75,11 +75,6 @@ impl Const {
         Ok(Const { dtype, dims: t.dims.clone(), data })
     }
 
-    /// The number of elements.
-    pub fn count(&self) -> usize {
-        self.data.len() / self.dtype.size_bytes()
-    }
-
     /// The elements as `f64` (integers converted, booleans 0 or 1).
     pub fn to_f64(&self) -> Vec<f64> {
         let w = self.dtype.size_bytes();
@@ -98,10 +93,10 @@ impl Const {
         Ok(self.data.chunks_exact(w).map(|c| element_i64(self.dtype, c)).collect())
     }
 
-    /// The tensor as a Relay scalar literal (`2.0f32`, `-1i64`, `True`), when it has one
-    /// element whose value a literal holds exactly (finite, integers within 2^53).
+    /// The tensor as a Relay scalar literal (`2.0f32`, `-1i64`, `True`), when it is 0-d
+    /// (a literal's type) and a literal holds its value exactly (finite, integers within 2^53).
     pub fn scalar_literal(&self) -> Option<String> {
-        if self.count() != 1 {
+        if !self.dims.is_empty() {
             return None;
         }
         let v = self.to_f64()[0];

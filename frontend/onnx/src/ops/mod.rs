@@ -50,6 +50,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
     ("Log", |cx, n| elementwise::unary(cx, n, "log")),
     ("LogSoftmax", |cx, n| nn::softmax(cx, n, "nn.log_softmax")),
+    ("Loop", control::loop_),
     ("MatMul", nn::matmul),
     ("Max", |cx, n| elementwise::variadic(cx, n, "maximum")),
     ("MaxPool", nn::max_pool),
