@@ -46,8 +46,14 @@ impl Value {
 /// Where a weight comes among `@main`'s weight parameters: the order operators first read them.
 type WeightOrder = usize;
 
+/// The deepest nesting of subgraphs (`If` branches, `Loop` bodies) converted: a `Loop` body
+/// may be converted twice (see `ops/control.rs`), so nested loops cost 2^depth conversions.
+pub const MAX_SUBGRAPH_DEPTH: usize = 8;
+
 /// The state of one conversion.
 pub struct Converter {
+    /// How many subgraphs enclose the one being converted.
+    depth: usize,
     opset: i64,
     values: HashMap<String, Value>,
     /// Every identifier given out (parameters and `let` variables).
@@ -142,8 +148,7 @@ impl Converter {
 
     /// A tensor known at import time, named after `node`'s first output (a `Constant`).
     pub fn constant_output(&mut self, node: &Node, c: Const) -> Value {
-        let name = node.proto.output.first().cloned().unwrap_or_default();
-        self.constant(&name, c)
+        self.constant(&node.name_hint(), c)
     }
 }
 
@@ -259,6 +264,7 @@ fn find_unsupported(graph: &GraphProto, missing: &mut BTreeMap<String, Vec<Strin
 pub fn convert(graph: &GraphProto, opset: i64) -> Result<Imported, ImportError> {
     check_supported(graph)?;
     let mut cx = Converter {
+        depth: 0,
         opset,
         values: HashMap::new(),
         taken: HashSet::new(),
@@ -363,12 +369,20 @@ impl Converter {
                 ),
             });
         }
+        if self.depth == MAX_SUBGRAPH_DEPTH {
+            return Err(ImportError::Value {
+                name: graph.name.clone(),
+                message: format!("subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep"),
+            });
+        }
         let outer_body = std::mem::take(&mut self.body);
         let outer_values = self.values.clone();
+        self.depth += 1;
         for (v, value) in graph.input.iter().zip(inputs) {
             self.values.insert(v.name.clone(), value);
         }
         let results = self.graph(graph);
+        self.depth -= 1;
         let body = std::mem::replace(&mut self.body, outer_body);
         self.values = outer_values;
         let indented: String = body.lines().map(|l| format!("  {l}\n")).collect();

@@ -76,6 +76,11 @@ impl Node<'_> {
         a.and_then(|a| a.g.as_ref()).ok_or_else(|| self.error(format!("graph attribute `{name}` is missing")))
     }
 
+    /// A name for the variables the node binds: its first output's (its label if it has none).
+    pub fn name_hint(&self) -> String {
+        self.proto.output.first().filter(|o| !o.is_empty()).unwrap_or(&self.label).clone()
+    }
+
     /// The node's outputs that something may read (ONNX marks an unused optional output with
     /// an empty name).
     pub fn used_outputs(&self) -> usize {

@@ -154,3 +154,71 @@ fn an_unsupported_attribute_names_its_node() {
     let e = error_of(&m);
     assert_eq!(e, format!("node `{name}` (MaxPool): auto_pad `SIDEWAYS` is not supported"));
 }
+
+fn model(name: &str) -> ModelProto {
+    let path = format!("{}/../../tests/onnx/{name}.onnx", env!("CARGO_MANIFEST_DIR"));
+    ModelProto::parse_from_bytes(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn subgraphs_nested_past_the_limit_are_an_error() {
+    let nest = |levels: usize| {
+        let mut m = model("op_if_then");
+        let g = graph(&mut m);
+        let at = g.node.iter().position(|n| n.op_type == "If").unwrap();
+        let mut node = g.node[at].clone();
+        for _ in 0..levels {
+            let branch =
+                node.attribute.iter().find(|a| a.name == "then_branch").unwrap().g.as_ref().unwrap().clone();
+            let mut inner = node.clone();
+            inner.output = branch.output.iter().map(|o| o.name.clone()).collect();
+            let mut wrapper = branch;
+            wrapper.node = vec![inner];
+            wrapper.initializer.clear();
+            node.attribute.iter_mut().find(|a| a.name == "then_branch").unwrap().g = Some(wrapper).into();
+        }
+        g.node[at] = node;
+        import(&m.write_to_bytes().unwrap())
+    };
+    assert!(nest(6).is_ok());
+    let e = nest(9).unwrap_err().to_string();
+    assert!(e.contains("subgraphs nest more than 8 deep"), "{e}");
+}
+
+/// Every committed model, each node mutated in ways a corrupt or hostile file could: import
+/// returns, with a model or an error, and never panics.
+#[test]
+fn mutated_nodes_never_panic() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/onnx");
+    let mut imports = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "onnx") {
+            continue;
+        }
+        let original = ModelProto::parse_from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let nodes = original.graph.as_ref().unwrap().node.len();
+        for i in 0..nodes {
+            for mutation in 0..6 {
+                let mut m = original.clone();
+                let n = &mut graph(&mut m).node[i];
+                match mutation {
+                    0 => n.output.clear(),
+                    1 => n.input.clear(),
+                    2 => n.attribute.clear(),
+                    3 => n.input.push("extra".into()),
+                    _ => {
+                        let big = if mutation == 4 { i64::MAX } else { i64::MIN };
+                        for a in &mut n.attribute {
+                            a.i = big;
+                            a.ints.iter_mut().for_each(|v| *v = big);
+                        }
+                    }
+                }
+                let _ = import(&m.write_to_bytes().unwrap());
+                imports += 1;
+            }
+        }
+    }
+    assert!(imports > 500, "{imports} imports");
+}

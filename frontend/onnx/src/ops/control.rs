@@ -50,7 +50,9 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     let (f, i, c) =
         (cx.fresh_variable("loop"), cx.fresh_variable("iteration"), cx.fresh_variable("condition"));
     let carried: Vec<String> = initial.iter().map(|_| cx.fresh_variable("carried")).collect();
-    // The carried values' types are the initial ones, with `?` where the body changes a size.
+    // The carried values' types are the initial ones; if the body changes one, every size
+    // becomes `?` and the body is converted again (a second pass cannot change them further;
+    // `MAX_SUBGRAPH_DEPTH` bounds what nested loops cost).
     let mut dims: Vec<Dims> = initial.iter().map(|v| v.dims.clone()).collect();
     let (text, outputs) = loop {
         let mut inputs =
@@ -70,7 +72,7 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
         if merged == dims {
             break (text, outputs);
         }
-        dims = merged;
+        dims = dims.iter().map(|d| vec![None; d.len()]).collect();
     };
     let types: Vec<String> = initial.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)).collect();
     let mut params = vec![format!("{i}: int64"), format!("{c}: bool")];
@@ -127,7 +129,7 @@ fn project(cx: &mut Converter, node: &Node, whole: String, mut outputs: Vec<Valu
         return outputs;
     }
     let dtype = outputs.first().map_or(DType::BOOL, |v| v.dtype);
-    let tuple = cx.bind(&node.proto.output[0], Value::new(whole, dtype, vec![]));
+    let tuple = cx.bind(&node.name_hint(), Value::new(whole, dtype, vec![]));
     for (i, v) in outputs.iter_mut().enumerate() {
         v.expr = format!("{}.{i}", tuple.expr);
     }

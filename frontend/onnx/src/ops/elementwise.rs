@@ -48,7 +48,7 @@ pub fn variadic(cx: &mut Converter, node: &Node, op: &str) -> Result<Vec<Value>,
     for i in 1..node.proto.input.len() {
         let next = cx.input(node, i)?;
         let folded = broadcasting(node, op, &acc, &next, None)?;
-        acc = cx.bind(&node.proto.output[0], folded);
+        acc = cx.bind(&node.name_hint(), folded);
     }
     Ok(vec![acc])
 }

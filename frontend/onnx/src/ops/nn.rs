@@ -41,9 +41,13 @@ impl Window {
                 let size = on(node, known(&x.dims[2..], "auto_pad"))?;
                 let mut pads = vec![0; 4];
                 for i in 0..2 {
-                    let out = (size[i] + strides[i] - 1) / strides[i];
-                    let total =
-                        ((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i]).max(0);
+                    // In i128: strides, dilations and kernel sizes are the file's, unbounded.
+                    let (n, s, k, d) =
+                        (size[i] as i128, strides[i] as i128, kernel[i] as i128, dilations[i] as i128);
+                    let out = (n + s - 1) / s;
+                    let total = ((out - 1) * s + (k - 1) * d + 1 - n).max(0);
+                    let total = i64::try_from(total)
+                        .map_err(|_| node.error("the padding `auto_pad` needs is too large"))?;
                     let small = total / 2;
                     let (begin, end) =
                         if mode == "SAME_UPPER" { (small, total - small) } else { (total - small, small) };
@@ -60,11 +64,15 @@ impl Window {
         Ok(Window { kernel, strides, dilations, pads })
     }
 
-    /// The output size of spatial axis `i` over an input of `size` (rounding up with `ceil`).
+    /// The output size of spatial axis `i` over an input of `size` (rounding up with `ceil`);
+    /// `None` if unknown or beyond `i64` (the type checker then reports the window).
     fn output(&self, i: usize, size: Option<i64>, ceil: bool) -> Option<i64> {
-        let span = size? + self.pads[i] + self.pads[i + 2] - self.dilations[i] * (self.kernel[i] - 1) - 1;
-        let s = self.strides[i];
-        Some(if ceil { (span + s - 1).div_euclid(s) } else { span.div_euclid(s) } + 1)
+        let wide = |v: i64| v as i128;
+        let span = wide(size?) + wide(self.pads[i]) + wide(self.pads[i + 2])
+            - wide(self.dilations[i]) * (wide(self.kernel[i]) - 1)
+            - 1;
+        let s = wide(self.strides[i]);
+        i64::try_from(if ceil { (span + s - 1).div_euclid(s) } else { span.div_euclid(s) } + 1).ok()
     }
 
     /// `strides=[..], padding=[..], dilation=[..]`.
@@ -102,7 +110,7 @@ pub fn conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
         list_attr("kernel_size", &window.kernel)
     );
     if let Some(b) = cx.optional_input(node, 2)? {
-        let conv = cx.bind(&node.proto.output[0], Value::new(expr, x.dtype, dims.clone()));
+        let conv = cx.bind(&node.name_hint(), Value::new(expr, x.dtype, dims.clone()));
         expr = format!("nn.bias_add({}, {})", conv.expr, b.expr);
     }
     Ok(vec![Value::new(expr, x.dtype, dims)])
@@ -213,7 +221,7 @@ pub fn gemm(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
 pub fn matmul(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let (mut a, mut b) = (cx.input(node, 0)?, cx.input(node, 1)?);
     let (vector_a, vector_b) = (a.dims.len() == 1, b.dims.len() == 1);
-    let hint = node.proto.output[0].clone();
+    let hint = node.name_hint();
     if vector_a {
         a = Value::new(
             format!("expand_dims({}, axis=0)", a.expr),

@@ -206,7 +206,8 @@ pub fn slice(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
             }
             None => (starts[i], ends[i].min(i64::from(i32::MAX))),
         };
-        dims[axis] = x.dims[axis].map(|_| ((e - b).max(0) + steps[i] - 1) / steps[i]);
+        let len = (e - b).max(0);
+        dims[axis] = x.dims[axis].map(|_| len / steps[i] + i64::from(len % steps[i] != 0));
         begin.push(b);
         end.push(e);
         norm_axes.push(axis as i64);
@@ -233,20 +234,25 @@ pub fn split(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
         Some(s) => s.into_iter().map(Some).collect(),
         None => {
             let parts = node.int("num_outputs", outputs as i64)?;
-            if parts < 1 {
-                return Err(node.error("`num_outputs` must be positive"));
+            if parts != outputs as i64 || parts < 1 {
+                return Err(
+                    node.error(format!("`num_outputs` is {parts}, but the node has {outputs} output(s)"))
+                );
             }
             let d = size.map(|d| (d + parts - 1) / parts);
             (0..parts).map(|i| size.zip(d).map(|(s, d)| d.min(s - i * d).max(0))).collect()
         }
     };
+    if sizes.is_empty() {
+        return Err(node.error("no parts to split into"));
+    }
     let sections = match sizes.iter().copied().collect::<Option<Vec<i64>>>() {
         Some(s) if size.is_some() || s.iter().all(|&d| d == s[0]) => {
             let mut at = 0;
             let cuts: Vec<i64> = s[..s.len() - 1]
                 .iter()
                 .map(|d| {
-                    at += d;
+                    at = d.saturating_add(at);
                     at
                 })
                 .collect();
@@ -259,7 +265,7 @@ pub fn split(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
         x.dtype,
         vec![],
     );
-    let tuple = cx.bind(&node.proto.output[0], whole);
+    let tuple = cx.bind(&node.name_hint(), whole);
     Ok(sizes
         .iter()
         .enumerate()
@@ -297,7 +303,7 @@ pub fn pad(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     for (i, &a) in axes.iter().enumerate() {
         let (b, e) = (pads[i], pads[i + axes.len()]);
         width[a] = vec![b, e];
-        dims[a] = dims[a].map(|d| d + b + e);
+        dims[a] = dims[a].and_then(|d| d.checked_add(b)?.checked_add(e));
     }
     let mode = node.string("mode", "constant")?;
     if !matches!(mode.as_str(), "constant" | "edge" | "reflect") {
