@@ -76,7 +76,7 @@ pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
 }
 
 /// [`parse_input_line`], also accepting the arguments by name: an object without `"args"`
-/// whose keys name each of `params` (the parameters the line fills, in order), as written or
+/// (and with a key besides `"label"`) whose keys name each of `params` (the parameters the line fills, in order), as written or
 /// as [`crate::compiler::ir::sanitize_name`] turns them into parameter names
 /// (`{"input.1": ...}` fills `%input_1`), and optionally `"label"`.
 ///
@@ -86,7 +86,10 @@ pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
 pub fn parse_named_input_line(text: &str, params: &[&str]) -> Result<InputLine, String> {
     match parse_json(text)? {
         Json::Array(args) => Ok(InputLine { args, label: None }),
-        Json::Object(fields) if !params.is_empty() && !fields.contains_key("args") => {
+        // An object of nothing but a label (or nothing) still asks for "args".
+        Json::Object(fields)
+            if !params.is_empty() && !fields.contains_key("args") && fields.keys().any(|k| k != "label") =>
+        {
             named_args(fields, params)
         }
         Json::Object(mut fields) => {
