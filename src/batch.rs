@@ -72,14 +72,29 @@ impl Drop for InputLine {
 /// # Errors
 /// Malformed JSON or a line of another shape.
 pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
+    parse_named_input_line(text, &[])
+}
+
+/// [`parse_input_line`], also accepting the arguments by name: an object without `"args"`
+/// (and with a key besides `"label"`) whose keys name each of `params` (the parameters the line fills, in order), as written or
+/// as [`crate::compiler::ir::sanitize_name`] turns them into parameter names
+/// (`{"input.1": ...}` fills `%input_1`), and optionally `"label"`.
+///
+/// # Errors
+/// As [`parse_input_line`]; for arguments by name, a key that names no parameter or a
+/// parameter without a key.
+pub fn parse_named_input_line(text: &str, params: &[&str]) -> Result<InputLine, String> {
     match parse_json(text)? {
         Json::Array(args) => Ok(InputLine { args, label: None }),
+        // An object of nothing but a label (or nothing) still asks for "args".
+        Json::Object(fields)
+            if !params.is_empty() && !fields.contains_key("args") && fields.keys().any(|k| k != "label") =>
+        {
+            named_args(fields, params)
+        }
         Json::Object(mut fields) => {
             let args = fields.remove("args");
-            let label = match fields.get("label") {
-                None | Some(Json::Null) => Ok(None),
-                Some(l) => l.as_i64().map(Some).ok_or("\"label\" must be an integer".to_string()),
-            };
+            let label = label(&fields);
             // What is not kept (other keys, a malformed `args`) may nest deeply too.
             crate::json::dismantle(Json::Object(fields));
             match (args, label) {
@@ -92,6 +107,43 @@ pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
         }
         _ => Err("expected a JSON array of arguments or {\"args\": [...], \"label\": N}".to_string()),
     }
+}
+
+/// The `"label"` of an input object, if it has one.
+fn label(fields: &serde_json::Map<String, Json>) -> Result<Option<i64>, String> {
+    match fields.get("label") {
+        None | Some(Json::Null) => Ok(None),
+        Some(l) => l.as_i64().map(Some).ok_or("\"label\" must be an integer".to_string()),
+    }
+}
+
+/// The arguments of an input object keyed by parameter name, in the order of `params`.
+fn named_args(fields: serde_json::Map<String, Json>, params: &[&str]) -> Result<InputLine, String> {
+    let label = label(&fields);
+    let mut args: Vec<Option<Json>> = vec![None; params.len()];
+    let mut unknown = vec![];
+    for (key, value) in fields {
+        let sanitized = crate::compiler::ir::sanitize_name(&key);
+        match params.iter().position(|p| *p == key || *p == sanitized) {
+            Some(i) if args[i].is_none() => args[i] = Some(value),
+            _ if key == "label" => {}
+            _ => unknown.push(key),
+        }
+    }
+    let missing: Vec<String> =
+        params.iter().zip(&args).filter(|(_, a)| a.is_none()).map(|(p, _)| format!("%{p}")).collect();
+    let problem = match (unknown.is_empty(), missing.is_empty()) {
+        (true, true) => None,
+        (false, _) => {
+            Some(format!("`{}` names no parameter (expected {})", unknown.join("`, `"), params.join(", ")))
+        }
+        (true, false) => Some(format!("no argument for {}", missing.join(", "))),
+    };
+    if let Some(problem) = problem {
+        args.into_iter().flatten().for_each(crate::json::dismantle);
+        return Err(problem);
+    }
+    Ok(InputLine { args: args.into_iter().flatten().collect(), label: label? })
 }
 
 /// The index of the largest element of a tensor result (a classifier's predicted class; over
@@ -178,6 +230,13 @@ mod tests {
         assert_eq!(l.label, Some(3));
         assert!(parse_input_line(r#"{"label": 3}"#).is_err());
         assert!(parse_input_line("3").is_err());
+        let named =
+            parse_named_input_line(r#"{"b": 2, "input.1": 1, "label": 0}"#, &["input_1", "b"]).unwrap();
+        assert_eq!((named.args.clone(), named.label), (vec![1.into(), 2.into()], Some(0)));
+        let e = parse_named_input_line(r#"{"c": 2, "b": 1}"#, &["a", "b"]).unwrap_err();
+        assert!(e.contains("`c` names no parameter"), "{e}");
+        let e = parse_named_input_line(r#"{"b": 1}"#, &["a", "b"]).unwrap_err();
+        assert!(e.contains("no argument for %a"), "{e}");
     }
 
     #[test]

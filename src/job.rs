@@ -3,7 +3,7 @@
 //! (`--max-memory`, `--timeout`, SIGINT). `run -j N` spreads the inputs over N worker
 //! threads, each with its own VM on the one shared program (`parallel.rs`).
 
-use crate::{read_file, write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
+use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
@@ -50,6 +50,15 @@ impl Inputs {
         };
         Ok(Inputs { items })
     }
+}
+
+/// Weights to bind by name: a safetensors file's bytes and where they came from (for
+/// messages).
+pub(crate) struct Weights {
+    /// The file named in messages: `--params`, or the ONNX model they were imported from.
+    pub(crate) origin: String,
+    /// The safetensors file.
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// What runs the entry function (`--executor`).
@@ -125,7 +134,11 @@ struct Tally {
 
 impl<'p> Job<'p> {
     /// Runs of `program` on a VM.
-    pub(crate) fn new(program: &'p Program, run: &RunArgs) -> Result<Job<'p>, Failure> {
+    pub(crate) fn new(
+        program: &'p Program,
+        run: &RunArgs,
+        weights: Option<&Weights>,
+    ) -> Result<Job<'p>, Failure> {
         let defaults = VmConfig::default();
         let config = VmConfig {
             // Planning off means no reuse at all: every tensor from the system allocator.
@@ -144,12 +157,23 @@ impl<'p> Job<'p> {
             program.function(&run.entry)?,
             Engine::Vm { program, vm: Box::new(vm), config },
             run,
+            weights,
         )
     }
 
     /// Runs of `interp`, the reference interpreter.
-    pub(crate) fn interp(interp: &'p Interpreter, run: &RunArgs) -> Result<Job<'p>, Failure> {
-        Job::with_engine(interp.signature(), interp.function(&run.entry)?, Engine::Interp(interp), run)
+    pub(crate) fn interp(
+        interp: &'p Interpreter,
+        run: &RunArgs,
+        weights: Option<&Weights>,
+    ) -> Result<Job<'p>, Failure> {
+        Job::with_engine(
+            interp.signature(),
+            interp.function(&run.entry)?,
+            Engine::Interp(interp),
+            run,
+            weights,
+        )
     }
 
     fn with_engine(
@@ -157,11 +181,12 @@ impl<'p> Job<'p> {
         f: &'p VmFunction,
         engine: Engine<'p>,
         run: &RunArgs,
+        weights: Option<&Weights>,
     ) -> Result<Job<'p>, Failure> {
-        let (bound, weights) = match &run.params {
-            Some(p) => {
-                let file = p.display().to_string();
-                let b = relay::params::bind_params(f, &read_file(p)?)
+        let (bound, weights) = match weights {
+            Some(w) => {
+                let file = w.origin.clone();
+                let b = relay::params::bind_params(f, &w.bytes)
                     .map_err(|e| Failure::bad_input(format!("error: {file}: {e}\n")))?;
                 if !b.unused.is_empty() {
                     let what = format!(
@@ -499,7 +524,8 @@ impl Entry<'_> {
     /// The entry's arguments for one input line: bound weights plus the line's values.
     fn arguments(&self, what: &str, text: &str) -> Result<(InputLine, Vec<Value>), Failure> {
         let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
-        let line = batch::parse_input_line(text).map_err(bad)?;
+        let names: Vec<&str> = self.free.iter().map(|&i| self.f.param_names[i].as_str()).collect();
+        let line = batch::parse_named_input_line(text, &names).map_err(bad)?;
         if line.args.len() < self.free.len() {
             if let Some(m) = self.missing_weights(line.args.len()) {
                 return Err(bad(m));

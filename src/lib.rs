@@ -12,6 +12,7 @@
 
 pub use relay_compiler as compiler;
 pub use relay_devices as devices;
+pub use relay_onnx as onnx;
 pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 

@@ -6,6 +6,7 @@
 //! argument, safetensors weights); 130 `run` interrupted by SIGINT (Ctrl-C), after printing
 //! the results so far. Errors go to stderr.
 
+mod import;
 mod job;
 mod ops_list;
 mod opt;
@@ -215,6 +216,21 @@ enum Command {
         #[arg(long)]
         time_passes: bool,
     },
+    /// Import an ONNX model (opsets 11 to 21) as Relay text and safetensors weights.
+    ///
+    /// `@main` takes the graph inputs, then the weights (initializers), named after the ONNX
+    /// values with every character outside [A-Za-z0-9_] turned into `_`. `run` and `bench`
+    /// also take a `.onnx` file directly.
+    Import {
+        /// The `.onnx` model.
+        file: PathBuf,
+        /// Where to write the Relay text.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Where to write the weights (for `run --params`).
+        #[arg(long, value_name = "FILE")]
+        params_out: Option<PathBuf>,
+    },
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
         /// An executable written by `relay-vm compile`, or a `.relay` file.
@@ -235,12 +251,14 @@ enum Command {
 /// What to run and on which inputs (shared by `run` and `bench`).
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// A `.relay` file, or an executable written by `relay-vm compile`.
+    /// A `.relay` file, an executable written by `relay-vm compile`, or an ONNX model
+    /// (`.onnx`, imported in memory with its weights).
     file: PathBuf,
     /// The function to run.
     #[arg(long, default_value = "main")]
     entry: String,
-    /// The arguments: a JSON array, one value per parameter not bound by --params.
+    /// The arguments: a JSON array, one value per parameter not bound by --params, or an
+    /// object keyed by parameter name (`{"input": ...}`; ONNX input names work as written).
     #[arg(long, conflicts_with = "input")]
     args: Option<String>,
     /// A JSONL file (`-` for stdin): runs once per line, each line an array like --args (or
@@ -405,6 +423,9 @@ fn main() -> ExitCode {
                 write_stdout(&module)
             }))
         }
+        Command::Import { file, output, params_out } => {
+            finish(import::import(&file, &output, params_out.as_deref()))
+        }
         Command::Dump { file, kernels, memory, opt_level } => finish(
             load_program(&file, opt_level, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
         ),
@@ -527,10 +548,11 @@ fn with_job(
     prelude: relay::Prelude,
     f: impl FnOnce(Job<'_>, job::Inputs) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
+    let (onnx_text, weights) = job_sources(run)?;
     match run.executor {
         Executor::Vm => {
-            let (program, inputs) = open_job(run, prelude)?;
-            f(Job::new(&program, run)?, inputs)
+            let (program, inputs) = open_job(run, prelude, onnx_text.as_deref(), weights.as_ref())?;
+            f(Job::new(&program, run, weights.as_ref())?, inputs)
         }
         Executor::Interp => {
             if run.device != "cpu" || run.opencl_binaries.is_some() {
@@ -538,7 +560,10 @@ fn with_job(
                     "error: --executor interp runs on the host; --device is the VM's\n",
                 ));
             }
-            let bytes = read_file(&run.file)?;
+            let bytes = match onnx_text {
+                Some(text) => text.into_bytes(),
+                None => read_file(&run.file)?,
+            };
             let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(EXECUTABLE_MAGIC));
             let text = text.ok_or_else(|| {
                 Failure::bad_input(format!(
@@ -550,13 +575,37 @@ fn with_job(
                 relay::check_with(&run.file.display().to_string(), text, prelude).map_err(Error::from)?;
             let interp = relay::interp::Interpreter::new(checked)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
-            f(Job::interp(&interp, run)?, inputs)
+            f(Job::interp(&interp, run, weights.as_ref())?, inputs)
         }
     }
 }
 
-/// Loads the program for `--device` and reads its inputs (`--args`, `--input` or none).
-fn open_job(run: &RunArgs, prelude: relay::Prelude) -> Result<(Program, job::Inputs), Failure> {
+/// What a job runs besides its file: for an ONNX model, the imported Relay text and its
+/// weights; otherwise the `--params` weights, if given.
+fn job_sources(run: &RunArgs) -> Result<(Option<String>, Option<job::Weights>), Failure> {
+    if import::is_onnx(&run.file) {
+        if run.params.is_some() {
+            return Err(Failure::bad_input("error: --params: an ONNX model brings its own weights\n"));
+        }
+        let imported = import::read_onnx(&run.file)?;
+        let weights = job::Weights { origin: run.file.display().to_string(), bytes: imported.weights };
+        return Ok((Some(imported.text), Some(weights)));
+    }
+    let weights = match &run.params {
+        Some(p) => Some(job::Weights { origin: p.display().to_string(), bytes: read_file(p)? }),
+        None => None,
+    };
+    Ok((None, weights))
+}
+
+/// Loads the program for `--device` (compiling `onnx_text` instead of the file when given,
+/// specialised to `weights`) and reads its inputs (`--args`, `--input` or none).
+fn open_job(
+    run: &RunArgs,
+    prelude: relay::Prelude,
+    onnx_text: Option<&str>,
+    weights: Option<&job::Weights>,
+) -> Result<(Program, job::Inputs), Failure> {
     let mut device = parse_device(&run.device)?;
     match (&mut device, &run.opencl_binaries) {
         (relay::Device::OpenCl { binaries, .. }, Some(dir)) => *binaries = Some(dir.clone()),
@@ -565,9 +614,9 @@ fn open_job(run: &RunArgs, prelude: relay::Prelude) -> Result<(Program, job::Inp
         }
         _ => {}
     }
-    let bound = match &run.params {
-        Some(p) => relay::params::bound_shapes(&read_file(p)?)
-            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
+    let bound = match weights {
+        Some(w) => relay::params::bound_shapes(&w.bytes)
+            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
         None => vec![],
     };
     let options = relay::CompileOptions {
@@ -578,7 +627,10 @@ fn open_job(run: &RunArgs, prelude: relay::Prelude) -> Result<(Program, job::Inp
         bound,
         prelude,
     };
-    let program = load_program_with(&run.file, &options)?;
+    let program = match onnx_text {
+        Some(text) => Program::compile_options(&run.file.display().to_string(), text, &options)?,
+        None => load_program_with(&run.file, &options)?,
+    };
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }

@@ -1,5 +1,5 @@
 //! The crate dependency direction of ARCHITECTURE.md §2: `devices` depends on no workspace
-//! crate, `vm` only on `devices`, only the root depends on `stdlib` and `jit`.
+//! crate, `vm` only on `devices`, only the root depends on `stdlib`, `jit` and the ONNX importer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -10,7 +10,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-compiler", &["relay-vm", "relay-devices"]),
     ("relay-stdlib", &["relay-compiler", "relay-devices"]),
     ("relay-jit", &["relay-compiler", "relay-devices"]),
-    ("relay", &["relay-devices", "relay-vm", "relay-compiler", "relay-stdlib", "relay-jit"]),
+    ("relay-onnx", &["relay-compiler", "relay-devices"]),
+    ("relay", &["relay-devices", "relay-vm", "relay-compiler", "relay-stdlib", "relay-jit", "relay-onnx"]),
 ];
 
 #[test]

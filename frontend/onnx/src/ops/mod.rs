@@ -1,0 +1,129 @@
+//! The ONNX operators the importer converts: one table from operator type to converter, which
+//! both dispatches and decides what is supported. Semantics follow TVM v0.16's ONNX frontend
+//! (`python/tvm/relay/frontend/onnx.py`).
+
+mod control;
+mod elementwise;
+mod nn;
+mod reduce;
+mod transform;
+
+use crate::error::ImportError;
+use crate::graph::{Converter, Value};
+use crate::node::Node;
+
+/// A converter: the node's outputs, as Relay expressions over its inputs.
+type Convert = fn(&mut Converter, &Node) -> Result<Vec<Value>, ImportError>;
+
+/// Every supported operator of the default domain.
+const OPERATORS: &[(&str, Convert)] = &[
+    ("Abs", |cx, n| elementwise::unary(cx, n, "abs")),
+    ("Add", |cx, n| elementwise::binary(cx, n, "add")),
+    ("And", |cx, n| elementwise::binary(cx, n, "logical_and")),
+    ("AveragePool", nn::average_pool),
+    ("BatchNormalization", nn::batch_norm),
+    ("Cast", elementwise::cast),
+    ("Ceil", |cx, n| elementwise::unary(cx, n, "ceil")),
+    ("Clip", elementwise::clip),
+    ("Concat", transform::concat),
+    ("Constant", transform::constant),
+    ("Conv", nn::conv),
+    ("Div", |cx, n| elementwise::binary(cx, n, "divide")),
+    ("Dropout", transform::identity),
+    ("Elu", elementwise::elu),
+    ("Equal", |cx, n| elementwise::compare(cx, n, "equal")),
+    ("Erf", |cx, n| elementwise::unary(cx, n, "erf")),
+    ("Exp", |cx, n| elementwise::unary(cx, n, "exp")),
+    ("Expand", transform::expand),
+    ("Flatten", transform::flatten),
+    ("Floor", |cx, n| elementwise::unary(cx, n, "floor")),
+    ("Gather", transform::gather),
+    ("Gemm", nn::gemm),
+    ("GlobalAveragePool", nn::global_average_pool),
+    ("GlobalMaxPool", nn::global_max_pool),
+    ("Greater", |cx, n| elementwise::compare(cx, n, "greater")),
+    ("GreaterOrEqual", |cx, n| elementwise::compare(cx, n, "greater_equal")),
+    ("Identity", transform::identity),
+    ("If", control::if_),
+    ("LeakyRelu", elementwise::leaky_relu),
+    ("Less", |cx, n| elementwise::compare(cx, n, "less")),
+    ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
+    ("Log", |cx, n| elementwise::unary(cx, n, "log")),
+    ("LogSoftmax", |cx, n| nn::softmax(cx, n, "nn.log_softmax")),
+    ("Loop", control::loop_),
+    ("MatMul", nn::matmul),
+    ("Max", |cx, n| elementwise::variadic(cx, n, "maximum")),
+    ("MaxPool", nn::max_pool),
+    ("Min", |cx, n| elementwise::variadic(cx, n, "minimum")),
+    ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
+    ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
+    ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
+    ("Or", |cx, n| elementwise::binary(cx, n, "logical_or")),
+    ("Pad", transform::pad),
+    ("Pow", elementwise::pow),
+    ("Reciprocal", elementwise::reciprocal),
+    ("ReduceMax", |cx, n| reduce::reduce(cx, n, "max")),
+    ("ReduceMean", |cx, n| reduce::reduce(cx, n, "mean")),
+    ("ReduceMin", |cx, n| reduce::reduce(cx, n, "min")),
+    ("ReduceProd", |cx, n| reduce::reduce(cx, n, "prod")),
+    ("ReduceSum", |cx, n| reduce::reduce(cx, n, "sum")),
+    ("Relu", |cx, n| elementwise::unary(cx, n, "nn.relu")),
+    ("Reshape", transform::reshape),
+    ("Sigmoid", |cx, n| elementwise::unary(cx, n, "sigmoid")),
+    ("Sign", |cx, n| elementwise::unary(cx, n, "sign")),
+    ("Slice", transform::slice),
+    ("Softmax", |cx, n| nn::softmax(cx, n, "nn.softmax")),
+    ("Split", transform::split),
+    ("Sqrt", |cx, n| elementwise::unary(cx, n, "sqrt")),
+    ("Squeeze", transform::squeeze),
+    ("Sub", |cx, n| elementwise::binary(cx, n, "subtract")),
+    ("Sum", |cx, n| elementwise::variadic(cx, n, "add")),
+    ("Tanh", |cx, n| elementwise::unary(cx, n, "tanh")),
+    ("Transpose", transform::transpose),
+    ("Unsqueeze", transform::unsqueeze),
+    ("Where", elementwise::where_),
+    ("Xor", |cx, n| elementwise::binary(cx, n, "logical_xor")),
+];
+
+/// The converter of default-domain operator `op_type`, if it is supported.
+pub fn converter(op_type: &str) -> Option<Convert> {
+    OPERATORS.iter().find(|(name, _)| *name == op_type).map(|&(_, f)| f)
+}
+
+/// `name=[...]` for an integer-list attribute.
+fn list_attr(name: &str, values: &[i64]) -> String {
+    format!("{name}={}", crate::shape::list(values))
+}
+
+/// An integer list that is attribute `name` before opset `since` and constant input `input`
+/// from then on (axes, split sizes), if the node gives it.
+fn int_list(
+    cx: &mut Converter,
+    node: &Node,
+    input: usize,
+    name: &str,
+    since: i64,
+) -> Result<Option<Vec<i64>>, ImportError> {
+    if cx.opset() < since {
+        return node.ints(name);
+    }
+    match cx.constant_input(node, input)? {
+        Some(c) => c.to_i64().map(Some).map_err(|m| node.error(m)),
+        None => Ok(None),
+    }
+}
+
+/// `Ok` of a shape computation, or the node's error.
+fn on<T>(node: &Node, r: Result<T, String>) -> Result<T, ImportError> {
+    r.map_err(|m| node.error(m))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_table_is_sorted_and_unique() {
+        let names: Vec<&str> = super::OPERATORS.iter().map(|(n, _)| *n).collect();
+        assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+        assert!(super::converter("Conv").is_some() && super::converter("LSTM").is_none());
+    }
+}

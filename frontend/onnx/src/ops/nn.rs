@@ -1,0 +1,301 @@
+//! Neural-network operators: convolution, pooling, batch normalisation, matrix products and
+//! softmax (2-D images in NCHW, as Relay's `nn` operators take them).
+
+use super::{list_attr, on};
+use crate::dtype;
+use crate::error::ImportError;
+use crate::graph::{Converter, Value};
+use crate::node::Node;
+use crate::shape::{broadcast, known, normalize_axis, product, Dims};
+
+/// The spatial attributes shared by `Conv` and the pools, for a 2-D window.
+struct Window {
+    kernel: Vec<i64>,
+    strides: Vec<i64>,
+    dilations: Vec<i64>,
+    /// `[top, left, bottom, right]`, as ONNX's `pads` and Relay's `padding`.
+    pads: Vec<i64>,
+}
+
+impl Window {
+    /// Reads `strides`, `dilations`, `pads` and `auto_pad` for input `x` and window `kernel`.
+    fn read(node: &Node, x: &Value, kernel: Vec<i64>) -> Result<Window, ImportError> {
+        if x.dims.len() != 4 || kernel.len() != 2 {
+            return Err(node.error(format!(
+                "only 2-D windows over NCHW input are supported, got rank {}",
+                x.dims.len()
+            )));
+        }
+        let two = |name: &str| -> Result<Vec<i64>, ImportError> {
+            let v = node.ints(name)?.unwrap_or_else(|| vec![1, 1]);
+            if v.len() != 2 || v.iter().any(|&s| s < 1) {
+                return Err(node.error(format!("`{name}` must be two positive integers, got {v:?}")));
+            }
+            Ok(v)
+        };
+        let (strides, dilations) = (two("strides")?, two("dilations")?);
+        let pads = match node.string("auto_pad", "NOTSET")?.as_str() {
+            "NOTSET" => node.ints("pads")?.unwrap_or_else(|| vec![0; 4]),
+            "VALID" => vec![0; 4],
+            mode @ ("SAME_UPPER" | "SAME_LOWER") => {
+                let size = on(node, known(&x.dims[2..], "auto_pad"))?;
+                let mut pads = vec![0; 4];
+                for i in 0..2 {
+                    // In i128: strides, dilations and kernel sizes are the file's, unbounded.
+                    let (n, s, k, d) =
+                        (size[i] as i128, strides[i] as i128, kernel[i] as i128, dilations[i] as i128);
+                    let out = (n + s - 1) / s;
+                    let total = ((out - 1) * s + (k - 1) * d + 1 - n).max(0);
+                    let total = i64::try_from(total)
+                        .map_err(|_| node.error("the padding `auto_pad` needs is too large"))?;
+                    let small = total / 2;
+                    let (begin, end) =
+                        if mode == "SAME_UPPER" { (small, total - small) } else { (total - small, small) };
+                    pads[i] = begin;
+                    pads[i + 2] = end;
+                }
+                pads
+            }
+            other => return Err(node.error(format!("auto_pad `{other}` is not supported"))),
+        };
+        if pads.len() != 4 || pads.iter().any(|&p| p < 0) {
+            return Err(node.error(format!("`pads` must be four non-negative integers, got {pads:?}")));
+        }
+        Ok(Window { kernel, strides, dilations, pads })
+    }
+
+    /// The output size of spatial axis `i` over an input of `size` (rounding up with `ceil`);
+    /// `None` if unknown or beyond `i64` (the type checker then reports the window).
+    fn output(&self, i: usize, size: Option<i64>, ceil: bool) -> Option<i64> {
+        let wide = |v: i64| v as i128;
+        let span = wide(size?) + wide(self.pads[i]) + wide(self.pads[i + 2])
+            - wide(self.dilations[i]) * (wide(self.kernel[i]) - 1)
+            - 1;
+        let s = wide(self.strides[i]);
+        i64::try_from(if ceil { (span + s - 1).div_euclid(s) } else { span.div_euclid(s) } + 1).ok()
+    }
+
+    /// `strides=[..], padding=[..], dilation=[..]`.
+    fn attrs(&self) -> String {
+        format!(
+            "{}, {}, {}",
+            list_attr("strides", &self.strides),
+            list_attr("padding", &self.pads),
+            list_attr("dilation", &self.dilations)
+        )
+    }
+}
+
+/// `Conv` (2-D): `nn.conv2d`, plus `nn.bias_add` with a bias.
+pub fn conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, w) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let wdims = on(node, known(&w.dims, "the weight"))?;
+    if wdims.len() != 4 {
+        return Err(node.error("only 2-D convolutions (4-d weights) are supported"));
+    }
+    let window = Window::read(node, &x, wdims[2..].to_vec())?;
+    let groups = node.int("group", 1)?;
+    let dims = vec![
+        x.dims[0],
+        Some(wdims[0]),
+        window.output(0, x.dims[2], false),
+        window.output(1, x.dims[3], false),
+    ];
+    let mut expr = format!(
+        "nn.conv2d({}, {}, {}, groups={groups}, channels={}, {})",
+        x.expr,
+        w.expr,
+        window.attrs(),
+        wdims[0],
+        list_attr("kernel_size", &window.kernel)
+    );
+    if let Some(b) = cx.optional_input(node, 2)? {
+        let conv = cx.bind(&node.name_hint(), Value::new(expr, x.dtype, dims.clone()));
+        expr = format!("nn.bias_add({}, {})", conv.expr, b.expr);
+    }
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `MaxPool` and `AveragePool` (2-D) as `op`, with `extra` attributes.
+fn pool(cx: &mut Converter, node: &Node, op: &str, extra: &str) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let kernel = node.ints("kernel_shape")?.ok_or_else(|| node.error("`kernel_shape` is missing"))?;
+    let window = Window::read(node, &x, kernel)?;
+    let ceil = node.int("ceil_mode", 0)? != 0;
+    let dims =
+        vec![x.dims[0], x.dims[1], window.output(0, x.dims[2], ceil), window.output(1, x.dims[3], ceil)];
+    let expr = format!(
+        "{op}({}, {}, {}, ceil_mode={}{extra})",
+        x.expr,
+        list_attr("pool_size", &window.kernel),
+        window.attrs(),
+        if ceil { "True" } else { "False" }
+    );
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `MaxPool` (2-D; the optional `Indices` output is not supported).
+pub fn max_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    pool(cx, node, "nn.max_pool2d", "")
+}
+
+/// `AveragePool` (2-D).
+pub fn average_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let include = node.int("count_include_pad", 0)? != 0;
+    pool(cx, node, "nn.avg_pool2d", if include { ", count_include_pad=True" } else { "" })
+}
+
+/// `GlobalAveragePool` (NCHW): `nn.global_avg_pool2d`.
+pub fn global_average_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    if x.dims.len() != 4 {
+        return Err(node.error("only 4-d (NCHW) input is supported"));
+    }
+    let dims = vec![x.dims[0], x.dims[1], Some(1), Some(1)];
+    Ok(vec![Value::new(format!("nn.global_avg_pool2d({})", x.expr), x.dtype, dims)])
+}
+
+/// `GlobalMaxPool`: the maximum over every axis after the first two, kept.
+pub fn global_max_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let axes: Vec<i64> = (2..x.dims.len() as i64).collect();
+    let dims = x.dims.iter().enumerate().map(|(i, &d)| if i < 2 { d } else { Some(1) }).collect();
+    Ok(vec![Value::new(
+        format!("max({}, {}, keepdims=True)", x.expr, list_attr("axis", &axes)),
+        x.dtype,
+        dims,
+    )])
+}
+
+/// `BatchNormalization` at inference: `nn.batch_norm(...).0`.
+pub fn batch_norm(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    if node.int("training_mode", 0)? != 0 {
+        return Err(node.error("training mode is not supported"));
+    }
+    let x = cx.input(node, 0)?;
+    let mut operands = vec![x.expr.clone()];
+    for i in 1..5 {
+        operands.push(cx.input(node, i)?.expr);
+    }
+    let epsilon = node.float("epsilon", 1e-5)?;
+    let expr = format!("nn.batch_norm({}, epsilon={epsilon:?}f).0", operands.join(", "));
+    Ok(vec![Value::new(expr, x.dtype, x.dims)])
+}
+
+/// `Gemm`: `alpha * A' B' + beta * C` as `nn.dense` (B transposed) or `nn.matmul`.
+pub fn gemm(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (a, b) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    if a.dims.len() != 2 || b.dims.len() != 2 {
+        return Err(node.error("A and B must be matrices"));
+    }
+    let (ta, tb) = (node.int("transA", 0)? != 0, node.int("transB", 0)? != 0);
+    let m = if ta { a.dims[1] } else { a.dims[0] };
+    let n = if tb { b.dims[0] } else { b.dims[1] };
+    let mut expr = if !ta && tb {
+        format!("nn.dense({}, {})", a.expr, b.expr)
+    } else {
+        let flag = |t: bool| if t { "True" } else { "False" };
+        format!("nn.matmul({}, {}, transpose_a={}, transpose_b={})", a.expr, b.expr, flag(ta), flag(tb))
+    };
+    let alpha = f64::from(node.float("alpha", 1.0)?);
+    if alpha != 1.0 {
+        expr = format!("multiply({expr}, {})", dtype::literal(a.dtype, alpha));
+    }
+    let mut dims = vec![m, n];
+    if let Some(c) = cx.optional_input(node, 2)? {
+        dims = on(node, broadcast(&dims, &c.dims))?;
+        let beta = f64::from(node.float("beta", 1.0)?);
+        let c = if beta == 1.0 {
+            c.expr
+        } else {
+            format!("multiply({}, {})", c.expr, dtype::literal(a.dtype, beta))
+        };
+        expr = format!("add({expr}, {c})");
+    }
+    Ok(vec![Value::new(expr, a.dtype, dims)])
+}
+
+/// `MatMul` with NumPy semantics: a vector operand gains and then loses an axis; a matrix
+/// right operand is `nn.matmul` over any leading axes; batches are `nn.batch_matmul` over
+/// the broadcast batch axes, flattened to one.
+pub fn matmul(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (mut a, mut b) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let (vector_a, vector_b) = (a.dims.len() == 1, b.dims.len() == 1);
+    let hint = node.name_hint();
+    if vector_a {
+        a = Value::new(
+            format!("expand_dims({}, axis=0)", a.expr),
+            a.dtype,
+            [&[Some(1)], &a.dims[..]].concat(),
+        );
+    }
+    if vector_b {
+        b = Value::new(
+            format!("expand_dims({}, axis=1)", b.expr),
+            b.dtype,
+            [&b.dims[..], &[Some(1)]].concat(),
+        );
+    }
+    let (ra, rb) = (a.dims.len(), b.dims.len());
+    if ra < 2 || rb < 2 {
+        return Err(node.error("operands must have at least one axis"));
+    }
+    let (m, n) = (a.dims[ra - 2], b.dims[rb - 1]);
+    let mut out = if rb == 2 {
+        let dims = [&a.dims[..ra - 1], &[n]].concat();
+        Value::new(format!("nn.matmul({}, {})", a.expr, b.expr), a.dtype, dims)
+    } else {
+        let batch = on(node, broadcast(&a.dims[..ra - 2], &b.dims[..rb - 2]))?;
+        let dims = [&batch[..], &[m, n]].concat();
+        let flat = |v: &Value, rows: usize| -> Result<String, ImportError> {
+            let full: Dims = [&batch[..], &v.dims[rows..]].concat();
+            let shape = on(node, known(&full, "a batched MatMul"))?;
+            let k = full.len();
+            Ok(format!(
+                "reshape(broadcast_to({}, shape={}), newshape=[-1, {}, {}])",
+                v.expr,
+                crate::shape::list(&shape),
+                shape[k - 2],
+                shape[k - 1]
+            ))
+        };
+        let (fa, fb) = (flat(&a, ra - 2)?, flat(&b, rb - 2)?);
+        let shape = on(node, known(&dims, "a batched MatMul"))?;
+        let product = format!("nn.batch_matmul({fa}, {fb})");
+        Value::new(format!("reshape({product}, {})", list_attr("newshape", &shape)), a.dtype, dims)
+    };
+    if vector_a || vector_b {
+        out = cx.bind(&hint, out);
+        let r = out.dims.len();
+        let axes: Vec<i64> = [(vector_a, r as i64 - 2), (vector_b, r as i64 - 1)]
+            .into_iter()
+            .filter_map(|(v, axis)| v.then_some(axis))
+            .collect();
+        let dims = out
+            .dims
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !axes.contains(&(*i as i64)))
+            .map(|(_, &d)| d)
+            .collect();
+        out = Value::new(format!("squeeze({}, {})", out.expr, list_attr("axis", &axes)), out.dtype, dims);
+    }
+    Ok(vec![out])
+}
+
+/// `Softmax` and `LogSoftmax` as `op`. From opset 13 they normalise along `axis` (default
+/// -1); before, over all axes from `axis` (default 1) on, as one flattened axis.
+pub fn softmax(cx: &mut Converter, node: &Node, op: &str) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let modern = cx.opset() >= 13;
+    let axis = on(node, normalize_axis(node.int("axis", if modern { -1 } else { 1 })?, rank))?;
+    if modern || axis + 1 == rank {
+        return Ok(vec![Value::new(format!("{op}({}, axis={axis})", x.expr), x.dtype, x.dims)]);
+    }
+    let shape = on(node, known(&x.dims, "Softmax before opset 13 over several axes"))?;
+    let rows = product(&x.dims[..axis]).unwrap_or(0);
+    let flat = format!("reshape({}, newshape=[{rows}, -1])", x.expr);
+    let expr = format!("reshape({op}({flat}, axis=1), {})", list_attr("newshape", &shape));
+    Ok(vec![Value::new(expr, x.dtype, x.dims)])
+}

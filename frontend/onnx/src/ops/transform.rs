@@ -1,0 +1,319 @@
+//! Shape and data-movement operators: `Reshape`, `Flatten`, `Transpose`, `Concat`,
+//! `Squeeze`, `Unsqueeze`, `Expand`, `Gather`, `Slice`, `Split`, `Pad`, and the ones that
+//! only pass or make values (`Identity`, `Dropout`, `Constant`).
+
+use super::{int_list, list_attr, on};
+use crate::dtype;
+use crate::error::ImportError;
+use crate::graph::{Converter, Value};
+use crate::node::Node;
+use crate::shape::{broadcast, known, list, normalize_axis, product, Dims};
+use crate::tensor::Const;
+use onnx_protobuf::TensorProto;
+
+/// `Identity`, and `Dropout` at inference: the input itself.
+pub fn identity(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    Ok(vec![cx.input(node, 0)?])
+}
+
+/// `Constant`: a tensor known at import time (`value`, or `value_float(s)`/`value_int(s)`).
+pub fn constant(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let proto = if let Some(t) = node.tensor("value")? {
+        t.clone()
+    } else if let Some(v) = node.floats("value_floats")? {
+        TensorProto::from_f32s(vec![v.len() as i64], v)
+    } else if let Some(v) = node.ints("value_ints")? {
+        TensorProto::from_i64s(vec![v.len() as i64], v)
+    } else if node.proto.attribute.iter().any(|a| a.name == "value_float") {
+        TensorProto::from_f32s(vec![], vec![node.float("value_float", 0.0)?])
+    } else if node.proto.attribute.iter().any(|a| a.name == "value_int") {
+        TensorProto::from_i64s(vec![], vec![node.int("value_int", 0)?])
+    } else {
+        return Err(node.error("only `value`, `value_float(s)` and `value_int(s)` are supported"));
+    };
+    let c = Const::from_proto(&proto).map_err(|m| node.error(m))?;
+    Ok(vec![cx.constant_output(node, c)])
+}
+
+/// Building `TensorProto`s for `Constant`'s list and scalar attributes.
+trait FromValues {
+    fn from_f32s(dims: Vec<i64>, values: Vec<f32>) -> Self;
+    fn from_i64s(dims: Vec<i64>, values: Vec<i64>) -> Self;
+}
+
+impl FromValues for TensorProto {
+    fn from_f32s(dims: Vec<i64>, values: Vec<f32>) -> Self {
+        TensorProto { dims, data_type: 1, float_data: values, ..TensorProto::default() }
+    }
+    fn from_i64s(dims: Vec<i64>, values: Vec<i64>) -> Self {
+        TensorProto { dims, data_type: 7, int64_data: values, ..TensorProto::default() }
+    }
+}
+
+/// A constant input that must be given (a shape, the slice bounds).
+fn required_ints(cx: &mut Converter, node: &Node, i: usize) -> Result<Vec<i64>, ImportError> {
+    let c = cx.constant_input(node, i)?.ok_or_else(|| node.error(format!("input {i} is missing")))?;
+    c.to_i64().map_err(|m| node.error(m))
+}
+
+/// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers).
+pub fn reshape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let shape = required_ints(cx, node, 1)?;
+    let allowzero = node.int("allowzero", 0)? != 0;
+    let mut dims: Dims = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| match d {
+            0 if !allowzero => x.dims.get(i).copied().flatten(),
+            -1 => None,
+            d => Some(d),
+        })
+        .collect();
+    if let (Some(at), Some(total)) = (shape.iter().position(|&d| d == -1), product(&x.dims)) {
+        let rest: i64 =
+            dims.iter().enumerate().filter(|&(i, _)| i != at).map(|(_, d)| d.unwrap_or(0)).product();
+        dims[at] = (rest > 0).then(|| total / rest);
+    }
+    let zero = if allowzero { ", allowzero=True" } else { "" };
+    let expr = format!("reshape({}, {}{zero})", x.expr, list_attr("newshape", &shape));
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `Flatten`: a matrix of the axes before `axis` by the axes from it on.
+pub fn flatten(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let axis = node.int("axis", 1)?;
+    let axis = if axis == rank as i64 { rank } else { on(node, normalize_axis(axis, rank))? };
+    let (rows, cols) = (product(&x.dims[..axis]), product(&x.dims[axis..]));
+    let newshape = match (axis, rows) {
+        (0, _) => "[1, -1]".to_string(),
+        (1, _) => "[0, -1]".to_string(),
+        (_, Some(r)) => format!("[{r}, -1]"),
+        _ => return Err(node.error("flattening several dynamic leading axes is not supported")),
+    };
+    let dims = vec![if axis == 0 { Some(1) } else { rows }, cols];
+    Ok(vec![Value::new(format!("reshape({}, newshape={newshape})", x.expr), x.dtype, dims)])
+}
+
+/// `Transpose` by `perm` (default: reverse the axes).
+pub fn transpose(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let perm = node.ints("perm")?.unwrap_or_else(|| (0..rank as i64).rev().collect());
+    let axes: Vec<usize> =
+        perm.iter().map(|&p| normalize_axis(p, rank)).collect::<Result<_, _>>().map_err(|m| node.error(m))?;
+    let dims = axes.iter().map(|&a| x.dims[a]).collect();
+    Ok(vec![Value::new(format!("transpose({}, {})", x.expr, list_attr("axes", &perm)), x.dtype, dims)])
+}
+
+/// `Concat` along `axis`.
+pub fn concat(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let parts: Vec<Value> =
+        (0..node.proto.input.len()).map(|i| cx.input(node, i)).collect::<Result<_, _>>()?;
+    let first = parts.first().ok_or_else(|| node.error("no inputs"))?;
+    let axis = on(node, normalize_axis(node.int("axis", 0)?, first.dims.len()))?;
+    let mut dims = first.dims.clone();
+    dims[axis] = parts.iter().try_fold(0i64, |sum, p| p.dims.get(axis).copied().flatten().map(|d| sum + d));
+    let exprs: Vec<&str> = parts.iter().map(|p| p.expr.as_str()).collect();
+    // A one-element tuple needs its trailing comma.
+    let comma = if exprs.len() == 1 { "," } else { "" };
+    let expr = format!("concatenate(({}{comma}), axis={axis})", exprs.join(", "));
+    Ok(vec![Value::new(expr, first.dtype, dims)])
+}
+
+/// `Squeeze` of the given axes, or of every axis of size 1.
+pub fn squeeze(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let axes: Vec<usize> = match int_list(cx, node, 1, "axes", 13)? {
+        Some(a) => {
+            a.iter().map(|&a| normalize_axis(a, rank)).collect::<Result<_, _>>().map_err(|m| node.error(m))?
+        }
+        None => {
+            on(node, known(&x.dims, "Squeeze without axes"))?;
+            (0..rank).filter(|&i| x.dims[i] == Some(1)).collect()
+        }
+    };
+    let dims = (0..rank).filter(|i| !axes.contains(i)).map(|i| x.dims[i]).collect();
+    let axes: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+    Ok(vec![Value::new(format!("squeeze({}, {})", x.expr, list_attr("axis", &axes)), x.dtype, dims)])
+}
+
+/// `Unsqueeze`: one `expand_dims` per new axis, in increasing order of output position.
+pub fn unsqueeze(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let axes = int_list(cx, node, 1, "axes", 13)?.ok_or_else(|| node.error("`axes` is missing"))?;
+    let rank = x.dims.len() + axes.len();
+    let mut axes: Vec<usize> =
+        axes.iter().map(|&a| normalize_axis(a, rank)).collect::<Result<_, _>>().map_err(|m| node.error(m))?;
+    axes.sort_unstable();
+    let (mut expr, mut dims) = (x.expr.clone(), x.dims.clone());
+    for a in axes {
+        expr = format!("expand_dims({expr}, axis={a})");
+        dims.insert(a.min(dims.len()), Some(1));
+    }
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `Expand` to a constant shape (broadcast both ways).
+pub fn expand(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let shape: Dims = required_ints(cx, node, 1)?.into_iter().map(Some).collect();
+    let dims = on(node, broadcast(&x.dims, &shape))?;
+    let target = on(node, known(&dims, "Expand"))?;
+    Ok(vec![Value::new(format!("broadcast_to({}, shape={})", x.expr, list(&target)), x.dtype, dims)])
+}
+
+/// `Gather` along `axis`: `take` (negative indices count from the end, as `wrap` does).
+pub fn gather(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, indices) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
+    let dims = [&x.dims[..axis], &indices.dims[..], &x.dims[axis + 1..]].concat();
+    let expr = format!("take({}, {}, axis={axis}, mode=\"wrap\")", x.expr, indices.expr);
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `Slice` with constant starts, ends, axes and positive steps.
+pub fn slice(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let (starts, ends) = (required_ints(cx, node, 1)?, required_ints(cx, node, 2)?);
+    let axes = match cx.constant_input(node, 3)? {
+        Some(c) => c.to_i64().map_err(|m| node.error(m))?,
+        None => (0..starts.len() as i64).collect(),
+    };
+    let steps = match cx.constant_input(node, 4)? {
+        Some(c) => c.to_i64().map_err(|m| node.error(m))?,
+        None => vec![1; starts.len()],
+    };
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(node.error("starts, ends, axes and steps differ in length"));
+    }
+    if steps.iter().any(|&s| s < 1) {
+        return Err(node.error("only positive steps are supported"));
+    }
+    let mut dims = x.dims.clone();
+    let (mut begin, mut end, mut norm_axes) = (vec![], vec![], vec![]);
+    for i in 0..starts.len() {
+        let axis = on(node, normalize_axis(axes[i], rank))?;
+        // Clamp to the axis as ONNX does, where its size is known; Relay clamps the same way.
+        let (b, e) = match x.dims[axis] {
+            Some(d) => {
+                let clamp = |v: i64| if v < 0 { v.saturating_add(d).max(0) } else { v.min(d) };
+                (clamp(starts[i]), clamp(ends[i]))
+            }
+            None => (starts[i], ends[i].min(i64::from(i32::MAX))),
+        };
+        let len = (e - b).max(0);
+        dims[axis] = x.dims[axis].map(|_| len / steps[i] + i64::from(len % steps[i] != 0));
+        begin.push(b);
+        end.push(e);
+        norm_axes.push(axis as i64);
+    }
+    let expr = format!(
+        "strided_slice({}, {}, {}, {}, {})",
+        x.expr,
+        list_attr("begin", &begin),
+        list_attr("end", &end),
+        list_attr("strides", &steps),
+        list_attr("axes", &norm_axes)
+    );
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `Split` along `axis` into the given sizes, or into equal parts: `split(...)` and one
+/// projection per output.
+pub fn split(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
+    let outputs = node.proto.output.len();
+    let size = x.dims[axis];
+    let sizes: Vec<Option<i64>> = match int_list(cx, node, 1, "split", 13)? {
+        Some(s) => s.into_iter().map(Some).collect(),
+        None => {
+            let parts = node.int("num_outputs", outputs as i64)?;
+            if parts != outputs as i64 || parts < 1 {
+                return Err(
+                    node.error(format!("`num_outputs` is {parts}, but the node has {outputs} output(s)"))
+                );
+            }
+            let d = size.map(|d| (d + parts - 1) / parts);
+            (0..parts).map(|i| size.zip(d).map(|(s, d)| d.min(s - i * d).max(0))).collect()
+        }
+    };
+    if sizes.is_empty() {
+        return Err(node.error("no parts to split into"));
+    }
+    let sections = match sizes.iter().copied().collect::<Option<Vec<i64>>>() {
+        Some(s) if size.is_some() || s.iter().all(|&d| d == s[0]) => {
+            let mut at = 0;
+            let cuts: Vec<i64> = s[..s.len() - 1]
+                .iter()
+                .map(|d| {
+                    at = d.saturating_add(at);
+                    at
+                })
+                .collect();
+            list(&cuts)
+        }
+        _ => sizes.len().to_string(),
+    };
+    let whole = Value::new(
+        format!("split({}, indices_or_sections={sections}, axis={axis})", x.expr),
+        x.dtype,
+        vec![],
+    );
+    let tuple = cx.bind(&node.name_hint(), whole);
+    Ok(sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let mut dims = x.dims.clone();
+            dims[axis] = d;
+            Value::new(format!("{}.{i}", tuple.expr), x.dtype, dims)
+        })
+        .collect())
+}
+
+/// `Pad` (opset 11 on: pads, value and axes are inputs) in `constant`, `edge` or `reflect`
+/// mode: `nn.pad`.
+pub fn pad(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len();
+    let pads = required_ints(cx, node, 1)?;
+    let axes: Vec<usize> = match cx.constant_input(node, 3)? {
+        Some(c) => c
+            .to_i64()
+            .map_err(|m| node.error(m))?
+            .iter()
+            .map(|&a| normalize_axis(a, rank))
+            .collect::<Result<_, _>>()
+            .map_err(|m| node.error(m))?,
+        None => (0..rank).collect(),
+    };
+    if pads.len() != 2 * axes.len() || pads.iter().any(|&p| p < 0) {
+        return Err(
+            node.error(format!("`pads` must be {} non-negative integers, got {pads:?}", 2 * axes.len()))
+        );
+    }
+    let mut width = vec![vec![0, 0]; rank];
+    let mut dims = x.dims.clone();
+    for (i, &a) in axes.iter().enumerate() {
+        let (b, e) = (pads[i], pads[i + axes.len()]);
+        width[a] = vec![b, e];
+        dims[a] = dims[a].and_then(|d| d.checked_add(b)?.checked_add(e));
+    }
+    let mode = node.string("mode", "constant")?;
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect") {
+        return Err(node.error(format!("mode `{mode}` is not supported")));
+    }
+    let value = match cx.optional_input(node, 2)? {
+        Some(v) => v.expr,
+        None => dtype::literal(x.dtype, 0.0),
+    };
+    let rows: Vec<String> = width.iter().map(|w| list(w)).collect();
+    let expr = format!("nn.pad({}, {value}, pad_width=[{}], pad_mode=\"{mode}\")", x.expr, rows.join(", "));
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}

@@ -1,0 +1,160 @@
+//! The ONNX importer against onnxruntime: every model `tests/onnx/make_models.py` wrote (one
+//! graph per supported operator, an MLP with a dynamic batch, a small CNN) is imported, run
+//! on the VM with the script's inputs, and compared with onnxruntime's outputs. Tolerance:
+//! `|ours - ort| <= 1e-4 * |ort| + 1e-5` per element (1e-4 relative, with an absolute floor
+//! for results near zero); integer and boolean outputs must be equal.
+
+use relay::compiler::ir::sanitize_name;
+use relay::{CompileOptions, Program};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+
+fn models() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx");
+    let mut models: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    models.sort();
+    models
+}
+
+/// Imports, compiles and runs `model` on the inputs of its `.json`, returning the result as
+/// JSON (an array for several outputs) and the expected outputs.
+fn run(model: &Path, opt_level: u8) -> Result<(Json, Vec<Json>), String> {
+    let imported = relay::onnx::import(&std::fs::read(model).unwrap()).map_err(|e| format!("import: {e}"))?;
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(model.with_extension("json")).unwrap()).unwrap();
+    let bound = relay::params::bound_shapes(&imported.weights)?;
+    let options = CompileOptions { opt_level, bound, ..CompileOptions::default() };
+    let program = Program::compile_options("model.relay", &imported.text, &options)
+        .map_err(|e| format!("{e}\n{}", imported.text))?;
+    let f = program.function("main").map_err(|e| e.to_string())?;
+    let mut args: Vec<Option<relay::vm::Value>> = vec![None; f.param_types.len()];
+    for (i, v) in relay::params::bind_params(f, &imported.weights)? {
+        args[i] = Some(v);
+    }
+    for (name, value) in doc["inputs"].as_object().unwrap() {
+        let i = f
+            .param_names
+            .iter()
+            .position(|p| *p == sanitize_name(name))
+            .ok_or(format!("no parameter for {name}"))?;
+        args[i] = Some(relay::json::from_json(program.executable(), &f.param_types[i], value)?);
+    }
+    let args: Vec<_> =
+        args.into_iter().map(|a| a.ok_or("a parameter is unbound")).collect::<Result<_, _>>()?;
+    let mut vm = program.vm();
+    let result = program.invoke(&mut vm, "main", args).map_err(|e| e.to_string())?;
+    let printed = relay::json::to_json(program.executable(), &f.ret_type, &result)?;
+    let expected = doc["outputs"].as_array().unwrap().clone();
+    Ok((serde_json::from_str(&printed).unwrap(), expected))
+}
+
+/// Why `ours` differs from onnxruntime's `expected` tensor, if it does.
+fn compare(ours: &Json, expected: &Json) -> Result<(), String> {
+    if ours["shape"] != expected["shape"] || ours["dtype"] != expected["dtype"] {
+        return Err(format!(
+            "got {} {}, expected {} {}",
+            ours["dtype"], ours["shape"], expected["dtype"], expected["shape"]
+        ));
+    }
+    let (a, b) = (ours["data"].as_array().unwrap(), expected["data"].as_array().unwrap());
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let close = match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) if expected["dtype"] == "float32" => (x - y).abs() <= 1e-4 * y.abs() + 1e-5,
+            _ => x == y,
+        };
+        if !close {
+            return Err(format!("element {i}: {x} vs onnxruntime's {y}"));
+        }
+    }
+    Ok(())
+}
+
+fn check_all(opt_level: u8) {
+    let mut failures = vec![];
+    let all = models();
+    assert!(all.len() > 80, "tests/onnx has {} models", all.len());
+    for model in &all {
+        let outcome = run(model, opt_level).and_then(|(ours, expected)| match expected.len() {
+            1 => compare(&ours, &expected[0]),
+            _ => ours
+                .as_array()
+                .ok_or("not a tuple".to_string())
+                .and_then(|o| o.iter().zip(&expected).try_for_each(|(x, y)| compare(x, y))),
+        });
+        if let Err(e) = outcome {
+            failures.push(format!("{}: {e}", model.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} models differ:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn imported_models_match_onnxruntime() {
+    check_all(relay::DEFAULT_OPT_LEVEL);
+}
+
+#[test]
+fn imported_models_match_onnxruntime_on_reference_kernels() {
+    check_all(0);
+}
+
+/// `relay-vm` with `args`; (exit code, stdout, stderr).
+fn relay_vm(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn import_writes_text_and_weights_that_run_like_the_model_itself() {
+    let dir = std::env::temp_dir().join(format!("relay-onnx-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/mlp.onnx");
+    let (text, weights) = (dir.join("mlp.relay"), dir.join("mlp.safetensors"));
+    let (code, _, err) = relay_vm(&[
+        "import",
+        model.to_str().unwrap(),
+        "-o",
+        text.to_str().unwrap(),
+        "--params-out",
+        weights.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&text).unwrap().contains("%x: Tensor[(?, 8), float32]"));
+    let args = "[[[1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 0, 0, 0, 1]]]";
+    let imported =
+        relay_vm(&["run", text.to_str().unwrap(), "--params", weights.to_str().unwrap(), "--args", args]);
+    // By name, as the ONNX graph calls its input.
+    let named = format!("{{\"x\": {}}}", &args[1..args.len() - 1]);
+    let direct = relay_vm(&["run", model.to_str().unwrap(), "--args", &named]);
+    assert_eq!(imported.0, 0, "{}", imported.2);
+    assert_eq!(imported, direct);
+    assert!(direct.1.contains("\"shape\":[2,4]"), "{}", direct.1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_model_is_a_bad_input_with_the_importers_message() {
+    let dir = std::env::temp_dir().join(format!("relay-onnx-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("truncated.onnx");
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/cnn.onnx")).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, _, err) = relay_vm(&["run", bad.to_str().unwrap(), "--args", "[]"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("truncated.onnx: not an ONNX model"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

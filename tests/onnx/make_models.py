@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Writes the ONNX importer's test models and onnxruntime's outputs for them (tests/onnx.rs).
+
+Each case is a small graph built with onnx.helper: one per supported operator (or attribute
+form), a small MLP and a small CNN. For each it writes NAME.onnx and NAME.json:
+{"inputs": {input name: tensor}, "outputs": [tensor, ...]}, a tensor being
+{"dtype", "shape", "data" (flat)}, the form `relay-vm run --args` reads. Inputs are drawn
+from a seeded generator and outputs are onnxruntime's (one thread), so reruns are identical.
+
+    make_models.py            rewrite the files next to this script
+    make_models.py --check    regenerate in memory and compare with the files (CI): models and
+                              inputs must be identical, outputs within 1e-5 relative
+Needs numpy, onnx and onnxruntime only.
+"""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = pathlib.Path(__file__).resolve().parent
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+BOOL = TensorProto.BOOL
+CASES = []
+
+
+def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None):
+    """Registers graph `name`: `inputs`/`outputs` are (name, elem type, shape) triples,
+    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays."""
+    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}))
+
+
+def rng(name):
+    return np.random.default_rng(abs(hash_name(name)))
+
+
+def hash_name(name):
+    return sum((i + 1) * ord(c) for i, c in enumerate(name))
+
+
+def random_input(r, elem, shape):
+    shape = [d if isinstance(d, int) else 2 for d in shape]
+    if elem == F:
+        return r.standard_normal(shape).astype(np.float32)
+    if elem == BOOL:
+        return r.random(shape) > 0.5
+    return r.integers(-3, 3, size=shape).astype(np.int64)
+
+
+def build(name, nodes, inputs, outputs, inits, opset, feeds):
+    r = rng(name)
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_models.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    results = session.run(None, arrays)
+    doc = {"inputs": {n: tensor(a) for n, a in arrays.items()}, "outputs": [tensor(a) for a in results]}
+    return model.SerializeToString(), doc
+
+
+def tensor(a):
+    a = np.asarray(a)
+    data = a.reshape(-1).tolist()
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": data}
+
+
+def node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, name=f"{op.lower()}_{outputs[0]}", **attrs)
+
+
+def f32(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# One graph per operator or attribute form.
+for op in ["Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Sign"]:
+    case(f"op_{op.lower()}", [node(op, ["x"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])])
+positive = {"x": np.abs(f32(2, 3, 4, seed=1)) + 0.1}
+for op in ["Log", "Sqrt", "Reciprocal"]:
+    case(f"op_{op.lower()}", [node(op, ["x"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], feeds=positive)
+case("op_leakyrelu", [node("LeakyRelu", ["x"], ["y"], alpha=0.1)], [("x", F, [3, 4])], [("y", F, [3, 4])])
+case("op_leakyrelu_default", [node("LeakyRelu", ["x"], ["y"])], [("x", F, [3, 4])], [("y", F, [3, 4])])
+case("op_elu", [node("Elu", ["x"], ["y"], alpha=0.5)], [("x", F, [3, 4])], [("y", F, [3, 4])])
+for op in ["Add", "Sub", "Mul", "Div"]:
+    case(f"op_{op.lower()}", [node(op, ["a", "b"], ["y"])], [("a", F, [2, 3, 4]), ("b", F, [4])], [("y", F, [2, 3, 4])])
+case("op_pow", [node("Pow", ["x", "e"], ["y"])], [("x", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"e": np.float32(2.0)}, feeds={"x": np.abs(f32(2, 3, seed=2)) + 0.5})
+case("op_pow_int_exponent", [node("Pow", ["x", "e"], ["y"])], [("x", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"e": np.int64(3)})
+for op in ["Max", "Min", "Sum"]:
+    case(f"op_{op.lower()}", [node(op, ["a", "b", "c"], ["y"])],
+         [("a", F, [2, 3]), ("b", F, [3]), ("c", F, [2, 1])], [("y", F, [2, 3])])
+case("op_clip", [node("Clip", ["x", "lo", "hi"], ["y"])], [("x", F, [3, 4])], [("y", F, [3, 4])],
+     inits={"lo": np.float32(-0.5), "hi": np.float32(0.5)})
+case("op_clip_min_only", [node("Clip", ["x", "lo"], ["y"])], [("x", F, [3, 4])], [("y", F, [3, 4])],
+     inits={"lo": np.float32(0.0)})
+for op in ["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"]:
+    case(f"op_{op.lower()}", [node(op, ["a", "b"], ["y"])], [("a", I64, [2, 3]), ("b", I64, [3])], [("y", BOOL, [2, 3])])
+for op in ["And", "Or", "Xor"]:
+    case(f"op_{op.lower()}", [node(op, ["a", "b"], ["y"])], [("a", BOOL, [2, 3]), ("b", BOOL, [2, 3])], [("y", BOOL, [2, 3])])
+case("op_not", [node("Not", ["a"], ["y"])], [("a", BOOL, [4])], [("y", BOOL, [4])])
+case("op_where", [node("Greater", ["x", "zero"], ["c"]), node("Where", ["c", "x", "y"], ["z"])],
+     [("x", F, [2, 3]), ("y", F, [3])], [("z", F, [2, 3])], inits={"zero": np.float32(0)})
+case("op_cast", [node("Cast", ["x"], ["y"], to=TensorProto.INT64)], [("x", F, [2, 3])], [("y", I64, [2, 3])],
+     feeds={"x": f32(2, 3, seed=3) * 4})
+case("op_conv", [node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])],
+     [("x", F, [1, 3, 9, 9])], [("y", F, [1, 4, 5, 5])], inits={"w": f32(4, 3, 3, 3), "b": f32(4)})
+case("op_conv_groups_dilations", [node("Conv", ["x", "w"], ["y"], group=2, dilations=[2, 2], pads=[2, 1, 2, 1])],
+     [("x", F, [1, 4, 8, 8])], [("y", F, [1, 6, 8, 6])], inits={"w": f32(6, 2, 3, 3)})
+case("op_conv_same_upper", [node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])],
+     [("x", F, [1, 2, 7, 8])], [("y", F, [1, 3, 4, 4])], inits={"w": f32(3, 2, 2, 2)})
+case("op_maxpool", [node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+     [("x", F, [1, 2, 8, 8])], [("y", F, [1, 2, 4, 4])])
+case("op_maxpool_ceil", [node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
+     [("x", F, [1, 2, 7, 7])], [("y", F, [1, 2, 4, 4])])
+case("op_averagepool", [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+     [("x", F, [1, 2, 6, 6])], [("y", F, [1, 2, 6, 6])])
+case("op_averagepool_include_pad", [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                         pads=[1, 1, 1, 1], count_include_pad=1)],
+     [("x", F, [1, 2, 6, 6])], [("y", F, [1, 2, 3, 3])])
+case("op_globalaveragepool", [node("GlobalAveragePool", ["x"], ["y"])], [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 1, 1])])
+case("op_globalmaxpool", [node("GlobalMaxPool", ["x"], ["y"])], [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 1, 1])])
+case("op_batchnormalization", [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)],
+     [("x", F, [2, 3, 4, 4])], [("y", F, [2, 3, 4, 4])],
+     inits={"s": f32(3, seed=1), "b": f32(3, seed=2), "m": f32(3, seed=3), "v": np.abs(f32(3, seed=4)) + 0.5})
+case("op_gemm", [node("Gemm", ["a", "w", "c"], ["y"], transB=1)], [("a", F, [2, 5])], [("y", F, [2, 3])],
+     inits={"w": f32(3, 5), "c": f32(3)})
+case("op_gemm_trans_a_alpha_beta", [node("Gemm", ["a", "b", "c"], ["y"], transA=1, alpha=0.5, beta=2.0)],
+     [("a", F, [5, 2]), ("b", F, [5, 3])], [("y", F, [2, 3])], inits={"c": f32(2, 3)})
+case("op_matmul", [node("MatMul", ["a", "b"], ["y"])], [("a", F, [3, 4]), ("b", F, [4, 5])], [("y", F, [3, 5])])
+case("op_matmul_3d_2d", [node("MatMul", ["a", "w"], ["y"])], [("a", F, [2, 3, 4])], [("y", F, [2, 3, 5])],
+     inits={"w": f32(4, 5)})
+case("op_matmul_batch", [node("MatMul", ["a", "b"], ["y"])], [("a", F, [2, 3, 4]), ("b", F, [2, 4, 5])], [("y", F, [2, 3, 5])])
+case("op_matmul_broadcast_4d", [node("MatMul", ["a", "b"], ["y"])], [("a", F, [2, 1, 3, 4]), ("b", F, [1, 2, 4, 5])],
+     [("y", F, [2, 2, 3, 5])])
+case("op_matmul_vector", [node("MatMul", ["v", "b"], ["y"])], [("v", F, [4]), ("b", F, [4, 5])], [("y", F, [5])])
+case("op_flatten", [node("Flatten", ["x"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 12])])
+case("op_flatten_axis2", [node("Flatten", ["x"], ["y"], axis=2)], [("x", F, [2, 3, 4, 5])], [("y", F, [6, 20])])
+case("op_reshape", [node("Reshape", ["x", "s"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 4, 3])],
+     inits={"s": np.array([0, 4, -1], dtype=np.int64)})
+case("op_transpose", [node("Transpose", ["x"], ["y"], perm=[1, 2, 0])], [("x", F, [2, 3, 4])], [("y", F, [3, 4, 2])])
+case("op_concat", [node("Concat", ["a", "b", "c"], ["y"], axis=-1)], [("a", F, [2, 1]), ("b", F, [2, 3]), ("c", F, [2, 2])],
+     [("y", F, [2, 6])])
+case("op_softmax", [node("Softmax", ["x"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])])
+case("op_softmax_opset11", [node("Softmax", ["x"], ["y"], axis=1)], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], opset=11)
+case("op_logsoftmax", [node("LogSoftmax", ["x"], ["y"], axis=1)], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])])
+case("op_squeeze", [node("Squeeze", ["x", "axes"], ["y"])], [("x", F, [2, 1, 3, 1])], [("y", F, [2, 3, 1])],
+     inits={"axes": np.array([1], dtype=np.int64)})
+case("op_squeeze_opset11", [node("Squeeze", ["x"], ["y"])], [("x", F, [2, 1, 3, 1])], [("y", F, [2, 3])], opset=11)
+case("op_unsqueeze", [node("Unsqueeze", ["x", "axes"], ["y"])], [("x", F, [2, 3])], [("y", F, [1, 2, 3, 1])],
+     inits={"axes": np.array([0, -1], dtype=np.int64)})
+case("op_identity_dropout", [node("Identity", ["x"], ["i"]), node("Dropout", ["i"], ["y"])], [("x", F, [2, 3])], [("y", F, [2, 3])])
+case("op_constant", [helper.make_node("Constant", [], ["k"], name="k", value=numpy_helper.from_array(f32(3, seed=5))),
+                     node("Add", ["x", "k"], ["y"])], [("x", F, [2, 3])], [("y", F, [2, 3])])
+case("op_constant_scalar", [helper.make_node("Constant", [], ["k"], name="k", value_float=2.5), node("Mul", ["x", "k"], ["y"])],
+     [("x", F, [2, 3])], [("y", F, [2, 3])])
+case("op_gather", [node("Gather", ["table", "i"], ["y"])], [("i", I64, [2, 3])], [("y", F, [2, 3, 4])],
+     inits={"table": f32(5, 4)}, feeds={"i": np.array([[0, 4, -1], [2, -5, 1]], dtype=np.int64)})
+case("op_gather_axis1", [node("Gather", ["x", "i"], ["y"], axis=1)], [("x", F, [2, 5, 3])], [("y", F, [2, 2, 3])],
+     inits={"i": np.array([3, 0], dtype=np.int64)})
+case("op_reducemean", [node("ReduceMean", ["x"], ["y"], axes=[1, -1])], [("x", F, [2, 3, 4])], [("y", F, [2, 1, 1])])
+case("op_reducesum", [node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)], [("x", F, [2, 3, 4])], [("y", F, [2, 4])],
+     inits={"axes": np.array([1], dtype=np.int64)})
+case("op_reducemax_opset18", [node("ReduceMax", ["x", "axes"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [1, 3, 1])],
+     inits={"axes": np.array([0, 2], dtype=np.int64)}, opset=18)
+case("op_reducemin_all", [node("ReduceMin", ["x"], ["y"], keepdims=0)], [("x", F, [2, 3])], [("y", F, [])])
+case("op_slice", [node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])], [("x", F, [4, 6, 5])], [("y", F, [4, 2, 2])],
+     inits={"st": np.array([1, -4], dtype=np.int64), "en": np.array([2**63 - 1, 4], dtype=np.int64),
+            "ax": np.array([2, 1], dtype=np.int64), "sp": np.array([2, 1], dtype=np.int64)})
+case("op_slice_default_axes", [node("Slice", ["x", "st", "en"], ["y"])], [("x", F, [7, 3])], [("y", F, [6, 3])],
+     inits={"st": np.array([0], dtype=np.int64), "en": np.array([-1], dtype=np.int64)})
+case("op_split", [node("Split", ["x", "s"], ["a", "b"], axis=1)], [("x", F, [2, 6])], [("a", F, [2, 2]), ("b", F, [2, 4])],
+     inits={"s": np.array([2, 4], dtype=np.int64)})
+case("op_split_equal_opset18", [node("Split", ["x"], ["a", "b", "c"], num_outputs=3)], [("x", F, [6, 2])],
+     [("a", F, [2, 2]), ("b", F, [2, 2]), ("c", F, [2, 2])], opset=18)
+case("op_pad", [node("Pad", ["x", "p", "v"], ["y"])], [("x", F, [2, 3])], [("y", F, [3, 6])],
+     inits={"p": np.array([1, 2, 0, 1], dtype=np.int64), "v": np.float32(1.5)})
+case("op_pad_reflect", [node("Pad", ["x", "p"], ["y"], mode="reflect")], [("x", F, [1, 1, 4, 4])], [("y", F, [1, 1, 6, 8])],
+     inits={"p": np.array([0, 0, 1, 2, 0, 0, 1, 2], dtype=np.int64)})
+case("op_expand", [node("Expand", ["x", "s"], ["y"])], [("x", F, [3, 1])], [("y", F, [2, 3, 4])],
+     inits={"s": np.array([2, 1, 4], dtype=np.int64)})
+
+# If: a branch may read the enclosing graph's values and hold initializers of its own.
+def branch(name, nodes, outputs, inits=()):
+    return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(n, F, [2, 3]) for n in outputs],
+                             [numpy_helper.from_array(np.asarray(v), k) for k, v in dict(inits).items()])
+
+
+if_then = branch("then", [node("Mul", ["x", "two"], ["doubled"])], ["doubled"], inits={"two": np.float32(2.0)})
+if_else = branch("else", [node("Neg", ["x"], ["negated"])], ["negated"])
+for taken, sign in [("then", 1), ("else", -1)]:
+    case(f"op_if_{taken}", [node("ReduceSum", ["x"], ["total"], keepdims=0), node("Greater", ["total", "zero"], ["c"]),
+                            helper.make_node("If", ["c"], ["y"], name="if", then_branch=if_then, else_branch=if_else)],
+         [("x", F, [2, 3])], [("y", F, [2, 3])], inits={"zero": np.float32(0)},
+         feeds={"x": sign * (np.abs(f32(2, 3, seed=14)) + 0.1)})
+case("op_if_two_outputs", [helper.make_node("If", ["c"], ["p", "q"], name="if2",
+                                            then_branch=branch("then2", [node("Abs", ["x"], ["a"]), node("Exp", ["x"], ["e"])], ["a", "e"]),
+                                            else_branch=branch("else2", [node("Neg", ["x"], ["n"]), node("Identity", ["x"], ["i"])], ["n", "i"]))],
+     [("c", BOOL, [1]), ("x", F, [2, 3])], [("p", F, [2, 3]), ("q", F, [2, 3])], feeds={"c": np.array([False])})
+
+# Loop: a counted loop whose body reads the iteration number, and a data-dependent `while`.
+def loop_body(name, nodes, cond_out):
+    return helper.make_graph(nodes, name, [helper.make_tensor_value_info("iter", I64, []),
+                                           helper.make_tensor_value_info("cond_in", BOOL, []),
+                                           helper.make_tensor_value_info("v", F, [2, 3])],
+                             [helper.make_tensor_value_info(cond_out, BOOL, []), helper.make_tensor_value_info("v_out", F, [2, 3])])
+
+
+counted = loop_body("counted", [node("Cast", ["iter"], ["i_f"], to=F), node("Add", ["v", "i_f"], ["v_out"]),
+                                node("Identity", ["cond_in"], ["cond_out"])], "cond_out")
+case("op_loop_counted", [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop", body=counted)],
+     [("x", F, [2, 3])], [("y", F, [2, 3])], inits={"m": np.int64(4)})
+doubling = loop_body("doubling", [node("Mul", ["v", "two"], ["v_out"]), node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+                                  node("Less", ["total", "limit"], ["more"])], "more")
+case("op_loop_while", [helper.make_node("Loop", ["", "go", "x"], ["y"], name="while", body=doubling)],
+     [("x", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"go": np.array(True), "two": np.float32(2.0), "limit": np.float32(100.0)},
+     feeds={"x": np.abs(f32(2, 3, seed=15)) + 0.1})
+
+two_carried = helper.make_graph(
+    [node("Add", ["v", "w"], ["v_out"]), node("Mul", ["w", "half"], ["w_out"]), node("Identity", ["cond_in"], ["cond_out"])],
+    "two_carried",
+    [helper.make_tensor_value_info("iter", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+     helper.make_tensor_value_info("v", F, [2, 3]), helper.make_tensor_value_info("w", F, [3])],
+    [helper.make_tensor_value_info("cond_out", BOOL, []), helper.make_tensor_value_info("v_out", F, [2, 3]),
+     helper.make_tensor_value_info("w_out", F, [3])],
+    [numpy_helper.from_array(np.float32(0.5), "half")])
+case("op_loop_two_carried", [helper.make_node("Loop", ["m", "go", "x", "w0"], ["y", "z"], name="loop2", body=two_carried)],
+     [("x", F, [2, 3]), ("w0", F, [3])], [("y", F, [2, 3]), ("z", F, [3])],
+     inits={"m": np.array([3], dtype=np.int64), "go": np.array(True)})
+
+# A small MLP with a dynamic batch dimension (`N` becomes `?`).
+case("mlp", [node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
+             node("Gemm", ["r", "fc2.weight", "fc2.bias"], ["logits"], transB=1), node("Softmax", ["logits"], ["probs"])],
+     [("x", F, ["N", 8])], [("probs", F, ["N", 4])],
+     inits={"fc1.weight": f32(16, 8, seed=6), "fc1.bias": f32(16, seed=7), "fc2.weight": f32(4, 16, seed=8),
+            "fc2.bias": f32(4, seed=9)})
+
+# A small CNN: conv/bn/relu/pool twice, global pooling, flatten, a dense layer.
+def bn(prefix, c, seed):
+    return {f"{prefix}.weight": np.abs(f32(c, seed=seed)) + 0.5, f"{prefix}.bias": f32(c, seed=seed + 1),
+            f"{prefix}.running_mean": f32(c, seed=seed + 2), f"{prefix}.running_var": np.abs(f32(c, seed=seed + 3)) + 0.5}
+
+
+cnn_inits = {"conv1.weight": f32(8, 3, 3, 3, seed=10) * 0.3, "conv2.weight": f32(16, 8, 3, 3, seed=11) * 0.2,
+             "fc.weight": f32(10, 16, seed=12), "fc.bias": f32(10, seed=13), **bn("bn1", 8, 20), **bn("bn2", 16, 30)}
+cnn_nodes = []
+x = "image"
+for i, c in [(1, 8), (2, 16)]:
+    p = f"bn{i}"
+    cnn_nodes += [node("Conv", [x, f"conv{i}.weight"], [f"/conv{i}/Conv_output_0"], pads=[1, 1, 1, 1]),
+                  node("BatchNormalization", [f"/conv{i}/Conv_output_0", f"{p}.weight", f"{p}.bias", f"{p}.running_mean",
+                                              f"{p}.running_var"], [f"/bn{i}/out"]),
+                  node("Relu", [f"/bn{i}/out"], [f"/relu{i}/out"]),
+                  node("MaxPool", [f"/relu{i}/out"], [f"/pool{i}/out"], kernel_shape=[2, 2], strides=[2, 2])]
+    x = f"/pool{i}/out"
+cnn_nodes += [node("GlobalAveragePool", [x], ["/gap/out"]), node("Flatten", ["/gap/out"], ["/flatten/out"]),
+              node("Gemm", ["/flatten/out", "fc.weight", "fc.bias"], ["logits"], transB=1)]
+case("cnn", cnn_nodes, [("image", F, [1, 3, 16, 16])], [("logits", F, [1, 10])], inits=cnn_inits)
+
+
+def same_outputs(a, b):
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x["shape"] != y["shape"] or x["dtype"] != y["dtype"]:
+            return False
+        if not np.allclose(np.array(x["data"], dtype=np.float64), np.array(y["data"], dtype=np.float64),
+                           rtol=1e-5, atol=1e-6):
+            return False
+    return True
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for c in CASES:
+        name = c[0]
+        model, doc = build(*c)
+        onnx_path, json_path = HERE / f"{name}.onnx", HERE / f"{name}.json"
+        if check:
+            old = json.loads(json_path.read_text()) if json_path.exists() else None
+            if (not onnx_path.exists() or onnx_path.read_bytes() != model or old is None
+                    or old["inputs"] != doc["inputs"] or not same_outputs(old["outputs"], doc["outputs"])):
+                stale.append(name)
+        else:
+            onnx_path.write_bytes(model)
+            json_path.write_text(json.dumps(doc) + "\n")
+    if stale:
+        print("tests/onnx is stale (rerun make_models.py):", ", ".join(stale), file=sys.stderr)
+        sys.exit(1)
+    print(f"{len(CASES)} models {'checked' if check else 'written'}")
+
+
+if __name__ == "__main__":
+    main()
