@@ -32,7 +32,7 @@ fn run(model: &Path, opt_level: u8) -> Result<(Json, Vec<Json>), String> {
         .map_err(|e| format!("{e}\n{}", imported.text))?;
     let f = program.function("main").map_err(|e| e.to_string())?;
     let mut args: Vec<Option<relay::vm::Value>> = vec![None; f.param_types.len()];
-    for (i, v) in relay::params::bind_params(f, &imported.weights)? {
+    for (i, v) in relay::params::bind_params(f, &imported.weights)?.values {
         args[i] = Some(v);
     }
     for (name, value) in doc["inputs"].as_object().unwrap() {
