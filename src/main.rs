@@ -25,9 +25,6 @@ const EXIT_BAD_INPUT: u8 = 3;
 /// Exit code for a `run` stopped by SIGINT (128 + the signal's number, as shells report it).
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
-/// The first bytes of an executable file (`relay-vm compile` output).
-const EXECUTABLE_MAGIC: &[u8] = b"RELAYVM\0";
-
 /// The highest `--opt-level`: TVM's levels are 0 to 3. Here 0 runs each operator on its
 /// reference kernel and 1 and above fuse (2 and 3 currently do what 1 does).
 const MAX_OPT_LEVEL: u8 = 3;
@@ -255,7 +252,7 @@ impl From<Error> for Failure {
             }
             Error::Kernel { .. } => Failure { code: EXIT_COMPILE_ERROR, message: format!("error: {e}\n") },
             Error::Trap(_) | Error::Fault(_) => Failure { code: EXIT_TRAP, message: format!("error: {e}\n") },
-            Error::Load(_) | Error::Input(_) | Error::Device(_) => {
+            Error::Load(_) | Error::File { .. } | Error::Input(_) | Error::Device(_) => {
                 Failure::bad_input(format!("error: {e}\n"))
             }
         }
@@ -296,7 +293,7 @@ fn main() -> ExitCode {
         )),
         Command::Disasm { file, opt_level, device } => finish(
             parse_device(&device)
-                .and_then(|d| load_program_on(&file, opt_level, true, &d))
+                .and_then(|d| load_program_on(&file, opt_level, &d))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
@@ -374,41 +371,12 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
 /// `opt_level`.
 fn load_program(path: &Path, opt_level: u8) -> Result<Program, Failure> {
-    load_program_on(path, opt_level, true, &relay::Device::Cpu)
+    load_program_on(path, opt_level, &relay::Device::Cpu)
 }
 
-/// [`load_program`] for `device`, compiling Relay source with or without the memory plan.
-fn load_program_on(
-    path: &Path,
-    opt_level: u8,
-    memory_plan: bool,
-    device: &relay::Device,
-) -> Result<Program, Failure> {
-    let options = relay::CompileOptions {
-        opt_level,
-        memory_plan,
-        device: device.clone(),
-        ..relay::CompileOptions::default()
-    };
-    load_program_with(path, &options)
-}
-
-/// Loads an executable (on `options.device`) or compiles Relay source with `options`.
-fn load_program_with(path: &Path, options: &relay::CompileOptions) -> Result<Program, Failure> {
-    let bytes = read_file(path)?;
-    if bytes.starts_with(EXECUTABLE_MAGIC) {
-        return Program::load_on(&bytes, &options.device).map_err(|e| match e {
-            Error::Load(e) => Failure::bad_input(format!("error: {}: {e}\n", path.display())),
-            other => other.into(),
-        });
-    }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Failure::bad_input(format!(
-            "error: {} is neither UTF-8 Relay source nor an executable\n",
-            path.display()
-        ))
-    })?;
-    Ok(Program::compile_options(&path.display().to_string(), &text, options)?)
+/// [`load_program`] for `device`.
+fn load_program_on(path: &Path, opt_level: u8, device: &relay::Device) -> Result<Program, Failure> {
+    Ok(Program::builder().file(path).opt_level(opt_level).device(device.clone()).build()?)
 }
 
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {
@@ -432,7 +400,7 @@ fn with_job(
                 ));
             }
             let bytes = read_file(&run.file)?;
-            let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(EXECUTABLE_MAGIC));
+            let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(relay::vm::MAGIC));
             let text = text.ok_or_else(|| {
                 Failure::bad_input(format!(
                     "error: --executor interp needs Relay source, not {}\n",
@@ -456,19 +424,16 @@ fn open_job(run: &RunArgs) -> Result<(Program, job::Inputs), Failure> {
         }
         _ => {}
     }
-    let bound = match &run.params {
-        Some(p) => relay::params::bound_shapes(&read_file(p)?)
-            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?,
-        None => vec![],
-    };
-    let options = relay::CompileOptions {
-        opt_level: run.opt_level,
-        memory_plan: !run.no_memory_plan,
-        device,
-        entry: run.entry.clone(),
-        bound,
-    };
-    let program = load_program_with(&run.file, &options)?;
+    let mut builder = Program::builder()
+        .file(&run.file)
+        .opt_level(run.opt_level)
+        .memory_plan(!run.no_memory_plan)
+        .device(device)
+        .entry(&run.entry);
+    if let Some(p) = &run.params {
+        builder = builder.params(p);
+    }
+    let program = builder.build()?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }
