@@ -1,5 +1,6 @@
 //! The crate dependency direction of ARCHITECTURE.md §2: `devices` depends on no workspace
-//! crate, `vm` only on `devices`, only the root depends on `stdlib` and `jit`.
+//! crate, `vm` only on `devices`, only the root depends on `stdlib` and `jit`, and the Python
+//! package only on the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -11,6 +12,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-stdlib", &["relay-compiler", "relay-devices"]),
     ("relay-jit", &["relay-compiler", "relay-devices"]),
     ("relay", &["relay-devices", "relay-vm", "relay-compiler", "relay-stdlib", "relay-jit"]),
+    ("relay-python", &["relay"]),
 ];
 
 #[test]
