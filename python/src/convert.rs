@@ -235,5 +235,7 @@ fn tensor_to<T: Element + numpy::Element>(py: Python<'_>, t: Arc<Tensor>) -> PyR
         Err(t) => t.as_slice().map(<[T]>::to_vec),
     }
     .map_err(|e| PyTypeError::new_err(e.to_string()))?;
-    Ok(data.into_pyarray(py).reshape(shape)?.into_any())
+    let array = numpy::ndarray::ArrayD::from_shape_vec(shape, data)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(array.into_pyarray(py).into_any())
 }

@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use relay::batch::LatencyStats;
-use relay::vm::{Value, Vm};
+use relay::vm::{Value, ValueType, Vm};
 use relay::{Error, Inputs, Program};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,13 +30,22 @@ self_cell::self_cell!(
 #[pyclass(frozen, name = "Program", module = "relay_vm")]
 pub struct PyProgram {
     compiled: Compiled,
+    /// The entry's unbound parameters (what a call takes), with their types, in order: looked
+    /// up once, not at every call.
+    inputs: Vec<(String, ValueType)>,
+    /// The entry's result type.
+    ret_type: ValueType,
 }
 
 impl PyProgram {
     /// Wraps `program`, checking that it has its entry function.
     pub fn new(program: Program) -> Result<PyProgram, Error> {
-        program.inputs()?;
-        Ok(PyProgram { compiled: Compiled::new(program, |_| Mutex::new(vec![])) })
+        let f = program.function(program.entry())?;
+        let free = program.inputs()?;
+        let params = f.param_names.iter().zip(&f.param_types);
+        let inputs = params.filter(|(n, _)| free.contains(&n.as_str())).map(|(n, t)| (n.clone(), t.clone()));
+        let (inputs, ret_type) = (inputs.collect(), f.ret_type.clone());
+        Ok(PyProgram { compiled: Compiled::new(program, |_| Mutex::new(vec![])), inputs, ret_type })
     }
 
     fn program(&self) -> &Program {
@@ -56,27 +65,26 @@ impl PyProgram {
 
     /// The inputs of one call: positional arguments, then keyword arguments by name.
     fn call_inputs(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Inputs> {
-        let program = self.program();
-        let exe = program.executable();
-        let f = program.function(program.entry()).map_err(|e| py_err(args.py(), e))?;
-        let names = program.inputs().map_err(|e| py_err(args.py(), e))?;
+        let exe = self.program().executable();
+        let entry = self.program().entry();
         let ty = |name: &str| {
-            let i = f.param_names.iter().position(|p| p == name);
-            i.map(|i| &f.param_types[i])
-                .ok_or_else(|| PyValueError::new_err(format!("`@{}` has no input `%{name}`", f.name)))
+            let found = self.inputs.iter().find(|(n, _)| n == name);
+            found
+                .map(|(_, t)| t)
+                .ok_or_else(|| PyValueError::new_err(format!("`@{entry}` has no input `%{name}`")))
         };
-        if args.len() > names.len() {
+        if args.len() > self.inputs.len() {
+            let names: Vec<String> = self.inputs.iter().map(|(n, _)| format!("%{n}")).collect();
             return Err(PyValueError::new_err(format!(
-                "`@{}` takes {} input(s) ({}), {} given",
-                f.name,
+                "`@{entry}` takes {} input(s) ({}), {} given",
                 names.len(),
-                names.iter().map(|n| format!("%{n}")).collect::<Vec<_>>().join(", "),
+                names.join(", "),
                 args.len()
             )));
         }
-        let mut values = Vec::with_capacity(names.len());
-        for (name, arg) in names.iter().zip(args.iter()) {
-            values.push((name.to_string(), to_value(exe, ty(name)?, &arg)?));
+        let mut values = Vec::with_capacity(self.inputs.len());
+        for ((name, ty), arg) in self.inputs.iter().zip(args.iter()) {
+            values.push((name.clone(), to_value(exe, ty, &arg)?));
         }
         match kwargs {
             None => Ok(Inputs::Positional(values.into_iter().map(|(_, v)| v).collect())),
@@ -112,9 +120,7 @@ impl PyProgram {
         let py = args.py();
         let inputs = self.call_inputs(args, kwargs)?;
         let result = self.run(py, inputs)?;
-        let program = self.program();
-        let f = program.function(program.entry()).map_err(|e| py_err(py, e))?;
-        to_python(py, program.executable(), &f.ret_type, &result)
+        to_python(py, self.program().executable(), &self.ret_type, &result)
     }
 
     /// Times the program over `inputs` (a list; each item is the tuple of one call's
@@ -130,7 +136,7 @@ impl PyProgram {
         warmup: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = inputs.py();
-        let single = self.program().inputs().map_err(|e| py_err(py, e))?.len() == 1;
+        let single = self.inputs.len() == 1;
         let mut all = vec![];
         for item in inputs.try_iter()? {
             let item = item?;
@@ -203,10 +209,9 @@ impl PyProgram {
     }
 
     /// The names of the inputs a call takes (the entry's parameters no weight binds), in order.
-    #[getter]
-    fn inputs(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let names = self.program().inputs().map_err(|e| py_err(py, e))?;
-        Ok(names.into_iter().map(str::to_string).collect())
+    #[getter(inputs)]
+    fn input_names(&self) -> Vec<String> {
+        self.inputs.iter().map(|(n, _)| n.clone()).collect()
     }
 
     /// The entry function's name.
