@@ -30,7 +30,7 @@ fn bench_layer(
     args: Vec<Value>,
     flops: usize,
 ) {
-    let program = Program::compile("layer.relay", src).unwrap_or_else(|e| panic!("{e}"));
+    let program = Program::builder().source("layer.relay", src).build().unwrap_or_else(|e| panic!("{e}"));
     let mut vm = program.vm();
     group.throughput(Throughput::Elements(flops as u64));
     group.bench_function(name, |b| {

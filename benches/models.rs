@@ -48,8 +48,10 @@ struct Model {
 
 impl Model {
     fn load(source: &str, weights: &str) -> Model {
-        let program =
-            Program::compile(source, &read_text(source)).unwrap_or_else(|e| panic!("{source}: {e}"));
+        let program = Program::builder()
+            .source(source, read_text(source))
+            .build()
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
         let main = program.function("main").unwrap_or_else(|e| panic!("{e}"));
         let bound = relay::params::bind_params(main, &read(weights))
             .unwrap_or_else(|e| panic!("{weights}: {e}"))

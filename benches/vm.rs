@@ -32,7 +32,7 @@ const DEPTH: i32 = 100_000;
 const LIST: i32 = 1_000_000;
 
 fn program() -> Program {
-    match Program::compile("bench.relay", SOURCE) {
+    match Program::builder().source("bench.relay", SOURCE).build() {
         Ok(p) => p,
         Err(e) => panic!("the benchmark program does not compile:\n{e}"),
     }

@@ -38,7 +38,7 @@ fn show(program: &Program, func: &str, v: &Value) -> Result<String, Error> {
 }
 
 fn main() -> Result<(), Error> {
-    let program = Arc::new(Program::compile("embedded.relay", SOURCE)?);
+    let program = Arc::new(Program::builder().source("embedded.relay", SOURCE).build()?);
 
     // One program, one VM per thread.
     let workers: Vec<_> = (1..=3)

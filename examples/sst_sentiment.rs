@@ -36,7 +36,8 @@ fn run() -> Result<(), Box<dyn Error>> {
     let read_text =
         |path: &Path| String::from_utf8(read(path)?).map_err(|e| format!("{}: {e}", path.display()));
 
-    let program = Program::compile("treelstm.relay", &read_text(&dir.join("treelstm.relay"))?)?;
+    let program =
+        Program::builder().source("treelstm.relay", read_text(&dir.join("treelstm.relay"))?).build()?;
     let main = program.function("main")?;
     // `@main(weights..., %tree)`: the file binds every parameter but the tree, in order.
     let weights = relay::params::bind_params(main, &read(&dir.join("weights.safetensors"))?)?.values;

@@ -159,7 +159,7 @@ fn read_level(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, In
             Ok(Value::tuple(read_each(exe, types, items, |i| format!("[{i}]"))?))
         }
         ValueType::Adt { name, args } => match json {
-            Json::Array(items) if is_list(exe, name) => read_list(exe, name, args, items),
+            Json::Array(items) if typed::is_list(exe, name) => read_list(exe, name, args, items),
             _ => read_constructor(exe, name, args, json),
         },
         ValueType::Ref(inner) => match json {
@@ -234,19 +234,6 @@ fn preview(out: &mut String, json: &Json, depth: usize) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
-}
-
-/// Whether `name` is the prelude's `List` (a `Cons` of two fields and a `Nil`), which
-/// accepts the plain-array form.
-fn is_list(exe: &Executable, name: &str) -> bool {
-    exe.adt(name).is_some_and(|a| {
-        a.name == "List"
-            && a.constructors.len() == 2
-            && a.constructors[0].name == "Cons"
-            && a.constructors[0].fields.len() == 2
-            && a.constructors[1].name == "Nil"
-            && a.constructors[1].fields.is_empty()
-    })
 }
 
 fn read_list(exe: &Executable, name: &str, args: &[ValueType], items: &[Json]) -> Result<Value, InputError> {

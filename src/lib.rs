@@ -17,6 +17,7 @@ pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 
 pub mod batch;
+mod builder;
 pub mod device;
 pub mod device_list;
 pub mod interp;
@@ -28,10 +29,11 @@ pub mod profile;
 mod program;
 pub mod sst;
 pub mod text;
-mod typed;
+pub mod typed;
 
+pub use builder::{ProgramBuilder, DEFAULT_OPT_LEVEL};
 pub use device::Device;
-pub use program::{scalar, tensor, tuple, CompileOptions, Program, DEFAULT_OPT_LEVEL};
+pub use program::{scalar, tensor, tuple, Inputs, Program};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};
@@ -171,6 +173,16 @@ pub enum Error {
     /// The reference interpreter stopped with a run-time fault.
     #[error(transparent)]
     Fault(#[from] interp::Fault),
+    /// A file given to [`ProgramBuilder`] cannot be used: it cannot be read, is neither UTF-8
+    /// Relay source nor a valid executable, or (weights) is not a safetensors file whose
+    /// tensors fit the entry function's parameters.
+    #[error("{message}")]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong, naming the file.
+        message: String,
+    },
     /// A host-supplied value or name is wrong: an unknown function or constructor, a wrong
     /// argument count, a value that does not have its parameter's type, malformed JSON.
     #[error("{0}")]

@@ -27,9 +27,6 @@ const EXIT_BAD_INPUT: u8 = 3;
 /// Exit code for a `run` stopped by SIGINT (128 + the signal's number, as shells report it).
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
-/// The first bytes of an executable file (`relay-vm compile` output).
-const EXECUTABLE_MAGIC: &[u8] = b"RELAYVM\0";
-
 /// The highest `--opt-level`: TVM's levels are 0 to 3. Here 0 runs each operator on its
 /// reference kernel and 1 and above fuse (2 and 3 currently do what 1 does).
 const MAX_OPT_LEVEL: u8 = 3;
@@ -349,7 +346,7 @@ impl From<Error> for Failure {
             }
             Error::Kernel { .. } => Failure { code: EXIT_COMPILE_ERROR, message: format!("error: {e}\n") },
             Error::Trap(_) | Error::Fault(_) => Failure { code: EXIT_TRAP, message: format!("error: {e}\n") },
-            Error::Load(_) | Error::Input(_) | Error::Device(_) => {
+            Error::Load(_) | Error::File { .. } | Error::Input(_) | Error::Device(_) => {
                 Failure::bad_input(format!("error: {e}\n"))
             }
         }
@@ -399,7 +396,7 @@ fn main() -> ExitCode {
         )),
         Command::Disasm { file, opt_level, device } => finish(
             parse_device(&device)
-                .and_then(|d| load_program_on(&file, opt_level, true, &d, prelude))
+                .and_then(|d| load_program_on(&file, opt_level, &d, prelude))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
         Command::Profile { run, warmup, reps, min_time, format } => {
@@ -499,43 +496,17 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
 /// Loads an executable (recognised by its magic number) or compiles Relay source at
 /// `opt_level`, with the prelude or without.
 fn load_program(path: &Path, opt_level: u8, prelude: relay::Prelude) -> Result<Program, Failure> {
-    load_program_on(path, opt_level, true, &relay::Device::Cpu, prelude)
+    load_program_on(path, opt_level, &relay::Device::Cpu, prelude)
 }
 
-/// [`load_program`] for `device`, compiling Relay source with or without the memory plan.
+/// [`load_program`] for `device`.
 fn load_program_on(
     path: &Path,
     opt_level: u8,
-    memory_plan: bool,
     device: &relay::Device,
     prelude: relay::Prelude,
 ) -> Result<Program, Failure> {
-    let options = relay::CompileOptions {
-        opt_level,
-        memory_plan,
-        device: device.clone(),
-        prelude,
-        ..relay::CompileOptions::default()
-    };
-    load_program_with(path, &options)
-}
-
-/// Loads an executable (on `options.device`) or compiles Relay source with `options`.
-fn load_program_with(path: &Path, options: &relay::CompileOptions) -> Result<Program, Failure> {
-    let bytes = read_file(path)?;
-    if bytes.starts_with(EXECUTABLE_MAGIC) {
-        return Program::load_on(&bytes, &options.device).map_err(|e| match e {
-            Error::Load(e) => Failure::bad_input(format!("error: {}: {e}\n", path.display())),
-            other => other.into(),
-        });
-    }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Failure::bad_input(format!(
-            "error: {} is neither UTF-8 Relay source nor an executable\n",
-            path.display()
-        ))
-    })?;
-    Ok(Program::compile_options(&path.display().to_string(), &text, options)?)
+    Ok(Program::builder().file(path).opt_level(opt_level).device(device.clone()).prelude(prelude).build()?)
 }
 
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {
@@ -564,7 +535,7 @@ fn with_job(
                 Some(text) => text.into_bytes(),
                 None => read_file(&run.file)?,
             };
-            let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(EXECUTABLE_MAGIC));
+            let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(relay::vm::MAGIC));
             let text = text.ok_or_else(|| {
                 Failure::bad_input(format!(
                     "error: --executor interp needs Relay source, not {}\n",
@@ -614,23 +585,21 @@ fn open_job(
         }
         _ => {}
     }
-    let bound = match weights {
-        Some(w) => relay::params::bound_shapes(&w.bytes)
-            .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
-        None => vec![],
+    let builder = Program::builder()
+        .opt_level(run.opt_level)
+        .memory_plan(!run.no_memory_plan)
+        .device(device)
+        .entry(&run.entry)
+        .prelude(prelude);
+    let builder = match onnx_text {
+        Some(text) => builder.source(run.file.display().to_string(), text),
+        None => builder.file(&run.file),
     };
-    let options = relay::CompileOptions {
-        opt_level: run.opt_level,
-        memory_plan: !run.no_memory_plan,
-        device,
-        entry: run.entry.clone(),
-        bound,
-        prelude,
+    let builder = match weights {
+        Some(w) => builder.params_bytes(w.origin.clone(), w.bytes.clone()),
+        None => builder,
     };
-    let program = match onnx_text {
-        Some(text) => Program::compile_options(&run.file.display().to_string(), text, &options)?,
-        None => load_program_with(&run.file, &options)?,
-    };
+    let program = builder.build()?;
     let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
     Ok((program, inputs))
 }

@@ -2,7 +2,7 @@
 //! helpers to build argument values.
 //!
 //! ```
-//! let program = relay::Program::compile("sum.relay", "def @main(%xs: List[int32]) { @sum(%xs) }").unwrap();
+//! let program = relay::Program::builder().source("sum.relay", "def @main(%xs: List[int32]) { @sum(%xs) }").build().unwrap();
 //! let xs = program.constructor("Cons", vec![relay::scalar(40i32), program.constructor("Nil", vec![]).unwrap()]).unwrap();
 //! let mut vm = program.vm();
 //! let total = program.invoke(&mut vm, "main", vec![xs]).unwrap();
@@ -11,49 +11,9 @@
 
 use crate::typed;
 use crate::Device;
-use crate::{CompileFailure, Error};
-use relay_compiler::pass::BoundParam;
+use crate::{Error, ProgramBuilder};
 use relay_devices::{Element, Tensor};
 use relay_vm::{Executable, KernelTable, Limits, Value, Vm, VmConfig, VmFunction};
-
-/// The optimisation level of [`Program::compile`] and the CLI: fused, JIT-compiled kernels.
-pub const DEFAULT_OPT_LEVEL: u8 = 2;
-
-/// How [`Program::compile_options`] compiles a program.
-#[derive(Clone, Debug)]
-pub struct CompileOptions {
-    /// 0 runs every operator on its reference kernel (the oracle); 1 and above fuse operators
-    /// into JIT-compiled kernels ([`DEFAULT_OPT_LEVEL`]).
-    pub opt_level: u8,
-    /// The compile-time memory plan (frame arenas, kills at last use); off, every tensor comes
-    /// from the VM's pool. Results are the same either way.
-    pub memory_plan: bool,
-    /// Where fused kernels run.
-    pub device: Device,
-    /// The function whose parameters [`CompileOptions::bound`] describes (`main`).
-    pub entry: String,
-    /// Tensors the host will bind to parameters of `entry` (weights from `--params`): from
-    /// opt-level 1, their shapes replace `?` dimensions in the parameters' annotations, so
-    /// operators reading them get static shapes and fuse
-    /// ([`relay_compiler::pass::specialize_params`]). The program then only accepts tensors
-    /// of those shapes for those parameters.
-    pub bound: Vec<BoundParam>,
-    /// Whether the prelude is in scope (`--no-prelude` leaves it out).
-    pub prelude: crate::Prelude,
-}
-
-impl Default for CompileOptions {
-    fn default() -> Self {
-        CompileOptions {
-            opt_level: DEFAULT_OPT_LEVEL,
-            memory_plan: true,
-            device: Device::Cpu,
-            entry: "main".to_string(),
-            bound: vec![],
-            prelude: crate::Prelude::InScope,
-        }
-    }
-}
 
 /// A program ready to run: a verified [`Executable`] and one kernel per entry of its kernel
 /// list (JIT-compiled fused kernels and the stdlib's reference kernels).
@@ -64,6 +24,11 @@ pub struct Program {
     executable: Executable,
     kernels: KernelTable,
     device: Device,
+    /// The function [`Program::run`] calls (no `@`).
+    pub(crate) entry: String,
+    /// `(parameter index, tensor)` of `entry`'s parameters bound to weights, in parameter
+    /// order ([`ProgramBuilder::params`]).
+    pub(crate) weights: Vec<(usize, Value)>,
 }
 
 impl std::fmt::Debug for Program {
@@ -71,96 +36,17 @@ impl std::fmt::Debug for Program {
         f.debug_struct("Program")
             .field("functions", &self.executable.functions.len())
             .field("kernels", &self.kernels.len())
+            .field("entry", &self.entry)
+            .field("weights", &self.weights.len())
             .finish()
     }
 }
 
 impl Program {
-    /// Compiles Relay source `source` (shown as `name` in diagnostics) with the prelude:
-    /// parse, type inference and the VM lowering passes, bytecode emission, kernel binding.
-    ///
-    /// # Errors
-    /// [`Error::Compile`] with every diagnostic; [`Error::Kernel`] for an operator without a
-    /// reference kernel.
-    pub fn compile(name: &str, source: &str) -> Result<Program, Error> {
-        Program::compile_with(name, source, DEFAULT_OPT_LEVEL)
-    }
-
-    /// [`Program::compile`] at optimisation level `opt_level`: 0 runs every operator on its
-    /// reference kernel (the oracle); 1 and above fuse operators (FuseOps) into kernels that
-    /// are JIT-compiled with Cranelift.
-    ///
-    /// # Errors
-    /// As [`Program::compile`], and [`Error::Kernel`] for a kernel the JIT rejects.
-    pub fn compile_with(name: &str, source: &str, opt_level: u8) -> Result<Program, Error> {
-        Program::compile_planned(name, source, opt_level, true)
-    }
-
-    /// [`Program::compile_with`], with the compile-time memory plan (frame arenas, kills at
-    /// last use) on or off; off, every tensor comes from the VM's pool and dies with its
-    /// register or frame. Results are the same either way.
-    ///
-    /// # Errors
-    /// As [`Program::compile_with`].
-    pub fn compile_planned(
-        name: &str,
-        source: &str,
-        opt_level: u8,
-        memory_plan: bool,
-    ) -> Result<Program, Error> {
-        Program::compile_on(name, source, opt_level, memory_plan, &Device::Cpu)
-    }
-
-    /// [`Program::compile_planned`] for `device`: with an OpenCL device, fused kernels run
-    /// there as OpenCL C and their tensors stay on the device between kernels; the
-    /// device-planning pass (`compiler/src/codegen/plan_devices.rs`) marks with `DeviceCopy`
-    /// where they must come to the host. Operators without kir stay on the host.
-    ///
-    /// # Errors
-    /// As [`Program::compile_planned`]; [`Error::Device`] when the device cannot be opened.
-    pub fn compile_on(
-        name: &str,
-        source: &str,
-        opt_level: u8,
-        memory_plan: bool,
-        device: &Device,
-    ) -> Result<Program, Error> {
-        let options =
-            CompileOptions { opt_level, memory_plan, device: device.clone(), ..CompileOptions::default() };
-        Program::compile_options(name, source, &options)
-    }
-
-    /// Compiles Relay source `source` (shown as `name` in diagnostics) as `options` say.
-    ///
-    /// # Errors
-    /// As [`Program::compile_on`].
-    pub fn compile_options(name: &str, source: &str, options: &CompileOptions) -> Result<Program, Error> {
-        let (mut module, _file) = crate::parse_with(name, source, options.prelude)?;
-        let ops = relay_stdlib::op_registry();
-        if options.opt_level >= 1 && !options.bound.is_empty() {
-            // A missing entry function is reported when the program is run.
-            let _ = relay_compiler::pass::specialize_params(&mut module, &options.entry, &options.bound);
-        }
-        let lower = relay_compiler::pass::LowerOptions::at_level(options.opt_level);
-        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
-            let mut exe = relay_compiler::codegen::compile_planned(
-                &module,
-                &types,
-                &ops,
-                options.opt_level >= 1,
-                options.memory_plan,
-            )?;
-            if options.device.is_opencl() {
-                relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
-            }
-            Ok(exe)
-        });
-        match lowered {
-            // Compiled here from the user's own source: its kernels are as large as the
-            // program's tensors, bounded at run time by the VM's caps and deadline.
-            Ok(exe) => Program::bind(exe, &options.device, &Limits::UNBOUNDED),
-            Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
-        }
+    /// A [`ProgramBuilder`]: the one way to compile Relay source or load an executable file,
+    /// with weights, optimisation level, device and entry function.
+    pub fn builder() -> ProgramBuilder {
+        ProgramBuilder::default()
     }
 
     /// Binds the kernels of an executable (JIT-compiling its kir kernels).
@@ -182,15 +68,24 @@ impl Program {
         Program::bind(executable, device, &Limits::default())
     }
 
-    /// Binds `executable`'s kernels on `device`, checking its kir kernels against `limits`.
-    fn bind(executable: Executable, device: &Device, limits: &Limits) -> Result<Program, Error> {
+    /// Binds `executable`'s kernels on `device`, checking its kir kernels against `limits`
+    /// ([`Limits::UNBOUNDED`] for an executable compiled in this process from the user's own
+    /// source: its kernels are as large as its tensors, bounded at run time by the VM's caps,
+    /// the deadline and the cancel handle).
+    pub(crate) fn bind(executable: Executable, device: &Device, limits: &Limits) -> Result<Program, Error> {
         let opened = device.open()?;
         if let (Some(dev), Device::OpenCl { binaries: Some(dir), .. }) = (&opened, device) {
             crate::opencl_files::load_binaries(dev, dir)?;
         }
         let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref(), limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
-        Ok(Program { executable, kernels, device: device.clone() })
+        Ok(Program {
+            executable,
+            kernels,
+            device: device.clone(),
+            entry: "main".to_string(),
+            weights: vec![],
+        })
     }
 
     /// Where the program's fused kernels run.
@@ -285,6 +180,112 @@ impl Program {
     /// The bound kernels, one per entry of the executable's kernel list.
     pub(crate) fn kernel_table(&self) -> &KernelTable {
         &self.kernels
+    }
+
+    /// The function [`Program::run`] calls (`main` unless [`ProgramBuilder::entry`] said
+    /// otherwise), without `@`.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// The names of the entry function's parameters that [`Program::run`] takes: those no
+    /// weight is bound to, in parameter order.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the program has no entry function.
+    pub fn inputs(&self) -> Result<Vec<&str>, Error> {
+        let f = self.function(&self.entry)?;
+        Ok(self.free_params(f).map(|i| f.param_names[i].as_str()).collect())
+    }
+
+    /// Indices of `f`'s parameters without a bound weight.
+    fn free_params<'f>(&'f self, f: &'f VmFunction) -> impl Iterator<Item = usize> + 'f {
+        (0..f.param_types.len()).filter(|i| !self.weights.iter().any(|(w, _)| w == i))
+    }
+
+    /// Runs the entry function in `vm` on the bound weights and `inputs`, the values of its
+    /// other parameters ([`Program::inputs`]): in order (`Vec<Value>`), or by name
+    /// (`Vec<(name, Value)>`, a leading `%` ignored, any order). Arguments are checked as
+    /// [`Program::invoke`] checks them.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for a missing entry function, a wrong input count, an unknown,
+    /// repeated, missing or weight-bound name, or an input that does not fit its parameter;
+    /// [`Error::Trap`] for a run-time fault.
+    pub fn run(&self, vm: &mut Vm<'_>, inputs: impl Into<Inputs>) -> Result<Value, Error> {
+        let f = self.function(&self.entry)?;
+        let free: Vec<usize> = self.free_params(f).collect();
+        let mut args: Vec<Option<Value>> = vec![None; f.param_types.len()];
+        for (i, w) in &self.weights {
+            args[*i] = Some(w.clone());
+        }
+        match inputs.into() {
+            Inputs::Positional(values) => {
+                if values.len() != free.len() {
+                    let names: Vec<String> = free.iter().map(|&i| format!("%{}", f.param_names[i])).collect();
+                    return Err(Error::Input(format!(
+                        "`@{}` takes {} input(s) ({}), {} given",
+                        f.name,
+                        free.len(),
+                        names.join(", "),
+                        values.len()
+                    )));
+                }
+                for (i, v) in free.iter().zip(values) {
+                    args[*i] = Some(v);
+                }
+            }
+            Inputs::Named(values) => {
+                for (name, v) in values {
+                    let key = name.strip_prefix('%').unwrap_or(&name);
+                    let i =
+                        f.param_names.iter().position(|p| p == key).ok_or_else(|| {
+                            Error::Input(format!("`@{}` has no parameter `%{key}`", f.name))
+                        })?;
+                    if !free.contains(&i) {
+                        return Err(Error::Input(format!("`%{key}` is bound to a weight")));
+                    }
+                    if args[i].replace(v).is_some() {
+                        return Err(Error::Input(format!("`%{key}` is given twice")));
+                    }
+                }
+                if let Some(&i) = free.iter().find(|&&i| args[i].is_none()) {
+                    return Err(Error::Input(format!("`@{}` needs input `%{}`", f.name, f.param_names[i])));
+                }
+            }
+        }
+        // Every slot is filled: weights, then each free parameter exactly once.
+        let args: Vec<Value> = args.into_iter().flatten().collect();
+        typed::check_arguments(&self.executable, f, &args)?;
+        Ok(vm.invoke(&f.name, args)?)
+    }
+}
+
+/// The inputs of [`Program::run`]: the entry function's unbound parameters, in order or by
+/// name.
+#[derive(Clone, Debug)]
+pub enum Inputs {
+    /// One value per unbound parameter, in parameter order.
+    Positional(Vec<Value>),
+    /// `(parameter name, value)` pairs, in any order; names may start with `%`.
+    Named(Vec<(String, Value)>),
+}
+
+impl From<Vec<Value>> for Inputs {
+    fn from(values: Vec<Value>) -> Self {
+        Inputs::Positional(values)
+    }
+}
+
+impl From<Vec<(String, Value)>> for Inputs {
+    fn from(values: Vec<(String, Value)>) -> Self {
+        Inputs::Named(values)
+    }
+}
+
+impl From<Vec<(&str, Value)>> for Inputs {
+    fn from(values: Vec<(&str, Value)>) -> Self {
+        Inputs::Named(values.into_iter().map(|(n, v)| (n.to_string(), v)).collect())
     }
 }
 

@@ -2,7 +2,7 @@
 //! value is (ADT type arguments substituted into the constructor's field types), a one-level
 //! decomposition of a value, and the walk over those that the JSON and text printers share:
 //! it keeps its own stack, so that a list of a million elements never recurses on the host
-//! stack, and leaves each printer to say only how a node looks ([`Syntax`]).
+//! stack, and leaves each printer to say only how a node looks (`Syntax`).
 
 use crate::Error;
 use relay_devices::Tensor;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// One level of a value: its leaves, or its children with their types.
 #[derive(Debug)]
-pub(crate) enum Node<'a> {
+pub enum Node<'a> {
     /// A 0-d tensor.
     Scalar(ScalarValue),
     /// An n-d tensor (n ≥ 1).
@@ -46,7 +46,7 @@ pub(crate) enum Node<'a> {
 /// # Errors
 /// When the value does not have the type (a wrong kind, an unknown tag or field count), or
 /// a constructor value whose ADT is unknown.
-pub(crate) fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Result<Node<'a>, String> {
+pub fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Result<Node<'a>, String> {
     match (v, ty) {
         (Value::Scalar(s), ValueType::Tensor { dtype, shape }) if shape.is_empty() && s.dtype == *dtype => {
             Ok(Node::Scalar(*s))
@@ -220,6 +220,19 @@ pub(crate) fn shape_fits(shape: &[usize], ty: &[Option<i64>]) -> bool {
         && shape.iter().zip(ty).all(|(&d, t)| t.is_none_or(|t| usize::try_from(t) == Ok(d)))
 }
 
+/// Whether `name` is the prelude's `List` (a `Cons` of two fields and a `Nil`), which hosts
+/// read and write as a plain sequence (a JSON array, a Python list).
+pub fn is_list(exe: &Executable, name: &str) -> bool {
+    exe.adt(name).is_some_and(|a| {
+        a.name == "List"
+            && a.constructors.len() == 2
+            && a.constructors[0].name == "Cons"
+            && a.constructors[0].fields.len() == 2
+            && a.constructors[1].name == "Nil"
+            && a.constructors[1].fields.is_empty()
+    })
+}
+
 /// The ADT named `name`.
 ///
 /// # Errors
@@ -232,7 +245,7 @@ pub(crate) fn adt<'a>(exe: &'a Executable, name: &str) -> Result<&'a AdtInfo, St
 ///
 /// # Errors
 /// An unknown ADT or tag.
-pub(crate) fn constructor_fields<'a>(
+pub fn constructor_fields<'a>(
     exe: &'a Executable,
     name: &str,
     args: &[ValueType],
@@ -265,7 +278,7 @@ pub(crate) fn substitute(t: &ValueType, params: &[String], args: &[ValueType]) -
 }
 
 /// A type in Relay syntax, for error messages (`Tensor[(2, ?), float32]`, `List[int32]`).
-pub(crate) fn describe(t: &ValueType) -> String {
+pub fn describe(t: &ValueType) -> String {
     let list = |ts: &[ValueType]| ts.iter().map(describe).collect::<Vec<_>>().join(", ");
     match t {
         ValueType::Tensor { dtype, shape } if shape.is_empty() => dtype.to_string(),

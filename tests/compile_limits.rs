@@ -48,7 +48,7 @@ fn compile_and_run(
     text: &str,
     arg: impl FnOnce(&Program) -> Result<Value, relay::Error>,
 ) -> Result<i64, String> {
-    let program = Program::compile("deep.relay", text).map_err(|e| e.to_string())?;
+    let program = Program::builder().source("deep.relay", text).build().map_err(|e| e.to_string())?;
     let arg = arg(&program).map_err(|e| e.to_string())?;
     let mut vm = program.vm();
     let v = program.invoke(&mut vm, "main", vec![arg]).map_err(|e| e.to_string())?;
@@ -131,7 +131,7 @@ fn deep_list_line(n: usize) -> String {
 #[test]
 fn json_input_at_the_depth_limit_reads_and_drops() {
     let text = "def @main(%l: List[int32]) -> int32 { @length(%l) }";
-    let program = Program::compile("len.relay", text).expect("compiles");
+    let program = Program::builder().source("len.relay", text).build().expect("compiles");
     let elements = (MAX_JSON_DEPTH - 2) / 2;
     let (line, past) = (deep_list_line(elements), deep_list_line(elements + 1));
     let result = on_small_stack(move || {

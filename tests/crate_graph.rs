@@ -1,5 +1,6 @@
 //! The crate dependency direction of ARCHITECTURE.md §2: `devices` depends on no workspace
-//! crate, `vm` only on `devices`, only the root depends on `stdlib`, `jit` and the ONNX importer.
+//! crate, `vm` only on `devices`, only the root depends on `stdlib`, `jit` and the ONNX importer,
+//! and the Python package only on the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -12,6 +13,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-jit", &["relay-compiler", "relay-devices"]),
     ("relay-onnx", &["relay-compiler", "relay-devices"]),
     ("relay", &["relay-devices", "relay-vm", "relay-compiler", "relay-stdlib", "relay-jit", "relay-onnx"]),
+    ("relay-python", &["relay"]),
 ];
 
 #[test]

@@ -26,7 +26,8 @@ fn saved() -> &'static [(String, Vec<u8>)] {
             .map(|p| {
                 let text = std::fs::read_to_string(p).unwrap();
                 let name = p.display().to_string();
-                let program = Program::compile(&name, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let program =
+                    Program::builder().source(&name, &text).build().unwrap_or_else(|e| panic!("{name}: {e}"));
                 (name, program.save())
             })
             .collect()

@@ -22,7 +22,13 @@ def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) -> Tensor[(2
 "#;
 
 fn compiled(opt_level: u8) -> Executable {
-    Program::compile_with("limits.relay", SOURCE, opt_level).unwrap().executable().clone()
+    Program::builder()
+        .source("limits.relay", SOURCE)
+        .opt_level(opt_level)
+        .build()
+        .unwrap()
+        .executable()
+        .clone()
 }
 
 /// Loading `exe`'s file fails verification; the message.

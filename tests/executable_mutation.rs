@@ -55,7 +55,9 @@ fn saved() -> &'static [Vec<u8>] {
     SAVED.get_or_init(|| {
         [(TENSORS, 0), (TENSORS, 2), (SCALARS, 0)]
             .iter()
-            .map(|&(text, opt)| Program::compile_with("mutated.relay", text, opt).unwrap().save())
+            .map(|&(text, opt)| {
+                Program::builder().source("mutated.relay", text).opt_level(opt).build().unwrap().save()
+            })
             .collect()
     })
 }

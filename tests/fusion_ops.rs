@@ -225,8 +225,8 @@ fn jit_kernels_match_reference_kernels() {
             types.iter().enumerate().map(|(i, t)| format!("%{}: {t}", (b'a' + i as u8) as char)).collect();
         let src = format!("def @main({}) {{ {call} }}", params.join(", "));
         let compiled = (
-            Program::compile_with("case.relay", &src, 0),
-            Program::compile_on("case.relay", &src, 2, true, &common::test_device()),
+            Program::builder().source("case.relay", &src).opt_level(0).build(),
+            Program::builder().source("case.relay", &src).opt_level(2).device(common::test_device()).build(),
         );
         let (reference, jit) = match compiled {
             (Ok(r), Ok(j)) => (r, j),
@@ -258,8 +258,13 @@ fn jit_kernels_match_reference_kernels() {
 /// Compiles `src` at opt-level 0 and 2 and checks the fused program against the reference on
 /// pseudo-random arguments; returns the fused program.
 fn fused_matches_reference(src: &str, types: &[&str]) -> Program {
-    let reference = Program::compile_with("t.relay", src, 0).unwrap_or_else(|e| panic!("{e}"));
-    let fused = Program::compile_on("t.relay", src, 2, true, &common::test_device())
+    let reference =
+        Program::builder().source("t.relay", src).opt_level(0).build().unwrap_or_else(|e| panic!("{e}"));
+    let fused = Program::builder()
+        .source("t.relay", src)
+        .opt_level(2)
+        .device(common::test_device())
+        .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut rng = Lcg(7);
     let args: Vec<Json> = types.iter().map(|t| argument(t, &mut rng)).collect();

@@ -142,10 +142,16 @@ fn run(program: &Program, args: &[Json]) -> Result<Vec<f64>, String> {
 
 /// Runs `src` at opt-levels 0 and 2 and compares; returns the fused program.
 fn agree(src: &str, args: &[Json]) -> Result<Program, TestCaseError> {
-    let reference =
-        Program::compile_with("dag.relay", src, 0).map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))?;
-    let fused =
-        Program::compile_with("dag.relay", src, 2).map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))?;
+    let reference = Program::builder()
+        .source("dag.relay", src)
+        .opt_level(0)
+        .build()
+        .map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))?;
+    let fused = Program::builder()
+        .source("dag.relay", src)
+        .opt_level(2)
+        .build()
+        .map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))?;
     let want = run(&reference, args).map_err(TestCaseError::fail)?;
     let got = run(&fused, args).map_err(TestCaseError::fail)?;
     prop_assert_eq!(want.len(), got.len());

@@ -15,8 +15,10 @@ mod common;
 /// Names of the functions an empty program has: the prelude's and the closures lifted out
 /// of them.
 fn prelude_functions() -> HashSet<String> {
-    let program =
-        Program::compile("empty.relay", "#[version = \"0.0.5\"]\n").unwrap_or_else(|e| panic!("{e}"));
+    let program = Program::builder()
+        .source("empty.relay", "#[version = \"0.0.5\"]\n")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     program.executable().functions.iter().map(|f| f.name.clone()).collect()
 }
 
@@ -43,7 +45,9 @@ fn listing(program: &Program, skip: &HashSet<String>) -> String {
 
 fn check(path: &Path, skip: &HashSet<String>, bless: bool) -> Result<(), String> {
     let text = common::read_described(path)?;
-    let program = Program::compile(&path.display().to_string(), &text)
+    let program = Program::builder()
+        .source(path.display().to_string(), &text)
+        .build()
         .map_err(|e| format!("does not compile:\n{e}"))?;
     common::check_expected(path, &listing(&program, skip), bless, "disassembly")
 }

@@ -59,7 +59,11 @@ fn check_file(path: &Path, bless: bool) -> (Vec<String>, Option<String>) {
     // On a device only fused kernels move: opt-level 0 (reference kernels) runs as on the CPU.
     let levels: &[u8] = if device.is_opencl() { &OPT_LEVELS[1..] } else { &OPT_LEVELS };
     for &opt_level in levels {
-        let program = match Program::compile_on(&path.display().to_string(), &text, opt_level, true, &device)
+        let program = match Program::builder()
+            .source(path.display().to_string(), &text)
+            .opt_level(opt_level)
+            .device(device.clone())
+            .build()
         {
             Ok(p) => p,
             Err(e) => {

@@ -23,7 +23,8 @@ fn read_text(path: &str) -> String {
 /// leading parameters of `@main`) as values.
 fn load(source: &str, weights: &str) -> (Program, Interpreter, Vec<Value>) {
     let text = read_text(source);
-    let program = Program::compile(source, &text).unwrap_or_else(|e| panic!("{source}: {e}"));
+    let program =
+        Program::builder().source(source, &text).build().unwrap_or_else(|e| panic!("{source}: {e}"));
     let interp = Interpreter::compile(source, &text).unwrap_or_else(|e| panic!("{source}: {e}"));
     let main = interp.function("main").unwrap();
     let bound =

@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use relay::compiler::codegen::memory::analyse_executable;
 use relay::vm::{Value, VmConfig};
-use relay::{CompileOptions, Program};
+use relay::Program;
 use serde_json::Value as Json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
@@ -111,7 +111,12 @@ fn show(program: &Program, v: &Value) -> String {
 }
 
 fn compile(name: &str, src: &str, opt: u8, plan: bool) -> Result<Program, TestCaseError> {
-    Program::compile_planned(name, src, opt, plan).map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))
+    Program::builder()
+        .source(name, src)
+        .opt_level(opt)
+        .memory_plan(plan)
+        .build()
+        .map_err(|e| TestCaseError::fail(format!("{src}\n{e}")))
 }
 
 fn check_plans(program: &Program) -> Result<(), String> {
@@ -143,7 +148,7 @@ proptest! {
 fn dead_intermediates_share_arena_space() {
     let src = "def @main(%x: Tensor[(4, 4), float32]) {\n\
                let %a = tanh(%x); let %b = sigmoid(%a); let %c = negative(%b); let %d = exp(%c); add(%d, %x)\n}";
-    let p = Program::compile_planned("chain.relay", src, 0, true).unwrap();
+    let p = Program::builder().source("chain.relay", src).opt_level(0).memory_plan(true).build().unwrap();
     let plans = analyse_executable(p.executable());
     let main = plans.iter().find(|p| p.function == "main").unwrap();
     main.check().unwrap();
@@ -173,14 +178,13 @@ struct Model {
 }
 
 fn model(source: &str, weights: &str, inputs: &str, n: usize) -> Model {
-    let text = std::fs::read_to_string(example(source)).unwrap();
     let bytes = std::fs::read(example(weights)).unwrap();
     // As `relay-vm run --params` compiles: specialised to the weights' shapes.
-    let bound = relay::params::bound_shapes(&bytes).unwrap();
-    let options =
-        |memory_plan| CompileOptions { memory_plan, bound: bound.clone(), ..CompileOptions::default() };
-    let planned = Program::compile_options(source, &text, &options(true)).unwrap();
-    let unplanned = Program::compile_options(source, &text, &options(false)).unwrap();
+    let build = |memory_plan| {
+        Program::builder().file(example(source)).params(example(weights)).memory_plan(memory_plan).build()
+    };
+    let planned = build(true).unwrap();
+    let unplanned = build(false).unwrap();
     let main = planned.function("main").unwrap();
     let bound = relay::params::bind_params(main, &bytes).unwrap().values;
     let weights = bound.into_iter().map(|(_, v)| v).collect();

@@ -40,7 +40,11 @@ fn load_model(source: &str, weights: &str) -> (Program, Vec<Value>) {
 /// [`load_model`] for program text `text`, reported as `source`.
 fn load_model_text(source: &str, text: &str, weights: &str) -> (Program, Vec<Value>) {
     let device = common::test_device();
-    let program = Program::compile_on(source, text, relay::DEFAULT_OPT_LEVEL, true, &device)
+    let program = Program::builder()
+        .source(source, text)
+        .opt_level(relay::DEFAULT_OPT_LEVEL)
+        .device(device.clone())
+        .build()
         .unwrap_or_else(|e| panic!("{source} on {device}: {e}"));
     let main = program.function("main").unwrap();
     let bound =
@@ -231,7 +235,8 @@ fn same_tree_value(a: &Value, b: &Value) -> bool {
 #[test]
 fn tree_values_are_the_jsonl_trees() {
     let (trees, vocab) = sst_test();
-    let program = Program::compile("treelstm.relay", &read_text("treelstm/treelstm.relay")).unwrap();
+    let program =
+        Program::builder().source("treelstm.relay", read_text("treelstm/treelstm.relay")).build().unwrap();
     let tree_type = program.function("main").unwrap().param_types.last().unwrap().clone();
     let mut read_back = 0;
     for (tree, line) in trees.iter().zip(read_text("treelstm/sst-test.jsonl").lines()) {

@@ -5,7 +5,7 @@
 //! for results near zero); integer and boolean outputs must be equal.
 
 use relay::compiler::ir::sanitize_name;
-use relay::{CompileOptions, Program};
+use relay::Program;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -26,9 +26,11 @@ fn run(model: &Path, opt_level: u8) -> Result<(Json, Vec<Json>), String> {
     let imported = relay::onnx::import(&std::fs::read(model).unwrap()).map_err(|e| format!("import: {e}"))?;
     let doc: Json =
         serde_json::from_str(&std::fs::read_to_string(model.with_extension("json")).unwrap()).unwrap();
-    let bound = relay::params::bound_shapes(&imported.weights)?;
-    let options = CompileOptions { opt_level, bound, ..CompileOptions::default() };
-    let program = Program::compile_options("model.relay", &imported.text, &options)
+    let program = Program::builder()
+        .source("model.relay", imported.text.clone())
+        .params_bytes("model.onnx", imported.weights.clone())
+        .opt_level(opt_level)
+        .build()
         .map_err(|e| format!("{e}\n{}", imported.text))?;
     let f = program.function("main").map_err(|e| e.to_string())?;
     let mut args: Vec<Option<relay::vm::Value>> = vec![None; f.param_types.len()];

@@ -27,7 +27,7 @@ def @host(%x: Tensor[(4, 8), float32], %w: Tensor[(16, 8), float32]) {
 #[cfg(not(feature = "opencl"))]
 #[test]
 fn without_the_feature_the_device_is_a_clear_error() {
-    match Program::compile_on("chain.relay", CHAIN, 2, true, &opencl()) {
+    match Program::builder().source("chain.relay", CHAIN).opt_level(2).device(opencl()).build() {
         Err(Error::Device(e)) => assert!(e.to_string().contains("not compiled in"), "{e}"),
         other => panic!("expected a device error, got {:?}", other.map(|_| ())),
     }
@@ -56,7 +56,7 @@ mod on_device {
     /// The program on the OpenCL device, or `None` when no OpenCL runtime or device is
     /// present and `RELAY_OPENCL_OPTIONAL=1` allows skipping.
     fn program(source: &str) -> Option<Program> {
-        match Program::compile_on("chain.relay", source, 2, true, &opencl()) {
+        match Program::builder().source("chain.relay", source).opt_level(2).device(opencl()).build() {
             Ok(p) => Some(p),
             Err(Error::Device(e)) if std::env::var_os("RELAY_OPENCL_OPTIONAL").is_some_and(|v| v == "1") => {
                 eprintln!("skipped: {e}");
@@ -89,7 +89,7 @@ mod on_device {
     #[test]
     fn a_chain_of_fused_kernels_copies_each_input_up_once_and_the_result_down_once() {
         let Some(program) = program(CHAIN) else { return };
-        let cpu = Program::compile("chain.relay", CHAIN).unwrap();
+        let cpu = Program::builder().source("chain.relay", CHAIN).build().unwrap();
         let (x, w) = inputs();
         let want = cpu.invoke(&mut cpu.vm(), "main", vec![x.clone(), w.clone()]).unwrap();
         let mut vm = program.vm();
@@ -117,7 +117,7 @@ mod on_device {
     #[test]
     fn host_kernels_and_results_inside_tuples_bring_device_tensors_home() {
         let Some(program) = program(CHAIN) else { return };
-        let cpu = Program::compile("chain.relay", CHAIN).unwrap();
+        let cpu = Program::builder().source("chain.relay", CHAIN).build().unwrap();
         let (x, w) = inputs();
         let want = cpu.invoke(&mut cpu.vm(), "host", vec![x.clone(), w.clone()]).unwrap();
         let mut vm = program.vm();
@@ -156,7 +156,12 @@ mod on_device {
         );
 
         let from_binaries = Device::OpenCl { selector: "opencl".into(), binaries: Some(dir.clone()) };
-        let loaded = Program::compile_on("chain.relay", CHAIN, 2, true, &from_binaries).unwrap();
+        let loaded = Program::builder()
+            .source("chain.relay", CHAIN)
+            .opt_level(2)
+            .device(from_binaries.clone())
+            .build()
+            .unwrap();
         let (x, w) = inputs();
         for f in ["main", "host"] {
             let a = built.invoke(&mut built.vm(), f, vec![x.clone(), w.clone()]).unwrap();
@@ -166,7 +171,12 @@ mod on_device {
 
         // Another program's kernels are not in the directory: an error, not a source build.
         let other = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) { exp(%x) }";
-        match Program::compile_on("other.relay", other, 2, true, &from_binaries) {
+        match Program::builder()
+            .source("other.relay", other)
+            .opt_level(2)
+            .device(from_binaries.clone())
+            .build()
+        {
             Err(Error::Kernel { message, .. }) => {
                 assert!(message.contains("no prebuilt OpenCL binary"), "{message}")
             }

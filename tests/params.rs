@@ -59,7 +59,7 @@ fn state_dict(with_fc2: bool) -> Vec<u8> {
 
 #[test]
 fn pytorch_names_and_dtypes_bind() {
-    let program = Program::compile("mlp.relay", MLP).unwrap();
+    let program = Program::builder().source("mlp.relay", MLP).build().unwrap();
     let main = program.function("main").unwrap();
     let bound = bind_params(main, &state_dict(true)).unwrap();
     assert_eq!(bound.values.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 2, 3, 4]);
@@ -74,7 +74,7 @@ fn pytorch_names_and_dtypes_bind() {
 
 #[test]
 fn inexact_conversions_are_refused() {
-    let program = Program::compile("mlp.relay", MLP).unwrap();
+    let program = Program::builder().source("mlp.relay", MLP).build().unwrap();
     let main = program.function("main").unwrap();
     let big = file(&[("steps", Dtype::I64, vec![2], i64s(&[1, 1 << 40]))]);
     let e = bind_params(main, &big).unwrap_err();

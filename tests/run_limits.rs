@@ -40,8 +40,8 @@ fn int(r: Result<Value, Error>) -> i64 {
 
 #[test]
 fn a_tensor_over_the_limit_traps_while_other_threads_go_on() {
-    let huge = Program::compile_with("huge.relay", HUGE, 0).unwrap();
-    let count = Program::compile("count.relay", COUNT).unwrap();
+    let huge = Program::builder().source("huge.relay", HUGE).opt_level(0).build().unwrap();
+    let count = Program::builder().source("count.relay", COUNT).build().unwrap();
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
             let mut vm = count.vm();
@@ -58,7 +58,7 @@ fn a_tensor_over_the_limit_traps_while_other_threads_go_on() {
 
 #[test]
 fn live_tensors_over_the_memory_budget_trap() {
-    let program = Program::compile("grow.relay", GROW).unwrap();
+    let program = Program::builder().source("grow.relay", GROW).build().unwrap();
     let x = || relay::tensor(vec![1000], vec![0f32; 1000]).unwrap();
     let mut vm = program.vm_with(VmConfig { max_memory_bytes: 1 << 20, ..VmConfig::default() });
     // 100 tensors of 4000 bytes fit in 1 MiB; 1000 do not.
@@ -73,7 +73,7 @@ fn live_tensors_over_the_memory_budget_trap() {
 
 #[test]
 fn another_thread_cancels_an_endless_run() {
-    let program = Program::compile("forever.relay", FOREVER).unwrap();
+    let program = Program::builder().source("forever.relay", FOREVER).build().unwrap();
     let mut vm = program.vm();
     let cancel = vm.cancel_handle().clone();
     let canceller = std::thread::spawn(move || {
@@ -88,7 +88,7 @@ fn another_thread_cancels_an_endless_run() {
 
 #[test]
 fn a_compiled_kernel_over_the_file_limits_runs_until_cancelled() {
-    let program = Program::compile("long.relay", LONG_KERNEL).unwrap();
+    let program = Program::builder().source("long.relay", LONG_KERNEL).build().unwrap();
     let mut vm = program.vm();
     let cancel = vm.cancel_handle().clone();
     let canceller = std::thread::spawn(move || {

@@ -12,7 +12,8 @@ use crate::scalar::ScalarValue;
 use crate::verify::Limits;
 use relay_devices::{DType, Scalar, Tensor};
 
-const MAGIC: &[u8; 8] = b"RELAYVM\0";
+/// The first bytes of every executable file: how a host tells one from Relay source.
+pub const MAGIC: &[u8; 8] = b"RELAYVM\0";
 /// Bumped on any change to the layout (6: kir's unary operators are tagged in
 /// `relay_devices::arith::UnOp::ALL` order).
 pub const FORMAT_VERSION: u32 = 6;

@@ -21,7 +21,7 @@ pub use bytes::{ByteReader, ByteWriter, FormatError};
 pub use cancel::{CancelHandle, StopReason};
 pub use config::{VmConfig, DEFAULT_MEMORY_BYTES};
 pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
-pub use format::{LoadError, FORMAT_VERSION};
+pub use format::{LoadError, FORMAT_VERSION, MAGIC};
 pub use interp::{CopyStats, Trap, Vm};
 pub use isa::{ControlFlow, Instr, INSTRUCTION_DOCS};
 pub use kernel::{DeviceKernel, Kernel, KernelTable};

@@ -79,6 +79,17 @@ impl Value {
         }
     }
 
+    /// The value as a tensor, whatever its rank: an unboxed scalar becomes a 0-d tensor.
+    /// `None` for ADT values, closures, references and device tensors (which
+    /// [`crate::Vm::invoke`] never returns).
+    pub fn to_tensor(&self) -> Option<Arc<Tensor>> {
+        match self {
+            Value::Scalar(s) => s.to_tensor().ok().map(Arc::new),
+            Value::Tensor(t) => Some(Arc::clone(t)),
+            _ => None,
+        }
+    }
+
     /// Whether `self` and `other` are the same value, not just equal ones: the same
     /// allocation for boxed values, the same dtype and bits for scalars. Same values can
     /// stand for each other anywhere (values are immutable, references aside, and a reference

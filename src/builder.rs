@@ -1,0 +1,236 @@
+//! How a [`Program`] is made: [`ProgramBuilder`], the one way to compile Relay source or load
+//! an executable file, with its weights, optimisation level, memory plan, device and entry
+//! function.
+//!
+//! ```
+//! let program = relay::Program::builder()
+//!     .source("add.relay", "def @main(%w: Tensor[(2), float32], %x: Tensor[(2), float32]) { add(%w, %x) }")
+//!     .opt_level(2)
+//!     .build()
+//!     .unwrap();
+//! let w = relay::tensor(vec![2], vec![1f32, 2.0]).unwrap();
+//! let x = relay::tensor(vec![2], vec![10f32, 20.0]).unwrap();
+//! let sum = program.run(&mut program.vm(), vec![w, x]).unwrap();
+//! assert_eq!(sum.to_tensor().unwrap().as_slice::<f32>().unwrap(), [11.0, 22.0]);
+//! ```
+
+use crate::{CompileFailure, Device, Error, Prelude, Program};
+use relay_compiler::pass::BoundParam;
+use relay_vm::{Executable, Limits};
+use std::path::{Path, PathBuf};
+
+/// The optimisation level a [`ProgramBuilder`] starts with (the CLI's default): fused,
+/// JIT-compiled kernels.
+pub const DEFAULT_OPT_LEVEL: u8 = 2;
+
+/// Where the program comes from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// A `.relay` file or an executable file, told apart by the executable's magic number.
+    File(PathBuf),
+    /// Relay text, shown as `name` in diagnostics.
+    Text { name: String, text: String },
+}
+
+/// Where the weights come from.
+#[derive(Clone, Debug)]
+enum Weights {
+    /// A safetensors file.
+    File(PathBuf),
+    /// Safetensors bytes in memory (an imported ONNX model's), named `origin` in messages.
+    Bytes { origin: PathBuf, bytes: Vec<u8> },
+}
+
+/// Compiles a Relay program (or loads an executable) into a [`Program`]; made by
+/// [`Program::builder`].
+///
+/// Defaults: [`DEFAULT_OPT_LEVEL`], the memory plan on, [`Device::Cpu`], entry function
+/// `main`, no weights.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ProgramBuilder {
+    source: Option<Source>,
+    params: Option<Weights>,
+    opt_level: u8,
+    memory_plan: bool,
+    device: Device,
+    entry: String,
+    prelude: Prelude,
+}
+
+impl Default for ProgramBuilder {
+    fn default() -> Self {
+        ProgramBuilder {
+            source: None,
+            params: None,
+            opt_level: DEFAULT_OPT_LEVEL,
+            memory_plan: true,
+            device: Device::Cpu,
+            entry: "main".to_string(),
+            prelude: Prelude::InScope,
+        }
+    }
+}
+
+impl ProgramBuilder {
+    /// The program is the file at `path`: Relay source (UTF-8 text, with the prelude in
+    /// scope) or an executable written by [`Program::save`] / `relay-vm compile`.
+    pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.source = Some(Source::File(path.into()));
+        self
+    }
+
+    /// The program is Relay source `text`, shown as `name` in diagnostics.
+    pub fn source(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.source = Some(Source::Text { name: name.into(), text: text.into() });
+        self
+    }
+
+    /// Weights: every tensor of the safetensors file at `path` is bound to the entry
+    /// function's parameter of its name ([`crate::params`]), so [`Program::run`] takes only
+    /// the other parameters. From opt-level 1 their shapes also replace `?` dimensions in the
+    /// parameters' annotations, so operators reading them get static shapes and fuse
+    /// ([`relay_compiler::pass::specialize_params`]) — the program `relay-vm run --params`
+    /// runs.
+    pub fn params(mut self, path: impl Into<PathBuf>) -> Self {
+        self.params = Some(Weights::File(path.into()));
+        self
+    }
+
+    /// [`ProgramBuilder::params`] from safetensors `bytes` already in memory (the weights of
+    /// an imported ONNX model), called `origin` in messages.
+    pub fn params_bytes(mut self, origin: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
+        self.params = Some(Weights::Bytes { origin: origin.into(), bytes });
+        self
+    }
+
+    /// 0 runs every operator on its reference kernel (the oracle); 1 and above fuse operators
+    /// (FuseOps) into kernels JIT-compiled with Cranelift.
+    pub fn opt_level(mut self, level: u8) -> Self {
+        self.opt_level = level;
+        self
+    }
+
+    /// The compile-time memory plan (frame arenas, kills at last use); off, every tensor
+    /// comes from the VM's pool and dies with its register or frame. Results are the same
+    /// either way.
+    pub fn memory_plan(mut self, on: bool) -> Self {
+        self.memory_plan = on;
+        self
+    }
+
+    /// Where fused kernels run: with an OpenCL device they run there as OpenCL C and their
+    /// tensors stay on the device between kernels (the device-planning pass,
+    /// `compiler/src/codegen/plan_devices.rs`, marks where they must come to the host).
+    pub fn device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// Whether the prelude is in scope for Relay source ([`Prelude::InScope`], where the
+    /// program's own definitions shadow the prelude's) or left out (`--no-prelude`).
+    pub fn prelude(mut self, prelude: Prelude) -> Self {
+        self.prelude = prelude;
+        self
+    }
+
+    /// The function [`Program::run`] calls and the weights bind to (`main`; a leading `@` is
+    /// ignored).
+    pub fn entry(mut self, name: impl Into<String>) -> Self {
+        self.entry = name.into();
+        self
+    }
+
+    /// Compiles (parse, type inference, the VM lowering passes, bytecode emission) or loads
+    /// the program, binds its kernels and its weights.
+    ///
+    /// # Errors
+    /// [`Error::File`] for a file that cannot be read, is neither UTF-8 source nor a valid
+    /// executable, or holds weights that do not fit the entry function; [`Error::Compile`] with
+    /// every diagnostic; [`Error::Kernel`] for a kernel that cannot be bound; [`Error::Device`] when the device
+    /// cannot be opened; [`Error::Input`] when no source was given, or weights were given and
+    /// there is no entry function.
+    pub fn build(self) -> Result<Program, Error> {
+        let weights = match &self.params {
+            Some(Weights::File(path)) => Some((path.as_path(), read(path)?)),
+            Some(Weights::Bytes { origin, bytes }) => Some((origin.as_path(), bytes.clone())),
+            None => None,
+        };
+        let source = self
+            .source
+            .clone()
+            .ok_or_else(|| Error::Input("no program: give the builder a `file` or a `source`".to_string()))?;
+        let mut program = match source {
+            Source::Text { name, text } => self.compile(&name, &text, weights.as_ref())?,
+            Source::File(path) => {
+                let bytes = read(&path)?;
+                if bytes.starts_with(relay_vm::MAGIC) {
+                    let exe = Executable::load(&bytes).map_err(|e| file_error(&path, &e))?;
+                    Program::from_executable_on(exe, &self.device)?
+                } else {
+                    let text = String::from_utf8(bytes).map_err(|_| Error::File {
+                        path: path.clone(),
+                        message: format!(
+                            "{} is neither UTF-8 Relay source nor an executable",
+                            path.display()
+                        ),
+                    })?;
+                    self.compile(&path.display().to_string(), &text, weights.as_ref())?
+                }
+            }
+        };
+        program.entry = self.entry.strip_prefix('@').unwrap_or(&self.entry).to_string();
+        if let Some((path, bytes)) = weights {
+            let main = program.function(&program.entry)?;
+            program.weights =
+                crate::params::bind_params(main, &bytes).map_err(|e| file_error(path, &e))?.values;
+        }
+        Ok(program)
+    }
+
+    /// Compiles `text`, specialising the entry's parameters to the shapes of `weights`.
+    fn compile(&self, name: &str, text: &str, weights: Option<&(&Path, Vec<u8>)>) -> Result<Program, Error> {
+        let bound: Vec<BoundParam> = match weights {
+            Some((path, bytes)) => crate::params::bound_shapes(bytes).map_err(|e| file_error(path, &e))?,
+            None => vec![],
+        };
+        let (mut module, _file) = crate::parse_with(name, text, self.prelude)?;
+        let ops = relay_stdlib::op_registry();
+        if self.opt_level >= 1 && !bound.is_empty() {
+            // A missing entry function is reported when the weights are bound or the program
+            // is run.
+            let _ = relay_compiler::pass::specialize_params(&mut module, &self.entry, &bound);
+        }
+        let lower = relay_compiler::pass::LowerOptions::at_level(self.opt_level);
+        let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
+            let mut exe = relay_compiler::codegen::compile_planned(
+                &module,
+                &types,
+                &ops,
+                self.opt_level >= 1,
+                self.memory_plan,
+            )?;
+            if self.device.is_opencl() {
+                relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
+            }
+            Ok(exe)
+        });
+        match lowered {
+            Ok(exe) => Program::bind(exe, &self.device, &Limits::UNBOUNDED),
+            Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
+        }
+    }
+}
+
+/// The bytes of the file at `path`.
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| Error::File {
+        path: path.to_path_buf(),
+        message: format!("cannot read {}: {e}", path.display()),
+    })
+}
+
+/// What is wrong with the contents of the file at `path`.
+fn file_error(path: &Path, e: &dyn std::fmt::Display) -> Error {
+    Error::File { path: path.to_path_buf(), message: format!("{}: {e}", path.display()) }
+}
