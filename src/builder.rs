@@ -56,6 +56,7 @@ pub struct ProgramBuilder {
     device: Device,
     entry: String,
     prelude: Prelude,
+    strict_params: bool,
 }
 
 impl Default for ProgramBuilder {
@@ -68,6 +69,7 @@ impl Default for ProgramBuilder {
             device: Device::Cpu,
             entry: "main".to_string(),
             prelude: Prelude::InScope,
+            strict_params: false,
         }
     }
 }
@@ -127,6 +129,14 @@ impl ProgramBuilder {
         self
     }
 
+    /// Whether a weight that binds no parameter of the entry function is an error (`true`,
+    /// as `--strict-params`) or ignored (`false`, the default: a PyTorch `state_dict` often
+    /// carries tensors such as `num_batches_tracked` that no parameter takes).
+    pub fn strict_params(mut self, strict: bool) -> Self {
+        self.strict_params = strict;
+        self
+    }
+
     /// Whether the prelude is in scope for Relay source ([`Prelude::InScope`], where the
     /// program's own definitions shadow the prelude's) or left out (`--no-prelude`).
     pub fn prelude(mut self, prelude: Prelude) -> Self {
@@ -182,8 +192,17 @@ impl ProgramBuilder {
         program.entry = self.entry.strip_prefix('@').unwrap_or(&self.entry).to_string();
         if let Some((path, bytes)) = weights {
             let main = program.function(&program.entry)?;
-            program.weights =
-                crate::params::bind_params(main, &bytes).map_err(|e| file_error(path, &e))?.values;
+            let bound = crate::params::bind_params(main, &bytes).map_err(|e| file_error(path, &e))?;
+            if self.strict_params && !bound.unused.is_empty() {
+                let message = format!(
+                    "{} tensor(s) bind no parameter of `@{}`: {}",
+                    bound.unused.len(),
+                    main.name,
+                    bound.unused.join(", ")
+                );
+                return Err(file_error(path, &message));
+            }
+            program.weights = bound.values;
         }
         Ok(program)
     }

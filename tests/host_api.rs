@@ -111,8 +111,16 @@ fn files_that_cannot_be_used_name_themselves() {
     let weights = example("treelstm/weights.safetensors");
     let binary = Program::builder().file(&weights).build().unwrap_err();
     assert!(binary.to_string().contains("is neither UTF-8 Relay source nor an executable"), "{binary}");
-    let wrong = Program::builder().source("t.relay", AFFINE).params(&weights).build().unwrap_err();
-    assert!(wrong.to_string().contains("names no parameter of `main`"), "{wrong}");
+    // Tensors that bind no parameter are ignored, or an error when asked.
+    let loose = Program::builder().source("t.relay", AFFINE).params(&weights).build().unwrap();
+    assert_eq!(loose.inputs().unwrap().len(), 3, "none of the TreeLSTM's weights binds");
+    let wrong = Program::builder()
+        .source("t.relay", AFFINE)
+        .params(&weights)
+        .strict_params(true)
+        .build()
+        .unwrap_err();
+    assert!(wrong.to_string().contains("bind no parameter of `@main`"), "{wrong}");
     let none = Program::builder().opt_level(0).build().unwrap_err();
     assert!(matches!(none, Error::Input(_)), "{none}");
 }
