@@ -98,8 +98,9 @@ mod on_device {
         let s = vm.copy_stats();
         assert!(s.device_calls >= 3, "{s}");
         // x (128 bytes) and w (512 bytes) up, each once though each feeds two kernels, and
-        // nothing else: `ones` and `2f` are computed on the device.
-        assert_eq!((s.to_device, s.to_device_bytes), (2, 128 + 512), "{s}");
+        // the bias `ones(shape=[16])` (64 bytes), which FoldConstant (-O2) made a constant;
+        // nothing else: `2f` is computed on the device.
+        assert_eq!((s.to_device, s.to_device_bytes), (3, 128 + 512 + 64), "{s}");
         assert_eq!((s.to_host, s.to_host_bytes), (1, 128), "{s}");
 
         // The host still holds `x` and `w`: their uploads are reused by the next run.
