@@ -81,13 +81,19 @@ struct Entry<'p> {
     weights: Option<(String, Vec<String>)>,
 }
 
-/// `bench`'s passes over the inputs: untimed first, then timed.
+/// `bench`'s and `profile`'s passes over the inputs: untimed first, then measured.
+#[derive(clap::Args, Debug)]
 pub(crate) struct Passes {
-    /// Untimed passes.
+    /// Untimed passes over the inputs first (at most a million).
+    #[arg(long, default_value_t = 1, value_parser = crate::passes_parser())]
     pub(crate) warmup: usize,
-    /// Exactly this many timed passes, if given.
+    /// Measured passes over the inputs (at most a million). Without it, passes repeat until
+    /// --min-time has passed.
+    #[arg(long, value_parser = crate::passes_parser())]
     pub(crate) reps: Option<usize>,
-    /// Otherwise timed passes until this much time has passed (at least one pass).
+    /// Without --reps: keep measuring passes over the inputs until this many seconds of them
+    /// have passed (at least one pass).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
     pub(crate) min_time: Duration,
 }
 

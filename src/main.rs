@@ -41,7 +41,7 @@ fn opt_level_parser() -> clap::builder::RangedI64ValueParser<u8> {
 }
 
 /// `bench --warmup` and `--reps`: 0 to [`MAX_PASSES`].
-fn passes_parser() -> clap::builder::RangedU64ValueParser<usize> {
+pub(crate) fn passes_parser() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(0..=MAX_PASSES)
 }
 
@@ -101,17 +101,8 @@ enum Command {
     Bench {
         #[command(flatten)]
         run: RunArgs,
-        /// Untimed passes over the inputs first (at most a million).
-        #[arg(long, default_value_t = 1, value_parser = passes_parser())]
-        warmup: usize,
-        /// Timed passes over the inputs (at most a million). Without it, passes repeat until
-        /// --min-time has passed.
-        #[arg(long, value_parser = passes_parser())]
-        reps: Option<usize>,
-        /// Without --reps: keep timing passes over the inputs until this many seconds of
-        /// them have passed (at least one pass).
-        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = job::parse_seconds)]
-        min_time: std::time::Duration,
+        #[command(flatten)]
+        passes: job::Passes,
         /// `text` for people, or `json`: one object with every figure.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -172,16 +163,8 @@ enum Command {
     Profile {
         #[command(flatten)]
         run: RunArgs,
-        /// Untimed passes over the inputs first (at most a million).
-        #[arg(long, default_value_t = 1, value_parser = passes_parser())]
-        warmup: usize,
-        /// Profiled passes over the inputs (at most a million). Without it, passes repeat
-        /// until --min-time has passed.
-        #[arg(long, value_parser = passes_parser())]
-        reps: Option<usize>,
-        /// Without --reps: profile passes until this many seconds have passed.
-        #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = job::parse_seconds)]
-        min_time: std::time::Duration,
+        #[command(flatten)]
+        passes: job::Passes,
         /// `text` (a sorted table) or `json`.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -381,12 +364,9 @@ fn main() -> ExitCode {
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
             finish(with_job(&run, prelude, |job, inputs| job.run(inputs, format, jobs)))
         }
-        Command::Bench { run, warmup, reps, min_time, format, jobs } => {
-            let passes = job::Passes { warmup, reps, min_time };
-            finish(with_job(&run, prelude, |job, inputs| {
-                job.bench(inputs, passes, format, usize::from(jobs))
-            }))
-        }
+        Command::Bench { run, passes, format, jobs } => finish(with_job(&run, prelude, |job, inputs| {
+            job.bench(inputs, passes, format, usize::from(jobs))
+        })),
         Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
             &file,
             output.as_deref(),
@@ -399,8 +379,7 @@ fn main() -> ExitCode {
                 .and_then(|d| load_program_on(&file, opt_level, &d, prelude))
                 .and_then(|p| write_stdout(&p.executable().disassemble())),
         ),
-        Command::Profile { run, warmup, reps, min_time, format } => {
-            let passes = job::Passes { warmup, reps, min_time };
+        Command::Profile { run, passes, format } => {
             finish(with_job(&run, prelude, |job, inputs| job.profile(inputs, passes, format)))
         }
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
