@@ -14,6 +14,7 @@
 //! assert_eq!(sum.to_tensor().unwrap().as_slice::<f32>().unwrap(), [11.0, 22.0]);
 //! ```
 
+use crate::program::BoundWeights;
 use crate::{CompileFailure, Device, Error, Prelude, Program};
 use relay_compiler::pass::BoundParam;
 use relay_vm::{Executable, Limits};
@@ -202,7 +203,7 @@ impl ProgramBuilder {
                 );
                 return Err(file_error(path, &message));
             }
-            program.weights = bound.values;
+            program.weights = Some(BoundWeights { origin: path.display().to_string(), bound });
         }
         Ok(program)
     }

@@ -3,6 +3,7 @@
 //! (`--max-memory`, `--timeout`, SIGINT). `run -j N` spreads the inputs over N worker
 //! threads, each with its own VM on the one shared program (`parallel.rs`).
 
+use crate::program_args::check_unused;
 use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
 use relay::interp::Interpreter;
@@ -10,7 +11,7 @@ use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
 
 mod parallel;
 use relay::profile::KernelProfile;
-use relay::Program;
+use relay::{BoundWeights, Program};
 use std::io::BufRead;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -140,15 +141,12 @@ struct Tally {
 
 impl<'p> Job<'p> {
     /// Runs of `program` on a VM.
-    pub(crate) fn new(
-        program: &'p Program,
-        run: &RunArgs,
-        weights: Option<&Weights>,
-    ) -> Result<Job<'p>, Failure> {
+    /// The program's weights were bound when it was built.
+    pub(crate) fn new(program: &'p Program, run: &RunArgs) -> Result<Job<'p>, Failure> {
         let defaults = VmConfig::default();
         let config = VmConfig {
             // Planning off means no reuse at all: every tensor from the system allocator.
-            reuse_memory: !run.no_memory_plan,
+            reuse_memory: !run.program.no_memory_plan,
             // One tensor cannot hold more than all of them.
             max_tensor_bytes: run
                 .max_memory
@@ -160,10 +158,10 @@ impl<'p> Job<'p> {
         let vm = program.vm_with(config.clone());
         Job::with_engine(
             program.executable(),
-            program.function(&run.entry)?,
+            program.function(&run.program.entry)?,
             Engine::Vm { program, vm: Box::new(vm), config },
             run,
-            weights,
+            program.bound_weights().cloned(),
         )
     }
 
@@ -173,13 +171,20 @@ impl<'p> Job<'p> {
         run: &RunArgs,
         weights: Option<&Weights>,
     ) -> Result<Job<'p>, Failure> {
-        Job::with_engine(
-            interp.signature(),
-            interp.function(&run.entry)?,
-            Engine::Interp(interp),
-            run,
-            weights,
-        )
+        let f = interp.function(&run.program.entry)?;
+        let bound = match weights {
+            Some(w) => {
+                let bound = BoundWeights {
+                    origin: w.origin.clone(),
+                    bound: relay::params::bind_params(f, &w.bytes)
+                        .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
+                };
+                check_unused(&bound, &f.name, run.program.strict_params)?;
+                Some(bound)
+            }
+            None => None,
+        };
+        Job::with_engine(interp.signature(), f, Engine::Interp(interp), run, bound)
     }
 
     fn with_engine(
@@ -187,27 +192,10 @@ impl<'p> Job<'p> {
         f: &'p VmFunction,
         engine: Engine<'p>,
         run: &RunArgs,
-        weights: Option<&Weights>,
+        weights: Option<BoundWeights>,
     ) -> Result<Job<'p>, Failure> {
         let (bound, weights) = match weights {
-            Some(w) => {
-                let file = w.origin.clone();
-                let b = relay::params::bind_params(f, &w.bytes)
-                    .map_err(|e| Failure::bad_input(format!("error: {file}: {e}\n")))?;
-                if !b.unused.is_empty() {
-                    let what = format!(
-                        "{file}: {} tensor(s) bind no parameter of `@{}`: {}",
-                        b.unused.len(),
-                        f.name,
-                        b.unused.join(", ")
-                    );
-                    if run.strict_params {
-                        return Err(Failure::bad_input(format!("error: {what}\n")));
-                    }
-                    eprintln!("warning: {what} (ignored; --strict-params makes this an error)");
-                }
-                (b.values, Some((file, b.names)))
-            }
+            Some(BoundWeights { origin, bound: b }) => (b.values, Some((origin, b.names))),
             None => (vec![], None),
         };
         let free: Vec<usize> =
@@ -282,14 +270,19 @@ impl<'p> Job<'p> {
         }
         if tally.labelled > 0 {
             let n = tally.done;
-            write_stdout(&format!(
-                "accuracy: {}/{} = {:.2}%, {:.1} inputs/s on {jobs} thread(s) ({:.3} ms per input in the VM)\n",
+            let executor = match self.engine {
+                Engine::Vm { .. } => "the VM",
+                Engine::Interp(_) => "the interpreter",
+            };
+            // On stderr, so that stdout is JSONL only.
+            eprintln!(
+                "accuracy: {}/{} = {:.2}%, {:.1} inputs/s on {jobs} thread(s) ({:.3} ms per input in {executor})",
                 tally.correct,
                 tally.labelled,
                 100.0 * tally.correct as f64 / tally.labelled as f64,
                 n as f64 / wall.as_secs_f64().max(f64::MIN_POSITIVE),
                 1e3 * tally.vm_time.as_secs_f64() / n as f64
-            ))?;
+            );
         }
         if tally.done < inputs.items.len() {
             return Err(Failure {

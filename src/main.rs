@@ -10,9 +10,11 @@ mod import;
 mod job;
 mod ops_list;
 mod opt;
+mod program_args;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use job::Job;
+use program_args::ProgramArgs;
 use relay::{Error, Program};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -113,8 +115,8 @@ enum Command {
     },
     /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
     Compile {
-        /// The `.relay` file to compile.
-        file: PathBuf,
+        #[command(flatten)]
+        program: ProgramArgs,
         /// Where to write the executable.
         #[arg(short, long, required_unless_present = "emit_opencl")]
         output: Option<PathBuf>,
@@ -130,18 +132,14 @@ enum Command {
         /// The OpenCL device --binaries builds for.
         #[arg(long, default_value = "opencl")]
         device: String,
-        /// Optimisation level, 0 to 3: 0 runs each operator on its reference kernel, 1 and
-        /// above fuse operators into JIT-compiled kernels.
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
-        opt_level: u8,
     },
     /// Print the bytecode of a compiled executable or of a Relay file.
     Disasm {
-        /// An executable written by `relay-vm compile`, or a `.relay` file.
-        file: PathBuf,
-        /// Optimisation level for a `.relay` file (see `compile`).
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
-        opt_level: u8,
+        #[command(flatten)]
+        program: ProgramArgs,
+        /// Print only this function (with or without `@`).
+        #[arg(long, value_name = "NAME")]
+        function: Option<String>,
         /// The device to plan a `.relay` file for (see `run`): with an OpenCL device the
         /// bytecode shows the `DeviceCopy` instructions of the device plan.
         #[arg(long, default_value = "cpu")]
@@ -213,8 +211,8 @@ enum Command {
     },
     /// Print the fused kernels of a compiled executable or of a Relay file as kir.
     Dump {
-        /// An executable written by `relay-vm compile`, or a `.relay` file.
-        file: PathBuf,
+        #[command(flatten)]
+        program: ProgramArgs,
         /// Print every kir kernel.
         #[arg(long)]
         kernels: bool,
@@ -222,21 +220,14 @@ enum Command {
         /// interval (instruction positions in the disassembly) and slot.
         #[arg(long)]
         memory: bool,
-        /// Optimisation level for a `.relay` file (see `compile`).
-        #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
-        opt_level: u8,
     },
 }
 
 /// What to run and on which inputs (shared by `run` and `bench`).
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// A `.relay` file, an executable written by `relay-vm compile`, or an ONNX model
-    /// (`.onnx`, imported in memory with its weights).
-    file: PathBuf,
-    /// The function to run.
-    #[arg(long, default_value = "main")]
-    entry: String,
+    #[command(flatten)]
+    program: ProgramArgs,
     /// The arguments: a JSON array, one value per parameter not bound by --params, or an
     /// object keyed by parameter name (`{"input": ...}`; ONNX input names work as written).
     #[arg(long, conflicts_with = "input")]
@@ -245,22 +236,6 @@ struct RunArgs {
     /// {"args": [...], "label": N}), printing one result per line.
     #[arg(long)]
     input: Option<PathBuf>,
-    /// A safetensors file whose tensors bind the parameters of the same names: a tensor `N`
-    /// binds `%N`, else `%N` with every character outside [A-Za-z0-9_] made `_` (PyTorch's
-    /// `fc1.weight` binds `%fc1_weight`). float16/bfloat16 and integer tensors convert to the
-    /// parameter's dtype where every element converts exactly. Tensors that bind no
-    /// parameter are ignored with a warning.
-    #[arg(long)]
-    params: Option<PathBuf>,
-    /// Make a --params tensor that binds no parameter an error instead of a warning.
-    #[arg(long, requires = "params")]
-    strict_params: bool,
-    /// Optimisation level for a `.relay` file (see `compile`).
-    #[arg(long, default_value_t = relay::DEFAULT_OPT_LEVEL, value_parser = opt_level_parser())]
-    opt_level: u8,
-    /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
-    #[arg(long)]
-    no_memory_plan: bool,
     /// Print tensor allocation statistics (arena, pool, system; peak bytes) and host↔device
     /// copies (count and bytes each way) on stderr.
     #[arg(long)]
@@ -324,9 +299,7 @@ impl Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         match e {
-            Error::Compile(f) => {
-                Failure { code: EXIT_COMPILE_ERROR, message: f.render(std::io::stderr().is_terminal()) }
-            }
+            Error::Compile(f) => Failure { code: EXIT_COMPILE_ERROR, message: f.render(use_color()) },
             Error::Kernel { .. } => Failure { code: EXIT_COMPILE_ERROR, message: format!("error: {e}\n") },
             Error::Trap(_) | Error::Fault(_) => Failure { code: EXIT_TRAP, message: format!("error: {e}\n") },
             Error::Load(_) | Error::File { .. } | Error::Input(_) | Error::Device(_) => {
@@ -367,17 +340,17 @@ fn main() -> ExitCode {
         Command::Bench { run, passes, format, jobs } => finish(with_job(&run, prelude, |job, inputs| {
             job.bench(inputs, passes, format, usize::from(jobs))
         })),
-        Command::Compile { file, output, emit_opencl, binaries, device, opt_level } => finish(compile(
-            &file,
+        Command::Compile { program, output, emit_opencl, binaries, device } => finish(compile(
+            &program,
             output.as_deref(),
             emit_opencl.as_deref().map(|dir| (dir, binaries.then_some(device.as_str()))),
-            opt_level,
             prelude,
         )),
-        Command::Disasm { file, opt_level, device } => finish(
+        Command::Disasm { program, function, device } => finish(
             parse_device(&device)
-                .and_then(|d| load_program_on(&file, opt_level, &d, prelude))
-                .and_then(|p| write_stdout(&p.executable().disassemble())),
+                .and_then(|d| program.load(d, prelude))
+                .and_then(|p| disassemble(&p, function.as_deref()))
+                .and_then(|text| write_stdout(&text)),
         ),
         Command::Profile { run, passes, format } => {
             finish(with_job(&run, prelude, |job, inputs| job.profile(inputs, passes, format)))
@@ -402,10 +375,16 @@ fn main() -> ExitCode {
         Command::Import { file, output, params_out } => {
             finish(import::import(&file, &output, params_out.as_deref()))
         }
-        Command::Dump { file, kernels, memory, opt_level } => finish(
-            load_program(&file, opt_level, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
+        Command::Dump { program, kernels, memory } => finish(
+            program.load(relay::Device::Cpu, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
         ),
     }
+}
+
+/// Whether diagnostics on stderr are coloured: on a terminal, unless `NO_COLOR` is set to
+/// something (no-color.org).
+fn use_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Prints a failure's message and turns the outcome into the exit code.
@@ -441,7 +420,7 @@ fn with_source(path: &Path, f: impl FnOnce(&str, &str) -> Result<(), relay::Comp
     match f(&path.display().to_string(), &text) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprint!("{}", failure.render(std::io::stderr().is_terminal()));
+            eprint!("{}", failure.render(use_color()));
             ExitCode::from(EXIT_COMPILE_ERROR)
         }
     }
@@ -472,22 +451,6 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
     out
 }
 
-/// Loads an executable (recognised by its magic number) or compiles Relay source at
-/// `opt_level`, with the prelude or without.
-fn load_program(path: &Path, opt_level: u8, prelude: relay::Prelude) -> Result<Program, Failure> {
-    load_program_on(path, opt_level, &relay::Device::Cpu, prelude)
-}
-
-/// [`load_program`] for `device`.
-fn load_program_on(
-    path: &Path,
-    opt_level: u8,
-    device: &relay::Device,
-    prelude: relay::Prelude,
-) -> Result<Program, Failure> {
-    Ok(Program::builder().file(path).opt_level(opt_level).device(device.clone()).prelude(prelude).build()?)
-}
-
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {
     s.parse().map_err(|e| Failure::bad_input(format!("error: --device: {e}\n")))
 }
@@ -498,11 +461,12 @@ fn with_job(
     prelude: relay::Prelude,
     f: impl FnOnce(Job<'_>, job::Inputs) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let (onnx_text, weights) = job_sources(run)?;
+    let sources = run.program.sources()?;
     match run.executor {
         Executor::Vm => {
-            let (program, inputs) = open_job(run, prelude, onnx_text.as_deref(), weights.as_ref())?;
-            f(Job::new(&program, run, weights.as_ref())?, inputs)
+            let program = run.program.build(&sources, run_device(run)?, prelude)?;
+            let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
+            f(Job::new(&program, run)?, inputs)
         }
         Executor::Interp => {
             if run.device != "cpu" || run.opencl_binaries.is_some() {
@@ -510,52 +474,29 @@ fn with_job(
                     "error: --executor interp runs on the host; --device is the VM's\n",
                 ));
             }
-            let bytes = match onnx_text {
+            let file = &run.program.file;
+            let bytes = match sources.onnx_text {
                 Some(text) => text.into_bytes(),
-                None => read_file(&run.file)?,
+                None => read_file(file)?,
             };
             let text = std::str::from_utf8(&bytes).ok().filter(|_| !bytes.starts_with(relay::vm::MAGIC));
             let text = text.ok_or_else(|| {
                 Failure::bad_input(format!(
                     "error: --executor interp needs Relay source, not {}\n",
-                    run.file.display()
+                    file.display()
                 ))
             })?;
             let checked =
-                relay::check_with(&run.file.display().to_string(), text, prelude).map_err(Error::from)?;
+                relay::check_with(&file.display().to_string(), text, prelude).map_err(Error::from)?;
             let interp = relay::interp::Interpreter::new(checked)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
-            f(Job::interp(&interp, run, weights.as_ref())?, inputs)
+            f(Job::interp(&interp, run, sources.weights.as_ref())?, inputs)
         }
     }
 }
 
-/// What a job runs besides its file: for an ONNX model, the imported Relay text and its
-/// weights; otherwise the `--params` weights, if given.
-fn job_sources(run: &RunArgs) -> Result<(Option<String>, Option<job::Weights>), Failure> {
-    if import::is_onnx(&run.file) {
-        if run.params.is_some() {
-            return Err(Failure::bad_input("error: --params: an ONNX model brings its own weights\n"));
-        }
-        let imported = import::read_onnx(&run.file)?;
-        let weights = job::Weights { origin: run.file.display().to_string(), bytes: imported.weights };
-        return Ok((Some(imported.text), Some(weights)));
-    }
-    let weights = match &run.params {
-        Some(p) => Some(job::Weights { origin: p.display().to_string(), bytes: read_file(p)? }),
-        None => None,
-    };
-    Ok((None, weights))
-}
-
-/// Loads the program for `--device` (compiling `onnx_text` instead of the file when given,
-/// specialised to `weights`) and reads its inputs (`--args`, `--input` or none).
-fn open_job(
-    run: &RunArgs,
-    prelude: relay::Prelude,
-    onnx_text: Option<&str>,
-    weights: Option<&job::Weights>,
-) -> Result<(Program, job::Inputs), Failure> {
+/// The device `run`'s options name, with `--opencl-binaries`.
+fn run_device(run: &RunArgs) -> Result<relay::Device, Failure> {
     let mut device = parse_device(&run.device)?;
     match (&mut device, &run.opencl_binaries) {
         (relay::Device::OpenCl { binaries, .. }, Some(dir)) => *binaries = Some(dir.clone()),
@@ -564,35 +505,31 @@ fn open_job(
         }
         _ => {}
     }
-    let builder = Program::builder()
-        .opt_level(run.opt_level)
-        .memory_plan(!run.no_memory_plan)
-        .device(device)
-        .entry(&run.entry)
-        .prelude(prelude);
-    let builder = match onnx_text {
-        Some(text) => builder.source(run.file.display().to_string(), text),
-        None => builder.file(&run.file),
-    };
-    let builder = match weights {
-        Some(w) => builder.params_bytes(w.origin.clone(), w.bytes.clone()),
-        None => builder,
-    };
-    let program = builder.build()?;
-    let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
-    Ok((program, inputs))
+    Ok(device)
+}
+
+/// The bytecode of `program`: every function, or only `function`.
+fn disassemble(program: &Program, function: Option<&str>) -> Result<String, Failure> {
+    let exe = program.executable();
+    match function {
+        None => Ok(exe.disassemble()),
+        Some(name) => {
+            let f = program.function(name)?;
+            let index = exe.functions.iter().position(|g| g.name == f.name);
+            Ok(index.and_then(|i| exe.disassemble_function(i)).unwrap_or_default())
+        }
+    }
 }
 
 /// `relay-vm compile`: the executable to `output`, and with `opencl = (dir, device)` the
 /// kernels' OpenCL C to `dir` (with binaries built on `device` when one is given).
 fn compile(
-    file: &Path,
+    args: &ProgramArgs,
     output: Option<&Path>,
     opencl: Option<(&Path, Option<&str>)>,
-    opt_level: u8,
     prelude: relay::Prelude,
 ) -> Result<(), Failure> {
-    let program = load_program(file, opt_level, prelude)?;
+    let program = args.load(relay::Device::Cpu, prelude)?;
     if let Some(output) = output {
         std::fs::write(output, program.save())
             .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))?;

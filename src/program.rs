@@ -26,9 +26,18 @@ pub struct Program {
     device: Device,
     /// The function [`Program::run`] calls (no `@`).
     pub(crate) entry: String,
-    /// `(parameter index, tensor)` of `entry`'s parameters bound to weights, in parameter
-    /// order ([`ProgramBuilder::params`]).
-    pub(crate) weights: Vec<(usize, Value)>,
+    /// The weights bound to `entry`'s parameters ([`ProgramBuilder::params`]).
+    pub(crate) weights: Option<BoundWeights>,
+}
+
+/// A weights file bound to the entry function: where it came from (for messages) and what
+/// bound, in parameter order, and what did not.
+#[derive(Clone, Debug)]
+pub struct BoundWeights {
+    /// The file named in messages.
+    pub origin: String,
+    /// The bound parameters, the tensors that bind none, and every tensor name.
+    pub bound: crate::params::Bound,
 }
 
 impl std::fmt::Debug for Program {
@@ -37,7 +46,7 @@ impl std::fmt::Debug for Program {
             .field("functions", &self.executable.functions.len())
             .field("kernels", &self.kernels.len())
             .field("entry", &self.entry)
-            .field("weights", &self.weights.len())
+            .field("weights", &self.weight_values().len())
             .finish()
     }
 }
@@ -79,13 +88,7 @@ impl Program {
         }
         let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref(), limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
-        Ok(Program {
-            executable,
-            kernels,
-            device: device.clone(),
-            entry: "main".to_string(),
-            weights: vec![],
-        })
+        Ok(Program { executable, kernels, device: device.clone(), entry: "main".to_string(), weights: None })
     }
 
     /// Where the program's fused kernels run.
@@ -198,9 +201,26 @@ impl Program {
         Ok(self.free_params(f).map(|i| f.param_names[i].as_str()).collect())
     }
 
+    /// The tensors of the weights file that bind no parameter of the entry function, by
+    /// name, sorted (empty without weights). The builder ignores them unless
+    /// [`ProgramBuilder::strict_params`] is set; a host may warn about them.
+    pub fn unused_weights(&self) -> &[String] {
+        self.weights.as_ref().map_or(&[], |w| &w.bound.unused)
+    }
+
+    /// The weights bound to the entry function, if any.
+    pub fn bound_weights(&self) -> Option<&BoundWeights> {
+        self.weights.as_ref()
+    }
+
+    /// `(parameter index, tensor)` of the entry's parameters bound to weights.
+    fn weight_values(&self) -> &[(usize, Value)] {
+        self.weights.as_ref().map_or(&[], |w| &w.bound.values)
+    }
+
     /// Indices of `f`'s parameters without a bound weight.
     fn free_params<'f>(&'f self, f: &'f VmFunction) -> impl Iterator<Item = usize> + 'f {
-        (0..f.param_types.len()).filter(|i| !self.weights.iter().any(|(w, _)| w == i))
+        (0..f.param_types.len()).filter(|i| !self.weight_values().iter().any(|(w, _)| w == i))
     }
 
     /// Runs the entry function in `vm` on the bound weights and `inputs`, the values of its
@@ -216,7 +236,7 @@ impl Program {
         let f = self.function(&self.entry)?;
         let free: Vec<usize> = self.free_params(f).collect();
         let mut args: Vec<Option<Value>> = vec![None; f.param_types.len()];
-        for (i, w) in &self.weights {
+        for (i, w) in self.weight_values() {
             args[*i] = Some(w.clone());
         }
         match inputs.into() {

@@ -98,10 +98,32 @@ pub fn node<'a>(exe: &'a Executable, v: &'a Value, ty: &ValueType) -> Result<Nod
 /// [`Error::Input`] when there is none.
 pub(crate) fn function<'a>(functions: &'a [VmFunction], name: &str) -> Result<&'a VmFunction, Error> {
     let name = name.strip_prefix('@').unwrap_or(name);
-    functions
+    functions.iter().find(|f| f.name == name).ok_or_else(|| {
+        Error::Input(format!("the program has no function `@{name}`{}", listing(name, functions)))
+    })
+}
+
+/// For a message about function `name`, which the program lacks: the closest name, and the
+/// functions it has, the last defined (the user's, after the prelude's) first, at most 24,
+/// leaving out the closures lambda lifting made.
+fn listing(name: &str, functions: &[VmFunction]) -> String {
+    const MAX_LISTED: usize = 24;
+    let named: Vec<&str> = functions
         .iter()
-        .find(|f| f.name == name)
-        .ok_or_else(|| Error::Input(format!("the program has no function `@{name}`")))
+        .rev()
+        .map(|f| f.name.as_str())
+        .filter(|n| !n.contains(relay_compiler::pass::LIFTED_INFIX))
+        .collect();
+    let hint = relay_compiler::diagnostics::suggest::closest(name, named.iter().copied())
+        .map(|c| format!("; did you mean `@{c}`?"))
+        .unwrap_or_default();
+    if named.is_empty() {
+        return format!("{hint}; it has no named functions");
+    }
+    let listed: Vec<String> = named.iter().take(MAX_LISTED).map(|n| format!("@{n}")).collect();
+    let more = named.len().saturating_sub(MAX_LISTED);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("{hint} (it has {}{more})", listed.join(", "))
 }
 
 /// Checks the argument count of a call of `f` and each argument's outer shape against its
@@ -145,6 +167,14 @@ pub(crate) trait Syntax {
     fn constructor(out: &mut String, name: &str, fields: usize) -> &'static str;
     /// Writes a function value running VM function `name`.
     fn closure(out: &mut String, name: &str);
+    /// How a prelude `List` prints, if not as its constructors: what opens and closes the
+    /// sequence of its elements.
+    const LIST: Option<(&'static str, &'static str)> = None;
+    /// Writes a 0-d tensor that is an element of a [`Syntax::LIST`] sequence, whose type
+    /// fixes its dtype.
+    fn list_scalar(out: &mut String, s: ScalarValue) {
+        Self::scalar(out, s);
+    }
 }
 
 /// Prints `v`, of type `ty`, in syntax `S`.
@@ -153,27 +183,29 @@ pub(crate) trait Syntax {
 /// When the value does not have the type, or holds a constructor value of unknown type.
 pub(crate) fn print<S: Syntax>(exe: &Executable, ty: &ValueType, v: &Value) -> Result<String, String> {
     enum Task {
-        Visit(Value, ValueType),
+        /// A value, its type, and whether it is an element of a list sequence.
+        Visit(Value, ValueType, bool),
         Text(&'static str),
         LeaveRef(usize),
     }
     let mut out = String::new();
-    let mut stack = vec![Task::Visit(v.clone(), ty.clone())];
+    let mut stack = vec![Task::Visit(v.clone(), ty.clone(), false)];
     // References on the path from the root: a cell that holds itself prints as a marker
     // instead of forever.
     let mut open_refs = HashSet::new();
     // Children are pushed in reverse, with their separators, so they pop in order.
-    let push_seq = |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str| {
-        stack.push(Task::Text(close));
-        for (i, (v, t)) in items.into_iter().enumerate().rev() {
-            stack.push(Task::Visit(v, t));
-            if i > 0 {
-                stack.push(Task::Text(S::SEPARATOR));
+    let push_seq =
+        |stack: &mut Vec<Task>, items: Vec<(Value, ValueType)>, close: &'static str, list: bool| {
+            stack.push(Task::Text(close));
+            for (i, (v, t)) in items.into_iter().enumerate().rev() {
+                stack.push(Task::Visit(v, t, list));
+                if i > 0 {
+                    stack.push(Task::Text(S::SEPARATOR));
+                }
             }
-        }
-    };
+        };
     while let Some(task) = stack.pop() {
-        let (v, ty) = match task {
+        let (v, ty, element) = match task {
             Task::Text(s) => {
                 out.push_str(s);
                 continue;
@@ -182,18 +214,26 @@ pub(crate) fn print<S: Syntax>(exe: &Executable, ty: &ValueType, v: &Value) -> R
                 open_refs.remove(&id);
                 continue;
             }
-            Task::Visit(v, ty) => (v, ty),
+            Task::Visit(v, ty, element) => (v, ty, element),
         };
+        if let (Some((open, close)), ValueType::Adt { name, .. }) = (S::LIST, &ty) {
+            if is_list(exe, name) {
+                out.push_str(open);
+                push_seq(&mut stack, list_elements(exe, v, &ty)?, close, true);
+                continue;
+            }
+        }
         match node(exe, &v, &ty)? {
+            Node::Scalar(s) if element => S::list_scalar(&mut out, s),
             Node::Scalar(s) => S::scalar(&mut out, s),
             Node::Tensor(t) => S::tensor(&mut out, t),
             Node::Tuple(fields) => {
                 let close = S::tuple(&mut out, fields.len());
-                push_seq(&mut stack, fields, close);
+                push_seq(&mut stack, fields, close, false);
             }
             Node::Con { name, fields } => {
                 let close = S::constructor(&mut out, name, fields.len());
-                push_seq(&mut stack, fields, close);
+                push_seq(&mut stack, fields, close, false);
             }
             Node::Ref { id, inner } => {
                 let (open, close) = S::REF;
@@ -202,7 +242,7 @@ pub(crate) fn print<S: Syntax>(exe: &Executable, ty: &ValueType, v: &Value) -> R
                     stack.push(Task::LeaveRef(id));
                     stack.push(Task::Text(close));
                     let (v, t) = *inner;
-                    stack.push(Task::Visit(v, t));
+                    stack.push(Task::Visit(v, t, false));
                 } else {
                     out.push_str(S::CYCLE);
                     out.push_str(close);
@@ -212,6 +252,32 @@ pub(crate) fn print<S: Syntax>(exe: &Executable, ty: &ValueType, v: &Value) -> R
         }
     }
     Ok(out)
+}
+
+/// The elements of `list`, a prelude `List` of type `ty`, with their type, in order: the
+/// `Cons` cells are followed in a loop, so a list of any length takes no host stack.
+///
+/// # Errors
+/// When a cell does not have the type.
+fn list_elements(exe: &Executable, list: Value, ty: &ValueType) -> Result<Vec<(Value, ValueType)>, String> {
+    let mut items = Vec::new();
+    let mut cell = list;
+    loop {
+        let rest = match node(exe, &cell, ty)? {
+            Node::Con { fields, .. } => {
+                let mut fields = fields.into_iter();
+                match (fields.next(), fields.next()) {
+                    (Some(head), Some((tail, _))) => {
+                        items.push(head);
+                        tail
+                    }
+                    _ => return Ok(items),
+                }
+            }
+            _ => return Err(format!("found {}, expected `{}`", describe_value(&cell), describe(ty))),
+        };
+        cell = rest;
+    }
 }
 
 /// Whether a concrete shape matches a type's shape (`None` dims match anything).

@@ -62,14 +62,7 @@ fn run_prints_json_and_text() {
     let s = Scratch::new("formats");
     let f = s.file("sum.relay", SUM);
     let out = relay_vm(&["run", path(&f), "--args", "[[1, 2, 3], 2]"]);
-    assert_eq!(
-        expect(&out, 0),
-        concat!(
-            r#"[{"dtype":"int32","shape":[],"data":[12]},"#,
-            r#"{"con":"Cons","fields":[{"dtype":"int32","shape":[],"data":[2]},{"con":"Nil","fields":[]}]}]"#,
-            "\n"
-        )
-    );
+    assert_eq!(expect(&out, 0), concat!(r#"[{"dtype":"int32","shape":[],"data":[12]},[2]]"#, "\n"));
     let out = relay_vm(&["run", path(&f), "--args", "[[1, 2, 3], 2]", "--format", "text"]);
     assert_eq!(expect(&out, 0), "(12, Cons(2, Nil))\n");
 }
@@ -87,6 +80,31 @@ fn run_without_parameters_and_with_another_entry() {
     let out = relay_vm(&["run", path(&f), "--entry", "nope"]);
     expect(&out, 3);
     assert!(stderr(&out).contains("no function `@nope`"));
+    // The message names what there is, the user's functions first, and the likely typo.
+    let out = relay_vm(&["run", path(&f), "--entry", "twise", "--args", "[1.5]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("did you mean `@twice`? (it has @twice, @main, "), "{}", stderr(&out));
+}
+
+#[test]
+fn a_number_outside_the_dtype_is_an_error_not_infinity() {
+    let s = Scratch::new("range");
+    let f = s.file("twice.relay", "def @main(%x: float32) { %x * 2f }\n");
+    let out = relay_vm(&["run", path(&f), "--args", "[1e40]"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("in the range of float32"), "{}", stderr(&out));
+    expect(&relay_vm(&["run", path(&f), "--args", "[\"inf\"]"]), 0);
+}
+
+#[test]
+fn no_color_turns_colour_off() {
+    // Colour needs a terminal, so a pipe never gets it; NO_COLOR must not change that, and a
+    // diagnostic still renders in full.
+    let s = Scratch::new("nocolor");
+    let f = s.file("bad.relay", "def @main() { %x }\n");
+    let out = Command::new(BIN).args(["check", path(&f)]).env("NO_COLOR", "1").output().unwrap();
+    expect(&out, 1);
+    assert!(!stderr(&out).contains('\u{1b}') && stderr(&out).contains("bad.relay:1:"), "{}", stderr(&out));
 }
 
 #[test]
@@ -245,6 +263,11 @@ fn compile_then_run_and_disassemble() {
     assert!(listing.contains("main(xs, k)"), "{listing}");
     assert!(listing.contains("Ret src="));
     assert_eq!(listing, expect(&relay_vm(&["disasm", path(&src)]), 0));
+    let main = expect(&relay_vm(&["disasm", path(&exe), "--function", "@main"]), 0);
+    assert!(main.starts_with("func#") && main.contains("main(xs, k)") && !main.contains("sum("), "{main}");
+    let out = relay_vm(&["disasm", path(&exe), "--function", "mian"]);
+    expect(&out, 3);
+    assert!(stderr(&out).contains("did you mean `@main`?"), "{}", stderr(&out));
 
     let mut bytes = std::fs::read(&exe).unwrap();
     let last = bytes.len() - 1;
@@ -356,6 +379,36 @@ fn params_bind_weights_by_name() {
     let out = relay_vm(&["run", path(&f), "--params", path(&misshapen), "--args", "[[[3, 4]], [0, 0]]"]);
     expect(&out, 3);
     assert!(stderr(&out).contains("Tensor[(2, 2), float32]"), "{}", stderr(&out));
+
+    // `compile`, `disasm` and `dump` build exactly the program `run --params` runs: the
+    // weights' shapes specialise it, and the executable holds the same bytecode.
+    let open = s.file(
+        "open.relay",
+        "def @main(%x: Tensor[(1, ?), float32], %w: Tensor[(?, ?), float32]) { nn.dense(%x, %w) }\n",
+    );
+    let exe = s.0.join("open.rvm");
+    let bound = ["--params", path(&weights)];
+    expect(&relay_vm(&[&["compile", path(&open), "-o", path(&exe)][..], &bound].concat()), 0);
+    let from_source = expect(&relay_vm(&[&["disasm", path(&open)][..], &bound].concat()), 0);
+    assert_eq!(from_source, expect(&relay_vm(&["disasm", path(&exe)]), 0));
+    assert_ne!(from_source, expect(&relay_vm(&["disasm", path(&open)]), 0));
+    assert!(
+        from_source.contains("shape=[1, 2]"),
+        "the output is allocated at its bound shape: {from_source}"
+    );
+    expect(&relay_vm(&[&["dump", path(&open), "--kernels"][..], &bound].concat()), 0);
+    let out = relay_vm(&[
+        "run",
+        path(&exe),
+        "--params",
+        path(&weights),
+        "--args",
+        "[[[3, 4]]]",
+        "--format",
+        "text",
+    ]);
+    assert_eq!(expect(&out, 0), "float32[[3, 8]]\n");
+
     let garbage = s.file("g.safetensors", b"not a safetensors file");
     expect(&relay_vm(&["run", path(&f), "--params", path(&garbage), "--args", "[[[3, 4]], [0, 0]]"]), 3);
 }

@@ -142,10 +142,7 @@ impl Executable {
         use std::fmt::Write;
         let mut out = String::new();
         for (i, f) in self.functions.iter().enumerate() {
-            let _ = writeln!(out, "func#{i} {}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
-            for (pc, ins) in f.code.iter().enumerate() {
-                let _ = writeln!(out, "  {pc:4}: {ins}");
-            }
+            write_function(&mut out, i, f);
         }
         for (i, k) in self.kernels.iter().enumerate() {
             let fused = if k.kernel.is_some() { " fused" } else { "" };
@@ -153,5 +150,23 @@ impl Executable {
                 writeln!(out, "kernel#{i} {} inputs={} outputs={}{fused}", k.op, k.num_inputs, k.num_outputs);
         }
         out
+    }
+
+    /// The bytecode of function number `index` alone, as [`Executable::disassemble`] prints
+    /// it; `None` when there is no such function.
+    pub fn disassemble_function(&self, index: usize) -> Option<String> {
+        let f = self.functions.get(index)?;
+        let mut out = String::new();
+        write_function(&mut out, index, f);
+        Some(out)
+    }
+}
+
+/// Writes function `f`, number `index`, and its code, one instruction per line.
+fn write_function(out: &mut String, index: usize, f: &VmFunction) {
+    use std::fmt::Write;
+    let _ = writeln!(out, "func#{index} {}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
+    for (pc, ins) in f.code.iter().enumerate() {
+        let _ = writeln!(out, "  {pc:4}: {ins}");
     }
 }

@@ -20,6 +20,10 @@ use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, Module, Symbol, Type
 use crate::ty::TypeMap;
 use std::collections::HashMap;
 
+/// What a lifted closure's name puts between its enclosing function's name and its number
+/// (`main_lifted_0`): hosts leave such functions out of listings meant for people.
+pub const LIFTED_INFIX: &str = "_lifted_";
+
 /// Lifts every `fn` literal that is not `Primitive=1` out of every global function.
 ///
 /// A literal `fn (%x: T) -> R { body }` with free variables `%c0, ...` becomes
@@ -176,7 +180,7 @@ impl Lifter<'_> {
     /// `<outer>_lifted_<n>`, not yet defined in `m`.
     fn fresh_name(&mut self, m: &mut Module) -> Symbol {
         loop {
-            let text = format!("{}_lifted_{}", self.outer, self.next);
+            let text = format!("{}{LIFTED_INFIX}{}", self.outer, self.next);
             self.next += 1;
             if m.function_by_name(&text).is_none() {
                 return m.symbols.intern(&text);

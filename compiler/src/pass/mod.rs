@@ -53,7 +53,7 @@ pub use free_vars::free_vars;
 pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use inline::{inline, INLINE};
 pub use inline_closures::{inline_closures, InlineOptions};
-pub use lambda_lift::lambda_lift;
+pub use lambda_lift::{lambda_lift, LIFTED_INFIX};
 pub use lower_primitives::lower_primitives;
 pub use manager::{node_count, resolve, run_passes, Instrument, PassContext, PassFn, Silent};
 pub use project_outputs::project_outputs;
