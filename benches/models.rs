@@ -12,10 +12,15 @@
 //!
 //! Run with `cargo bench --bench models`.
 
+// The treebank reader is the example's, not the library's; each user takes part of it.
+#[allow(dead_code)]
+#[path = "../examples/treelstm/sst.rs"]
+mod sst;
+
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use relay::sst::{parse_trees, Vocab};
 use relay::vm::Value;
 use relay::{scalar, tensor, Program};
+use sst::{parse_trees, Vocab};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -9,8 +9,13 @@
 //! `MODEL_DIR` (default `examples/treelstm`) holds `treelstm.relay`, `weights.safetensors`
 //! and `vocab.txt`. Prints the root accuracy and the speed of conversion plus inference.
 
-use relay::sst::{parse_trees, Vocab};
+// The treebank reader is the example's, not the library's; each user takes part of it.
+#[allow(dead_code)]
+#[path = "treelstm/sst.rs"]
+mod sst;
+
 use relay::Program;
+use sst::{parse_trees, Vocab};
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -7,9 +7,14 @@
 //!
 //! `trees.txt` holds PTB-bracketed trees, one a line (SST's `train.txt`, `dev.txt`,
 //! `test.txt`); `vocab.txt` one word a line, the line number being the word id and line 0 the
-//! unknown token (`examples/treelstm/vocab.txt`). See `relay::sst` for the tree encoding.
+//! unknown token (`examples/treelstm/vocab.txt`). See `examples/treelstm/sst.rs` for the tree encoding.
 
-use relay::sst::{jsonl_line, parse_trees, Vocab};
+// The treebank reader is the example's, not the library's; each user takes part of it.
+#[allow(dead_code)]
+#[path = "treelstm/sst.rs"]
+mod sst;
+
+use sst::{jsonl_line, parse_trees, Vocab};
 use std::io::Write;
 use std::process::ExitCode;
 

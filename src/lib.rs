@@ -27,7 +27,6 @@ pub mod opencl_files;
 pub mod params;
 pub mod profile;
 mod program;
-pub mod sst;
 pub mod text;
 pub mod typed;
 

@@ -3,11 +3,16 @@
 //! sequences, each on a few inputs, with their committed weights. Floats agree within 1e-5
 //! (the VM's JIT kernels approximate `tanh`, `sigmoid` and `exp` and contract multiply-adds).
 
+// The treebank reader is the example's, not the library's; each user takes part of it.
+#[allow(dead_code)]
+#[path = "../examples/treelstm/sst.rs"]
+mod sst;
+
 use relay::interp::Interpreter;
-use relay::sst::{parse_trees, Vocab};
 use relay::vm::Value;
 use relay::Program;
 use serde_json::Value as Json;
+use sst::{parse_trees, Vocab};
 use std::path::PathBuf;
 
 fn read(path: &str) -> Vec<u8> {

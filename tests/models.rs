@@ -12,11 +12,16 @@
 
 mod common;
 
-use relay::sst::{jsonl_line, parse_trees, Tree, Vocab};
+// The treebank reader is the example's, not the library's; each user takes part of it.
+#[allow(dead_code)]
+#[path = "../examples/treelstm/sst.rs"]
+mod sst;
+
 use relay::vm::Value;
 use relay::Program;
 use safetensors::SafeTensors;
 use serde_json::Value as Json;
+use sst::{jsonl_line, parse_trees, Tree, Vocab};
 use std::path::PathBuf;
 
 fn example_path(path: &str) -> PathBuf {

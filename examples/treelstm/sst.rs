@@ -11,8 +11,8 @@
 //! As a Relay value, a leaf is `Rose(word_id, Nil)` and an internal node `Rose(-1, children)`,
 //! written in the value JSON of `relay-vm run --input` (`{"con": "Rose", "fields": [...]}`).
 
-use crate::{scalar, Error, Program};
-use relay_vm::Value;
+use relay::vm::Value;
+use relay::{scalar, Error, Program};
 use std::collections::HashMap;
 use std::fmt::Write;
 
