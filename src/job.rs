@@ -25,10 +25,14 @@ pub(crate) struct Inputs {
 }
 
 impl Inputs {
-    /// `--args`, every non-blank line of `--input` (`-` is stdin), or one empty argument list.
+    /// `--args` (its text, or with `@FILE` that file's: NumPy `.npy`/`.npz` or JSON), every
+    /// non-blank line of `--input` (`-` is stdin), or one empty argument list.
     pub(crate) fn read(args: Option<&str>, input: Option<&Path>) -> Result<Inputs, Failure> {
         let items = match (args, input) {
-            (Some(a), _) => vec![("--args".to_string(), a.to_string())],
+            (Some(a), _) => match a.strip_prefix('@') {
+                Some(file) => vec![(format!("--args @{file}"), crate::npy::args_file(Path::new(file))?)],
+                None => vec![("--args".to_string(), a.to_string())],
+            },
             (None, Some(path)) => {
                 let cannot = |e: std::io::Error| {
                     Failure::bad_input(format!("error: cannot read {}: {e}\n", path.display()))

@@ -8,6 +8,7 @@
 
 mod import;
 mod job;
+mod npy;
 mod ops_list;
 mod opt;
 mod program_args;
@@ -230,6 +231,8 @@ struct RunArgs {
     program: ProgramArgs,
     /// The arguments: a JSON array, one value per parameter not bound by --params, or an
     /// object keyed by parameter name (`{"input": ...}`; ONNX input names work as written).
+    /// `@FILE` reads them from a file: a NumPy `.npy` array (the one parameter's), an `.npz`
+    /// archive keyed by parameter name (`np.savez(f, x=...)`), or JSON text.
     #[arg(long, conflicts_with = "input")]
     args: Option<String>,
     /// A JSONL file (`-` for stdin): runs once per line, each line an array like --args (or

@@ -97,6 +97,37 @@ fn a_number_outside_the_dtype_is_an_error_not_infinity() {
 }
 
 #[test]
+fn numpy_files_are_arguments() {
+    let s = Scratch::new("npy");
+    let dense = s.file(
+        "dense.relay",
+        "def @main(%x: Tensor[(1, 2), float32], %w: Tensor[(2, 2), float32]) { nn.dense(%x, %w) }\n",
+    );
+    let twice = s.file("twice.relay", "def @main(%x: Tensor[(1, 2), float32]) { %x * 2f }\n");
+    let npy = |name: &str| format!("@{}/tests/npy/{name}", env!("CARGO_MANIFEST_DIR"));
+    let run = |f: &Path, args: &str| relay_vm(&["run", path(f), "--args", args, "--format", "text"]);
+    assert_eq!(expect(&run(&twice, &npy("x.npy")), 0), "float32[[6, 8]]\n");
+    // An .npz binds parameters by name, stored (np.savez) or deflated (np.savez_compressed).
+    assert_eq!(expect(&run(&dense, &npy("weights.npz")), 0), "float32[[3, 8]]\n");
+    assert_eq!(expect(&run(&dense, &npy("compressed.npz")), 0), "float32[[3, 8]]\n");
+    let json = s.file("args.json", "[[[1, 2]]]");
+    assert_eq!(expect(&run(&twice, &format!("@{}", path(&json))), 0), "float32[[2, 4]]\n");
+    for (file, message) in [
+        (npy("fortran.npy"), "Fortran-ordered"),
+        (
+            format!("@{}", path(&s.file("cut.npy", &std::fs::read(&npy("x.npy")[1..]).unwrap()[..100]))),
+            "not a .npy",
+        ),
+        (format!("@{}", path(&s.file("bad.npz", b"PK not really"))), "not an .npz"),
+        (npy("missing.npy"), "cannot read"),
+    ] {
+        let out = run(&twice, &file);
+        expect(&out, 3);
+        assert!(stderr(&out).contains(message), "{file}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn no_color_turns_colour_off() {
     // Colour needs a terminal, so a pipe never gets it; NO_COLOR must not change that, and a
     // diagnostic still renders in full.
