@@ -214,6 +214,7 @@ impl ProgramBuilder {
             Some((path, bytes)) => crate::params::bound_shapes(bytes).map_err(|e| file_error(path, &e))?,
             None => vec![],
         };
+        let started = std::time::Instant::now();
         let (mut module, _file) = crate::parse_with(name, text, self.prelude)?;
         let ops = relay_stdlib::op_registry();
         if self.opt_level >= 1 && !bound.is_empty() {
@@ -236,7 +237,12 @@ impl ProgramBuilder {
             Ok(exe)
         });
         match lowered {
-            Ok(exe) => Program::bind(exe, &self.device, &Limits::UNBOUNDED),
+            Ok(exe) => {
+                let compile = started.elapsed();
+                let mut program = Program::bind(exe, &self.device, &Limits::UNBOUNDED)?;
+                program.build_times.compile = compile;
+                Ok(program)
+            }
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
         }
     }

@@ -225,6 +225,14 @@ impl<'p> Job<'p> {
         }
     }
 
+    /// How long building the VM's program took (none for the interpreter).
+    fn build_times(&self) -> Option<relay::BuildTimes> {
+        match &self.engine {
+            Engine::Vm { program, .. } => Some(program.build_times()),
+            Engine::Interp(_) => None,
+        }
+    }
+
     /// Whether the VM stopped because its run was cancelled (SIGINT).
     fn cancelled(&self) -> bool {
         matches!(&self.engine, Engine::Vm { vm, .. } if vm.cancel_handle().stop_reason() == Some(StopReason::Cancelled))
@@ -354,6 +362,9 @@ impl<'p> Job<'p> {
                 },
                 "throughput_per_s": throughput,
             });
+            if let Some(b) = self.build_times() {
+                out["build_ms"] = serde_json::json!({"compile": ms(b.compile), "kernels": ms(b.kernels)});
+            }
             if let Some(m) = &memory {
                 out["allocations_per_input"] = serde_json::json!({
                     "arena": m.arena_allocs as f64 / runs,
@@ -368,6 +379,13 @@ impl<'p> Job<'p> {
                 });
             }
             return write_stdout(&format!("{out}\n"));
+        }
+        if let Some(b) = self.build_times() {
+            write_stdout(&format!(
+                "build: compile {:.1} ms, kernels (JIT) {:.1} ms\n",
+                ms(b.compile),
+                ms(b.kernels)
+            ))?;
         }
         if let Some(m) = memory {
             write_stdout(&format!(

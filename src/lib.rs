@@ -32,7 +32,7 @@ pub mod typed;
 
 pub use builder::{ProgramBuilder, DEFAULT_OPT_LEVEL};
 pub use device::Device;
-pub use program::{scalar, tensor, tuple, BoundWeights, Inputs, Program};
+pub use program::{scalar, tensor, tuple, BoundWeights, BuildTimes, Inputs, Program};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};

@@ -28,6 +28,19 @@ pub struct Program {
     pub(crate) entry: String,
     /// The weights bound to `entry`'s parameters ([`ProgramBuilder::params`]).
     pub(crate) weights: Option<BoundWeights>,
+    /// How long building it took.
+    pub(crate) build_times: BuildTimes,
+}
+
+/// Wall-clock time spent making a [`Program`], by stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildTimes {
+    /// Parsing, type inference, the passes and bytecode emission (zero for an executable
+    /// loaded from a file, which also counts its reading and verification here).
+    pub compile: std::time::Duration,
+    /// Binding the kernels: JIT-compiling the fused kernels with Cranelift (or building them
+    /// for an OpenCL device) and looking up the reference kernels.
+    pub kernels: std::time::Duration,
 }
 
 /// A weights file bound to the entry function: where it came from (for messages) and what
@@ -86,9 +99,18 @@ impl Program {
         if let (Some(dev), Device::OpenCl { binaries: Some(dir), .. }) = (&opened, device) {
             crate::opencl_files::load_binaries(dev, dir)?;
         }
+        let started = std::time::Instant::now();
         let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref(), limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
-        Ok(Program { executable, kernels, device: device.clone(), entry: "main".to_string(), weights: None })
+        let build_times = BuildTimes { kernels: started.elapsed(), ..BuildTimes::default() };
+        Ok(Program {
+            executable,
+            kernels,
+            device: device.clone(),
+            entry: "main".to_string(),
+            weights: None,
+            build_times,
+        })
     }
 
     /// Where the program's fused kernels run.
@@ -206,6 +228,11 @@ impl Program {
     /// [`ProgramBuilder::strict_params`] is set; a host may warn about them.
     pub fn unused_weights(&self) -> &[String] {
         self.weights.as_ref().map_or(&[], |w| &w.bound.unused)
+    }
+
+    /// How long building the program took, by stage (`relay-vm bench` prints it).
+    pub fn build_times(&self) -> BuildTimes {
+        self.build_times
     }
 
     /// The weights bound to the entry function, if any.

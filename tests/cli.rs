@@ -241,7 +241,10 @@ fn numeric_options_are_validated() {
         relay_vm(&cmd)
     };
     let out = bench(&["--warmup", "0", "--reps", "2"]);
-    assert!(expect(&out, 0).contains("1 input(s) x 2 rep(s) after 0 warm-up pass(es)"));
+    let text = expect(&out, 0);
+    assert!(
+        text.contains("1 input(s) x 2 rep(s) after 0 warm-up pass(es)") && text.contains("build: compile ")
+    );
     // Without --reps, passes repeat for --min-time; --format json gives every figure.
     let out = bench(&["--min-time", "0.2", "--format", "json"]);
     let figures: serde_json::Value = serde_json::from_str(&expect(&out, 0)).unwrap();
@@ -252,6 +255,9 @@ fn numeric_options_are_validated() {
     assert!(
         figures["throughput_per_s"].as_f64().unwrap() > 0.0 && figures["allocations_per_input"].is_object()
     );
+    // Compilation (parse to bytecode) always takes some time; the kernels' binding is timed too.
+    assert!(figures["build_ms"]["compile"].as_f64().unwrap() > 0.0, "{figures}");
+    assert!(figures["build_ms"]["kernels"].as_f64().is_some(), "{figures}");
     for (extra, message) in [
         (&["--reps", "18446744073709551615"][..], "--reps"),
         (&["--reps", "1000000000"], "--reps"),
