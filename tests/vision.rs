@@ -93,5 +93,8 @@ fn the_digits_cnn_classifies_its_test_set_as_pytorch_did() {
         .map(|r| r["prediction"].as_i64().unwrap())
         .collect();
     assert_eq!(ours, pytorch);
-    assert!(stdout.contains("accuracy: 442/450 = 98.22%"), "{stdout}");
+    // The summary goes to stderr, so that stdout is JSONL only.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("accuracy: 442/450 = 98.22%"), "{stderr}");
+    assert!(!stdout.contains("accuracy"));
 }
