@@ -29,7 +29,7 @@ const F: &str = "float32";
 fn cases() -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = vec![];
     let shapes = ["(2, 3)", "(1)", "(0, 4)", "(3, 1, 5)", "(1, 1)"];
-    for (op, dtype) in listed_ops(1) {
+    for (op, dtype) in listed_ops(OpPattern::ElemWise, 1) {
         for s in shapes {
             out.push((format!("{op}(%a)"), vec![tensor(s, dtype)]));
         }
@@ -41,7 +41,7 @@ fn cases() -> Vec<(String, Vec<String>)> {
     }
     let pairs =
         [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
-    for (op, dtype) in listed_ops(2) {
+    for (op, dtype) in listed_ops(OpPattern::Broadcast, 2) {
         for (x, y) in pairs {
             out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
         }
@@ -53,11 +53,11 @@ fn cases() -> Vec<(String, Vec<String>)> {
         "where(%a, %b, %c)".into(),
         vec![tensor("(2, 1)", "bool"), tensor("(2, 3)", F), tensor("(3)", F)],
     ));
-    for op in ["sum", "mean", "max", "min", "prod", "argmax", "argmin"] {
+    for (op, dtype) in listed_ops(OpPattern::CommReduce, 1) {
         for attrs in ["", ", axis=[1]", ", axis=[0, 2], keepdims=True", ", axis=[1], exclude=True"] {
-            out.push((format!("{op}(%a{attrs})"), vec![tensor("(2, 3, 4)", F)]));
+            out.push((format!("{op}(%a{attrs})"), vec![tensor("(2, 3, 4)", dtype)]));
         }
-        out.push((format!("{op}(%a, axis=[0])"), vec![tensor("(1, 5)", F)]));
+        out.push((format!("{op}(%a, axis=[0])"), vec![tensor("(1, 5)", dtype)]));
     }
     out.push(("sum(%a, axis=[1])".into(), vec![tensor("(3, 0)", F)]));
     out.push(("sum(%a, axis=[0])".into(), vec![tensor("(0, 3)", F)]));
@@ -145,10 +145,9 @@ fn cases() -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// The library's elementwise (`arity` 1) or broadcast (`arity` 2) operators that have a
-/// compute rule and no required attribute, each with a dtype of its set to test it on.
-fn listed_ops(arity: usize) -> Vec<(&'static str, &'static str)> {
-    let pattern = if arity == 1 { OpPattern::ElemWise } else { OpPattern::Broadcast };
+/// The library's operators of `pattern` and `arity` (elementwise and reductions: 1, broadcast:
+/// 2) that have a compute rule and no required attribute, each with a dtype of its set.
+fn listed_ops(pattern: OpPattern, arity: usize) -> Vec<(&'static str, &'static str)> {
     operators()
         .filter(|e| e.def.num_inputs == arity && e.def.pattern == pattern && e.def.compute.is_some())
         .filter(|e| (e.reference.attr_defaults)().iter().all(|(_, default)| default.is_some()))

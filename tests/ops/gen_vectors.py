@@ -296,6 +296,7 @@ for op in ["argmax", "argmin"]:
     arg_case(op, "ties_last", ties, axis=1, last=True)
     error(op, "empty_reduction", [f32(2, 0)], {"axis": [1]})
 
+
 # ---------------------------------------------------------------- transforms
 
 x = f32(2, 3, 4)
@@ -726,6 +727,84 @@ case("left_shift", "int64_scalar_shift", [ai, np.int64(3)], [np.left_shift(ai, 3
 case("right_shift", "int64_scalar_shift", [ai, np.int64(2)], [np.right_shift(ai, 2)])
 for op in ["left_shift", "right_shift"]:
     error(op, "float_rejected", [f32(2), f32(2)])
+
+
+# ---------------------------------------------------------------- reduce/scan additions
+# (drawn last so that the cases above keep their random inputs)
+# all / any: bool reductions with the same axis attributes.
+for op, fn in [("all", np.all), ("any", np.any)]:
+    b = RNG.random((2, 3, 4)) < (0.8 if op == "all" else 0.2)
+    for name, axis, kd, ex in [("all", None, False, False), ("axis1_keepdims", [1], True, False),
+                               ("exclude_neg_axis", [-1], False, True), ("two_axes", [0, 2], False, False)]:
+        ax = axes_of(b.ndim, axis, ex)
+        attrs = {"keepdims": kd, "exclude": ex}
+        if axis is not None:
+            attrs["axis"] = axis
+        case(op, name, [b], [np.asarray(fn(b, axis=ax, keepdims=kd))], attrs)
+    case(op, "empty_reduced_axis", [np.zeros((0, 3), bool)], [fn(np.zeros((0, 3), bool), axis=0)], {"axis": [0]})
+    error(op, "float_rejected", [f32(2)])
+    error(op, "axis_out_of_range", [np.array([[True]])], {"axis": [-3]})
+
+
+def moments_case(op, name, x, axis=None, keepdims=False, exclude=False, unbiased=False):
+    ax = axes_of(x.ndim, axis, exclude)
+    attrs = {"keepdims": keepdims, "exclude": exclude, "unbiased": unbiased}
+    if axis is not None:
+        attrs["axis"] = axis
+    ddof = 1 if unbiased else 0
+    xd = d64(x)
+    if op == "variance":
+        m = np.mean(x, axis=ax, keepdims=True, dtype=np.float32)
+        ref = np.sum((xd - d64(m)) ** 2, axis=ax, keepdims=keepdims) / (np.prod([x.shape[a] for a in ax]) - ddof)
+        case(op, name, [x, m], [ref], attrs, atol=1e-5, out_dtypes=["float32"])
+    else:
+        case(op, name, [x], [np.std(xd, axis=ax, keepdims=keepdims, ddof=ddof)], attrs, atol=1e-5,
+             out_dtypes=["float32"])
+
+
+for op in ["variance", "std"]:
+    x = f32(2, 3, 4)
+    moments_case(op, "all", x)
+    moments_case(op, "axis1_keepdims", x, axis=[1], keepdims=True)
+    moments_case(op, "exclude_neg_axis_unbiased", x, axis=[-1], exclude=True, unbiased=True)
+    moments_case(op, "two_axes", x, axis=[0, 2])
+    error(op, "int_rejected", [ints(2, 2)] + ([ints(1, 1)] if op == "variance" else []))
+error("variance", "mean_shape_mismatch", [f32(2, 3), f32(2)], {"axis": [1]})
+error("variance", "mean_dtype_mismatch", [f32(2, 3), np.zeros((2, 1), np.float64)], {"axis": [1]})
+
+
+def scan_case(op, name, x, axis=None, dtype=None, exclusive=False):
+    fn = np.cumsum if op == "cumsum" else np.cumprod
+    attrs = {"exclusive": exclusive}
+    if axis is not None:
+        attrs["axis"] = axis
+    if dtype is not None:
+        attrs["dtype"] = dtype
+    out_dtype = dtype or str(x.dtype)
+    src = x.astype(out_dtype)
+    if axis is None:
+        src = src.reshape(-1)
+    ax = 0 if axis is None else axis
+    with np.errstate(over="ignore"):
+        ref = fn(src, axis=ax, dtype=out_dtype)
+    if exclusive:
+        ident = np.zeros_like if op == "cumsum" else np.ones_like
+        first = ident(np.take(ref, [0], axis=ax))
+        ref = np.concatenate([first, np.delete(ref, -1, axis=ax)], axis=ax) if ref.shape[ax] else ref
+    case(op, name, [x], [ref], attrs, atol=1e-5, out_dtypes=[out_dtype])
+
+
+for op in ["cumsum", "cumprod"]:
+    x = f32(2, 3, 4, lo=0.5, hi=1.5)
+    scan_case(op, "flattened", x)
+    scan_case(op, "axis1", x, axis=1)
+    scan_case(op, "neg_axis_exclusive", x, axis=-1, exclusive=True)
+    scan_case(op, "int32_to_float64", ints(3, 2, lo=-3, hi=4), axis=0, dtype="float64")
+    scan_case(op, "int8_wraps", ints(6, lo=50, hi=100, dtype="int8"), axis=0)
+    scan_case(op, "empty_axis", f32(2, 0), axis=1)
+    error(op, "axis_out_of_range", [f32(2, 3)], {"axis": 2})
+    error(op, "bool_rejected", [np.array([True])])
+
 
 
 def main():

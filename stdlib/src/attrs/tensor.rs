@@ -31,7 +31,7 @@ op_attrs! {
 }
 
 op_attrs! {
-    /// `sum`, `mean`, `max`, `min`, `prod` (TVM `ReduceAttrs`).
+    /// `sum`, `mean`, `max`, `min`, `prod`, `all`, `any` (TVM `ReduceAttrs`).
     pub struct ReduceAttrs {
         /// Axes to reduce (negative counts from the end); `None` reduces all.
         axis: Option<Vec<i64>> = None,
@@ -53,6 +53,32 @@ op_attrs! {
         exclude: bool = false,
         /// On ties, report the last index instead of the first.
         select_last_index: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `variance`, `std` (TVM `VarianceAttrs`).
+    pub struct VarianceAttrs {
+        /// Axes to reduce (negative counts from the end); `None` reduces all.
+        axis: Option<Vec<i64>> = None,
+        /// Keep reduced axes as size-1 dimensions.
+        keepdims: bool = false,
+        /// Reduce every axis *except* those in `axis`.
+        exclude: bool = false,
+        /// Divide by `n - 1` (Bessel's correction) instead of `n`.
+        unbiased: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `cumsum`, `cumprod` (TVM `ScanopAttrs`).
+    pub struct ScanopAttrs {
+        /// The axis to scan along; `None` scans the flattened input.
+        axis: Option<i64> = None,
+        /// Output and accumulation dtype; `None`: the input dtype.
+        dtype: Option<DType> = None,
+        /// Leave element `i` out of output `i` (output 0 is the identity).
+        exclusive: bool = false,
     }
 }
 

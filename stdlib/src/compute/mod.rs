@@ -8,7 +8,7 @@
 
 mod nn;
 mod project;
-mod reduce;
+pub(crate) mod reduce;
 mod transform;
 pub(crate) mod util;
 
@@ -16,7 +16,7 @@ use relay_compiler::op::{ComputeFn, ProjectFn};
 
 /// The compute rule of operator `name`, if it has one.
 pub fn compute_rule(name: &str) -> Option<ComputeFn> {
-    reduce::rule(name).or_else(|| transform::rule(name)).or_else(|| nn::rule(name))
+    transform::rule(name).or_else(|| nn::rule(name))
 }
 
 /// The projection of operator `name` (how to compute one field of its tuple result), if it

@@ -1,54 +1,24 @@
-//! Reductions as loop nests (reference: `crate::kernels::reduce`): one loop nest over the
+//! Reductions as loop nests (reference: `crate::ops::reduce`): one loop nest over the
 //! output, an inner nest over the reduced axes accumulating into a local.
 
-use super::util::{attrs, flatten, lit, norm_axis, tensors};
-use crate::attrs::{ArgReduceAttrs, ReduceAttrs};
+use super::util::{flatten, lit, tensors};
+use crate::attrs::ArgReduceAttrs;
+use crate::ops::reduce::{reduced_axes, ReduceAxes};
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LoopKind};
-use relay_compiler::op::{
-    for_each_index, AttrReader, ComputeFn, ComputeInput, LazyTensor, OutType, TensorDef,
-};
+use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
-/// The rule of reduction `name`.
-pub(super) fn rule(name: &str) -> Option<ComputeFn> {
-    let f: ComputeFn = match name {
-        "sum" => |i, r, o| fold(i, r, o, Fold::Sum),
-        "prod" => |i, r, o| fold(i, r, o, Fold::Prod),
-        "mean" => |i, r, o| fold(i, r, o, Fold::Mean),
-        "max" => |i, r, o| fold(i, r, o, Fold::Max),
-        "min" => |i, r, o| fold(i, r, o, Fold::Min),
-        "argmax" => |i, r, o| arg(i, r, o, true),
-        "argmin" => |i, r, o| arg(i, r, o, false),
-        _ => return None,
-    };
-    Some(f)
-}
-
+/// The value reductions a loop nest computes.
 #[derive(Clone, Copy, PartialEq)]
-enum Fold {
+pub(crate) enum Fold {
     Sum,
     Prod,
     Mean,
     Max,
     Min,
-}
-
-/// Which axes are reduced (as the reference kernel decides).
-fn mask(rank: usize, axis: &Option<Vec<i64>>, exclude: bool) -> Result<Vec<bool>, String> {
-    let Some(list) = axis else { return Ok(vec![true; rank]) };
-    let mut m = vec![false; rank];
-    for &a in list {
-        let k = norm_axis(a, rank)?;
-        if m[k] {
-            return Err(format!("axis {a} is listed twice"));
-        }
-        m[k] = true;
-    }
-    if exclude {
-        m.iter_mut().for_each(|v| *v = !*v);
-    }
-    Ok(m)
+    All,
+    Any,
 }
 
 /// A reduction's geometry: the input, which axes are reduced, the output shape.
@@ -118,24 +88,25 @@ impl Geometry {
     }
 }
 
-fn geometry(
-    inputs: &[ComputeInput],
-    axis: &Option<Vec<i64>>,
-    exclude: bool,
-    keepdims: bool,
-    out: &OutType,
-) -> Result<Geometry, String> {
+/// The geometry of reducing the one input by `attrs` (the axes the reference kernel reduces).
+fn geometry(inputs: &[ComputeInput], attrs: &impl ReduceAxes, out: &OutType) -> Result<Geometry, String> {
     let [x] = tensors(inputs)?;
-    let mask = mask(x.shape.len(), axis, exclude)?;
-    Ok(Geometry { x: x.clone(), mask, out: out.shape.clone(), keepdims })
+    let mask = reduced_axes(x.shape.len(), attrs).map_err(|e| e.to_string())?;
+    Ok(Geometry { x: x.clone(), mask, out: out.shape.clone(), keepdims: attrs.keepdims() })
 }
 
-fn fold(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, f: Fold) -> Result<TensorDef, String> {
-    let a: ReduceAttrs = attrs(r)?;
-    let g = geometry(inputs, &a.axis, a.exclude, a.keepdims, out)?;
+/// The loop nest of value reduction `f` (the rule of `sum`, `mean`, `max`, `min`, `prod`,
+/// `all`, `any`).
+pub(crate) fn fold(
+    inputs: &[ComputeInput],
+    a: &impl ReduceAxes,
+    out: &OutType,
+    f: Fold,
+) -> Result<TensorDef, String> {
+    let g = geometry(inputs, a, out)?;
     let dtype = g.x.dtype;
-    if dtype == DType::BOOL {
-        return Err("reductions take numbers".into());
+    if (dtype == DType::BOOL) != matches!(f, Fold::All | Fold::Any) {
+        return Err("numeric reductions take numbers, logical ones bools".into());
     }
     let run = g.run();
     if run == 0 && (matches!(f, Fold::Max | Fold::Min) || (f == Fold::Mean && !dtype.is_float())) {
@@ -148,6 +119,8 @@ fn fold(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, f: Fold) -> Resu
             let init = match f {
                 Fold::Sum | Fold::Mean => lit(dtype, 0.0),
                 Fold::Prod => lit(dtype, 1.0),
+                Fold::All => Expr::bool(true),
+                Fold::Any => Expr::bool(false),
                 Fold::Max | Fold::Min => {
                     let first = vec![Index::Const(0); g.reduced().len()];
                     g.x.at(k, &g.input_index(oi, &first))
@@ -164,6 +137,8 @@ fn fold(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, f: Fold) -> Resu
                     Fold::Prod => a * v,
                     Fold::Max => Expr::select(v.clone().gt(a.clone()), v, a),
                     Fold::Min => Expr::select(v.clone().lt(a.clone()), v, a),
+                    Fold::All => a.and(v),
+                    Fold::Any => a.or(v),
                 };
                 k.assign(acc, next);
             });
@@ -176,9 +151,14 @@ fn fold(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, f: Fold) -> Resu
     })))
 }
 
-fn arg(inputs: &[ComputeInput], r: &AttrReader, out: &OutType, is_max: bool) -> Result<TensorDef, String> {
-    let a: ArgReduceAttrs = attrs(r)?;
-    let g = geometry(inputs, &a.axis, a.exclude, a.keepdims, out)?;
+/// The loop nest of `argmax` (`is_max`) or `argmin`.
+pub(crate) fn arg(
+    inputs: &[ComputeInput],
+    a: &ArgReduceAttrs,
+    out: &OutType,
+    is_max: bool,
+) -> Result<TensorDef, String> {
+    let g = geometry(inputs, a, out)?;
     let dtype = g.x.dtype;
     if g.run() == 0 || dtype == DType::BOOL || g.run() > i64::from(i32::MAX) {
         return Err("this arg-reduction runs in the reference kernel".into());

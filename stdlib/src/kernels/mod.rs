@@ -8,13 +8,11 @@
 
 pub mod nn;
 pub(crate) mod num;
-mod reduce;
 pub mod table;
 mod transform;
 pub(crate) mod util;
 
 pub use num::{Float, Num};
-pub use reduce::*;
 pub(crate) use transform::slice_plan;
 pub use transform::*;
 

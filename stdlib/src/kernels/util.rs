@@ -85,7 +85,7 @@ pub(crate) fn same_dtype(dtypes: &[DType]) -> Result<DType, KernelError> {
 pub(crate) fn normalize_axis(axis: i64, rank: usize) -> Result<usize, KernelError> {
     let r = rank as i64;
     if axis < -r || axis >= r {
-        return Err(KernelError::Attr(format!("axis {axis} is out of range for rank {rank}")));
+        return Err(KernelError::Attr(format!("axis {axis} is out of range for a tensor of rank {rank}")));
     }
     Ok(if axis < 0 { (axis + r) as usize } else { axis as usize })
 }

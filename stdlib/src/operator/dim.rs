@@ -12,6 +12,17 @@ pub trait ShapeDim: Copy + PartialEq + Debug {
     fn known(n: usize) -> Self;
     /// The size, unless unknown until run time.
     fn value(self) -> Option<usize>;
+    /// The number of elements of `shape` (a flattened length): unknown if any dimension is.
+    ///
+    /// # Errors
+    /// [`KernelError::Shape`] when the count overflows.
+    fn product(shape: &[Self]) -> Result<Self, KernelError>;
+}
+
+/// The element count of a concrete shape, or an overflow error naming it.
+fn count(shape: &[usize]) -> Result<usize, KernelError> {
+    let text = || KernelError::Shape(format!("the element count of {} overflows", shape_text(shape)));
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(text)
 }
 
 impl ShapeDim for usize {
@@ -20,6 +31,9 @@ impl ShapeDim for usize {
     }
     fn value(self) -> Option<usize> {
         Some(self)
+    }
+    fn product(shape: &[usize]) -> Result<usize, KernelError> {
+        count(shape)
     }
 }
 
@@ -31,6 +45,12 @@ impl ShapeDim for Dim {
         match self {
             Dim::Known(n) => usize::try_from(n).ok(),
             Dim::Any => None,
+        }
+    }
+    fn product(shape: &[Dim]) -> Result<Dim, KernelError> {
+        match shape.iter().map(|d| d.value()).collect::<Option<Vec<usize>>>() {
+            Some(sizes) => Ok(Dim::known(count(&sizes)?)),
+            None => Ok(Dim::Any),
         }
     }
 }

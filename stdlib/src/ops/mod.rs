@@ -3,20 +3,23 @@
 //! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
 //! unchanged.
 //!
-//! The elementwise and broadcast families are [`Operator`](crate::operator::Operator) items,
-//! one line each. Reductions, transforms and nn operators are still registered the old way
+//! The elementwise, broadcast, reduction and scan families are
+//! [`Operator`](crate::operator::Operator) items, one line each. Transforms and nn operators are still registered the old way
 //! (`legacy!`): a relation function of their own next to a separate reference kernel, with
 //! the compute rule looked up by name.
 
 mod broadcast;
 mod elemwise;
 mod nn;
-mod reduce;
+pub(crate) mod reduce;
+mod scan;
 mod shape;
 mod transform;
 
 pub use broadcast::*;
 pub use elemwise::*;
+pub use reduce::*;
+pub use scan::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
@@ -47,13 +50,15 @@ macro_rules! legacy {
 pub(crate) use legacy;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 8] = [
+const FAMILIES: [&[OpEntry]; 10] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
     broadcast::BINARY,
     &[OpEntry::of::<Where>()],
     reduce::REDUCE,
+    reduce::MOMENTS,
+    scan::SCAN,
     transform::TRANSFORM,
     nn::NN,
 ];

@@ -6,7 +6,6 @@ mod attr_util;
 mod common;
 mod nn;
 mod nn_conv;
-mod reduce;
 mod transform;
 mod transform_index;
 mod transform_init;
@@ -18,7 +17,6 @@ pub use nn::{
     layer_norm_rel, matmul_rel, softmax_rel,
 };
 pub use nn_conv::{conv2d_rel, global_pool2d_rel, pool2d_rel, window_out, Layout4};
-pub use reduce::{arg_reduce_rel, reduce_rel};
 pub use transform::{
     batch_flatten_rel, broadcast_to_rel, expand_dims_rel, infer_reshape, reshape_rel, squeeze_rel,
     transpose_rel,
