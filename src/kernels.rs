@@ -7,11 +7,11 @@
 //! time (reference kernels always run on the host).
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
-use relay_compiler::kir::{infer_syms, BufferRole, Kernel};
 use relay_compiler::op::AttrReader;
 use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
+use relay_kir::{infer_syms, BufferRole, Kernel};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
 use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
@@ -64,7 +64,7 @@ impl relay_vm::Kernel for JitKernel {
         k.buffers_with_role(BufferRole::Output)
             .map(|b| {
                 let decl = &k.buffers[b.index()];
-                let shape = relay_compiler::kir::buffer_shape(k, b, &syms)
+                let shape = relay_kir::buffer_shape(k, b, &syms)
                     .and_then(|s| s.into_iter().map(|d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>())
                     .ok_or_else(|| format!("output `{}` has no valid shape", decl.name))?;
                 Ok((decl.dtype, shape))

@@ -4,9 +4,9 @@
 //! `cargo bench -p relay-jit --bench elementwise`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use relay_compiler::kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
 use relay_devices::{DType, Tensor};
 use relay_jit::Jit;
+use relay_kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
 use std::hint::black_box;
 
 const N: usize = 1 << 20;

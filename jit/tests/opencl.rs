@@ -8,12 +8,10 @@ mod common;
 
 use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, random, Rng};
-use relay_compiler::kir::{
-    interp, BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp,
-};
 use relay_devices::opencl::{OpenClDevice, OpenClError};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{opencl_source, JitError, KernelCache, OpenClKernel};
+use relay_kir::{interp, BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use std::sync::{Arc, OnceLock};
 
 /// Float tolerance without transcendentals (FMA contraction, OpenCL `pow`).
@@ -352,7 +350,7 @@ fn symbolic_extents_reuse_one_program() {
     let compiled = OpenClKernel::compile(&dev, &kernel).unwrap();
     for (n, m) in [(5usize, 9usize), (2, 3), (0, 4), (64, 1)] {
         let x = random(&mut Rng(n as u64 + 3), DType::F32, &[n, m]);
-        let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[n]]).unwrap();
+        let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[n]]).unwrap();
         let mut expected = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
         interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
         let mut actual = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
@@ -539,7 +537,7 @@ fn device_resident_tensors_run_without_host_copies_and_recycle_buffers() {
     let kernel = row_sum(1);
     let compiled = OpenClKernel::compile(&dev, &kernel).unwrap();
     let x = random(&mut Rng(11), DType::F32, &[6, 5]);
-    let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[6]]).unwrap();
+    let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[6]]).unwrap();
     let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
     interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
 

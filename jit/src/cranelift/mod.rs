@@ -12,7 +12,7 @@
 //!   passed the same tensor and kept while the tensor lives (`pack_cache.rs`,
 //!   [`CompiledKernel::run_shared`]).
 //! - **Safety.** A kernel is verified before compilation, and its accesses are proved in
-//!   bounds ([`relay_compiler::kir::check_bounds`]) at compile time when it has no syms, or
+//!   bounds ([`relay_kir::check_bounds`]) at compile time when it has no syms, or
 //!   before every call otherwise, so the generated loads and stores need no checks. Integer
 //!   division never traps (`x / 0 == 0`). Inputs are passed read-only and never written.
 //! - **SIMD.** Loops marked `vectorize` run 4 lanes at a time in 128-bit registers (`f32x4`,
@@ -49,7 +49,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
-use relay_compiler::kir::{check_bounds, Kernel};
+use relay_kir::{check_bounds, Kernel};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -1,8 +1,8 @@
 //! Kernel builders shared by the Cranelift and OpenCL tests, so both backends are checked on
 //! the same kernels.
 
-use relay_compiler::kir::{Expr, Kernel, KernelBuilder, LoopKind};
 use relay_devices::{DType, Tensor};
+use relay_kir::{Expr, Kernel, KernelBuilder, LoopKind};
 
 /// `y[i] = f(a[i], b[i], c[i])` over `n` elements.
 pub fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
