@@ -5,6 +5,7 @@
 //! [`KernelCache`] shares compilations between structurally equal kernels. See
 //! [`cranelift`] for what the generated code does (SIMD, approximations, safety).
 
+mod blas;
 mod cache;
 pub mod cranelift;
 mod error;

@@ -69,7 +69,7 @@ pub enum Attr {
     Null,
 }
 
-/// What a kernel of the executable computes; the host turns it into a [`crate::Kernel`].
+/// What a kernel of the executable computes; the host turns it into a [`crate::PackedFunc`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelDesc {
     /// The operator name (`add`, `nn.dense`).

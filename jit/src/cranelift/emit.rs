@@ -17,8 +17,8 @@
 
 use super::buffers::reads_what_it_writes;
 use super::ops::{scalar_type, vector_type, Ops};
-use super::packed::{packable_operands, reads_packed, Packable};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
+use crate::blas::packed::{packable_operands, reads_packed, Packable};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};

@@ -1,8 +1,8 @@
 //! A compiled kernel and its safe calling wrapper.
 
-use super::pack_cache::PackSlot;
-use super::packed::{packable_operands, Packable};
 use super::temps::needs_zero;
+use crate::blas::pack_cache::PackSlot;
+use crate::blas::packed::{packable_operands, Packable};
 use crate::JitError;
 use cranelift_jit::JITModule;
 use parking_lot::Mutex;
