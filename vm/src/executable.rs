@@ -137,14 +137,16 @@ impl Executable {
         self.adts.iter().find(|a| a.name == name)
     }
 
-    /// A listing of every function's bytecode.
+    /// A listing of every function's bytecode (functions named as in Relay, `@name`, in the
+    /// header and in operands) and of the kernel list (`kernel#N`, as `InvokePacked` names them).
     pub fn disassemble(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        for (i, f) in self.functions.iter().enumerate() {
-            let _ = writeln!(out, "func#{i} {}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
+        let names: Vec<String> = self.functions.iter().map(|f| f.name.clone()).collect();
+        for f in &self.functions {
+            let _ = writeln!(out, "fn @{}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
             for (pc, ins) in f.code.iter().enumerate() {
-                let _ = writeln!(out, "  {pc:4}: {ins}");
+                let _ = writeln!(out, "  {pc:4}: {}", ins.display(&names));
             }
         }
         for (i, k) in self.kernels.iter().enumerate() {
