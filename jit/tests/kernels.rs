@@ -7,7 +7,7 @@ use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, check, jit, run_both};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{JitError, KernelCache};
-use relay_kir::{BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
+use relay_kir::{BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The stop flag of calls nobody stops.
@@ -118,31 +118,7 @@ fn reductions_over_either_axis() {
 
 #[test]
 fn softmax_rows() {
-    let mut k = KernelBuilder::new("softmax");
-    let n = k.sym("n");
-    let c = 10i64;
-    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
-    k.for_(n, LoopKind::Parallel, |k, i| {
-        k.assign(m, Expr::f32(f32::NEG_INFINITY));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
-            k.assign(m, v);
-        });
-        k.assign(s, Expr::f32(0.0));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
-            k.store_at(y, &[i.clone(), j], e.clone());
-            k.assign(s, Expr::local(s) + e);
-        });
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let idx = [i.clone(), j];
-            let v = k.load(y, &idx) / Expr::local(s);
-            k.store_at(y, &idx, v);
-        });
-    });
-    let kernel = k.finish().unwrap();
+    let kernel = builders::softmax(10);
     let compiled = check(&kernel, &[6], TOL_MATH);
     assert_eq!(compiled.stats().vectorized_loops, 3);
 }
