@@ -1,29 +1,29 @@
 //! The kernel adapter: turns each of an executable's [`KernelDesc`]s into something the VM
-//! can call behind its [`relay_vm::Kernel`] trait — a descriptor carrying a kir kernel
+//! can call behind its [`relay_vm::PackedFunc`] trait — a descriptor carrying a kir kernel
 //! becomes Cranelift machine code (one [`Jit`] and [`KernelCache`] per binding, so equal
 //! kernels compile once) or, bound to an OpenCL device, an OpenCL program that the VM runs
-//! on device-resident tensors ([`relay_vm::DeviceKernel`]); any other descriptor the
+//! on device-resident tensors ([`relay_vm::DevicePackedFunc`]); any other descriptor the
 //! stdlib's reference kernel of its operator, with its typed attributes parsed once at bind
 //! time (reference kernels always run on the host).
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
-use relay_compiler::kir::{infer_syms, BufferRole, Kernel};
 use relay_compiler::op::AttrReader;
 use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
+use relay_kir::{infer_syms, BufferRole, Kernel};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::{reference_op, RefOp};
 use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
 use std::sync::Arc;
 
 /// A reference kernel with its parsed attributes.
-struct ReferenceKernel {
+struct ReferencePackedFunc {
     op: &'static RefOp,
     attrs: Arc<dyn AnyAttrs>,
 }
 
-impl relay_vm::Kernel for ReferenceKernel {
+impl relay_vm::PackedFunc for ReferencePackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
@@ -41,11 +41,11 @@ impl relay_vm::Kernel for ReferenceKernel {
 }
 
 /// A JIT-compiled kir kernel.
-struct JitKernel {
+struct JitPackedFunc {
     compiled: Arc<CompiledKernel>,
 }
 
-impl JitKernel {
+impl JitPackedFunc {
     /// The sym values for these inputs (kernels FuseOps makes have none).
     fn syms(&self, inputs: &[&Tensor]) -> Result<Vec<i64>, String> {
         if self.compiled.kernel().syms.is_empty() {
@@ -57,14 +57,14 @@ impl JitKernel {
     }
 }
 
-impl relay_vm::Kernel for JitKernel {
+impl relay_vm::PackedFunc for JitPackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let syms = self.syms(inputs)?;
         let k: &Kernel = self.compiled.kernel();
         k.buffers_with_role(BufferRole::Output)
             .map(|b| {
                 let decl = &k.buffers[b.index()];
-                let shape = relay_compiler::kir::buffer_shape(k, b, &syms)
+                let shape = relay_kir::buffer_shape(k, b, &syms)
                     .and_then(|s| s.into_iter().map(|d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>())
                     .ok_or_else(|| format!("output `{}` has no valid shape", decl.name))?;
                 Ok((decl.dtype, shape))
@@ -90,17 +90,17 @@ impl relay_vm::Kernel for JitKernel {
 }
 
 /// A kir kernel built for an OpenCL device.
-struct DeviceKernel {
+struct OpenClPackedFunc {
     compiled: Arc<OpenClKernel>,
 }
 
-impl relay_vm::Kernel for DeviceKernel {
+impl relay_vm::PackedFunc for OpenClPackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         self.compiled.output_types(&shapes).map_err(|e| e.to_string())
     }
 
-    /// On host tensors (the VM calls [`relay_vm::DeviceKernel::run`] instead; this serves
+    /// On host tensors (the VM calls [`relay_vm::DevicePackedFunc::run`] instead; this serves
     /// other callers of the table): copies in and out.
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
         let k = self.compiled.kernel();
@@ -113,12 +113,12 @@ impl relay_vm::Kernel for DeviceKernel {
         self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
     }
 
-    fn on_device(&self) -> Option<&dyn relay_vm::DeviceKernel> {
+    fn on_device(&self) -> Option<&dyn relay_vm::DevicePackedFunc> {
         Some(self)
     }
 }
 
-impl relay_vm::DeviceKernel for DeviceKernel {
+impl relay_vm::DevicePackedFunc for OpenClPackedFunc {
     fn device(&self) -> &Arc<OpenClDevice> {
         self.compiled.device()
     }
@@ -181,10 +181,10 @@ fn compile(
     cache: &KernelCache<CompiledKernel>,
     bytes: &[u8],
     limits: &Limits,
-) -> Result<Arc<dyn relay_vm::Kernel>, String> {
+) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = jit.compile_cached(cache, &kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    Ok(Arc::new(JitKernel { compiled }))
+    Ok(Arc::new(JitPackedFunc { compiled }))
 }
 
 fn compile_opencl(
@@ -192,20 +192,20 @@ fn compile_opencl(
     cache: &KernelCache<OpenClKernel>,
     bytes: &[u8],
     limits: &Limits,
-) -> Result<Arc<dyn relay_vm::Kernel>, String> {
+) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
         .map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    Ok(Arc::new(DeviceKernel { compiled }))
+    Ok(Arc::new(OpenClPackedFunc { compiled }))
 }
 
-fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::Kernel>, String> {
+fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
     let op = reference_op(&k.op).ok_or_else(|| format!("no reference kernel for operator `{}`", k.op))?;
     let mut symbols = Interner::default();
     let attrs = Attrs(k.attrs.iter().map(|(name, v)| (symbols.intern(name), attr_value(v))).collect());
     let attrs =
         (op.parse_attrs)(&AttrReader::new(&symbols, &attrs)).map_err(|e| format!("`{}`: {e}", k.op))?;
-    Ok(Arc::new(ReferenceKernel { op, attrs }))
+    Ok(Arc::new(ReferencePackedFunc { op, attrs }))
 }
 
 /// The IR attribute an executable's attribute came from. Attribute lists are as deep as

@@ -11,10 +11,10 @@
 //! for kernels without syms). Equal kernels share one file.
 
 use crate::Error;
-use relay_compiler::kir::{BufferRole, Extent, Kernel};
 use relay_devices::opencl::OpenClDevice;
 use relay_jit::opencl_c::{opencl_launches, BUILD_OPTIONS};
 use relay_jit::{opencl_source, KernelCache, OpenClKernel};
+use relay_kir::{BufferRole, Extent, Kernel};
 use relay_vm::Executable;
 use serde_json::{json, Value as Json};
 use std::collections::hash_map::Entry;

@@ -9,7 +9,7 @@
 
 use crate::Program;
 use relay_devices::Tensor;
-use relay_vm::{CancelHandle, DeviceKernel, Kernel, KernelTable, Vm, VmConfig};
+use relay_vm::{CancelHandle, DevicePackedFunc, KernelTable, PackedFunc, Vm, VmConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +47,7 @@ impl KernelProfile {
             .iter()
             .zip(&counters)
             .map(|(inner, counter)| {
-                Arc::new(Profiled { inner: inner.clone(), counter: counter.clone() }) as Arc<dyn Kernel>
+                Arc::new(Profiled { inner: inner.clone(), counter: counter.clone() }) as Arc<dyn PackedFunc>
             })
             .collect();
         KernelProfile {
@@ -103,7 +103,7 @@ struct Counter {
 
 /// A kernel that counts its calls and their time.
 struct Profiled {
-    inner: Arc<dyn Kernel>,
+    inner: Arc<dyn PackedFunc>,
     counter: Arc<Counter>,
 }
 
@@ -118,7 +118,7 @@ impl Profiled {
     }
 }
 
-impl Kernel for Profiled {
+impl PackedFunc for Profiled {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(relay_devices::DType, Vec<usize>)>, String> {
         self.inner.output_types(inputs)
     }
@@ -137,7 +137,7 @@ impl Kernel for Profiled {
         self.timed(|| self.inner.run_shared(inputs, handles, outputs, cancel))
     }
 
-    fn on_device(&self) -> Option<&dyn DeviceKernel> {
+    fn on_device(&self) -> Option<&dyn DevicePackedFunc> {
         self.inner.on_device()
     }
 }

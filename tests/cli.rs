@@ -301,7 +301,7 @@ fn compile_then_run_and_disassemble() {
     assert!(listing.contains("Ret src="));
     assert_eq!(listing, expect(&relay_vm(&["disasm", path(&src)]), 0));
     let main = expect(&relay_vm(&["disasm", path(&exe), "--function", "@main"]), 0);
-    assert!(main.starts_with("func#") && main.contains("main(xs, k)") && !main.contains("sum("), "{main}");
+    assert!(main.starts_with("fn @main(xs, k)") && !main.contains("fn @sum("), "{main}");
     let out = relay_vm(&["disasm", path(&exe), "--function", "mian"]);
     expect(&out, 3);
     assert!(stderr(&out).contains("did you mean `@main`?"), "{}", stderr(&out));

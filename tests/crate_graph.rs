@@ -1,6 +1,7 @@
 //! The crate dependency direction of ARCHITECTURE.md §2: `devices` depends on no workspace
-//! crate, `vm` only on `devices`, only the root depends on `stdlib`, `jit` and the ONNX importer,
-//! and the Python package only on the root.
+//! crate, `vm` only on `devices`, `kir` only on `vm` and `devices` (never on the Relay front
+//! end), the JIT on `kir` and not on the compiler, only the root depends on `stdlib`, `jit` and
+//! the ONNX importer, and the Python package only on the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -8,11 +9,23 @@ use std::process::Command;
 const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-devices", &[]),
     ("relay-vm", &["relay-devices"]),
-    ("relay-compiler", &["relay-vm", "relay-devices"]),
+    ("relay-kir", &["relay-vm", "relay-devices"]),
+    ("relay-compiler", &["relay-kir", "relay-vm", "relay-devices"]),
     ("relay-stdlib", &["relay-compiler", "relay-devices"]),
-    ("relay-jit", &["relay-compiler", "relay-devices"]),
+    ("relay-jit", &["relay-kir", "relay-devices"]),
     ("relay-onnx", &["relay-compiler", "relay-devices"]),
-    ("relay", &["relay-devices", "relay-vm", "relay-compiler", "relay-stdlib", "relay-jit", "relay-onnx"]),
+    (
+        "relay",
+        &[
+            "relay-devices",
+            "relay-vm",
+            "relay-kir",
+            "relay-compiler",
+            "relay-stdlib",
+            "relay-jit",
+            "relay-onnx",
+        ],
+    ),
     ("relay-python", &["relay"]),
 ];
 

@@ -28,9 +28,9 @@ fn listing(program: &Program, skip: &HashSet<String>) -> String {
     let mut out = String::new();
     let mut keep = false;
     for line in exe.disassemble().lines() {
-        if line.starts_with("func#") {
-            // `func#N name(params) regs=R`
-            let name = line.split_whitespace().nth(1).and_then(|s| s.split('(').next()).unwrap_or("");
+        if let Some(header) = line.strip_prefix("fn @") {
+            // `fn @name(params) regs=R`
+            let name = header.split('(').next().unwrap_or("");
             keep = !skip.contains(name);
         } else if line.starts_with("kernel#") {
             keep = true;
@@ -52,9 +52,8 @@ fn check(path: &Path, skip: &HashSet<String>, bless: bool) -> Result<(), String>
     common::check_expected(path, &listing(&program, skip), bless, "disassembly")
 }
 
-#[test]
-fn bytecode_goldens() {
+fn main() {
     let bless = common::bless();
     let skip = prelude_functions();
-    common::check_files("bytecode", 5, |path, _| check(path, &skip, bless));
+    common::golden::run(common::golden::file_trials("bytecode", 5, move |path, _| check(path, &skip, bless)));
 }

@@ -107,13 +107,13 @@ fn rewrite_header(path: &Path, text: &str, header_lines: usize, found: &[Located
     std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-#[test]
-fn golden_error_files() {
+fn main() {
     let bless = common::bless();
-    common::check_files("errors", 1, |path, name| check(path, name, bless));
+    let mut trials = common::golden::file_trials("errors", 1, move |path, name| check(path, name, bless));
+    trials.push(common::golden::unit("header_parsing", header_parsing));
+    common::golden::run(trials);
 }
 
-#[test]
 fn header_parsing() {
     let (e, n) = read_header("// error: 3:7: unknown global `@f`\n// error: 4:1: x: y\n// other\n").unwrap();
     assert_eq!(n, 2);

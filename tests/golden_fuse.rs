@@ -33,8 +33,7 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     common::check_expected(path, &print_module(&module, Some(checked.file)), bless, "fused module")
 }
 
-#[test]
-fn fuse_ops_goldens() {
+fn main() {
     let bless = common::bless();
-    common::check_files("pass/fuse_ops", 6, |path, _| check(path, bless));
+    common::golden::run(common::golden::file_trials("pass/fuse_ops", 6, move |path, _| check(path, bless)));
 }

@@ -110,12 +110,16 @@ fn check_golden(path: &Path, name: &str) -> Result<(), String> {
     check_round_trip(&module, Some(file), |printed| parse_with_prelude(&format!("{name} (printed)"), printed))
 }
 
-#[test]
-fn golden_parse_files_round_trip() {
-    common::check_files("parse", 60, check_golden);
+fn main() {
+    let mut trials = common::golden::file_trials("parse", 60, check_golden);
+    trials.push(common::golden::unit(
+        "prelude_defines_tvm_prelude_with_full_annotations",
+        prelude_defines_tvm_prelude_with_full_annotations,
+    ));
+    trials.push(common::golden::unit("prelude_round_trips", prelude_round_trips));
+    common::golden::run(trials);
 }
 
-#[test]
 fn prelude_defines_tvm_prelude_with_full_annotations() {
     let (module, _) = parse_files(&[("prelude.relay", PRELUDE)]).unwrap_or_else(|e| panic!("prelude:\n{e}"));
     let mut problems = Vec::new();
@@ -151,7 +155,6 @@ fn prelude_defines_tvm_prelude_with_full_annotations() {
     assert!(problems.is_empty(), "prelude problems:\n{}", problems.join("\n"));
 }
 
-#[test]
 fn prelude_round_trips() {
     let (module, _) = parse_files(&[("prelude.relay", PRELUDE)]).unwrap_or_else(|e| panic!("prelude:\n{e}"));
     let reparse = |printed: &str| parse_files(&[("prelude.relay (printed)", printed)]);

@@ -37,16 +37,25 @@ fn check(path: &Path, bless: bool) -> Result<(), String> {
     common::check_expected(path, &printed, bless, "transformed module")
 }
 
-#[test]
-fn pass_goldens() {
+fn main() {
     let bless = common::bless();
-    let mut checked = 0;
+    let mut trials = vec![];
+    let mut folders = 0;
     for pass in registry::PASSES {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/pass").join(pass.name);
         if dir.is_dir() {
-            common::check_files(&format!("pass/{}", pass.name), 3, |path, _| check(path, bless));
-            checked += 1;
+            trials.extend(common::golden::file_trials(&format!("pass/{}", pass.name), 3, move |path, _| {
+                check(path, bless)
+            }));
+            folders += 1;
         }
     }
-    assert!(checked >= 5, "golden folders for at least five passes, found {checked}");
+    trials.push(libtest_mimic::Trial::test("golden folders for at least five passes", move || {
+        if folders >= 5 {
+            Ok(())
+        } else {
+            Err(format!("golden folders for at least five passes, found {folders}").into())
+        }
+    }));
+    common::golden::run(trials);
 }

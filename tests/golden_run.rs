@@ -160,10 +160,9 @@ fn check_calls(
     }
 }
 
-#[test]
-fn run_goldens() {
+fn main() {
     let bless = common::bless();
-    common::check_files("run", 60, |path, _| {
+    let mut trials = common::golden::file_trials("run", 60, move |path, _| {
         let (mut problems, blessed) = check_file(path, bless);
         if let Some(new_text) = blessed {
             if let Err(e) = std::fs::write(path, new_text) {
@@ -176,9 +175,10 @@ fn run_goldens() {
             Err(problems.join("\n"))
         }
     });
+    trials.push(common::golden::unit("directives_parse", directives_parse));
+    common::golden::run(trials);
 }
 
-#[test]
 fn directives_parse() {
     let d = parse_directives(concat!(
         "// covers things\n",

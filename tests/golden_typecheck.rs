@@ -205,8 +205,9 @@ fn check_golden(path: &Path, name: &str, bless: bool) -> Result<(), String> {
     compare(&d, &outcome)
 }
 
-#[test]
-fn golden_typecheck_files() {
+fn main() {
     let bless = common::bless();
-    common::check_files("typecheck", 50, |path, name| check_golden(path, name, bless));
+    common::golden::run(common::golden::file_trials("typecheck", 50, move |path, name| {
+        check_golden(path, name, bless)
+    }));
 }

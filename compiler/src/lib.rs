@@ -6,7 +6,9 @@
 pub mod codegen;
 pub mod diagnostics;
 pub mod ir;
-pub mod kir;
+/// kir, the kernel IR, lives in its own crate (`relay-kir`) so the JIT and executable loading
+/// do not link the Relay front end; re-exported so `relay_compiler::kir` paths keep working.
+pub use relay_kir as kir;
 pub mod lower_kir;
 pub mod op;
 pub mod pass;

@@ -42,7 +42,7 @@ const MAX_NAME: usize = 60;
 /// them), the body holds something other than operator calls on parameters and literals, an
 /// operator has no compute rule or its rule refuses the call, or the composed kernel does
 /// not verify.
-pub fn lower_primitive(
+pub fn primitive_kernel(
     m: &Module,
     types: &TypeMap,
     ops: &OpRegistry,
@@ -455,7 +455,7 @@ mod tests {
         let body = m.function_by_name("f").unwrap().func.body;
         let ExprKind::Call { callee, .. } = &m.expr(body).kind else { panic!("@f is not a call") };
         let ExprKind::Function(func) = &m.expr(*callee).kind else { panic!("@f calls no function") };
-        lower_primitive(&m, &types, &ops, func)
+        primitive_kernel(&m, &types, &ops, func)
     }
 
     /// How many `op` nodes the statements hold.

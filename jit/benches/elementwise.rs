@@ -4,52 +4,20 @@
 //! `cargo bench -p relay-jit --bench elementwise`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use relay_compiler::kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
 use relay_devices::{DType, Tensor};
 use relay_jit::Jit;
+use relay_kir::{Expr, Kernel, LoopKind};
 use std::hint::black_box;
+
+// The kernels the tests check are the kernels measured: written once, in the tests' builders.
+#[path = "../tests/builders/mod.rs"]
+mod builders;
 
 const N: usize = 1 << 20;
 
-fn fused(name: &str, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
-    let mut k = KernelBuilder::new(name);
-    let n = k.sym("n");
-    let [a, b, c] = ["a", "b", "c"].map(|name| k.input(name, DType::F32, [n]));
-    let y = k.output("y", DType::F32, [n]);
-    k.for_(n, LoopKind::Vectorize, |k, i| {
-        let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
-        k.store(y, i, f(va, vb, vc));
-    });
-    k.finish().expect("valid kernel")
-}
-
-/// Row softmax over `[n, 64]`: three vectorised loops (max, exp-sum, scale).
-fn softmax() -> Kernel {
-    let mut k = KernelBuilder::new("softmax");
-    let n = k.sym("n");
-    let c = 64i64;
-    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
-    k.for_(n, LoopKind::Parallel, |k, i| {
-        k.assign(m, Expr::f32(f32::NEG_INFINITY));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
-            k.assign(m, v);
-        });
-        k.assign(s, Expr::f32(0.0));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
-            k.store_at(y, &[i.clone(), j], e.clone());
-            k.assign(s, Expr::local(s) + e);
-        });
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let idx = [i.clone(), j];
-            let v = k.load(y, &idx) / Expr::local(s);
-            k.store_at(y, &idx, v);
-        });
-    });
-    k.finish().expect("valid kernel")
+/// `y[i] = f(a[i], b[i], c[i])` over `n` elements in a vectorised loop.
+fn fused(f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
+    builders::elementwise(LoopKind::Vectorize, f)
 }
 
 fn data(seed: u32) -> Vec<f32> {
@@ -70,12 +38,12 @@ fn elementwise(c: &mut Criterion) {
 
     type RustLoop = fn(&[f32], &[f32], &[f32], &mut [f32]);
     let cases: [(&str, Kernel, RustLoop); 2] = [
-        ("sigmoid(a*b+c)", fused("sigmoid_fma", |a, b, c| (a * b + c).sigmoid()), |a, b, c, y| {
+        ("sigmoid(a*b+c)", fused(|a, b, c| (a * b + c).sigmoid()), |a, b, c, y| {
             for i in 0..y.len() {
                 y[i] = 1.0 / (1.0 + (-(a[i] * b[i] + c[i])).exp());
             }
         }),
-        ("relu(a*b+c)", fused("relu_fma", |a, b, c| (a * b + c).max(Expr::f32(0.0))), |a, b, c, y| {
+        ("relu(a*b+c)", fused(|a, b, c| (a * b + c).max(Expr::f32(0.0))), |a, b, c, y| {
             for i in 0..y.len() {
                 let v = a[i] * b[i] + c[i];
                 y[i] = if v > 0.0 { v } else { 0.0 };
@@ -97,9 +65,9 @@ fn elementwise(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("compile");
     let compile_cases = [
-        ("a*b+c", fused("fma", |a, b, c| a * b + c)),
-        ("sigmoid(a*b+c)", fused("sigmoid_fma", |a, b, c| (a * b + c).sigmoid())),
-        ("softmax", softmax()),
+        ("a*b+c", fused(|a, b, c| a * b + c)),
+        ("sigmoid(a*b+c)", fused(|a, b, c| (a * b + c).sigmoid())),
+        ("softmax", builders::softmax(64)),
     ];
     for (name, kernel) in compile_cases {
         group.bench_function(name, |bench| bench.iter(|| jit.compile(black_box(&kernel)).expect("compiles")));

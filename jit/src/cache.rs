@@ -1,7 +1,7 @@
 //! Compiled kernels cached by kernel structure and target.
 
 use parking_lot::{Mutex, MutexGuard};
-use relay_compiler::kir::{Kernel, StructuralKey};
+use relay_kir::{Kernel, StructuralKey};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Errors of kernel compilation and calls.
 
-use relay_compiler::kir::{BoundsError, CallError, VerifyError};
 use relay_devices::TensorError;
+use relay_kir::{BoundsError, CallError, VerifyError};
 
 /// Why a kernel could not be compiled or called.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -1,10 +1,11 @@
 //! Kernel code generation for relay-vm: kir → Cranelift machine code for the host CPU.
 //!
-//! [`Jit::compile`] turns a [`relay_compiler::kir::Kernel`] into a [`CompiledKernel`], which
+//! [`Jit::compile`] turns a [`relay_kir::Kernel`] into a [`CompiledKernel`], which
 //! the VM calls in destination-passing style through [`CompiledKernel::run`]; a
 //! [`KernelCache`] shares compilations between structurally equal kernels. See
 //! [`cranelift`] for what the generated code does (SIMD, approximations, safety).
 
+mod blas;
 mod cache;
 pub mod cranelift;
 mod error;

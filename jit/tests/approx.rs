@@ -4,8 +4,8 @@
 mod common;
 
 use common::jit;
-use relay_compiler::kir::{Expr, Kernel, KernelBuilder, LoopKind, UnOp};
 use relay_devices::{DType, Tensor};
+use relay_kir::{Expr, Kernel, KernelBuilder, LoopKind, UnOp};
 
 fn unary_kernel(op: UnOp, kind: LoopKind) -> Kernel {
     let mut k = KernelBuilder::new(op.name());

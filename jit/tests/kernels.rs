@@ -5,9 +5,9 @@ mod common;
 
 use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, check, jit, run_both};
-use relay_compiler::kir::{BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{JitError, KernelCache};
+use relay_kir::{BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The stop flag of calls nobody stops.
@@ -118,31 +118,7 @@ fn reductions_over_either_axis() {
 
 #[test]
 fn softmax_rows() {
-    let mut k = KernelBuilder::new("softmax");
-    let n = k.sym("n");
-    let c = 10i64;
-    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
-    k.for_(n, LoopKind::Parallel, |k, i| {
-        k.assign(m, Expr::f32(f32::NEG_INFINITY));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
-            k.assign(m, v);
-        });
-        k.assign(s, Expr::f32(0.0));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
-            k.store_at(y, &[i.clone(), j], e.clone());
-            k.assign(s, Expr::local(s) + e);
-        });
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let idx = [i.clone(), j];
-            let v = k.load(y, &idx) / Expr::local(s);
-            k.store_at(y, &idx, v);
-        });
-    });
-    let kernel = k.finish().unwrap();
+    let kernel = builders::softmax(10);
     let compiled = check(&kernel, &[6], TOL_MATH);
     assert_eq!(compiled.stats().vectorized_loops, 3);
 }
@@ -238,7 +214,7 @@ fn shared_weights_are_read_packed_with_the_same_results() {
             let (inputs, outputs) = args(&kernel, &[], seed);
             let refs: Vec<&Tensor> = inputs.iter().collect();
             let mut expected = outputs.clone();
-            relay_compiler::kir::interp::run(&kernel, &refs, &mut expected, &[]).unwrap();
+            relay_kir::interp::run(&kernel, &refs, &mut expected, &[]).unwrap();
             let weights = std::sync::Arc::new(inputs[1].clone());
             // Each call with its own input vector, the weights always by the same handle; more
             // calls than the cache waits for before packing (24).
@@ -246,7 +222,7 @@ fn shared_weights_are_read_packed_with_the_same_results() {
                 let (x_in, _) = args(&kernel, &[], seed * 10 + call);
                 let ins = [&x_in[0], &*weights, &inputs[2]];
                 let mut want = outputs.clone();
-                relay_compiler::kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
+                relay_kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
                 let mut got = outputs.clone();
                 compiled.run_shared(&ins, &[None, Some(&weights), None], &mut got, &[], &NEVER).unwrap();
                 assert_close(&want, &got, 1e-4);
@@ -388,7 +364,7 @@ fn size_zero_and_one_extents() {
 fn symbolic_extents_and_inferred_syms() {
     let kernel = row_sum(1, LoopKind::Vectorize);
     let x = common::random(&mut common::Rng(3), DType::F32, &[5, 9]);
-    let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[5]]).unwrap();
+    let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[5]]).unwrap();
     assert_eq!(syms, vec![5, 9]);
     let (expected, actual, compiled) =
         run_both(&kernel, std::slice::from_ref(&x), &[Tensor::zeros(DType::F32, vec![5]).unwrap()], &syms);
@@ -508,8 +484,8 @@ fn bad_calls_are_errors() {
     assert!(matches!(jit().compile(&k.finish().unwrap()), Err(JitError::Bounds(_))));
     // A malformed kernel is rejected.
     let mut bad = kernel.clone();
-    bad.body.push(relay_compiler::kir::Stmt::Store {
-        buf: relay_compiler::kir::BufferId(0),
+    bad.body.push(relay_kir::Stmt::Store {
+        buf: relay_kir::BufferId(0),
         index: Index::Const(0),
         value: Expr::f32(0.0),
     });
@@ -568,7 +544,7 @@ fn threads_share_packed_weights() {
     let (inputs, outputs) = args(&kernel, &[], 11);
     let weights = std::sync::Arc::new(inputs[1].clone());
     let mut expected = outputs.clone();
-    relay_compiler::kir::interp::run(&kernel, &[&inputs[0], &*weights], &mut expected, &[]).unwrap();
+    relay_kir::interp::run(&kernel, &[&inputs[0], &*weights], &mut expected, &[]).unwrap();
     std::thread::scope(|s| {
         for _ in 0..4 {
             let (compiled, x, weights, outputs, expected) =
@@ -666,7 +642,7 @@ fn reused_temps_start_each_call_as_kir_promises() {
     for x in [[1.0f32, 2.0, 3.0, 4.0], [-1.0; 4], [0.5, -2.0, 0.25, -1.0]] {
         let input = Tensor::from_vec(vec![4], x.to_vec()).unwrap();
         let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
-        relay_compiler::kir::interp::run(&kernel, &[&input], &mut expected, &[]).unwrap();
+        relay_kir::interp::run(&kernel, &[&input], &mut expected, &[]).unwrap();
         let mut actual = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
         compiled.run(&[&input], &mut actual, &[]).unwrap();
         assert_close(&expected, &actual, TOL_MATH);

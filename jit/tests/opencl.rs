@@ -8,12 +8,10 @@ mod common;
 
 use builders::{elementwise, int_tensor, relu};
 use common::{args, assert_close, random, Rng};
-use relay_compiler::kir::{
-    interp, BinOp, BoundsError, Expr, Extent, Index, Kernel, KernelBuilder, LoopKind, UnOp,
-};
 use relay_devices::opencl::{OpenClDevice, OpenClError};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{opencl_source, JitError, KernelCache, OpenClKernel};
+use relay_kir::{interp, BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
 use std::sync::{Arc, OnceLock};
 
 /// Float tolerance without transcendentals (FMA contraction, OpenCL `pow`).
@@ -154,31 +152,7 @@ fn reductions_over_either_axis() {
 #[test]
 fn softmax_rows() {
     let Some(dev) = device() else { return };
-    let mut k = KernelBuilder::new("softmax");
-    let n = k.sym("n");
-    let c = 10i64;
-    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(c)]);
-    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
-    k.for_(n, LoopKind::Parallel, |k, i| {
-        k.assign(m, Expr::f32(f32::NEG_INFINITY));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
-            k.assign(m, v);
-        });
-        k.assign(s, Expr::f32(0.0));
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
-            k.store_at(y, &[i.clone(), j], e.clone());
-            k.assign(s, Expr::local(s) + e);
-        });
-        k.for_(c, LoopKind::Vectorize, |k, j| {
-            let idx = [i.clone(), j];
-            let v = k.load(y, &idx) / Expr::local(s);
-            k.store_at(y, &idx, v);
-        });
-    });
-    let kernel = k.finish().unwrap();
+    let kernel = builders::softmax(10);
     for rows in [0, 1, 6, 65] {
         assert_eq!(check(&dev, &kernel, &[rows], TOL_MATH).phases(), (1, 1));
     }
@@ -352,7 +326,7 @@ fn symbolic_extents_reuse_one_program() {
     let compiled = OpenClKernel::compile(&dev, &kernel).unwrap();
     for (n, m) in [(5usize, 9usize), (2, 3), (0, 4), (64, 1)] {
         let x = random(&mut Rng(n as u64 + 3), DType::F32, &[n, m]);
-        let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[n]]).unwrap();
+        let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[n]]).unwrap();
         let mut expected = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
         interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
         let mut actual = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
@@ -539,7 +513,7 @@ fn device_resident_tensors_run_without_host_copies_and_recycle_buffers() {
     let kernel = row_sum(1);
     let compiled = OpenClKernel::compile(&dev, &kernel).unwrap();
     let x = random(&mut Rng(11), DType::F32, &[6, 5]);
-    let syms = relay_compiler::kir::infer_syms(&kernel, &[x.shape()], &[&[6]]).unwrap();
+    let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[6]]).unwrap();
     let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
     interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
 

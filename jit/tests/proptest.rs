@@ -6,8 +6,8 @@ mod common;
 
 use common::{args, assert_close, run_both};
 use proptest::prelude::*;
-use relay_compiler::kir::{BinOp, BufferId, Expr, Extent, Index, KernelBuilder, LoopKind, UnOp};
 use relay_devices::DType;
+use relay_kir::{BinOp, BufferId, Expr, Extent, Index, KernelBuilder, LoopKind, UnOp};
 
 const TOL: f64 = 1e-4;
 

@@ -1,12 +1,14 @@
 //! What the golden-file harnesses and the fusion tests share: listing the `.relay` files of a
 //! `tests/relay` folder and checking each with every failure in one assertion,
-//! `RELAY_TEST_BLESS=1`, `.expected` siblings, `// error: LINE:COL: text` directives, and
+//! `RELAY_TEST_BLESS=1`, `.expected` siblings, the golden harnesses' one test per file (`golden`), `// error: LINE:COL: text` directives, and
 //! running a program's `@main` on JSON arguments.
 //!
 //! Each test crate compiles this module and uses part of it, hence the `dead_code` allowances.
 
 #[allow(dead_code)]
 pub mod directives;
+#[allow(dead_code)]
+pub mod golden;
 
 use relay::Program;
 use serde_json::Value as Json;

@@ -69,7 +69,7 @@ pub enum Attr {
     Null,
 }
 
-/// What a kernel of the executable computes; the host turns it into a [`crate::Kernel`].
+/// What a kernel of the executable computes; the host turns it into a [`crate::PackedFunc`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelDesc {
     /// The operator name (`add`, `nn.dense`).
@@ -137,12 +137,14 @@ impl Executable {
         self.adts.iter().find(|a| a.name == name)
     }
 
-    /// A listing of every function's bytecode.
+    /// A listing of every function's bytecode (functions named as in Relay, `@name`, in the
+    /// header and in operands) and of the kernel list (`kernel#N`, as `InvokePacked` names them).
     pub fn disassemble(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        for (i, f) in self.functions.iter().enumerate() {
-            write_function(&mut out, i, f);
+        let names = self.function_names();
+        for f in &self.functions {
+            write_function(&mut out, f, &names);
         }
         for (i, k) in self.kernels.iter().enumerate() {
             let fused = if k.kernel.is_some() { " fused" } else { "" };
@@ -157,16 +159,21 @@ impl Executable {
     pub fn disassemble_function(&self, index: usize) -> Option<String> {
         let f = self.functions.get(index)?;
         let mut out = String::new();
-        write_function(&mut out, index, f);
+        write_function(&mut out, f, &self.function_names());
         Some(out)
+    }
+
+    /// Every function's name, by index (how operands name their callees).
+    fn function_names(&self) -> Vec<String> {
+        self.functions.iter().map(|f| f.name.clone()).collect()
     }
 }
 
-/// Writes function `f`, number `index`, and its code, one instruction per line.
-fn write_function(out: &mut String, index: usize, f: &VmFunction) {
+/// Writes function `f` and its code, one instruction per line, naming callees by `names`.
+fn write_function(out: &mut String, f: &VmFunction, names: &[String]) {
     use std::fmt::Write;
-    let _ = writeln!(out, "func#{index} {}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
+    let _ = writeln!(out, "fn @{}({}) regs={}", f.name, f.param_names.join(", "), f.num_regs);
     for (pc, ins) in f.code.iter().enumerate() {
-        let _ = writeln!(out, "  {pc:4}: {ins}");
+        let _ = writeln!(out, "  {pc:4}: {}", ins.display(names));
     }
 }

@@ -24,9 +24,9 @@ use crate::cancel::CancelHandle;
 use crate::config::VmConfig;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
-use crate::kernel::Kernel;
 use crate::memory::{Arena, FrameLayout, Pool};
 use crate::operand::Reg;
+use crate::packed_func::PackedFunc;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
 pub use device::CopyStats;
@@ -58,7 +58,7 @@ struct Frame<'e> {
 /// A virtual machine running one executable; one per thread (the executable is shared).
 pub struct Vm<'e> {
     exe: &'e Executable,
-    kernels: &'e [Arc<dyn Kernel>],
+    kernels: &'e [Arc<dyn PackedFunc>],
     constants: Vec<Value>,
     /// The value stack (see `stack`); between runs every slot is empty.
     regs: Vec<Option<Value>>,

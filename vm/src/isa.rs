@@ -331,8 +331,14 @@ macro_rules! instructions {
             }
         }
 
-        impl fmt::Display for Instr {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl Instr {
+            /// The instruction in disassembly syntax, with function operands named from
+            /// `functions` (the executable's function names by index).
+            pub fn display<'a>(&'a self, functions: &'a [String]) -> impl fmt::Display + 'a {
+                Listed { instr: self, functions }
+            }
+
+            fn show(&self, f: &mut fmt::Formatter<'_>, functions: &[String]) -> fmt::Result {
                 match self {
                     $( Instr::$name { $($field),* } => {
                         f.write_str(stringify!($name))?;
@@ -341,7 +347,7 @@ macro_rules! instructions {
                             f.write_str(if _first { " " } else { ", " })?;
                             _first = false;
                             f.write_str(concat!(stringify!($field), "="))?;
-                            Operand::show($field, f)?;
+                            Operand::show($field, f, functions)?;
                         )*
                         Ok(())
                     } )*
@@ -349,6 +355,25 @@ macro_rules! instructions {
             }
         }
     };
+}
+
+/// An instruction with the function names its operands are shown by ([`Instr::display`]).
+struct Listed<'a> {
+    instr: &'a Instr,
+    functions: &'a [String],
+}
+
+impl fmt::Display for Listed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.instr.show(f, self.functions)
+    }
+}
+
+/// Without the executable at hand, functions show by index (`func#N`).
+impl fmt::Display for Instr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.show(f, &[])
+    }
 }
 
 instructions! {
@@ -484,6 +509,8 @@ mod tests {
         assert_eq!(s[1], "Invoke dst=$2, func=func#0, args=[$0, $1]");
         assert_eq!(s[3], "LoadImm dst=$0, value=-3:int32");
         assert_eq!(s[5], "Bin op=lt, dst=$3, lhs=$1, rhs=$2");
+        let names = ["main".to_string()];
+        assert_eq!(sample()[1].display(&names).to_string(), "Invoke dst=$2, func=@main, args=[$0, $1]");
     }
 
     #[test]

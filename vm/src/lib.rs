@@ -9,10 +9,10 @@ mod executable;
 mod format;
 mod interp;
 mod isa;
-mod kernel;
 mod liveness;
 mod memory;
 mod operand;
+mod packed_func;
 mod scalar;
 mod value;
 mod verify;
@@ -24,10 +24,10 @@ pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, Val
 pub use format::{LoadError, FORMAT_VERSION, MAGIC};
 pub use interp::{CopyStats, Trap, Vm};
 pub use isa::{ControlFlow, Instr, INSTRUCTION_DOCS};
-pub use kernel::{DeviceKernel, Kernel, KernelTable};
 pub use liveness::Liveness;
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};
 pub use operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
+pub use packed_func::{DevicePackedFunc, KernelTable, PackedFunc};
 /// The scalar operators of `Bin`/`Un`, shared with kir and the kernels.
 pub use relay_devices::arith::{BinOp, UnOp};
 pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};

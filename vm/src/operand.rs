@@ -60,8 +60,10 @@ pub trait Operand: Sized {
     fn verify(&self, _ctx: &VerifyCtx) -> Result<(), String> {
         Ok(())
     }
-    /// Writes the operand in disassembly syntax.
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// Writes the operand in disassembly syntax. `functions` holds the executable's function
+    /// names by index (empty where none are known): a function operand shows as `@name` when
+    /// it names one, else as `func#N`.
+    fn show(&self, f: &mut fmt::Formatter<'_>, functions: &[String]) -> fmt::Result;
 }
 
 fn bound(what: &str, i: u32, n: u32) -> Result<(), String> {
@@ -72,8 +74,15 @@ fn bound(what: &str, i: u32, n: u32) -> Result<(), String> {
     }
 }
 
+/// An index operand: encoded as a `u32`, verified against its table's length in the
+/// [`VerifyCtx`] field, shown as its prefix and number (or by the given function).
 macro_rules! index_operand {
     ($t:ident, $field:ident, $what:literal, $prefix:literal) => {
+        index_operand!($t, $field, $what, |i: u32, f: &mut fmt::Formatter<'_>, _: &[String]| {
+            write!(f, concat!($prefix, "{}"), i)
+        });
+    };
+    ($t:ident, $field:ident, $what:literal, $show:expr) => {
         impl Operand for $t {
             fn encode(&self, w: &mut ByteWriter) {
                 w.u32(self.0);
@@ -84,8 +93,8 @@ macro_rules! index_operand {
             fn verify(&self, ctx: &VerifyCtx) -> Result<(), String> {
                 bound($what, self.0, ctx.$field)
             }
-            fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!($prefix, "{}"), self.0)
+            fn show(&self, f: &mut fmt::Formatter<'_>, functions: &[String]) -> fmt::Result {
+                ($show)(self.0, f, functions)
             }
         }
     };
@@ -93,7 +102,14 @@ macro_rules! index_operand {
 
 index_operand!(Reg, num_regs, "register", "$");
 index_operand!(Target, code_len, "jump target", "@");
-index_operand!(FuncIdx, num_funcs, "function", "func#");
+// Functions show by name, as Relay writes a global (`@name`): listings then do not change
+// when a function is added before another.
+index_operand!(FuncIdx, num_funcs, "function", |i: u32, f: &mut fmt::Formatter<'_>, functions: &[String]| {
+    match functions.get(i as usize) {
+        Some(name) => write!(f, "@{name}"),
+        None => write!(f, "func#{i}"),
+    }
+});
 index_operand!(KernelIdx, num_kernels, "kernel", "kernel#");
 index_operand!(ConstIdx, num_consts, "constant", "const#");
 index_operand!(StrIdx, num_strings, "string", "str#");
@@ -105,7 +121,7 @@ impl Operand for Imm {
     fn decode(r: &mut ByteReader<'_>) -> Result<Self, FormatError> {
         Ok(Imm(r.u32()?))
     }
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
         write!(f, "{}", self.0)
     }
 }
@@ -124,13 +140,13 @@ impl<T: Operand> Operand for Box<[T]> {
     fn verify(&self, ctx: &VerifyCtx) -> Result<(), String> {
         self.iter().try_for_each(|x| x.verify(ctx))
     }
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn show(&self, f: &mut fmt::Formatter<'_>, functions: &[String]) -> fmt::Result {
         f.write_str("[")?;
         for (i, x) in self.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            x.show(f)?;
+            x.show(f, functions)?;
         }
         f.write_str("]")
     }
@@ -154,7 +170,7 @@ impl Operand for DType {
         let lanes = u16::try_from(r.u32()?).map_err(|_| FormatError::Invalid("dtype lanes".into()))?;
         Ok(DType { code, bits, lanes })
     }
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
         write!(f, "{self}")
     }
 }
@@ -167,7 +183,7 @@ impl Operand for ScalarValue {
     fn decode(r: &mut ByteReader<'_>) -> Result<Self, FormatError> {
         Ok(ScalarValue { dtype: DType::decode(r)?, bits: r.u64()? })
     }
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
         match self.dtype.code {
             DTypeCode::Float => write!(f, "{}:{}", f64::from_bits(self.bits), self.dtype),
             DTypeCode::Bool => write!(f, "{}", self.bits != 0),
@@ -191,7 +207,7 @@ macro_rules! op_operand {
                     .copied()
                     .ok_or_else(|| FormatError::Invalid(format!(concat!(stringify!($t), " {}"), b)))
             }
-            fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
                 f.write_str(self.name())
             }
         }
@@ -212,7 +228,7 @@ impl Operand for Box<[i64]> {
         let n = r.len_prefix()?;
         (0..n).map(|_| r.u64().map(|x| x as i64)).collect()
     }
-    fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
         write!(f, "{:?}", &self[..])
     }
 }

@@ -73,7 +73,7 @@ fn invoke(
     if single && all_scalar(em, func) {
         return Ok(None);
     }
-    let kernel = match crate::lower_kir::lower_primitive(m, em.cx.types, ops, func) {
+    let kernel = match crate::lower_kir::primitive_kernel(m, em.cx.types, ops, func) {
         Ok(k) => k,
         Err(_) if single => return Ok(None),
         Err(why) => return Err(em.error(f, format!("internal: a fused group does not lower to kir: {why}"))),

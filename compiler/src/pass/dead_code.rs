@@ -8,9 +8,9 @@
 //! bodies run only when called) and `if`/`match` over pure parts are pure. Removing a `let`
 //! can leave another unused, so rounds repeat until none is removed (at most [`MAX_ROUNDS`]).
 
-use super::builder::is_primitive;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::{preorder, Slot};
+use super::util::builder::is_primitive;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::{preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, Symbol, VarId};
 use crate::ty::TypeMap;

@@ -6,10 +6,10 @@
 //! An argument that is a variable replaces its parameter directly; any other argument is
 //! bound by `let` first, so it is still evaluated once.
 
-use super::builder::{is_primitive, let_chain};
-use super::copy::copy_fresh_with;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::{is_primitive, let_chain};
+use super::util::copy::copy_fresh_with;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module, VarId};
 use crate::ty::TypeMap;

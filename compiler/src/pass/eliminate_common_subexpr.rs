@@ -9,9 +9,9 @@
 //! `ToANormalForm` runs and are found there; calls whose operands are not atoms are left.
 //! `Primitive=1` functions are kernels and are left alone.
 
-use super::builder::{as_op_call, is_primitive};
-use super::rewrite::rebuild;
-use super::walk::children;
+use super::util::builder::{as_op_call, is_primitive};
+use super::util::rewrite::rebuild;
+use super::util::walk::children;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, LiteralValue, Module, Symbol, VarId};
 use crate::ty::TypeMap;

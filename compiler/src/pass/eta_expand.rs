@@ -9,9 +9,9 @@
 //! constructor or global is expanded at the instance it is used at. Nullary constructors are
 //! values already; operators cannot be values (that is a type error).
 
-use super::builder::{call, fresh_var, function, is_primitive, var_ref, Types};
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::{children, Slot};
+use super::util::builder::{call, fresh_var, function, is_primitive, var_ref, Types};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
 use crate::ty::TypeMap;
@@ -92,7 +92,7 @@ impl Rewrite for Eta<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     const LIST: &str = "type List[A] { Cons(A, List[A]), Nil }\ntype Box[A] { Wrap(A) }\n";
 

@@ -19,10 +19,10 @@
 //! fail on their constants (a reshape to an impossible shape) are left to fail at run time.
 //! `Primitive=1` functions are kernels and are left alone.
 
-use super::builder::{as_op_call, is_primitive, let_chain};
 use super::fold_fused_constants::{constant_data, exact_in_f64, MAX_FOLDED_ELEMENTS, MAX_FOLD_WORK};
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::{as_op_call, is_primitive, let_chain};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
 use crate::ir::{

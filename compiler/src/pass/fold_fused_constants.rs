@@ -4,7 +4,7 @@
 //! replaced by the constant it produces.
 //!
 //! Runs after [`fuse_ops`](super::fuse_ops), on the primitive calls of ANF let chains: each
-//! foldable call is lowered to kir ([`crate::lower_kir::lower_primitive`]) and run by the kir
+//! foldable call is lowered to kir ([`crate::lower_kir::primitive_kernel`]) and run by the kir
 //! interpreter, the oracle the JIT is tested against. A call inside a recursive closure
 //! (TreeLSTM's leaves start from a zero memory cell) otherwise launches a kernel every time
 //! it is reached. Results larger than [`MAX_FOLDED_ELEMENTS`] stay calls, so executables do
@@ -12,14 +12,14 @@
 //! than [`MAX_FOLD_WORK`] steps or temp elements (`sum(zeros(shape=[100000, 100000]))` is
 //! left to run, and fail on the VM's memory budget, rather than spin in the compiler).
 
-use super::builder::is_primitive;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::is_primitive;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
 use crate::ir::{ConstantData, Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
 use crate::kir;
-use crate::lower_kir::lower_primitive;
+use crate::lower_kir::primitive_kernel;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 use relay_devices::{DType, Scalar, Tensor};
@@ -103,7 +103,7 @@ impl Fold<'_> {
                 _ => None,
             })
             .collect::<Option<Vec<Tensor>>>()?;
-        let kernel = lower_primitive(m, self.types, self.ops, prim).ok()?;
+        let kernel = primitive_kernel(m, self.types, self.ops, prim).ok()?;
         bounded_work(&kernel)?;
         let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()?;
         let mut out = [Tensor::zeros(*dtype, dims).ok()?];

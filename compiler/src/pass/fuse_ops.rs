@@ -33,15 +33,15 @@
 //! registers, so no tuple is built).
 //!
 //! A node is fusible only if its operator's compute rule lowers it on its own
-//! ([`crate::lower_kir::lower_primitive`]): operators without a rule, with `?` dimensions or
+//! ([`crate::lower_kir::primitive_kernel`]): operators without a rule, with `?` dimensions or
 //! tuple results, and calls whose values are all 0-d (they run as unboxed scalar
 //! instructions) are `Opaque` and stay alone.
 
 mod anchor_consumers;
 mod multi_output;
 
-use super::builder::{flag, fresh_var, function, is_primitive, let_chain, var_ref, Types};
-use super::walk::{children, preorder};
+use super::util::builder::{flag, fresh_var, function, is_primitive, let_chain, var_ref, Types};
+use super::util::walk::{children, preorder};
 use super::PRIMITIVE;
 use crate::diagnostics::CompileError;
 use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
@@ -306,7 +306,7 @@ impl Fuse<'_> {
         for &a in args {
             all_scalar &= scalar(self.types.expr(m, a)?);
         }
-        if all_scalar || crate::lower_kir::lower_primitive(m, self.map, self.ops, f).is_err() {
+        if all_scalar || crate::lower_kir::primitive_kernel(m, self.map, self.ops, f).is_err() {
             return Ok(OpPattern::Opaque);
         }
         Ok(def.pattern)

@@ -8,10 +8,10 @@
 //! parameters; inlined bodies may call other marked globals, inlined in the next round (at
 //! most [`MAX_ROUNDS`], so mutual recursion ends).
 
-use super::builder::{has_flag, let_chain};
-use super::copy::copy_fresh_with;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::{has_flag, let_chain};
+use super::util::copy::copy_fresh_with;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module, Symbol};
 use crate::ty::TypeMap;

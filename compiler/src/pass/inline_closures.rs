@@ -18,10 +18,10 @@
 //! [`InlineOptions::max_nodes`] expression nodes. Inlined bodies may call other local
 //! functions; rounds repeat until nothing is left to inline (at most [`MAX_ROUNDS`]).
 
-use super::builder::{is_primitive, Types};
-use super::copy::copy_fresh_with;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::{children, preorder, Slot};
+use super::util::builder::{is_primitive, Types};
+use super::util::copy::copy_fresh_with;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::{children, preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
@@ -195,7 +195,7 @@ impl Inline<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     fn inlined(text: &str, options: InlineOptions) -> String {
         let (mut m, types) = checked(text);

@@ -10,10 +10,10 @@
 //! that inference had to work out are written as annotations: lifted out of their context,
 //! they could no longer be inferred.
 
-use super::builder::{call, flag, fresh_var, function, is_incomplete, is_primitive, var_ref, Types};
-use super::free_vars::free_vars;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::{call, flag, fresh_var, function, is_incomplete, is_primitive, var_ref, Types};
+use super::util::free_vars::free_vars;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use super::{closure_literal, CLOSURE};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, Module, Symbol, TypeParamId, VarId};
@@ -217,7 +217,7 @@ impl Rewrite for Subst<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     fn lifted(text: &str) -> (Module, String) {
         let (mut m, types) = checked(text);
@@ -316,7 +316,7 @@ mod tests {
         let (mut m, first) = lifted(
             "def @main(%k: int32) -> int32 { let %f = fn (%x: int32) -> int32 { let %g = fn () -> int32 { add(%x, %k) }; %g() }; %f(1) }",
         );
-        let types = crate::pass::test_util::infer(&mut m);
+        let types = crate::pass::util::test_util::infer(&mut m);
         lambda_lift(&mut m, &types).unwrap();
         assert_eq!(print(&mut m), first);
     }

@@ -6,8 +6,8 @@
 //! every tensor computation the VM runs is such a call. Operator fusion (TVM `FuseOps`) builds
 //! bigger primitive functions of the same shape.
 
-use super::builder::{call, flag, fresh_var, function, is_primitive, var_ref, Types};
-use super::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::builder::{call, flag, fresh_var, function, is_primitive, var_ref, Types};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use super::PRIMITIVE;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
@@ -69,7 +69,7 @@ impl Rewrite for Lower<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     #[test]
     fn operator_calls_become_primitive_calls() {
@@ -92,7 +92,7 @@ mod tests {
         );
         assert_eq!(out.matches("Primitive=1").count(), 3, "{out}");
         // Running it again lowers nothing more: primitive bodies are left alone.
-        let types = crate::pass::test_util::infer(&mut m);
+        let types = crate::pass::util::test_util::infer(&mut m);
         lower_primitives(&mut m, &types).unwrap();
         assert_eq!(print(&mut m), out);
     }

@@ -4,7 +4,7 @@
 //! `--print-after`, `--time-passes`).
 
 use super::registry::{lookup, PassInfo, PASSES};
-use super::walk::preorder;
+use super::util::walk::preorder;
 use super::{FuseOptions, InlineOptions};
 use crate::diagnostics::CompileError;
 use crate::ir::Module;

@@ -14,15 +14,12 @@
 //!   its parameters;
 //! - bodies are `let` chains as described in [`to_anf()`].
 
-mod builder;
-mod copy;
 mod dead_code;
 mod defuse_ops;
 mod eliminate_common_subexpr;
 mod eta_expand;
 mod fold_constant;
 mod fold_fused_constants;
-mod free_vars;
 mod fuse_ops;
 mod inline;
 mod inline_closures;
@@ -31,17 +28,13 @@ mod lower_primitives;
 pub mod manager;
 mod project_outputs;
 pub mod registry;
-mod rewrite;
-mod scope;
 mod simplify_expr;
 mod simplify_inference;
 mod specialize_closures;
 mod specialize_params;
-#[cfg(test)]
-mod test_util;
 mod to_anf;
 mod to_graph_normal_form;
-mod walk;
+mod util;
 
 pub use dead_code::dead_code;
 pub use defuse_ops::defuse_ops;
@@ -49,7 +42,6 @@ pub use eliminate_common_subexpr::eliminate_common_subexpr;
 pub use eta_expand::eta_expand;
 pub use fold_constant::fold_constant;
 pub use fold_fused_constants::{fold_fused_constants, MAX_FOLDED_ELEMENTS};
-pub use free_vars::free_vars;
 pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use inline::{inline, INLINE};
 pub use inline_closures::{inline_closures, InlineOptions};
@@ -64,7 +56,8 @@ pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
 pub use to_graph_normal_form::to_graph_normal_form;
-pub use walk::{children, Slot};
+pub use util::free_vars::free_vars;
+pub use util::walk::{children, Slot};
 
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
@@ -122,7 +115,7 @@ pub fn lower_for_vm(
 /// The `fn` literal of a global made by [`lambda_lift`] (`Closure=1`, body a `fn` literal):
 /// its node and a copy of it.
 pub(crate) fn closure_literal(m: &Module, f: &Function) -> Option<(ExprId, Function)> {
-    if !builder::has_flag(m, &f.attrs, CLOSURE) {
+    if !util::builder::has_flag(m, &f.attrs, CLOSURE) {
         return None;
     }
     match &m.expr(f.body).kind {
@@ -134,7 +127,7 @@ pub(crate) fn closure_literal(m: &Module, f: &Function) -> Option<(ExprId, Funct
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, ops, print};
+    use crate::pass::util::test_util::{checked, ops, print};
     use crate::syntax::parse_module;
 
     #[test]

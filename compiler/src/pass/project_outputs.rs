@@ -12,9 +12,9 @@
 //!
 //! Runs before [`lower_primitives`](super::lower_primitives), on operator calls as written.
 
-use super::builder::{fresh_var, var_ref, Types};
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::{children, preorder};
+use super::util::builder::{fresh_var, var_ref, Types};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::{children, preorder};
 use crate::diagnostics::CompileError;
 use crate::ir::{Attrs, Dim, ExprId, ExprKind, Module, TypeKind, VarId};
 use crate::op::{AttrReader, OpRegistry};

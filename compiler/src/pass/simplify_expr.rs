@@ -12,8 +12,8 @@
 //!
 //! Rules apply bottom-up, so chains collapse in one pass.
 
-use super::builder::{as_op_call, op_call};
-use super::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::builder::{as_op_call, op_call};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use crate::diagnostics::CompileError;
 use crate::ir::{AttrValue, Dim, ExprId, ExprKind, LiteralValue, Module, TypeId, TypeKind};
 use crate::op::AttrReader;

@@ -9,8 +9,8 @@
 //! The other fields (a batch norm's updated mean and variance, a dropout's mask) are left as
 //! they are; a call whose type is not a statically ranked tensor is left too.
 
-use super::builder::{as_op_call, op_call};
-use super::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::builder::{as_op_call, op_call};
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use crate::diagnostics::CompileError;
 use crate::ir::{AttrValue, ExprId, ExprKind, Literal, LiteralValue, Module, Span, TypeKind};
 use crate::op::AttrReader;

@@ -13,10 +13,10 @@
 //! recursive ones, generic ones and calls whose argument types are themselves dynamic keep
 //! the original function.
 
-use super::builder::{is_primitive, Types};
-use super::copy::copy_fresh;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::{children, preorder, Slot};
+use super::util::builder::{is_primitive, Types};
+use super::util::copy::copy_fresh;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::{children, preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeId, TypeKind, VarId};
 use crate::ty::TypeMap;

@@ -55,7 +55,7 @@ pub fn specialize_params(m: &mut Module, func: &str, bound: &[BoundParam]) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     #[test]
     fn bound_shapes_replace_unknown_dimensions_only() {

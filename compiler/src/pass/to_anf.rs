@@ -6,11 +6,11 @@
 //! scope holding all of them (see [`Scopes`]), and its variable is used everywhere. `let`
 //! chains are walked in a loop; other nesting recurses on growable stack segments.
 
-use super::builder::{is_primitive, let_chain, var_ref, Types};
 use super::closure_literal;
-use super::rewrite::rebuild;
-use super::scope::{ScopeId, Scopes, ROOT};
-use super::walk::{children, Slot};
+use super::util::builder::{is_primitive, let_chain, var_ref, Types};
+use super::util::rewrite::rebuild;
+use super::util::scope::{ScopeId, Scopes, ROOT};
+use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
@@ -190,7 +190,7 @@ impl<'t> Anf<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::{checked, print};
+    use crate::pass::util::test_util::{checked, print};
 
     fn anf(text: &str) -> String {
         let (mut m, types) = checked(text);

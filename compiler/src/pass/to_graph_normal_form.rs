@@ -8,10 +8,10 @@
 //! (a recursive local function) keeps its `let`, and so does everything with an effect (a
 //! reference written, a function called). A pure value whose variable is unused goes.
 
-use super::builder::is_primitive;
 use super::dead_code::is_pure;
-use super::rewrite::{rebuild, rewrite, Rewrite};
-use super::walk::preorder;
+use super::util::builder::is_primitive;
+use super::util::rewrite::{rebuild, rewrite, Rewrite};
+use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;

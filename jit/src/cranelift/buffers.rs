@@ -2,7 +2,7 @@
 //! may skip: which temps need zeroing (`temps.rs`), which vector loops may end on an
 //! overlapping vector instead of a scalar tail (`emit.rs`).
 
-use relay_compiler::kir::{BufferId, Expr, Index, Stmt};
+use relay_kir::{BufferId, Expr, Index, Stmt};
 use std::collections::HashSet;
 
 /// Whether some buffer `body` stores to is also read in it: then an iteration may see what

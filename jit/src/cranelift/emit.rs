@@ -12,23 +12,21 @@
 //! scalar tail; inside the vector body every expression evaluates to a [`Val`]: a scalar
 //! when it is uniform across lanes, a vector otherwise.
 //!
-//! Loads and stores are unchecked: [`relay_compiler::kir::check_bounds`] has proved them in
+//! Loads and stores are unchecked: [`relay_kir::check_bounds`] has proved them in
 //! bounds before the code can run, and index divisors positive.
 
 use super::buffers::reads_what_it_writes;
 use super::ops::{scalar_type, vector_type, Ops};
-use super::packed::{packable_operands, reads_packed, Packable};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
+use crate::blas::packed::{packable_operands, reads_packed, Packable};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use relay_compiler::kir::{
-    BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId,
-};
 use relay_devices::{DType, DTypeCode, Scalar};
+use relay_kir::{BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId};
 use std::collections::HashMap;
 
 /// Loops with a constant extent up to this are unrolled when marked `unroll`.
@@ -721,7 +719,7 @@ fn zero_vector(b: &mut FunctionBuilder<'_>, dt: DType) -> Value {
 
 /// A constant of kir dtype `dt` (the value is normalised to `dt` first).
 fn literal(b: &mut FunctionBuilder<'_>, dt: DType, v: Scalar) -> Value {
-    let v = relay_compiler::kir::cast(v, dt);
+    let v = relay_kir::cast(v, dt);
     let ty = scalar_type(dt);
     match v {
         Scalar::Float(x) if dt == DType::F32 => b.ins().f32const(x as f32),

@@ -1,13 +1,13 @@
 //! A compiled kernel and its safe calling wrapper.
 
-use super::pack_cache::PackSlot;
-use super::packed::{packable_operands, Packable};
 use super::temps::needs_zero;
+use crate::blas::pack_cache::PackSlot;
+use crate::blas::packed::{packable_operands, Packable};
 use crate::JitError;
 use cranelift_jit::JITModule;
 use parking_lot::Mutex;
-use relay_compiler::kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use relay_devices::Tensor;
+use relay_kir::{buffer_shape, check_args, check_bounds, BufferId, BufferRole, Kernel};
 use smallvec::SmallVec;
 use std::sync::atomic::AtomicU8;
 use std::sync::Arc;

@@ -3,16 +3,16 @@
 //! - **ABI.** Each kernel is one function `extern "C" fn(buffers: *const *mut u8, syms:
 //!   *const i64, stop: *const u8) -> i32`: `buffers` holds one address per kir buffer in
 //!   declaration order (inputs, outputs and temps interleaved as declared), then one per
-//!   packable `gemm` weight operand (`packed.rs`: its repacked copy, or null), `syms` the sym
+//!   packable `gemm` weight operand (`blas/packed.rs`: its repacked copy, or null), `syms` the sym
 //!   values; `stop` is a flag polled between iterations of outermost loops (`emit.rs`), and
 //!   the result is 1 when the kernel stopped for it, else 0.
 //!   [`CompiledKernel::run`] is the safe way to call it.
 //! - **Packed weights.** A product of a few rows over `[n, k]` weights the calls keep passing
 //!   (a dense layer's) reads them repacked into aligned panels, packed once enough calls
-//!   passed the same tensor and kept while the tensor lives (`pack_cache.rs`,
+//!   passed the same tensor and kept while the tensor lives (`blas/pack_cache.rs`,
 //!   [`CompiledKernel::run_shared`]).
 //! - **Safety.** A kernel is verified before compilation, and its accesses are proved in
-//!   bounds ([`relay_compiler::kir::check_bounds`]) at compile time when it has no syms, or
+//!   bounds ([`relay_kir::check_bounds`]) at compile time when it has no syms, or
 //!   before every call otherwise, so the generated loads and stores need no checks. Integer
 //!   division never traps (`x / 0 == 0`). Inputs are passed read-only and never written.
 //! - **SIMD.** Loops marked `vectorize` run 4 lanes at a time in 128-bit registers (`f32x4`,
@@ -29,13 +29,9 @@
 
 mod buffers;
 mod emit;
-mod gemm;
-mod gemv;
 mod kernel;
 mod math;
 mod ops;
-mod pack_cache;
-mod packed;
 mod temps;
 mod vector;
 
@@ -49,7 +45,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
-use relay_compiler::kir::{check_bounds, Kernel};
+use relay_kir::{check_bounds, Kernel};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -122,7 +118,7 @@ impl Jit {
         let mut builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
         builder.symbol("relay_jit_powf", relay_jit_powf as *const u8);
         builder.symbol("relay_jit_pow", relay_jit_pow as *const u8);
-        builder.symbol("relay_jit_gemm", gemm::relay_jit_gemm as *const u8);
+        builder.symbol("relay_jit_gemm", crate::blas::gemm::relay_jit_gemm as *const u8);
         let mut module = JITModule::new(builder);
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();

@@ -2,15 +2,15 @@
 //! 4-lane vectors of `float32`, `int32` and `bool` (lane masks: all ones or all zeros).
 //!
 //! Scalar `bool`s are `i8` 0/1, which is also their byte in memory. The semantics are
-//! [`relay_compiler::kir::eval_binary`] and friends; the integer division family is guarded
+//! [`relay_kir::eval_binary`] and friends; the integer division family is guarded
 //! so that it never traps (`x / 0 == 0`, `MIN / -1` wraps).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64, I16, I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use relay_compiler::kir::{BinOp, UnOp};
 use relay_devices::{DType, DTypeCode};
+use relay_kir::{BinOp, UnOp};
 
 /// The Cranelift type holding one element of `dt` in a register.
 pub(crate) fn scalar_type(dt: DType) -> Type {

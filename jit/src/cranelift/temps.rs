@@ -8,7 +8,7 @@
 //! padding is never written, relies on the promise among today's compute rules.
 
 use super::buffers::{expr_buffers, index_buffers, stmt_buffers};
-use relay_compiler::kir::{BufferId, BufferRole, Extent, Index, IndexOp, Kernel, Stmt, VarId};
+use relay_kir::{BufferId, BufferRole, Extent, Index, IndexOp, Kernel, Stmt, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// For each buffer of `kernel`, in order: whether it is a temp that must be zero when a call
@@ -112,8 +112,8 @@ fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_compiler::kir::{Expr, KernelBuilder, LoopKind};
     use relay_devices::DType;
+    use relay_kir::{Expr, KernelBuilder, LoopKind};
 
     fn temps_to_zero(k: &Kernel) -> Vec<String> {
         needs_zero(k).iter().zip(&k.buffers).filter(|(n, _)| **n).map(|(_, b)| b.name.clone()).collect()

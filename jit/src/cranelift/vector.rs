@@ -14,8 +14,8 @@
 //! `+ max min`; lanes accumulate separately and are combined after the loop, which
 //! reassociates float sums).
 
-use relay_compiler::kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, UnOp, VarId};
 use relay_devices::DType;
+use relay_kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, UnOp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// Lanes per vector (128-bit registers of 32-bit elements).

@@ -3,7 +3,7 @@
 use super::expr::{c_type, expr, index, prelude};
 use super::plan::{phases, Phase};
 use crate::JitError;
-use relay_compiler::kir::{BufferRole, Kernel, LocalId, Stmt};
+use relay_kir::{BufferRole, Kernel, LocalId, Stmt};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

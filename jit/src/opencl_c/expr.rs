@@ -6,8 +6,8 @@
 //! `bool` is a `uchar` holding 0 or 1, in memory and in expressions.
 
 use crate::JitError;
-use relay_compiler::kir::{BinOp, Expr, Index, IndexOp, Kernel, Literal, UnOp};
 use relay_devices::{DType, DTypeCode, Scalar};
+use relay_kir::{BinOp, Expr, Index, IndexOp, Kernel, Literal, UnOp};
 
 /// The OpenCL C type of a storable dtype.
 pub(super) fn c_type(dt: DType) -> Result<&'static str, JitError> {

@@ -2,11 +2,11 @@
 
 use super::emit::{generate, Generated};
 use crate::{JitError, KernelCache, Target};
-use relay_compiler::kir::{
-    buffer_shape, check_args, check_bounds, infer_syms, BufferId, BufferRole, CallError, Kernel,
-};
 use relay_devices::opencl::{DeviceBuffer, DeviceTensor, KernelArg, OpenClDevice, Program};
 use relay_devices::{DType, Tensor};
+use relay_kir::{
+    buffer_shape, check_args, check_bounds, infer_syms, BufferId, BufferRole, CallError, Kernel,
+};
 use std::sync::Arc;
 use std::time::Duration;
 

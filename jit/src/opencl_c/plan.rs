@@ -18,7 +18,7 @@
 //! work-item each; if a local is mentioned by more than one phase, the whole kernel is one
 //! serial phase.
 
-use relay_compiler::kir::{BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, VarId};
+use relay_kir::{BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, VarId};
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
@@ -343,8 +343,8 @@ fn expr_accesses(e: &Expr, loops: &[(VarId, Index)], out: &mut Vec<RawAccess>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_compiler::kir::{KernelBuilder, LoopKind};
     use relay_devices::DType;
+    use relay_kir::{KernelBuilder, LoopKind};
 
     #[test]
     fn grids_follow_the_windows_of_each_call() {

@@ -1,8 +1,10 @@
-//! Kernel builders shared by the Cranelift and OpenCL tests, so both backends are checked on
-//! the same kernels.
+//! Kernel builders shared by the Cranelift and OpenCL tests and the `elementwise` bench, so
+//! both backends are checked on, and the bench measures, the same kernels.
 
-use relay_compiler::kir::{Expr, Kernel, KernelBuilder, LoopKind};
+#![allow(dead_code)] // each test binary and the bench use a different subset
+
 use relay_devices::{DType, Tensor};
+use relay_kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
 
 /// `y[i] = f(a[i], b[i], c[i])` over `n` elements.
 pub fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
@@ -13,6 +15,34 @@ pub fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kern
     k.for_(n, kind, |k, i| {
         let [va, vb, vc] = [a, b, c].map(|buf| Expr::load(buf, i.clone()));
         k.store(y, i, f(va, vb, vc));
+    });
+    k.finish().unwrap()
+}
+
+/// Row softmax over `[n, cols]` (`n` a sym): three vectorised loops (max, exp-sum, scale).
+pub fn softmax(cols: i64) -> Kernel {
+    let mut k = KernelBuilder::new("softmax");
+    let n = k.sym("n");
+    let x = k.input("x", DType::F32, [Extent::Sym(n), Extent::Const(cols)]);
+    let y = k.output("y", DType::F32, [Extent::Sym(n), Extent::Const(cols)]);
+    let (m, s) = (k.local("m", DType::F32), k.local("s", DType::F32));
+    k.for_(n, LoopKind::Parallel, |k, i| {
+        k.assign(m, Expr::f32(f32::NEG_INFINITY));
+        k.for_(cols, LoopKind::Vectorize, |k, j| {
+            let v = Expr::local(m).max(k.load(x, &[i.clone(), j]));
+            k.assign(m, v);
+        });
+        k.assign(s, Expr::f32(0.0));
+        k.for_(cols, LoopKind::Vectorize, |k, j| {
+            let e = (k.load(x, &[i.clone(), j.clone()]) - Expr::local(m)).exp();
+            k.store_at(y, &[i.clone(), j], e.clone());
+            k.assign(s, Expr::local(s) + e);
+        });
+        k.for_(cols, LoopKind::Vectorize, |k, j| {
+            let idx = [i.clone(), j];
+            let v = k.load(y, &idx) / Expr::local(s);
+            k.store_at(y, &idx, v);
+        });
     });
     k.finish().unwrap()
 }

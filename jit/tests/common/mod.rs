@@ -3,9 +3,9 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use relay_compiler::kir::{buffer_shape, interp, BufferRole, Kernel};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::{CompiledKernel, Jit};
+use relay_kir::{buffer_shape, interp, BufferRole, Kernel};
 use std::sync::OnceLock;
 
 pub fn jit() -> &'static Jit {
@@ -59,7 +59,7 @@ pub fn random(rng: &mut Rng, dtype: DType, shape: &[usize]) -> Tensor {
 /// Random inputs and zeroed outputs for `kernel` with `syms`.
 pub fn args(kernel: &Kernel, syms: &[i64], seed: u64) -> (Vec<Tensor>, Vec<Tensor>) {
     let mut rng = Rng(seed | 1);
-    let shape = |b: relay_compiler::kir::BufferId| -> Vec<usize> {
+    let shape = |b: relay_kir::BufferId| -> Vec<usize> {
         buffer_shape(kernel, b, syms).unwrap().into_iter().map(|d| d as usize).collect()
     };
     let inputs = kernel

@@ -14,9 +14,9 @@
 //! A VM that never meets a device kernel never touches any of this: the host path costs
 //! one `None` check per kernel call.
 
-use crate::kernel::DeviceKernel;
 use crate::memory::Pool;
 use crate::operand::Reg;
+use crate::packed_func::DevicePackedFunc;
 use crate::value::{AdtValue, ClosureValue, Value};
 use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::Tensor;
@@ -197,7 +197,7 @@ fn holds_device(v: &Value) -> bool {
 /// # Errors
 /// A message for an input that is not a tensor, a kernel or device fault.
 pub(super) fn invoke(
-    k: &dyn DeviceKernel,
+    k: &dyn DevicePackedFunc,
     inputs: &[Reg],
     outputs: &[Reg],
     window: &mut [Option<Value>],

@@ -18,7 +18,7 @@ fn exe(code: Vec<Instr>) -> Executable {
 }
 
 fn run(exe: &Executable, config: VmConfig) -> Result<Value, Trap> {
-    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     Vm::new(exe, &kernels, config).expect("vm").invoke("main", vec![])
 }
 
@@ -53,7 +53,7 @@ fn live_tensors_over_the_memory_budget_trap() {
     let t = run(&three, config.clone()).expect_err("traps");
     assert!(t.message.contains("memory budget of 1000 bytes (800 bytes in use)"), "{t}");
     // Tensors that die give their bytes back: one register reused forever stays in budget.
-    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     let reused = exe(vec![alloc(0, &[100]), alloc(0, &[100]), alloc(0, &[100]), Ret { src: Reg(0) }]);
     let off = VmConfig { reuse_memory: false, ..config };
     let mut vm = Vm::new(&reused, &kernels, off).expect("vm");
@@ -88,7 +88,7 @@ fn another_thread_cancels_an_endless_loop() {
     for tail_call in [false, true] {
         let mut e = forever(tail_call);
         e.constants.push(relay_devices::Tensor::scalar(0f32));
-        let kernels: Vec<Arc<dyn Kernel>> = vec![];
+        let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
         let mut vm = Vm::new(&e, &kernels, VmConfig::default()).expect("vm");
         let handle = vm.cancel_handle().clone();
         let canceller = std::thread::spawn(move || {

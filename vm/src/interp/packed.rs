@@ -7,9 +7,9 @@
 use super::device::DeviceState;
 use crate::cancel::CancelHandle;
 use crate::executable::Executable;
-use crate::kernel::Kernel;
 use crate::memory::Pool;
 use crate::operand::Reg;
+use crate::packed_func::PackedFunc;
 use crate::scalar::ScalarValue;
 use crate::value::Value;
 use relay_devices::Tensor;
@@ -30,7 +30,7 @@ pub(super) struct Scratch {
 /// One `InvokePacked` instruction.
 pub(super) struct Call<'a> {
     pub exe: &'a Executable,
-    pub kernels: &'a [Arc<dyn Kernel>],
+    pub kernels: &'a [Arc<dyn PackedFunc>],
     pub kernel: u32,
     pub inputs: &'a [Reg],
     pub outputs: &'a [Reg],

@@ -6,8 +6,8 @@ use super::{device, packed, CopyStats, Vm};
 use crate::cancel::CancelHandle;
 use crate::config::VmConfig;
 use crate::executable::Executable;
-use crate::kernel::Kernel;
 use crate::memory::{Arena, FrameLayout, MemoryStats, Pool};
+use crate::packed_func::PackedFunc;
 use crate::value::Value;
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ impl<'e> Vm<'e> {
     /// start.
     pub fn new(
         exe: &'e Executable,
-        kernels: &'e [Arc<dyn Kernel>],
+        kernels: &'e [Arc<dyn PackedFunc>],
         config: VmConfig,
     ) -> Result<Vm<'e>, String> {
         if kernels.len() != exe.kernels.len() {

@@ -33,7 +33,7 @@ fn func(name: &str, num_params: usize, num_regs: u32, code: Vec<Instr>) -> VmFun
 fn run(functions: Vec<VmFunction>, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
     let exe = Executable { functions, ..Default::default() };
     verify(&exe).expect("verifies");
-    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     Vm::new(&exe, &kernels, VmConfig::default()).expect("vm").invoke(name, args)
 }
 
@@ -179,7 +179,7 @@ fn heap_arguments_move_through_tail_calls() {
         list = Value::adt(0, vec![i32v(i), list]);
     }
     let exe = Executable { functions: vec![walk], ..Default::default() };
-    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     assert_eq!(int(vm.invoke("walk", vec![list.clone(), i32v(0)])), 5050);
     // The VM released every cell it walked: the host holds the only reference again.
@@ -267,7 +267,7 @@ fn a_vm_runs_again_after_a_trap() {
     let id = func("id", 1, 1, vec![Ret { src: Reg(0) }]);
     let exe = Executable { functions: vec![down, id], strings: vec!["bottom".into()], ..Default::default() };
     verify(&exe).expect("verifies");
-    let kernels: Vec<Arc<dyn Kernel>> = vec![];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     for _ in 0..2 {
         let t = vm.invoke("down", vec![i32v(1000)]).unwrap_err();
@@ -279,7 +279,7 @@ fn a_vm_runs_again_after_a_trap() {
 /// A kernel that panics, as a buggy host kernel might.
 struct Panics;
 
-impl Kernel for Panics {
+impl PackedFunc for Panics {
     fn output_types(&self, _: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         Ok(vec![(DType::F32, vec![1])])
     }
@@ -314,7 +314,7 @@ fn a_panic_through_a_run_leaves_no_stale_registers() {
         kernel: None,
     };
     let exe = Executable { functions: vec![boom, peek], kernels: vec![desc], ..Default::default() };
-    let kernels: Vec<Arc<dyn Kernel>> = vec![Arc::new(Panics)];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![Arc::new(Panics)];
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vm.invoke("boom", vec![i32v(1)])));
     assert!(caught.is_err());
@@ -364,7 +364,7 @@ fn last_uses_move_values_without_losing_shared_ones() {
 /// A kernel that reports, per input, whether `run_shared` gave it the input's own handle.
 struct Handles;
 
-impl Kernel for Handles {
+impl PackedFunc for Handles {
     fn output_types(&self, _: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         Ok(vec![(DType::I32, vec![2])])
     }
@@ -411,7 +411,7 @@ fn kernels_get_the_handles_of_tensor_inputs() {
         kernel: None,
     };
     let exe = Executable { functions: vec![main], kernels: vec![desc], ..Default::default() };
-    let kernels: Vec<Arc<dyn Kernel>> = vec![Arc::new(Handles)];
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![Arc::new(Handles)];
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     let w = Value::from_tensor(Tensor::from_vec(vec![3], vec![1f32, 2.0, 3.0]).unwrap());
     let out = vm.invoke("main", vec![w, i32v(7)]).expect("run");

@@ -136,7 +136,7 @@ pub(crate) fn has_flag(m: &Module, attrs: &Attrs, key: &str) -> bool {
 
 /// Whether `f` is a `Primitive=1` function (a kernel: passes leave its body alone).
 pub(crate) fn is_primitive(m: &Module, f: &Function) -> bool {
-    has_flag(m, &f.attrs, super::PRIMITIVE)
+    has_flag(m, &f.attrs, crate::pass::PRIMITIVE)
 }
 
 /// Whether an annotation leaves something to inference: absent, or containing `_`.

@@ -230,7 +230,7 @@ fn split(x: &Index, c: i64) -> Option<(Index, Index)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{
+    use crate::{
         interp, BufferDecl, BufferId, BufferRole, Extent, KernelBuilder, LoopKind, SymDecl, SymId, VarDecl,
         VarId,
     };
@@ -444,7 +444,7 @@ mod tests {
         fn simplification_keeps_every_value(i in arb_index(), e0 in 0i64..4, e1 in 1i64..6, sym in 0i64..9) {
             let extents = [c(e0), N, c(e1)];
             // Products of products may overflow: such kernels are rejected, not simplified.
-            prop_assume!(crate::kir::check_bounds(&kernel(&extents, i.clone()), &[sym]).is_ok());
+            prop_assume!(crate::check_bounds(&kernel(&extents, i.clone()), &[sym]).is_ok());
             assert_same_values(&extents, sym, i);
         }
     }

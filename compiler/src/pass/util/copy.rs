@@ -118,8 +118,8 @@ impl Rewrite for Copy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pass::test_util::checked;
-    use crate::pass::walk::preorder;
+    use crate::pass::util::test_util::checked;
+    use crate::pass::util::walk::preorder;
 
     fn binders(m: &Module, root: ExprId) -> Vec<VarId> {
         let mut vars = vec![];

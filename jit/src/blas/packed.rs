@@ -13,7 +13,7 @@
 //! Repacking reads the whole matrix and writes a copy: it pays only for weights used again,
 //! which is what `pack_cache.rs` decides.
 
-use relay_compiler::kir::{BufferId, BufferRole, Kernel, Stmt};
+use relay_kir::{BufferId, BufferRole, Kernel, Stmt};
 
 /// Output vectors (of 16 lanes) per panel: 8 accumulators, a quarter of the vector registers.
 const PANEL: usize = 8;

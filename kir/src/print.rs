@@ -286,7 +286,7 @@ impl<'k> Printer<'k> {
 
 #[cfg(test)]
 mod tests {
-    use crate::kir::{Expr, Extent, Index, KernelBuilder, LoopKind};
+    use crate::{Expr, Extent, Index, KernelBuilder, LoopKind};
     use relay_devices::DType;
 
     #[test]

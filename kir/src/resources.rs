@@ -116,7 +116,7 @@ impl Work<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{Expr, KernelBuilder, LoopKind};
+    use crate::{Expr, KernelBuilder, LoopKind};
     use relay_devices::DType;
 
     fn limits(max_tensor_bytes: u64, max_kernel_work: u64) -> Limits {

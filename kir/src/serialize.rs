@@ -361,7 +361,7 @@ fn read_expr(r: &mut ByteReader<'_>, depth: usize) -> Result<Expr, FormatError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::KernelBuilder;
+    use crate::KernelBuilder;
 
     fn sample() -> Kernel {
         let mut k = KernelBuilder::new("t");

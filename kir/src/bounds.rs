@@ -234,7 +234,7 @@ pub(super) fn dtype_range(dtype: DType) -> Range {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{Expr, KernelBuilder, LoopKind};
+    use crate::{Expr, KernelBuilder, LoopKind};
 
     fn gather(clamp: bool) -> Kernel {
         let mut k = KernelBuilder::new("take");

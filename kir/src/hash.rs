@@ -214,7 +214,7 @@ impl Canon<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{BufferId, KernelBuilder, LocalDecl, LoopKind, VarDecl};
+    use crate::{BufferId, KernelBuilder, LocalDecl, LoopKind, VarDecl};
 
     fn scale(name: &str, factor: f32) -> Kernel {
         let mut k = KernelBuilder::new(name);

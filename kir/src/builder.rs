@@ -10,7 +10,7 @@ use relay_devices::DType;
 /// build their bodies.
 ///
 /// ```
-/// use relay_compiler::kir::{Expr, Extent, KernelBuilder, LoopKind};
+/// use relay_kir::{Expr, Extent, KernelBuilder, LoopKind};
 /// use relay_devices::DType;
 ///
 /// // y[i, j] = max(x[i, j] + b[j], 0) over x: float32[n, 8], b: float32[8]

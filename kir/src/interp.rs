@@ -264,7 +264,7 @@ impl Machine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{Extent, KernelBuilder, LoopKind};
+    use crate::{Extent, KernelBuilder, LoopKind};
 
     #[test]
     fn runs_a_row_sum_with_an_accumulator() {

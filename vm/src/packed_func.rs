@@ -1,15 +1,17 @@
 //! The kernel table: what `InvokePacked` calls. The VM does not know how kernels are made
-//! (reference Rust, Cranelift JIT, OpenCL); the host hands it one [`Kernel`] per entry of the
+//! (reference Rust, Cranelift JIT, OpenCL); the host hands it one [`PackedFunc`] per entry of the
 //! executable's kernel list, and a kernel that runs on an OpenCL device exposes its
-//! [`DeviceKernel`] form.
+//! [`DevicePackedFunc`] form.
 
 use crate::cancel::CancelHandle;
 use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use std::sync::Arc;
 
-/// A compiled operator or fused group, called in destination-passing style.
-pub trait Kernel: Send + Sync {
+/// A compiled operator or fused group, called in destination-passing style: TVM's name for
+/// what `InvokePacked` calls (the type named `Kernel` is kir's loop nest, which one of these
+/// may have been compiled from).
+pub trait PackedFunc: Send + Sync {
     /// The dtypes and shapes of the outputs for these inputs (used when an output was not
     /// preallocated, e.g. because its shape has `?` dimensions).
     ///
@@ -24,7 +26,7 @@ pub trait Kernel: Send + Sync {
     /// A message on a run-time fault (shape mismatch on a `?` dimension, index out of range).
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String>;
 
-    /// [`Kernel::run`], given also each input's shared handle where the VM has one
+    /// [`PackedFunc::run`], given also each input's shared handle where the VM has one
     /// (`handles[i]` is `inputs[i]`'s `Arc`; `None` for unboxed scalars) and the run's
     /// [`CancelHandle`]. A kernel may keep a clone or a `Weak` of a handle to cache something
     /// derived from that input — the JIT keeps dense weights repacked for its matrix-vector
@@ -34,7 +36,7 @@ pub trait Kernel: Send + Sync {
     /// it before every kernel call. The default ignores the handles and `cancel`.
     ///
     /// # Errors
-    /// As [`Kernel::run`], and when stopped by `cancel`.
+    /// As [`PackedFunc::run`], and when stopped by `cancel`.
     fn run_shared(
         &self,
         inputs: &[&Tensor],
@@ -47,9 +49,9 @@ pub trait Kernel: Send + Sync {
     }
 
     /// The kernel's form on an OpenCL device, when it runs there. `InvokePacked` then keeps
-    /// its tensors on the device (see [`DeviceKernel`]); `None` (the default) runs it on the
+    /// its tensors on the device (see [`DevicePackedFunc`]); `None` (the default) runs it on the
     /// host, copying device-resident inputs down first.
-    fn on_device(&self) -> Option<&dyn DeviceKernel> {
+    fn on_device(&self) -> Option<&dyn DevicePackedFunc> {
         None
     }
 }
@@ -57,7 +59,7 @@ pub trait Kernel: Send + Sync {
 /// A kernel that runs on an OpenCL device, on device-resident tensors. The VM uploads host
 /// inputs (each once: an upload stays cached while its host tensor lives), allocates the
 /// outputs on the device (zeroed, from the device's pool) and leaves them there.
-pub trait DeviceKernel: Send + Sync {
+pub trait DevicePackedFunc: Send + Sync {
     /// The device the kernel was built for.
     fn device(&self) -> &Arc<OpenClDevice>;
 
@@ -68,7 +70,7 @@ pub trait DeviceKernel: Send + Sync {
     fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String>;
 
     /// Queues the kernel: reads `inputs`, writes `outputs` (of the dtypes and shapes
-    /// [`DeviceKernel::output_types`] gave, zeroed).
+    /// [`DevicePackedFunc::output_types`] gave, zeroed).
     ///
     /// # Errors
     /// A message when the tensors do not fit the kernel or the device fails.
@@ -76,4 +78,4 @@ pub trait DeviceKernel: Send + Sync {
 }
 
 /// The kernels of one executable, in the order of its kernel list.
-pub type KernelTable = Vec<Arc<dyn Kernel>>;
+pub type KernelTable = Vec<Arc<dyn PackedFunc>>;
