@@ -8,15 +8,22 @@
 //! (`legacy!`): a relation function of their own next to a separate reference kernel, with
 //! the compute rule looked up by name.
 
+mod algorithm;
 mod broadcast;
 mod elemwise;
+mod gather_scatter;
+mod index;
 mod nn;
 mod reduce;
+mod replicate;
 mod shape;
 mod transform;
 
+pub use algorithm::*;
 pub use broadcast::*;
 pub use elemwise::*;
+pub use gather_scatter::*;
+pub use replicate::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
@@ -47,7 +54,7 @@ macro_rules! legacy {
 pub(crate) use legacy;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 8] = [
+const FAMILIES: [&[OpEntry]; 11] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -56,6 +63,9 @@ const FAMILIES: [&[OpEntry]; 8] = [
     reduce::REDUCE,
     transform::TRANSFORM,
     nn::NN,
+    gather_scatter::GATHER_SCATTER,
+    replicate::REPLICATE,
+    algorithm::ALGORITHM,
 ];
 
 /// Every operator of the library, family by family.
