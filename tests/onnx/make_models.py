@@ -204,6 +204,9 @@ case("op_scatterelements_add", [node("ScatterElements", ["x", "i", "u"], ["y"], 
      inits={"i": np.array([[0, 3, 0], [1, -1, 2]], dtype=np.int64)}, opset=18)
 case("op_scatternd", [node("ScatterND", ["x", "i", "u"], ["y"])], [("x", F, [4, 3]), ("u", F, [2, 3])], [("y", F, [4, 3])],
      inits={"i": np.array([[3], [1]], dtype=np.int64)})
+case("op_onehot", [node("OneHot", ["i", "d", "v"], ["y"], axis=1)], [("i", I64, [2, 3])], [("y", F, [2, 4, 3])],
+     inits={"d": np.array([4], dtype=np.int64), "v": np.array([-1.0, 2.5], dtype=np.float32)},
+     feeds={"i": np.array([[0, 3, -1], [5, -4, 2]], dtype=np.int64)})
 case("op_tile", [node("Tile", ["x", "r"], ["y"])], [("x", F, [2, 3])], [("y", F, [4, 3])],
      inits={"r": np.array([2, 1], dtype=np.int64)})
 case("op_topk", [node("TopK", ["x", "k"], ["v", "i"], axis=1)], [("x", F, [3, 5])], [("v", F, [3, 2]), ("i", I64, [3, 2])],

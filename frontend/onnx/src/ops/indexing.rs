@@ -1,9 +1,10 @@
 //! Operators that read or write at positions given as data, or repeat and rank elements:
-//! `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Tile`, `TopK` (TVM v0.16's
-//! ONNX frontend maps them the same way: `gather`, `gather_nd`, `scatter_elements`,
-//! `scatter_nd`, `tile`, `topk`).
+//! `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `OneHot`, `Tile`, `TopK`
+//! (TVM v0.16's ONNX frontend maps them the same way: `gather`, `gather_nd`,
+//! `scatter_elements`, `scatter_nd`, `one_hot`, `tile`, `topk`).
 
 use super::{list_attr, on, required_ints};
+use crate::dtype::literal;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
@@ -113,4 +114,31 @@ pub fn topk(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
         Value::new(format!("{}.0", tuple.expr), x.dtype, dims.clone()),
         Value::new(format!("{}.1", tuple.expr), DType::I64, dims),
     ])
+}
+
+/// `OneHot` with a constant `depth`: `one_hot` of the indices with negative ones counted from
+/// the end (`i + depth`), `values = [off, on]` read with `take`.
+pub fn one_hot(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (indices, values) = (cx.input(node, 0)?, cx.input(node, 2)?);
+    let depth = match required_ints(cx, node, 1)?.as_slice() {
+        [d] if *d >= 1 => *d,
+        _ => return Err(node.error("depth must be one positive constant")),
+    };
+    let axis = node.int("axis", -1)?;
+    let rank = indices.dims.len();
+    let at = if axis < 0 { axis + rank as i64 + 1 } else { axis };
+    let at = usize::try_from(at)
+        .ok()
+        .filter(|&a| a <= rank)
+        .ok_or_else(|| node.error(format!("axis {axis} is out of range")))?;
+    let (i, zero, n) = (&indices.expr, literal(indices.dtype, 0.0), literal(indices.dtype, depth as f64));
+    let wrapped = format!("where(less({i}, {zero}), add({i}, {n}), {i})");
+    let v = &values.expr;
+    let expr = format!(
+        "one_hot({wrapped}, take({v}, 1), take({v}, 0), depth={depth}, axis={axis}, dtype=\"{}\")",
+        values.dtype
+    );
+    let mut dims = indices.dims.clone();
+    dims.insert(at, Some(depth));
+    Ok(vec![Value::new(expr, values.dtype, dims)])
 }

@@ -61,6 +61,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
+    ("OneHot", indexing::one_hot),
     ("Or", |cx, n| elementwise::binary(cx, n, "logical_or")),
     ("Pad", transform::pad),
     ("Pow", elementwise::pow),
