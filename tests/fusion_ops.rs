@@ -137,6 +137,10 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("gather(%a, %b, axis=0)", &["Tensor[(6, 2), int32]", "Tensor[(1, 2), int32]"]),
         ("one_hot(%a, %b, %c, depth=4, dtype=\"float32\")", &["Tensor[(2, 3), int32]", "float32", "float32"]),
         ("one_hot(%a, 1, 0, depth=3, axis=0, dtype=\"int32\")", &["Tensor[(5), int32]"]),
+        ("tile(%a, reps=[2, 1, 3])", &["Tensor[(2, 3), float32]"]),
+        ("tile(%a, reps=[2])", &["Tensor[(3, 1, 2), int32]"]),
+        ("repeat(%a, repeats=3, axis=-1)", &["Tensor[(2, 3), float32]"]),
+        ("reverse(%a, axis=0)", &["Tensor[(3, 4), float32]"]),
         ("nn.pad(%a, 1.5f, pad_width=[[1, 0], [2, 1]])", &["Tensor[(2, 3), float32]"]),
         ("nn.pad(%a, 0f, pad_width=[[0, 2], [1, 1]], pad_mode=\"edge\")", &["Tensor[(2, 3), float32]"]),
         // Creation ops of up to MAX_FOLDED_ELEMENTS elements are folded at compile time
