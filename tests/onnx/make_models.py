@@ -193,6 +193,26 @@ case("op_pad_reflect", [node("Pad", ["x", "p"], ["y"], mode="reflect")], [("x", 
      inits={"p": np.array([0, 0, 1, 2, 0, 0, 1, 2], dtype=np.int64)})
 case("op_expand", [node("Expand", ["x", "s"], ["y"])], [("x", F, [3, 1])], [("y", F, [2, 3, 4])],
      inits={"s": np.array([2, 1, 4], dtype=np.int64)})
+case("op_gatherelements", [node("GatherElements", ["x", "i"], ["y"], axis=1)], [("x", F, [3, 4])], [("y", F, [3, 2])],
+     inits={"i": np.array([[0, -1], [3, 1], [2, 2]], dtype=np.int64)})
+case("op_gathernd", [node("GatherND", ["x", "i"], ["y"])], [("x", F, [3, 4, 2])], [("y", F, [2, 2])],
+     inits={"i": np.array([[0, 1], [2, 3]], dtype=np.int64)})
+case("op_gathernd_batch", [node("GatherND", ["x", "i"], ["y"], batch_dims=1)], [("x", F, [2, 3, 4])], [("y", F, [2, 4])],
+     inits={"i": np.array([[1], [2]], dtype=np.int64)})
+case("op_scatterelements_add", [node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="add")],
+     [("x", F, [2, 4]), ("u", F, [2, 3])], [("y", F, [2, 4])],
+     inits={"i": np.array([[0, 3, 0], [1, -1, 2]], dtype=np.int64)}, opset=18)
+case("op_scatternd", [node("ScatterND", ["x", "i", "u"], ["y"])], [("x", F, [4, 3]), ("u", F, [2, 3])], [("y", F, [4, 3])],
+     inits={"i": np.array([[3], [1]], dtype=np.int64)})
+case("op_onehot", [node("OneHot", ["i", "d", "v"], ["y"], axis=1)], [("i", I64, [2, 3])], [("y", F, [2, 4, 3])],
+     inits={"d": np.array([4], dtype=np.int64), "v": np.array([-1.0, 2.5], dtype=np.float32)},
+     feeds={"i": np.array([[0, 3, -1], [5, -4, 2]], dtype=np.int64)})
+case("op_tile", [node("Tile", ["x", "r"], ["y"])], [("x", F, [2, 3])], [("y", F, [4, 3])],
+     inits={"r": np.array([2, 1], dtype=np.int64)})
+case("op_topk", [node("TopK", ["x", "k"], ["v", "i"], axis=1)], [("x", F, [3, 5])], [("v", F, [3, 2]), ("i", I64, [3, 2])],
+     inits={"k": np.array([2], dtype=np.int64)})
+case("op_topk_smallest", [node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0)], [("x", F, [4, 2])],
+     [("v", F, [3, 2]), ("i", I64, [3, 2])], inits={"k": np.array([3], dtype=np.int64)})
 
 # If: a branch may read the enclosing graph's values and hold initializers of its own.
 def branch(name, nodes, outputs, inits=()):

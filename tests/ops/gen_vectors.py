@@ -806,6 +806,176 @@ for op in ["cumsum", "cumprod"]:
     error(op, "bool_rejected", [np.array([True])])
 
 
+# ---------------------------------------------------------------- gather, scatter, one_hot
+# Written out as loops with TVM's semantics: negative indices count from the end.
+
+def gather_ref(data, idx, axis):
+    axis %= data.ndim
+    out = np.empty(idx.shape, data.dtype)
+    for p in np.ndindex(*idx.shape):
+        q = list(p)
+        q[axis] = idx[p]
+        out[p] = data[tuple(q)]
+    return out
+
+
+d = f32(3, 4)
+i = ints(3, 2, lo=-4, hi=4)
+case("gather", "axis1_negative_indices", [d, i], [gather_ref(d, i, 1)], {"axis": 1})
+case("gather", "negative_axis", [d, i], [gather_ref(d, i, -1)], {"axis": -1})
+d, i = ints(4, 3), ints(2, 2, lo=0, hi=4, dtype="int64")
+case("gather", "int64_smaller_off_axis", [d, i], [gather_ref(d, i, 0)], {"axis": 0})
+case("gather", "empty", [f32(2, 3), ints(0, 3, lo=0, hi=2)], [np.zeros((0, 3), np.float32)], {"axis": 0})
+error("gather", "index_out_of_range", [f32(2, 3), np.array([[0, 3]], np.int32)], {"axis": 1})
+error("gather", "rank_mismatch", [f32(2, 3), ints(2, lo=0, hi=2)], {"axis": 0})
+error("gather", "float_indices", [f32(2, 3), f32(2, 3)], {"axis": 0})
+
+
+def gather_nd_ref(data, idx, b=0):
+    m = idx.shape[0]
+    out = np.empty(idx.shape[1:] + data.shape[b + m:], data.dtype)
+    for p in np.ndindex(*idx.shape[1:]):
+        out[p] = data[tuple(p[:b]) + tuple(idx[(slice(None),) + p])]
+    return out
+
+
+d = f32(3, 4)
+i = np.stack([ints(5, lo=-3, hi=3), ints(5, lo=-4, hi=4)])
+case("gather_nd", "full_index", [d, i], [gather_nd_ref(d, i)])
+d, i = ints(2, 3, 4), ints(1, 2, lo=-2, hi=2)
+case("gather_nd", "partial_index", [d, i], [gather_nd_ref(d, i)])
+d, i = f32(2, 3, 4), ints(1, 2, 2, lo=0, hi=3, dtype="int64")
+case("gather_nd", "batch_dims", [d, i], [gather_nd_ref(d, i, 1)], {"batch_dims": 1})
+case("gather_nd", "empty", [f32(3, 2), np.zeros((1, 0), np.int32)], [np.zeros((0, 2), np.float32)])
+error("gather_nd", "index_too_long", [f32(3, 2), ints(3, 1, lo=0, hi=2)])
+error("gather_nd", "index_out_of_range", [f32(3, 2), np.array([[3]], np.int32)])
+
+
+def scatter_combine(old, new, r):
+    return {"update": new, "add": old + new, "mul": old * new, "min": np.minimum(old, new), "max": np.maximum(old, new)}[r]
+
+
+def scatter_elements_ref(data, idx, upd, axis=0, r="update"):
+    axis %= data.ndim
+    out = data.copy()
+    for p in np.ndindex(*idx.shape):
+        q = list(p)
+        q[axis] = idx[p]
+        out[tuple(q)] = scatter_combine(out[tuple(q)], upd[p], r)
+    return out
+
+
+d, i, u = f32(3, 4), ints(2, 4, lo=-3, hi=3), f32(2, 4)
+for r in ["update", "add", "mul", "min", "max"]:
+    case("scatter_elements", r, [d, i, u], [scatter_elements_ref(d, i, u, 0, r)], {"reduction": r})
+d, i, u = ints(2, 5), ints(2, 3, lo=0, hi=5, dtype="int64"), ints(2, 3)
+case("scatter_elements", "int_axis_minus_1_add", [d, i, u], [scatter_elements_ref(d, i, u, -1, "add")],
+     {"axis": -1, "reduction": "add"})
+case("scatter_elements", "empty_updates", [d, ints(2, 0), ints(2, 0)], [d], {"axis": 1})
+error("scatter_elements", "updates_shape", [d, i, ints(2, 2)])
+error("scatter_elements", "bad_reduction", [d, i, u], {"reduction": "mean"})
+
+
+def scatter_nd_ref(data, idx, upd, r="update"):
+    m = idx.shape[0]
+    out = data.copy()
+    for p in np.ndindex(*idx.shape[1:]):
+        q = tuple(idx[(slice(None),) + p])
+        out[q] = scatter_combine(out[q], upd[p], r)
+    return out
+
+
+d = f32(4, 3)
+i, u = np.array([[1, -1, 1]], np.int32), f32(3, 3)
+for r in ["update", "add", "mul", "min", "max"]:
+    case("scatter_nd", r, [d, i, u], [scatter_nd_ref(d, i, u, r)], {"mode": r})
+i, u = np.array([[0, 3], [2, -1]], np.int64), f32(2)
+case("scatter_nd", "elements", [d, i, u], [scatter_nd_ref(d, i, u)])
+error("scatter_nd", "updates_shape", [d, i, f32(3)])
+error("scatter_nd", "index_out_of_range", [d, np.array([[4]], np.int32), f32(1, 3)])
+
+
+def one_hot_ref(idx, on, off, depth, axis, dtype):
+    hot = idx[..., None] == np.arange(depth)
+    out = np.where(hot, on, off).astype(dtype)
+    return np.moveaxis(out, -1, axis if axis >= 0 else out.ndim + axis) if axis != -1 else out
+
+
+i = ints(2, 3, lo=-1, hi=5)
+on, off = np.float32(1.5), np.float32(-1.0)
+case("one_hot", "last_axis_out_of_range_off", [i, on, off], [one_hot_ref(i, on, off, 4, -1, "float32")],
+     {"depth": 4, "dtype": "float32"})
+case("one_hot", "axis0_int32", [i, np.int32(7), np.int32(0)], [one_hot_ref(i, 7, 0, 3, 0, "int32")],
+     {"depth": 3, "axis": 0, "dtype": "int32"})
+i = ints(4, lo=0, hi=3, dtype="int64")
+case("one_hot", "axis1_of_1d", [i, on, off], [one_hot_ref(i, on, off, 3, 1, "float64")],
+     {"depth": 3, "axis": 1, "dtype": "float64"})
+case("one_hot", "depth0", [i, on, off], [np.zeros((4, 0), np.float32)], {"depth": 0, "dtype": "float32"})
+error("one_hot", "vector_on_value", [i, f32(2), off], {"depth": 3, "dtype": "float32"})
+error("one_hot", "negative_depth", [i, on, off], {"depth": -2, "dtype": "float32"})
+
+
+# ---------------------------------------------------------------- tile, repeat, reverse
+
+x = f32(2, 3)
+case("tile", "same_rank", [x], [np.tile(x, (2, 1))], {"reps": [2, 1]})
+case("tile", "more_reps", [x], [np.tile(x, (2, 1, 3))], {"reps": [2, 1, 3]})
+xi = ints(2, 1, 3)
+case("tile", "fewer_reps_int", [xi], [np.tile(xi, (2,))], {"reps": [2]})
+case("tile", "zero_reps", [x], [np.tile(x, (0, 2))], {"reps": [0, 2]})
+error("tile", "negative_reps", [x], {"reps": [-1, 2]})
+case("repeat", "axis0", [x], [np.repeat(x, 2, 0)], {"repeats": 2, "axis": 0})
+case("repeat", "negative_axis_int", [xi], [np.repeat(xi, 3, -1)], {"repeats": 3, "axis": -1})
+case("repeat", "empty", [np.zeros((0, 2), np.float32)], [np.zeros((0, 4), np.float32)], {"repeats": 2, "axis": 1})
+error("repeat", "zero_repeats", [x], {"repeats": 0, "axis": 0})
+error("repeat", "axis_out_of_range", [x], {"repeats": 2, "axis": 2})
+case("reverse", "axis0", [x], [np.flip(x, 0)], {"axis": 0})
+case("reverse", "negative_axis_int", [xi], [np.flip(xi, -1)], {"axis": -1})
+x1 = f32(1, 4)
+case("reverse", "size1_axis", [x1], [x1], {"axis": 0})
+case("reverse", "empty", [np.zeros((0, 3), np.float32)], [np.zeros((0, 3), np.float32)], {"axis": 0})
+error("reverse", "axis_out_of_range", [x], {"axis": -3})
+
+
+# ---------------------------------------------------------------- sort, argsort, topk
+# Stable sorts; descending keeps equal elements in their order (as TVM and onnxruntime).
+
+def stable_argsort(x, axis, ascend):
+    order = np.argsort(x if ascend else -x, axis=axis, kind="stable")
+    return order
+
+
+x = f32(3, 5)
+x[0, 1] = x[0, 3]
+case("sort", "ascending_last_axis", [x], [np.sort(x, -1)])
+case("sort", "descending_axis0", [x], [-np.sort(-x, 0)], {"axis": 0, "is_ascend": False})
+xi = ints(2, 4, lo=-3, hi=3)
+case("sort", "int_ties", [xi], [np.sort(xi, 1)], {"axis": 1})
+case("sort", "empty", [np.zeros((0, 3), np.float32)], [np.zeros((0, 3), np.float32)])
+error("sort", "axis_out_of_range", [x], {"axis": 2})
+case("argsort", "ascending", [x], [stable_argsort(x, -1, True).astype(np.int32)])
+case("argsort", "descending_int64", [xi], [stable_argsort(xi, 1, False).astype(np.int64)],
+     {"axis": 1, "is_ascend": False, "dtype": "int64"})
+case("argsort", "axis0", [x], [stable_argsort(x, 0, True).astype(np.int32)], {"axis": 0})
+error("argsort", "bool_rejected", [np.array([True, False])])
+
+
+def topk_ref(x, k, axis, ascend):
+    order = np.take(stable_argsort(x, axis, ascend), np.arange(k), axis=axis)
+    return np.take_along_axis(x, order, axis), order
+
+
+v, i = topk_ref(x, 2, -1, False)
+case("topk", "both_k2", [x], [v, i.astype(np.int32)], {"k": 2})
+v, i = topk_ref(x, 3, 0, True)
+case("topk", "ascending_axis0_indices_int64", [x], [i.astype(np.int64)],
+     {"k": 3, "axis": 0, "is_ascend": True, "ret_type": "indices", "dtype": "int64"})
+v, i = topk_ref(xi, 4, 1, False)
+case("topk", "values_whole_axis_ties", [xi], [v], {"k": 0, "ret_type": "values"})
+case("topk", "empty", [np.zeros((0, 3), np.float32)], [np.zeros((0, 1), np.float32), np.zeros((0, 1), np.int32)], {"k": 1})
+error("topk", "k_too_large", [x], {"k": 6})
+error("topk", "bad_ret_type", [x], {"k": 1, "ret_type": "all"})
+
 
 def main():
     if os.path.isdir(OUT_DIR):

@@ -6,10 +6,16 @@
 //! attributes ([`AttrReader`]). Attributes TVM requires (`clip`'s `a_min`) are errors when
 //! absent; their `Default` value only serves Rust callers that build the struct directly.
 
+mod algorithm;
+mod indexing;
 mod nn;
+mod replicate;
 mod tensor;
 
+pub use algorithm::*;
+pub use indexing::*;
 pub use nn::*;
+pub use replicate::*;
 pub use tensor::*;
 
 use relay_compiler::ir::AttrValue;
@@ -191,6 +197,8 @@ macro_rules! attr_enum {
         }
     };
 }
+
+pub(crate) use attr_enum;
 
 attr_enum! {
     /// How `take` treats out-of-range indices.

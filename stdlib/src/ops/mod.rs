@@ -3,22 +3,29 @@
 //! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
 //! unchanged.
 //!
-//! The elementwise, broadcast, reduction and scan families are
-//! [`Operator`](crate::operator::Operator) items, one line each. Transforms and nn operators are still registered the old way
+//! The elementwise, broadcast, reduction and scan families, gather/scatter, tile/repeat/reverse
+//! and sorting are [`Operator`](crate::operator::Operator) items. Transforms and nn operators are still registered the old way
 //! (`legacy!`): a relation function of their own next to a separate reference kernel, with
 //! the compute rule looked up by name.
 
+mod algorithm;
 mod broadcast;
 mod elemwise;
+mod gather_scatter;
+mod index;
 mod nn;
 pub(crate) mod reduce;
+mod replicate;
 mod scan;
 mod shape;
 mod transform;
 
+pub use algorithm::*;
 pub use broadcast::*;
 pub use elemwise::*;
+pub use gather_scatter::*;
 pub use reduce::*;
+pub use replicate::*;
 pub use scan::*;
 
 use crate::operator::OpEntry;
@@ -50,7 +57,7 @@ macro_rules! legacy {
 pub(crate) use legacy;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 10] = [
+const FAMILIES: [&[OpEntry]; 13] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -61,6 +68,9 @@ const FAMILIES: [&[OpEntry]; 10] = [
     scan::SCAN,
     transform::TRANSFORM,
     nn::NN,
+    gather_scatter::GATHER_SCATTER,
+    replicate::REPLICATE,
+    algorithm::ALGORITHM,
 ];
 
 /// Every operator of the library, family by family.

@@ -4,6 +4,7 @@
 
 mod control;
 mod elementwise;
+mod indexing;
 mod nn;
 mod reduce;
 mod transform;
@@ -38,6 +39,8 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Flatten", transform::flatten),
     ("Floor", |cx, n| elementwise::unary(cx, n, "floor")),
     ("Gather", transform::gather),
+    ("GatherElements", indexing::gather_elements),
+    ("GatherND", indexing::gather_nd),
     ("Gemm", nn::gemm),
     ("GlobalAveragePool", nn::global_average_pool),
     ("GlobalMaxPool", nn::global_max_pool),
@@ -58,6 +61,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
+    ("OneHot", indexing::one_hot),
     ("Or", |cx, n| elementwise::binary(cx, n, "logical_or")),
     ("Pad", transform::pad),
     ("Pow", elementwise::pow),
@@ -69,6 +73,8 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("ReduceSum", |cx, n| reduce::reduce(cx, n, "sum")),
     ("Relu", |cx, n| elementwise::unary(cx, n, "nn.relu")),
     ("Reshape", transform::reshape),
+    ("ScatterElements", indexing::scatter_elements),
+    ("ScatterND", indexing::scatter_nd),
     ("Sigmoid", |cx, n| elementwise::unary(cx, n, "sigmoid")),
     ("Sign", |cx, n| elementwise::unary(cx, n, "sign")),
     ("Slice", transform::slice),
@@ -79,6 +85,8 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Sub", |cx, n| elementwise::binary(cx, n, "subtract")),
     ("Sum", |cx, n| elementwise::variadic(cx, n, "add")),
     ("Tanh", |cx, n| elementwise::unary(cx, n, "tanh")),
+    ("Tile", indexing::tile),
+    ("TopK", indexing::topk),
     ("Transpose", transform::transpose),
     ("Unsqueeze", transform::unsqueeze),
     ("Where", elementwise::where_),
@@ -111,6 +119,12 @@ fn int_list(
         Some(c) => c.to_i64().map(Some).map_err(|m| node.error(m)),
         None => Ok(None),
     }
+}
+
+/// A constant input that must be given (a shape, the slice bounds).
+fn required_ints(cx: &mut Converter, node: &Node, i: usize) -> Result<Vec<i64>, ImportError> {
+    let c = cx.constant_input(node, i)?.ok_or_else(|| node.error(format!("input {i} is missing")))?;
+    c.to_i64().map_err(|m| node.error(m))
 }
 
 /// `Ok` of a shape computation, or the node's error.

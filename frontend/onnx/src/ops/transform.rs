@@ -2,7 +2,7 @@
 //! `Squeeze`, `Unsqueeze`, `Expand`, `Gather`, `Slice`, `Split`, `Pad`, and the ones that
 //! only pass or make values (`Identity`, `Dropout`, `Constant`).
 
-use super::{int_list, list_attr, on};
+use super::{int_list, list_attr, on, required_ints};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
@@ -48,12 +48,6 @@ impl FromValues for TensorProto {
     fn from_i64s(dims: Vec<i64>, values: Vec<i64>) -> Self {
         TensorProto { dims, data_type: 7, int64_data: values, ..TensorProto::default() }
     }
-}
-
-/// A constant input that must be given (a shape, the slice bounds).
-fn required_ints(cx: &mut Converter, node: &Node, i: usize) -> Result<Vec<i64>, ImportError> {
-    let c = cx.constant_input(node, i)?.ok_or_else(|| node.error(format!("input {i} is missing")))?;
-    c.to_i64().map_err(|m| node.error(m))
 }
 
 /// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers).
