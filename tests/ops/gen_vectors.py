@@ -976,6 +976,10 @@ case("topk", "empty", [np.zeros((0, 3), np.float32)], [np.zeros((0, 1), np.float
 error("topk", "k_too_large", [x], {"k": 6})
 error("topk", "bad_ret_type", [x], {"k": 1, "ret_type": "all"})
 
+# A repeat count whose product with the dimension does not fit: an error, not a wrapped size.
+error("tile", "reps_overflow", [np.ones((2, 3), np.float32)], {"reps": [2**62, 4]})
+error("repeat", "repeats_overflow", [np.ones((2, 3), np.float32)], {"repeats": 2**62, "axis": 1})
+
 
 def main():
     if os.path.isdir(OUT_DIR):

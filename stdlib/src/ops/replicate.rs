@@ -23,8 +23,20 @@ fn same_as_input(inputs: &[DType]) -> Result<Vec<DType>, KernelError> {
 }
 
 /// `d * n`, `?` staying `?`.
-fn times<D: ShapeDim>(d: D, n: usize) -> D {
-    d.value().map_or(d, |v| D::known(v * n))
+///
+/// # Errors
+/// A size that does not fit a Relay dimension (`i64`; an attribute far past any tensor that
+/// could exist).
+fn times<D: ShapeDim>(d: D, n: usize) -> Result<D, KernelError> {
+    match d.value() {
+        None => Ok(d),
+        // Relay's dimensions are `i64`s: a size past `i64::MAX` overflows too.
+        Some(v) => v
+            .checked_mul(n)
+            .filter(|&p| i64::try_from(p).is_ok())
+            .map(D::known)
+            .ok_or_else(|| KernelError::Attr(format!("a dimension of {v} repeated {n} times overflows"))),
+    }
 }
 
 /// `tile(data, reps)`: `data` repeated `reps[i]` times along axis `i` (NumPy `tile`); `reps`
@@ -63,7 +75,7 @@ impl Operator for Tile {
         let reps = tile_reps(a, x.len())?;
         let lead = reps.len() - x.len();
         let dims = std::iter::repeat_n(D::known(1), lead).chain(x.iter().copied());
-        Ok(vec![dims.zip(reps).map(|(d, r)| times(d, r)).collect()])
+        Ok(vec![dims.zip(reps).map(|(d, r)| times(d, r)).collect::<Result<_, _>>()?])
     }
 
     fn dtypes(inputs: &[DType], _: &TileAttrs) -> Result<Vec<DType>, KernelError> {
@@ -116,7 +128,7 @@ impl Operator for Repeat {
         let axis = normalize_axis(a.axis, x.len())?;
         let repeats = to_positive(a.repeats, "repeats")?;
         let mut out = x.to_vec();
-        out[axis] = times(x[axis], repeats);
+        out[axis] = times(x[axis], repeats)?;
         Ok(vec![out])
     }
 
