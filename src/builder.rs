@@ -161,15 +161,19 @@ impl ProgramBuilder {
     /// every diagnostic; [`Error::Kernel`] for a kernel that cannot be bound; [`Error::Device`] when the device
     /// cannot be opened; [`Error::Input`] when no source was given, or weights were given and
     /// there is no entry function.
-    pub fn build(self) -> Result<Program, Error> {
-        let weights = match &self.params {
-            Some(Weights::File(path)) => Some((path.as_path(), read(path)?)),
-            Some(Weights::Bytes { origin, bytes }) => Some((origin.as_path(), bytes.clone())),
+    pub fn build(mut self) -> Result<Program, Error> {
+        // Moved out, not copied: a weights file is megabytes.
+        let weights = match self.params.take() {
+            Some(Weights::File(path)) => {
+                let bytes = read(&path)?;
+                Some((path, bytes))
+            }
+            Some(Weights::Bytes { origin, bytes }) => Some((origin, bytes)),
             None => None,
         };
         let source = self
             .source
-            .clone()
+            .take()
             .ok_or_else(|| Error::Input("no program: give the builder a `file` or a `source`".to_string()))?;
         let mut program = match source {
             Source::Text { name, text } => self.compile(&name, &text, weights.as_ref())?,
@@ -193,7 +197,7 @@ impl ProgramBuilder {
         program.entry = self.entry.strip_prefix('@').unwrap_or(&self.entry).to_string();
         if let Some((path, bytes)) = weights {
             let main = program.function(&program.entry)?;
-            let bound = crate::params::bind_params(main, &bytes).map_err(|e| file_error(path, &e))?;
+            let bound = crate::params::bind_params(main, &bytes).map_err(|e| file_error(&path, &e))?;
             if self.strict_params && !bound.unused.is_empty() {
                 let message = format!(
                     "{} tensor(s) bind no parameter of `@{}`: {}",
@@ -201,7 +205,7 @@ impl ProgramBuilder {
                     main.name,
                     bound.unused.join(", ")
                 );
-                return Err(file_error(path, &message));
+                return Err(file_error(&path, &message));
             }
             program.weights = Some(BoundWeights { origin: path.display().to_string(), bound });
         }
@@ -209,7 +213,12 @@ impl ProgramBuilder {
     }
 
     /// Compiles `text`, specialising the entry's parameters to the shapes of `weights`.
-    fn compile(&self, name: &str, text: &str, weights: Option<&(&Path, Vec<u8>)>) -> Result<Program, Error> {
+    fn compile(
+        &self,
+        name: &str,
+        text: &str,
+        weights: Option<&(PathBuf, Vec<u8>)>,
+    ) -> Result<Program, Error> {
         let bound: Vec<BoundParam> = match weights {
             Some((path, bytes)) => crate::params::bound_shapes(bytes).map_err(|e| file_error(path, &e))?,
             None => vec![],

@@ -467,7 +467,7 @@ fn with_job(
     let sources = run.program.sources()?;
     match run.executor {
         Executor::Vm => {
-            let program = run.program.build(&sources, run_device(run)?, prelude)?;
+            let program = run.program.build(sources, run_device(run)?, prelude)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
             f(Job::new(&program, run)?, inputs)
         }
@@ -517,9 +517,9 @@ fn disassemble(program: &Program, function: Option<&str>) -> Result<String, Fail
     match function {
         None => Ok(exe.disassemble()),
         Some(name) => {
+            // `function` gives the did-you-mean error; the index is then always found.
             let f = program.function(name)?;
-            let index = exe.functions.iter().position(|g| g.name == f.name);
-            Ok(index.and_then(|i| exe.disassemble_function(i)).unwrap_or_default())
+            Ok(exe.function_index(&f.name).and_then(|i| exe.disassemble_function(i)).unwrap_or_default())
         }
     }
 }

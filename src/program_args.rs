@@ -69,7 +69,7 @@ impl ProgramArgs {
     /// their shapes specialised; reports weights that bind nothing ([`check_unused`]).
     pub(crate) fn build(
         &self,
-        sources: &Sources,
+        sources: Sources,
         device: relay::Device,
         prelude: relay::Prelude,
     ) -> Result<Program, Failure> {
@@ -79,12 +79,13 @@ impl ProgramArgs {
             .device(device)
             .entry(&self.entry)
             .prelude(prelude);
-        let builder = match &sources.onnx_text {
-            Some(text) => builder.source(self.file.display().to_string(), text.clone()),
+        // Taken by value: the weights (megabytes) move into the builder instead of being copied.
+        let builder = match sources.onnx_text {
+            Some(text) => builder.source(self.file.display().to_string(), text),
             None => builder.file(&self.file),
         };
-        let builder = match &sources.weights {
-            Some(w) => builder.params_bytes(w.origin.clone(), w.bytes.clone()),
+        let builder = match sources.weights {
+            Some(w) => builder.params_bytes(w.origin, w.bytes),
             None => builder,
         };
         let program = builder.build()?;
@@ -96,7 +97,7 @@ impl ProgramArgs {
 
     /// [`ProgramArgs::sources`] then [`ProgramArgs::build`].
     pub(crate) fn load(&self, device: relay::Device, prelude: relay::Prelude) -> Result<Program, Failure> {
-        self.build(&self.sources()?, device, prelude)
+        self.build(self.sources()?, device, prelude)
     }
 }
 
