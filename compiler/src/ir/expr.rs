@@ -80,7 +80,7 @@ pub struct MatchArm {
 }
 
 /// A function: a `def` body or a `fn` literal.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     /// Type parameters, instantiated afresh at each use.
     pub type_params: Vec<TypeParamId>,

@@ -1,13 +1,18 @@
 //! The pass manager: runs a sequence of registered passes ([`super::registry`]), re-inferring
-//! types after each (inference is the verifier: a pass that breaks typing fails at once, with
-//! the diagnostics), and reports each pass to an [`Instrument`] (`relay-vm opt`'s
-//! `--print-after`, `--time-passes`).
+//! types after each pass that changed the module (inference is the verifier: a pass that
+//! breaks typing fails at once, with the diagnostics), and reports each pass to an
+//! [`Instrument`] (`relay-vm opt`'s `--print-after`, `--time-passes`).
+//!
+//! Why not re-infer after every pass: inference is linear but costs as much as a pass, and
+//! most passes of the default pipeline leave most programs as they were (a let chain of
+//! additions has no batch norm, constant, reshape pair or closure). Skipping those inferences
+//! halves the compile time of large programs (issue 17, `benches/scaling.md`).
 
 use super::registry::{lookup, PassInfo, PASSES};
 use super::util::walk::preorder;
 use super::{FuseOptions, InlineOptions};
 use crate::diagnostics::CompileError;
-use crate::ir::Module;
+use crate::ir::{Function, Module, Symbol, TypeId};
 use crate::op::OpRegistry;
 use crate::ty::{infer_types, TypeMap};
 use std::collections::HashSet;
@@ -72,8 +77,9 @@ fn push_with_requirements(pass: &'static PassInfo, out: &mut Vec<&'static PassIn
     out.push(pass);
 }
 
-/// Runs `passes` in order on `module`: types are inferred first and again after each pass,
-/// and `instrument` hears of each. Returns the types of the final module.
+/// Runs `passes` in order on `module`: types are inferred first and again after each pass
+/// that changed the module ([`Revision`]), and `instrument` hears of each. Returns the types
+/// of the final module.
 ///
 /// # Errors
 /// The program's type errors (from the first inference), a pass's error, or the diagnostics
@@ -86,13 +92,56 @@ pub fn run_passes(
 ) -> Result<TypeMap, CompileError> {
     let mut types = infer_types(module, cx.ops)?;
     for pass in passes {
+        let before = Revision::of(module);
         let start = Instant::now();
         (pass.run)(module, &types, cx)?;
         let elapsed = start.elapsed();
-        types = infer_types(module, cx.ops)?;
+        if Revision::of(module) != before {
+            types = infer_types(module, cx.ops)?;
+        } else if cfg!(debug_assertions) {
+            // Test builds check the premise of the skip: an unchanged revision means
+            // unchanged types.
+            let again = infer_types(module, cx.ops)?;
+            assert!(
+                again.exprs == types.exprs && again.vars == types.vars,
+                "{} changed the module unseen",
+                pass.name
+            );
+        }
         instrument.after(pass, module, elapsed);
     }
     Ok(types)
+}
+
+/// What inference reads of a module, in a form cheap to compare: whether a pass changed it.
+///
+/// Passes never edit an expression node in place: a rewrite adds new nodes and points the
+/// functions at them ([`rewrite`](super::util::rewrite)), so the arena lengths and the
+/// global functions (parameters, body, attributes) show every structural change. Variable
+/// annotations are the one thing passes do edit in place (specialising a parameter's type),
+/// so they are compared whole. Comparing costs a copy of one id per variable and global,
+/// far less than an inference.
+#[derive(PartialEq)]
+struct Revision {
+    exprs: usize,
+    patterns: usize,
+    constants: usize,
+    type_defs: usize,
+    functions: Vec<(Symbol, Function)>,
+    var_types: Vec<Option<TypeId>>,
+}
+
+impl Revision {
+    fn of(m: &Module) -> Revision {
+        Revision {
+            exprs: m.exprs.len(),
+            patterns: m.patterns.len(),
+            constants: m.constants.len(),
+            type_defs: m.type_defs.len(),
+            functions: m.functions.iter().map(|f| (f.name, f.func.clone())).collect(),
+            var_types: m.vars.iter().map(|v| v.ty).collect(),
+        }
+    }
 }
 
 /// The expression nodes reachable from the module's global functions (each shared node
