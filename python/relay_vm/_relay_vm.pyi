@@ -20,6 +20,9 @@ class Trap(RelayError):
     """The index of the faulting bytecode instruction in that function."""
     message: str
     """What went wrong."""
+    stack: list[tuple[str, str, int]]
+    """The Relay call stack, innermost first: each active call's function, where it is
+    defined (`file:line:col`, empty if unknown) and the instruction it was running."""
 
 class Module:
     """A parsed Relay module (the user's file with the prelude)."""

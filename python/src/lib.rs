@@ -23,11 +23,11 @@ create_exception!(
     _relay_vm,
     Trap,
     RelayError,
-    "A run-time fault of the VM; `function` and `pc` say where it happened, `message` what."
+    "A run-time fault of the VM; `function` and `pc` say where it happened, `message` what, and `stack` the Relay call stack: `(function, defined_at, pc)` tuples, innermost first."
 );
 
 /// `e` as the Python exception a caller expects: `CompileError`, `Trap` (with `function`,
-/// `pc` and `message` attributes), `ValueError` for a wrong input, `RelayError` otherwise.
+/// `pc`, `message` and `stack` attributes), `ValueError` for a wrong input, `RelayError` otherwise.
 pub(crate) fn py_err(py: Python<'_>, e: Error) -> PyErr {
     match e {
         Error::Compile(f) => CompileError::new_err(f.render(false)),
@@ -39,6 +39,9 @@ pub(crate) fn py_err(py: Python<'_>, e: Error) -> PyErr {
             let _ = value.setattr("function", &trap.function);
             let _ = value.setattr("pc", trap.pc);
             let _ = value.setattr("message", &trap.message);
+            let stack: Vec<(String, String, usize)> =
+                trap.stack.into_iter().map(|f| (f.function, f.source, f.pc)).collect();
+            let _ = value.setattr("stack", stack);
             err
         }
         Error::Input(m) => PyValueError::new_err(m),

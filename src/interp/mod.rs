@@ -170,6 +170,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                     };
                     VmFunction {
                         name,
+                        source: String::new(),
                         param_names: params.iter().map(|&p| m.name(m.var(p).name).to_string()).collect(),
                         param_types,
                         ret_type,
@@ -179,6 +180,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                 }
                 Callable::Constructor { arity, .. } => VmFunction {
                     name,
+                    source: String::new(),
                     param_names: (0..*arity).map(|k| format!("field{k}")).collect(),
                     param_types: vec![ValueType::Param("_".into()); *arity],
                     ret_type: ValueType::Param("_".into()),

@@ -90,6 +90,9 @@ pub struct KernelDesc {
 pub struct VmFunction {
     /// The global's name (lifted closures get generated names).
     pub name: String,
+    /// Where it is defined, as `file:line:col` (a lifted closure: its `fn`); empty when
+    /// unknown. Shown in a [`Trap`](crate::Trap)'s call stack.
+    pub source: String,
     /// Parameter names, for binding named inputs (e.g. weights from safetensors).
     pub param_names: Vec<String>,
     /// Parameter types.

@@ -14,9 +14,8 @@ use relay_devices::{DType, Scalar, Tensor};
 
 /// The first bytes of every executable file: how a host tells one from Relay source.
 pub const MAGIC: &[u8; 8] = b"RELAYVM\0";
-/// Bumped on any change to the layout (6: kir's unary operators are tagged in
-/// `relay_devices::arith::UnOp::ALL` order).
-pub const FORMAT_VERSION: u32 = 6;
+/// Bumped on any change to the layout (7: each function records where it is defined).
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -134,6 +133,7 @@ fn write_body(exe: &Executable, w: &mut ByteWriter) {
     w.u32(exe.functions.len() as u32);
     for f in &exe.functions {
         w.str(&f.name);
+        w.str(&f.source);
         w.u32(f.param_names.len() as u32);
         f.param_names.iter().for_each(|p| w.str(p));
         write_types(&f.param_types, w);
@@ -170,6 +170,7 @@ fn read_body(r: &mut ByteReader<'_>) -> Result<Executable, FormatError> {
     let functions = read_vec(r, |r| {
         Ok(VmFunction {
             name: r.str()?,
+            source: r.str()?,
             param_names: read_vec(r, |r| r.str())?,
             param_types: read_types(r)?,
             ret_type: read_type(r)?,

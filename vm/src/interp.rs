@@ -35,8 +35,8 @@ use relay_devices::DType;
 use stack::put;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-pub use trap::Trap;
 use trap::{read_error, stopped, trap_at};
+pub use trap::{Trap, TrapFrame, MAX_TRAP_FRAMES};
 
 /// Constructors without fields and with a tag below this share one value per tag.
 const MAX_SHARED_TAG: u32 = 256;
@@ -101,7 +101,7 @@ impl<'e> Vm<'e> {
     /// memory limit exceeded, a cancelled run or a passed deadline
     /// ([`crate::StopReason`], which [`CancelHandle::stop_reason`] then tells).
     pub fn invoke(&mut self, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
-        let trap = |message: String| Trap { function: name.to_string(), pc: 0, message };
+        let trap = |message: String| Trap { function: name.to_string(), pc: 0, message, stack: vec![] };
         let func = self.exe.function_index(name).ok_or_else(|| trap(format!("no function `{name}`")))?;
         let f = &self.exe.functions[func];
         if args.len() != f.num_params() as usize {
@@ -172,7 +172,7 @@ impl<'e> Vm<'e> {
         let mut slot_base: usize = 0;
         let mut slot_top: usize = layouts.get(entry as usize).map_or(0, |l| l.num_slots as usize);
         if let Err(e) = arena.reserve(slot_top) {
-            return Err(trap_at(exe, entry, 0, e));
+            return Err(trap_at(exe, std::iter::empty(), entry, 0, e));
         }
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
@@ -182,7 +182,13 @@ impl<'e> Vm<'e> {
         let mut dying: &LastUses = last_uses.get(entry as usize).unwrap_or(&NO_LAST_USES);
         macro_rules! trap {
             ($($arg:tt)*) => {
-                return Err(trap_at(exe, func, pc - 1, format!($($arg)*)))
+                return Err(trap_at(
+                    exe,
+                    frames.iter().map(|f| (f.func, (f.pc as usize).saturating_sub(1))),
+                    func,
+                    pc - 1,
+                    format!($($arg)*),
+                ))
             };
         }
         // Traps when the run was cancelled or its deadline passed.

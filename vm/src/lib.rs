@@ -22,7 +22,7 @@ pub use cancel::{CancelHandle, StopReason};
 pub use config::{VmConfig, DEFAULT_MEMORY_BYTES};
 pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
 pub use format::{LoadError, FORMAT_VERSION, MAGIC};
-pub use interp::{CopyStats, Trap, Vm};
+pub use interp::{CopyStats, Trap, TrapFrame, Vm, MAX_TRAP_FRAMES};
 pub use isa::{ControlFlow, Instr, INSTRUCTION_DOCS};
 pub use liveness::Liveness;
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};

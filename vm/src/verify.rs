@@ -285,6 +285,7 @@ mod tests {
     fn exe(num_regs: u32, code: Vec<Instr>) -> Executable {
         let f = VmFunction {
             name: "f".into(),
+            source: String::new(),
             param_names: vec![],
             param_types: vec![],
             ret_type: ValueType::Func,

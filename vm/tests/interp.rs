@@ -15,6 +15,7 @@ fn int_ty() -> ValueType {
 fn func(name: &str, params: &[&str], num_regs: u32, code: Vec<Instr>) -> VmFunction {
     VmFunction {
         name: name.into(),
+        source: String::new(),
         param_names: params.iter().map(|s| s.to_string()).collect(),
         param_types: params.iter().map(|_| int_ty()).collect(),
         ret_type: int_ty(),

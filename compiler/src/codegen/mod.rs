@@ -244,6 +244,7 @@ fn compile_global(
     let num_regs = peephole::optimize(&mut code, params.len() as u32, em.num_regs());
     Ok(VmFunction {
         name: m.name(name).to_string(),
+        source: m.sources.location(span).unwrap_or_default(),
         param_names: params.iter().map(|&p| m.name(m.var(p).name).to_string()).collect(),
         param_types,
         ret_type,

@@ -139,6 +139,7 @@ mod tests {
         let t = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(2)] };
         VmFunction {
             name: name.into(),
+            source: String::new(),
             param_names: vec!["x".into()],
             param_types: vec![t.clone()],
             ret_type: t,

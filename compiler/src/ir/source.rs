@@ -60,6 +60,14 @@ impl SourceMap {
         &self.files[id.0 as usize]
     }
 
+    /// Where `span` starts, as `file:line:col`; `None` for a span of no file here (one a
+    /// pass made up).
+    pub fn location(&self, span: Span) -> Option<String> {
+        let f = self.files.get(span.file.0 as usize)?;
+        let (line, col) = self.line_col(span.file, span.lo);
+        Some(format!("{}:{line}:{col}", f.name))
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
         let f = self.file(file);

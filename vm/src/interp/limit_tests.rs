@@ -10,7 +10,15 @@ use Instr::*;
 
 fn func(num_regs: u32, code: Vec<Instr>) -> VmFunction {
     let ty = ValueType::Tensor { dtype: DType::F32, shape: vec![] };
-    VmFunction { name: "main".into(), param_names: vec![], param_types: vec![], ret_type: ty, num_regs, code }
+    VmFunction {
+        name: "main".into(),
+        source: String::new(),
+        param_names: vec![],
+        param_types: vec![],
+        ret_type: ty,
+        num_regs,
+        code,
+    }
 }
 
 fn exe(code: Vec<Instr>) -> Executable {

@@ -79,6 +79,7 @@ mod tests {
         let ty = ValueType::Tensor { dtype: relay_devices::DType::I32, shape: vec![] };
         VmFunction {
             name: "f".into(),
+            source: String::new(),
             param_names: vec![],
             param_types: vec![],
             ret_type: ty,

@@ -22,6 +22,7 @@ fn func(name: &str, num_params: usize, num_regs: u32, code: Vec<Instr>) -> VmFun
     let ty = ValueType::Tensor { dtype: DType::I32, shape: vec![] };
     VmFunction {
         name: name.into(),
+        source: String::new(),
         param_names: (0..num_params).map(|i| format!("p{i}")).collect(),
         param_types: vec![ty.clone(); num_params],
         ret_type: ty,
@@ -274,6 +275,71 @@ fn a_vm_runs_again_after_a_trap() {
         assert_eq!((t.function.as_str(), t.message.as_str()), ("down", "bottom"));
         assert_eq!(int(vm.invoke("id", vec![i32v(4)])), 4);
     }
+}
+
+#[test]
+fn a_trap_reports_the_relay_call_stack_innermost_first() {
+    // main calls mid at pc 1, mid calls leaf at pc 0, leaf faults at pc 0.
+    let mut leaf = func("leaf", 0, 1, vec![Fatal { message: crate::operand::StrIdx(0) }]);
+    leaf.source = "m.relay:7:1".into();
+    let mid = func(
+        "mid",
+        0,
+        1,
+        vec![Invoke { dst: Reg(0), func: FuncIdx(0), args: vec![].into() }, Ret { src: Reg(0) }],
+    );
+    let main = func(
+        "main",
+        0,
+        1,
+        vec![
+            LoadImm { dst: Reg(0), value: imm(0) },
+            Invoke { dst: Reg(0), func: FuncIdx(1), args: vec![].into() },
+            Ret { src: Reg(0) },
+        ],
+    );
+    let exe =
+        Executable { functions: vec![leaf, mid, main], strings: vec!["bottom".into()], ..Default::default() };
+    verify(&exe).expect("verifies");
+    let t = run_exe(&exe, "main");
+    let frames: Vec<(&str, usize)> = t.stack.iter().map(|f| (f.function.as_str(), f.pc)).collect();
+    assert_eq!(frames, [("leaf", 0), ("mid", 0), ("main", 1)]);
+    assert_eq!(
+        t.to_string(),
+        "trap in `leaf` at instruction 0: bottom\n  in `leaf` defined at m.relay:7:1\n  \
+         called from `mid` at instruction 0\n  called from `main` at instruction 1"
+    );
+}
+
+#[test]
+fn a_deep_trap_keeps_only_the_innermost_frames() {
+    // down(n) = if n == 0 { fatal } else { down(n - 1) + 1 }, 5000 calls deep.
+    let down = func(
+        "down",
+        1,
+        3,
+        vec![
+            IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(0), else_target: Target(2) },
+            Fatal { message: crate::operand::StrIdx(0) },
+            BinImm { op: BinOp::Sub, dst: Reg(1), lhs: Reg(0), imm: imm(1) },
+            Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(1)].into() },
+            BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(2), imm: imm(1) },
+            Ret { src: Reg(2) },
+        ],
+    );
+    let exe = Executable { functions: vec![down], strings: vec!["bottom".into()], ..Default::default() };
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    let t = vm.invoke("down", vec![i32v(5000)]).unwrap_err();
+    assert_eq!(t.stack.len(), crate::MAX_TRAP_FRAMES);
+    assert_eq!((t.stack[0].pc, t.stack[1].pc), (1, 3), "the fault, then the pending calls");
+}
+
+/// Runs `name` of `exe`, which must trap.
+fn run_exe(exe: &Executable, name: &str) -> Trap {
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
+    let mut vm = Vm::new(exe, &kernels, VmConfig::default()).expect("vm");
+    vm.invoke(name, vec![]).unwrap_err()
 }
 
 /// A kernel that panics, as a buggy host kernel might.
