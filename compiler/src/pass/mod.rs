@@ -34,6 +34,7 @@ mod simplify_inference;
 mod specialize_closures;
 mod specialize_params;
 mod to_anf;
+mod to_basic_block_normal_form;
 mod to_graph_normal_form;
 mod util;
 
@@ -57,6 +58,7 @@ pub use simplify_inference::simplify_inference;
 pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
+pub use to_basic_block_normal_form::to_basic_block_normal_form;
 pub use to_graph_normal_form::to_graph_normal_form;
 pub use util::free_vars::free_vars;
 pub use util::walk::{children, Slot};
