@@ -34,3 +34,32 @@ fn polymorphic_prelude_functions_stay_well_typed() {
     let out = pe(text);
     assert!(out.contains("@foldl(%f, %v, %rest)"), "the recursion on a dynamic list stays a call: {out}");
 }
+
+#[test]
+fn a_loop_past_the_unfold_bound_stays_a_call() {
+    // A counter of 300 steps known at compile time, more than MAX_UNFOLD_DEPTH allows: after
+    // the unrolled steps the rest of the loop is a call of the unspecialised function.
+    let n = format!("{}Z{}", "S(".repeat(300), ")".repeat(300));
+    let out = pe(&format!(
+        "type Nat {{ Z, S(Nat) }}
+         def @count(%n: Nat, %acc: float32) -> float32 {{
+           match (%n) {{ S(%m) => @count(%m, negative(%acc)), Z => %acc }}
+         }}
+         def @main(%x: float32) -> float32 {{ @count({n}, %x) }}"
+    ));
+    let main = &out[out.find("def @main").unwrap_or(0)..];
+    assert_eq!(main.matches("@count(").count(), 1, "{main}");
+    let unrolled = main.matches("negative(").count();
+    assert!((MAX_UNFOLD_DEPTH - 2..MAX_UNFOLD_DEPTH).contains(&unrolled), "{unrolled} steps: {main}");
+}
+
+#[test]
+fn known_cell_contents_are_read_without_a_read_and_writes_stay() {
+    let out = pe("def @main(%x: float32) -> float32 {
+                    let %r = ref(%x);
+                    let %w = ref_write(%r, negative(%x));
+                    ref_read(%r)
+                  }");
+    assert!(out.contains("ref(%x)") && out.contains("ref_write(%r, %v)"), "{out}");
+    assert!(!out.contains("ref_read"), "{out}");
+}
