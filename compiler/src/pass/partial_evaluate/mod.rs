@@ -45,12 +45,13 @@ use crate::ty::TypeMap;
 use eval::Evaluator;
 use std::collections::HashMap;
 
-/// Calls unfolded per global function at most: loops of up to about this many steps unroll
-/// in full (bounding the output's growth).
+/// Calls unfolded per global function at most: bounds the output's growth (and the work)
+/// when many calls unfold side by side.
 pub const MAX_UNFOLDS: usize = 1024;
 
-/// Unfolded calls nested inside one another at most (a loop unrolled by recursion nests one
-/// call per step): past it, calls stay calls.
+/// Unfolded calls nested inside one another at most: a loop unrolled by recursion nests one
+/// call per step, so loops of up to about this many steps unroll in full; past it, the
+/// rest of the loop stays a call.
 pub const MAX_UNFOLD_DEPTH: usize = 256;
 
 /// Partially evaluates every global function except `Primitive=1` ones (see the module

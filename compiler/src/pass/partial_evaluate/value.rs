@@ -114,8 +114,8 @@ impl Store {
         self.cells.clear();
     }
 
-    /// The knowledge of `self` with the contents of `other` (ids keep counting up), for
-    /// restoring a saved store after a residual block.
+    /// Goes back to what `saved` knew (new cell ids keep counting up, so none is reused),
+    /// after a residual block evaluated with other knowledge.
     pub fn restore(&mut self, saved: Store) {
         let next = self.next;
         *self = saved;
