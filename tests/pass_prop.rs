@@ -1,5 +1,6 @@
 //! Soundness of every registered pass: random well-typed programs (tensors and scalars,
-//! `if`, `match` on Option and List, closures, references, prelude calls over lists, and the
+//! `if`, `match` on Option and List, closures, references, prelude calls over lists, loops on
+//! recursive closures with known and dynamic trip counts, and the
 //! shapes each optimisation looks for: constant subexpressions, duplicates, unused lets,
 //! reshape/transpose/cast chains, batch norm and dropout) run on the reference interpreter
 //! before and after each pass (with the passes it requires) alone; the results must agree
@@ -31,7 +32,7 @@ fn program(seed: u64, lets: usize) -> String {
         let a = tensors[rng.below(tensors.len())].clone();
         let b = tensors[rng.below(tensors.len())].clone();
         let s = scalars[rng.below(scalars.len())].clone();
-        let (expr, is_tensor) = match rng.below(22) {
+        let (expr, is_tensor) = match rng.below(24) {
             0 => (format!("tanh({a})"), true),
             1 => (format!("add({a}, {b})"), true),
             2 => (format!("multiply({a}, 1f)"), true),
@@ -71,6 +72,15 @@ fn program(seed: u64, lets: usize) -> String {
             18 => (format!("add({s}, multiply(2, 3))"), false),
             19 => (format!("if (less({s}, 0)) {{ {s} }} else {{ subtract(0, {s}) }}"), false),
             20 => (format!("tanh({a})"), true), // a duplicate of case 0 for EliminateCommonSubexpr
+            // A loop on a local recursive closure: a known trip count from 0 (PartialEvaluate
+            // unrolls it), a dynamic one from `{s}` (it stays a loop).
+            21 | 22 => (
+                format!(
+                    "(let %loop{i} = fn (%k{i}: int32, %t{i}: {T}) -> {T} {{ if (less(%k{i}, 3)) {{ %loop{i}(add(%k{i}, 1), tanh(%t{i})) }} else {{ %t{i} }} }}; %loop{i}({}, {a}))",
+                    if rng.below(2) == 0 { "0".to_string() } else { s.clone() }
+                ),
+                true,
+            ),
             _ => (format!("@length(Cons({s}, Cons(1, Nil)))"), false),
         };
         let name = format!("%l{i}");

@@ -97,15 +97,7 @@ impl Fold<'_> {
                 _ => None,
             },
             ExprKind::If { cond, then_branch, else_branch } => {
-                let taken = match m.expr(cond).kind {
-                    ExprKind::Literal(Literal { value: LiteralValue::Bool(b), .. }) => b,
-                    ExprKind::Constant(i) => {
-                        let c = m.constants.get(i as usize)?;
-                        (c.shape.is_empty() && c.data.len() == 1).then(|| c.data[0] != 0.0)?
-                    }
-                    _ => return None,
-                };
-                Some(if taken { then_branch } else { else_branch })
+                Some(if constant_condition(m, cond)? { then_branch } else { else_branch })
             }
             ExprKind::Match { scrutinee, arms, .. } => {
                 if !is_known_value(m, scrutinee) {
@@ -126,41 +118,67 @@ impl Fold<'_> {
 
     /// The value of operator call `new`, computed now (see the module docs).
     fn evaluate(&self, m: &mut Module, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let evaluator = self.ops.evaluator()?;
-        let (op, args, attrs) = as_op_call(m, new)?;
-        let pattern = self.ops.get(self.ops.lookup(op)?).pattern;
-        let mut inputs = vec![];
-        for &a in args {
-            match &m.expr(a).kind {
-                ExprKind::Tuple(fields) => {
-                    for &f in fields {
-                        inputs.push(tensor(m, f)?);
-                    }
+        evaluate_op(m, self.ops, self.types.expr(old)?, new)
+    }
+}
+
+/// The truth of a constant `if` condition (a `bool` literal or a one-element constant).
+pub(crate) fn constant_condition(m: &Module, cond: ExprId) -> Option<bool> {
+    match m.expr(cond).kind {
+        ExprKind::Literal(Literal { value: LiteralValue::Bool(b), .. }) => Some(b),
+        ExprKind::Constant(i) => {
+            let c = m.constants.get(i as usize)?;
+            (c.shape.is_empty() && c.data.len() == 1).then(|| c.data[0] != 0.0)
+        }
+        _ => None,
+    }
+}
+
+/// The value of operator call `call` (its operands literals, constants or tuples of them),
+/// whose type is `out_ty`, computed now on the reference kernels: a literal, a constant or
+/// a tuple of them. `None` when the operator has no evaluator, an operand is not constant,
+/// the result is over [`MAX_FOLDED_ELEMENTS`] or the work over [`MAX_FOLD_WORK`], or the
+/// kernel fails (it is left to fail at run time).
+pub(crate) fn evaluate_op(
+    m: &mut Module,
+    ops: &OpRegistry,
+    out_ty: crate::ir::TypeId,
+    call: ExprId,
+) -> Option<ExprId> {
+    let evaluator = ops.evaluator()?;
+    let (op, args, attrs) = as_op_call(m, call)?;
+    let pattern = ops.get(ops.lookup(op)?).pattern;
+    let mut inputs = vec![];
+    for &a in args {
+        match &m.expr(a).kind {
+            ExprKind::Tuple(fields) => {
+                for &f in fields {
+                    inputs.push(tensor(m, f)?);
                 }
-                _ => inputs.push(tensor(m, a)?),
             }
+            _ => inputs.push(tensor(m, a)?),
         }
-        let outputs = static_outputs(m, self.types.expr(old)?)?;
-        let out_elems: u64 = outputs.iter().sum();
-        let in_elems: Vec<u64> = inputs.iter().map(|t| t.len() as u64).collect();
-        let work = match pattern {
-            OpPattern::ElemWise | OpPattern::Broadcast | OpPattern::Injective => Some(out_elems),
-            OpPattern::CommReduce => Some(in_elems.iter().sum()),
-            _ => out_elems.checked_mul(in_elems.iter().copied().max().unwrap_or(1)),
-        };
-        if work? > MAX_FOLD_WORK {
-            return None;
-        }
-        let refs: Vec<&Tensor> = inputs.iter().collect();
-        let results = evaluator(op, &AttrReader::new(&m.symbols, attrs), &refs).ok()?;
-        let span = m.expr(new).span;
-        let values = results.iter().map(|t| constant(m, t, span)).collect::<Option<Vec<_>>>()?;
-        let tuple = matches!(m.types.kind(self.types.expr(old)?), TypeKind::Tuple(_));
-        match (tuple, values.as_slice()) {
-            (true, _) => Some(m.add_expr(ExprKind::Tuple(values), span)),
-            (false, [one]) => Some(*one),
-            (false, _) => None,
-        }
+    }
+    let outputs = static_outputs(m, out_ty)?;
+    let out_elems: u64 = outputs.iter().sum();
+    let in_elems: Vec<u64> = inputs.iter().map(|t| t.len() as u64).collect();
+    let work = match pattern {
+        OpPattern::ElemWise | OpPattern::Broadcast | OpPattern::Injective => Some(out_elems),
+        OpPattern::CommReduce => Some(in_elems.iter().sum()),
+        _ => out_elems.checked_mul(in_elems.iter().copied().max().unwrap_or(1)),
+    };
+    if work? > MAX_FOLD_WORK {
+        return None;
+    }
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let results = evaluator(op, &AttrReader::new(&m.symbols, attrs), &refs).ok()?;
+    let span = m.expr(call).span;
+    let values = results.iter().map(|t| constant(m, t, span)).collect::<Option<Vec<_>>>()?;
+    let tuple = matches!(m.types.kind(out_ty), TypeKind::Tuple(_));
+    match (tuple, values.as_slice()) {
+        (true, _) => Some(m.add_expr(ExprKind::Tuple(values), span)),
+        (false, [one]) => Some(*one),
+        (false, _) => None,
     }
 }
 

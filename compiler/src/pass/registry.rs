@@ -25,6 +25,7 @@ use super::{
     fuse_ops, inline, inline_closures, lambda_lift, lower_primitives, project_outputs, simplify_expr,
     simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
 };
+use super::{partial_evaluate, to_basic_block_normal_form};
 
 /// A form of the program that later passes may rely on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +197,22 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "pure lets become shared nodes of a dataflow graph (the inverse of ToANormalForm)",
         run: |m, t, _| to_graph_normal_form(m, t),
+    },
+    PassInfo {
+        name: "PartialEvaluate",
+        opt_level: None,
+        required: &[],
+        preserves: &[],
+        doc: "unfolds calls of known functions and computes what is known (closures, ADTs, refs), then removes dead code",
+        run: |m, t, c| partial_evaluate(m, t, c.ops),
+    },
+    PassInfo {
+        name: "ToBasicBlockNormalForm",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "binds by let each expression shared by several blocks, in the innermost block holding its uses",
+        run: |m, t, _| to_basic_block_normal_form(m, t),
     },
 ];
 

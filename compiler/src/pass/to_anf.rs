@@ -7,6 +7,7 @@
 //! chains are walked in a loop; other nesting recurses on growable stack segments.
 
 use super::closure_literal;
+use super::to_basic_block_normal_form::must_bind;
 use super::util::builder::{is_primitive, let_chain, var_ref, Types};
 use super::util::rewrite::rebuild;
 use super::util::scope::{ScopeId, Scopes, ROOT};
@@ -14,7 +15,7 @@ use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Converts the body of every global function except `Primitive=1` ones to A-normal form.
 ///
@@ -30,7 +31,13 @@ use std::collections::HashMap;
 /// # Errors
 /// An internal error if `types` lacks a type (it must be the [`TypeMap`] of `m` as it is).
 pub fn to_anf(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
-    let types = Types::new(types, "to_anf");
+    convert_bodies(m, Types::new(types, "to_anf"), false)
+}
+
+/// The body of every global function except `Primitive=1` ones in A-normal form, or with
+/// `basic_blocks` in basic-block normal form (only what
+/// [`must_bind`](super::to_basic_block_normal_form::must_bind) names is bound).
+pub(crate) fn convert_bodies(m: &mut Module, types: Types, basic_blocks: bool) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let func = m.functions[i].func.clone();
         if is_primitive(m, &func) {
@@ -39,10 +46,10 @@ pub fn to_anf(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
         let mut next = 0;
         m.functions[i].func.body = match closure_literal(m, &func) {
             Some((literal, f)) => {
-                let body = Anf::convert(m, types, f.body, &mut next)?;
+                let body = Anf::convert(m, types, f.body, &mut next, basic_blocks)?;
                 rebuild(m, literal, &[body])
             }
-            None => Anf::convert(m, types, func.body, &mut next)?,
+            None => Anf::convert(m, types, func.body, &mut next, basic_blocks)?,
         };
     }
     Ok(())
@@ -58,6 +65,8 @@ struct Anf<'t> {
     atoms: HashMap<ExprId, ExprId>,
     /// Suffix of the next fresh variable's name (shared with nested bodies).
     next: usize,
+    /// In basic-block normal form, the nodes to bind (the rest stay nested where they are).
+    only: Option<HashSet<ExprId>>,
 }
 
 impl<'t> Anf<'t> {
@@ -67,10 +76,12 @@ impl<'t> Anf<'t> {
         types: Types<'t>,
         body: ExprId,
         next: &mut usize,
+        basic_blocks: bool,
     ) -> Result<ExprId, CompileError> {
         let scopes = Scopes::analyze(m, body);
+        let only = basic_blocks.then(|| must_bind(m, body, &scopes));
         let mut anf =
-            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::new(), next: *next };
+            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::new(), next: *next, only };
         let result = anf.block(m, body, ROOT);
         *next = anf.next;
         result
@@ -95,6 +106,11 @@ impl<'t> Anf<'t> {
             if matches!(m.expr(e).kind, ExprKind::Let { .. }) {
                 return self.let_chain(m, e);
             }
+            if self.only.as_ref().is_some_and(|only| !only.contains(&e)) {
+                let nested = self.value(m, e)?;
+                self.atoms.insert(e, nested);
+                return Ok(nested);
+            }
             let scope = self.scope(m, e)?;
             let value = self.value(m, e)?;
             let (ty, span) = (self.types.expr(m, e)?, m.expr(e).span);
@@ -115,7 +131,7 @@ impl<'t> Anf<'t> {
                 return Ok(e);
             }
             let body = f.body;
-            let body = Anf::convert(m, self.types, body, &mut self.next)?;
+            let body = Anf::convert(m, self.types, body, &mut self.next, self.only.is_some())?;
             return Ok(rebuild(m, e, &[body]));
         }
         let mut kids = vec![];

@@ -141,12 +141,19 @@ pub(crate) fn is_primitive(m: &Module, f: &Function) -> bool {
 
 /// Whether an annotation leaves something to inference: absent, or containing `_`.
 pub(crate) fn is_incomplete(m: &Module, ty: Option<TypeId>) -> bool {
-    let Some(ty) = ty else { return true };
+    ty.is_none_or(|ty| any_part(m, ty, |k| matches!(k, TypeKind::Hole)))
+}
+
+/// Whether `pred` holds for type `ty` or any type inside it.
+pub(crate) fn any_part(m: &Module, ty: TypeId, pred: impl Fn(&TypeKind) -> bool) -> bool {
     let mut stack = vec![ty];
     while let Some(t) = stack.pop() {
-        match m.types.kind(t) {
-            TypeKind::Hole => return true,
-            TypeKind::Tensor { .. } | TypeKind::Param(_) => {}
+        let kind = m.types.kind(t);
+        if pred(kind) {
+            return true;
+        }
+        match kind {
+            TypeKind::Hole | TypeKind::Tensor { .. } | TypeKind::Param(_) => {}
             TypeKind::Tuple(ts) => stack.extend(ts),
             TypeKind::Adt { args, .. } => stack.extend(args),
             TypeKind::Ref(t) => stack.push(*t),
