@@ -29,7 +29,7 @@ use crate::op::{
 };
 use crate::ty::TypeMap;
 use relay_devices::Scalar;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 /// The longest kernel name made from op names; longer ones are cut (names are for printing).
@@ -54,7 +54,7 @@ pub fn primitive_kernel(
     name.truncate(MAX_NAME);
     let mut k = KernelBuilder::new(name);
 
-    let mut values: HashMap<VarId, ComputeInput> = HashMap::new();
+    let mut values: HashMap<VarId, ComputeInput> = HashMap::default();
     let mut inputs = 0;
     for &p in &func.params {
         let ty = types.var(p).ok_or("an untyped parameter")?;
@@ -101,8 +101,8 @@ pub fn primitive_kernel(
     let consumers = consumers_of(m, &order);
     let tail = elementwise_tail(m, types, ops, &order, &consumers, &output_of, &shape);
     let epilogue = epilogue_anchor(m, types, ops, &order, &output_of, &tail, &shape);
-    let mut defs: HashMap<ExprId, TensorDef> = HashMap::new();
-    let mut nodes: HashMap<ExprId, LazyTensor> = HashMap::new();
+    let mut defs: HashMap<ExprId, TensorDef> = HashMap::default();
+    let mut nodes: HashMap<ExprId, LazyTensor> = HashMap::default();
     // Each result left for the final loop nest, with the local keeping its value for the
     // results that read it (in `order`, so a local is assigned before it is read).
     let mut pending: Vec<(ExprId, LazyTensor, Option<LocalId>)> = vec![];
@@ -264,7 +264,7 @@ fn arg_value(
 /// The operator calls under `body`, each after the calls it depends on (the body is a DAG).
 fn calls_in_order(m: &Module, body: ExprId) -> Result<Vec<ExprId>, String> {
     let mut order = Vec::new();
-    let mut done = HashSet::new();
+    let mut done = HashSet::default();
     let mut stack = vec![(body, false)];
     while let Some((e, expanded)) = stack.pop() {
         if done.contains(&e) {
@@ -293,7 +293,7 @@ fn calls_in_order(m: &Module, body: ExprId) -> Result<Vec<ExprId>, String> {
 
 /// The calls of `order` that read each call.
 fn consumers_of(m: &Module, order: &[ExprId]) -> HashMap<ExprId, Vec<ExprId>> {
-    let mut consumers: HashMap<ExprId, Vec<ExprId>> = HashMap::new();
+    let mut consumers: HashMap<ExprId, Vec<ExprId>> = HashMap::default();
     for &e in order {
         if let ExprKind::Call { args, .. } = &m.expr(e).kind {
             for &a in args {
@@ -320,7 +320,7 @@ fn elementwise_tail(
     results: &HashMap<ExprId, usize>,
     shape: &[i64],
 ) -> HashSet<ExprId> {
-    let mut tail = HashSet::new();
+    let mut tail = HashSet::default();
     for &e in order.iter().rev() {
         let ok = match consumers.get(&e) {
             None => results.contains_key(&e),

@@ -5,7 +5,7 @@ use super::{is_flag, ModuleCx};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Literal, LiteralValue, Symbol, VarId};
 use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, StrIdx, Target};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Where an expression's value goes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,11 +54,11 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
             name: name.to_string(),
             code: vec![],
             next_reg: 0,
-            var_reg: HashMap::new(),
-            prim_fns: HashMap::new(),
-            closures: HashMap::new(),
-            tuples: HashMap::new(),
-            projections: HashMap::new(),
+            var_reg: HashMap::default(),
+            prim_fns: HashMap::default(),
+            closures: HashMap::default(),
+            tuples: HashMap::default(),
+            projections: HashMap::default(),
         }
     }
 

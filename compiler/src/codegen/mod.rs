@@ -24,7 +24,7 @@ use crate::ty::TypeMap;
 pub use emit::literal_value;
 use relay_devices::Tensor;
 use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 pub use types::{adt_infos, value_type};
 
 /// Compiles every global function of a lowered, typed module to bytecode.
@@ -133,7 +133,7 @@ impl<'a> ModuleCx<'a> {
             func_index,
             closure_globals,
             kernels: vec![],
-            kernel_index: HashMap::new(),
+            kernel_index: HashMap::default(),
             strings: vec![],
             constants,
             ops,

@@ -19,7 +19,7 @@
 //! the disassembly and moves them out of the kernel call, it is not needed for correctness.
 
 use relay_vm::{Executable, Instr, Reg, Target};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Inserts the `DeviceCopy` instructions of every function of `exe`; returns how many.
 pub fn plan_executable(exe: &mut Executable) -> usize {

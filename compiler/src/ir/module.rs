@@ -5,7 +5,7 @@ use super::{
     TypeInterner, TypeParamDecl, TypeParamId, VarDecl, VarId,
 };
 use relay_devices::DType;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// `def @name[...](...) { ... }`.
 #[derive(Clone, Debug)]

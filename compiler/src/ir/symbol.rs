@@ -1,6 +1,6 @@
 //! Interned names: comparing two names is comparing two integers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// An interned string (a name without its sigil: `x` for `%x`, `map` for `@map`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -2,7 +2,7 @@
 
 use super::{Symbol, TypeId, TypeParamId};
 use relay_devices::DType;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// One dimension of a tensor shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 
 use super::{AttrReader, ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
 use relay_devices::Tensor;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Runs operator `op` once on tensors, with a call's attributes, returning its outputs (one,
 /// or a tuple's fields): the reference kernels, which live above the compiler (in stdlib),

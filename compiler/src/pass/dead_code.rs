@@ -14,7 +14,7 @@ use super::util::walk::{preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, Symbol, VarId};
 use crate::ty::TypeMap;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Rounds of removal per function: each removes the `let`s unused after the one before.
 pub const MAX_ROUNDS: usize = 64;

@@ -13,7 +13,7 @@ use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module, VarId};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Inlines every primitive call in every global function (see the module docs).
 ///
@@ -73,7 +73,7 @@ impl Rewrite for Defuse<'_> {
             return Ok(new);
         }
         let args = args.clone();
-        let mut renamed = HashMap::new();
+        let mut renamed = HashMap::default();
         let mut bindings = vec![];
         for (&p, a) in f.params.iter().zip(args) {
             let target = match m.expr(a).kind {

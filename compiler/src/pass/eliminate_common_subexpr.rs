@@ -16,7 +16,7 @@ use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, LiteralValue, Module, Symbol, VarId};
 use crate::ty::TypeMap;
 use relay_devices::DType;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Reuses equal operator bindings in every global function (see the module docs).
 ///

@@ -15,7 +15,7 @@ use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Expands every constructor with fields and every global that is used other than as the
 /// callee of a call, in every global function except `Primitive=1` ones.
@@ -28,7 +28,7 @@ pub fn eta_expand(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
         if is_primitive(m, &m.functions[i].func) {
             continue;
         }
-        let mut eta = Eta { types: Types::new(types, "eta_expand"), expanded: HashMap::new() };
+        let mut eta = Eta { types: Types::new(types, "eta_expand"), expanded: HashMap::default() };
         let body = rewrite(m, m.functions[i].func.body, &mut eta)?;
         m.functions[i].func.body = eta.value(m, body)?;
     }

@@ -31,7 +31,7 @@ use crate::ir::{
 use crate::op::{AttrReader, OpPattern, OpRegistry};
 use crate::ty::TypeMap;
 use relay_devices::Tensor;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Folds the constant subexpressions of every global function (see the module docs).
 /// Operator calls are folded only when `ops` has an evaluator.
@@ -48,7 +48,7 @@ pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Resul
                 _ => None,
             })
             .collect();
-        let mut fold = Fold { types, ops, let_of_value, bound: HashMap::new() };
+        let mut fold = Fold { types, ops, let_of_value, bound: HashMap::default() };
         m.functions[i].func.body = rewrite(m, body, &mut fold)?;
     }
     Ok(())

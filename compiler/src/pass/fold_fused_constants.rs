@@ -23,7 +23,7 @@ use crate::lower_kir::primitive_kernel;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 use relay_devices::{DType, Scalar, Tensor};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The most elements a folded result may have.
 pub const MAX_FOLDED_ELEMENTS: i64 = 1 << 16;

@@ -49,7 +49,7 @@ use crate::op::{OpPattern, OpRegistry};
 use crate::ty::TypeMap;
 use anchor_consumers::merge_anchors;
 use multi_output::merge_outputs;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Options of [`fuse_ops`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub fn fuse_ops(
         map: types,
         ops,
         options: *options,
-        uses: HashMap::new(),
+        uses: HashMap::default(),
     };
     for i in 0..m.functions.len() {
         if is_primitive(m, &m.functions[i].func) {
@@ -104,8 +104,8 @@ struct Fuse<'a> {
 
 /// Variable references under `root`, counted with multiplicity, outside primitive functions.
 fn count_uses(m: &Module, root: ExprId) -> HashMap<VarId, usize> {
-    let mut uses = HashMap::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut uses = HashMap::default();
+    let mut seen = HashSet::default();
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
         if !seen.insert(e) {
@@ -204,12 +204,12 @@ impl Fuse<'_> {
             movable(nodes[n].binding, nodes[root].binding)
         });
         merge_anchors(&nodes, &mut groups, self.options.max_group_size);
-        let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut members: HashMap<usize, Vec<usize>> = HashMap::default();
         for i in 0..nodes.len() {
             members.entry(groups.find(i)).or_default().push(i);
         }
         // What each binding becomes: absent, kept; otherwise these bindings (none: removed).
-        let mut replace: HashMap<usize, Vec<(VarId, ExprId)>> = HashMap::new();
+        let mut replace: HashMap<usize, Vec<(VarId, ExprId)>> = HashMap::default();
         for group in members.values().filter(|g| g.len() > 1) {
             let ids: Vec<usize> = group.iter().map(|&n| nodes[n].binding).collect();
             let Some(&root) = ids.last() else { continue };
@@ -249,7 +249,7 @@ impl Fuse<'_> {
         bindings: &[(VarId, ExprId)],
     ) -> Result<Vec<Node>, CompileError> {
         let mut nodes: Vec<Node> = vec![];
-        let mut node_of: HashMap<VarId, usize> = HashMap::new();
+        let mut node_of: HashMap<VarId, usize> = HashMap::default();
         for (i, &(var, value)) in bindings.iter().enumerate() {
             let Some((f, args)) = primitive_call(m, prims, value) else { continue };
             let pattern = self.pattern(m, f, args, value)?;
@@ -324,10 +324,10 @@ impl Fuse<'_> {
         outputs: &[usize],
     ) -> Result<ExprId, CompileError> {
         let member_of: HashMap<VarId, usize> = ids.iter().map(|&b| (bindings[b].0, b)).collect();
-        let mut new_calls: HashMap<usize, ExprId> = HashMap::new();
+        let mut new_calls: HashMap<usize, ExprId> = HashMap::default();
         let mut params: Vec<VarId> = vec![];
         let mut outer: Vec<ExprId> = vec![];
-        let mut param_of: HashMap<ExprKey, VarId> = HashMap::new();
+        let mut param_of: HashMap<ExprKey, VarId> = HashMap::default();
         let root_value = bindings[ids[ids.len() - 1]].1;
         let span = m.expr(root_value).span;
         for &b in ids {

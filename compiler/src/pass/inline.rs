@@ -15,7 +15,7 @@ use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module, Symbol};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The function attribute that asks for inlining.
 pub const INLINE: &str = "Inline";
@@ -79,7 +79,7 @@ impl Rewrite for Inliner<'_> {
         let ExprKind::Global(g) = m.expr(*callee).kind else { return Ok(new) };
         let Some(f) = self.marked.get(&g).filter(|f| f.params.len() == args.len()) else { return Ok(new) };
         let args = args.clone();
-        let mut renamed = HashMap::new();
+        let mut renamed = HashMap::default();
         let mut bindings = vec![];
         for (&p, a) in f.params.iter().zip(args) {
             let decl = m.var(p).clone();

@@ -25,7 +25,7 @@ use super::util::walk::{children, preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Rounds of inlining per global function: a local function called from an inlined body is
 /// inlined in the next round.
@@ -69,7 +69,7 @@ pub fn inline_closures(m: &mut Module, types: &TypeMap, options: &InlineOptions)
             if targets.is_empty() {
                 break;
             }
-            let mut rw = Inline { targets, rewritten: HashMap::new(), types };
+            let mut rw = Inline { targets, rewritten: HashMap::default(), types };
             m.functions[i].func.body = rewrite(m, body, &mut rw)?;
         }
     }
@@ -79,7 +79,7 @@ pub fn inline_closures(m: &mut Module, types: &TypeMap, options: &InlineOptions)
 /// The local functions under `root` to inline: each variable with its `fn` literal.
 fn targets(m: &Module, root: ExprId, max_nodes: usize) -> HashMap<VarId, ExprId> {
     let nodes = preorder(m, root, |_| true);
-    let mut literals: HashMap<VarId, ExprId> = HashMap::new();
+    let mut literals: HashMap<VarId, ExprId> = HashMap::default();
     for &e in &nodes {
         if let ExprKind::Let { var, value, .. } = &m.expr(e).kind {
             if let ExprKind::Function(f) = &m.expr(*value).kind {
@@ -89,8 +89,8 @@ fn targets(m: &Module, root: ExprId, max_nodes: usize) -> HashMap<VarId, ExprId>
             }
         }
     }
-    let mut calls: HashMap<VarId, usize> = HashMap::new();
-    let mut rejected: HashSet<VarId> = HashSet::new();
+    let mut calls: HashMap<VarId, usize> = HashMap::default();
+    let mut rejected: HashSet<VarId> = HashSet::default();
     for &e in &nodes {
         for (c, slot) in children(&m.expr(e).kind) {
             let ExprKind::Var(v) = m.expr(c).kind else { continue };
@@ -166,7 +166,7 @@ impl Inline<'_> {
         let ExprKind::Function(f) = &m.expr(literal).kind else { return Ok(call) };
         let (params, body) = (f.params.clone(), f.body);
         let span = m.expr(call).span;
-        let mut renamed = HashMap::new();
+        let mut renamed = HashMap::default();
         let mut bindings = vec![];
         for (&p, &arg) in params.iter().zip(args) {
             if let ExprKind::Var(a) = m.expr(arg).kind {

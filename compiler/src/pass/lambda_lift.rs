@@ -18,7 +18,7 @@ use super::{closure_literal, CLOSURE};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, Module, Symbol, TypeParamId, VarId};
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What a lifted closure's name puts between its enclosing function's name and its number
 /// (`main_lifted_0`): hosts leave such functions out of listings meant for people.

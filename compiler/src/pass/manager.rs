@@ -15,7 +15,7 @@ use crate::diagnostics::CompileError;
 use crate::ir::{Function, Module, Symbol, TypeId};
 use crate::op::OpRegistry;
 use crate::ty::{infer_types, TypeMap};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::time::{Duration, Instant};
 
 /// What every pass may read besides the module: the operators and the options of the passes
@@ -147,7 +147,7 @@ impl Revision {
 /// The expression nodes reachable from the module's global functions (each shared node
 /// once): the size `--time-passes` reports.
 pub fn node_count(m: &Module) -> usize {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for f in &m.functions {
         seen.extend(preorder(m, f.func.body, |_| true));
     }

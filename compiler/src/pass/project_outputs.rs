@@ -19,7 +19,7 @@ use crate::diagnostics::CompileError;
 use crate::ir::{Attrs, Dim, ExprId, ExprKind, Module, TypeKind, VarId};
 use crate::op::{AttrReader, OpRegistry};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Replaces projections of let-bound calls of projectable operators by the single-output
 /// calls computing them, and drops the bindings, or binds the tuple of those calls where the
@@ -45,7 +45,7 @@ pub fn project_outputs(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Res
                 bind_operands(m, &types, b)?;
             }
         }
-        let mut p = Project { ops, bound, declined: HashSet::new() };
+        let mut p = Project { ops, bound, declined: HashSet::default() };
         m.functions[i].func.body = rewrite(m, body, &mut p)?;
     }
     Ok(())
@@ -89,8 +89,8 @@ fn projectable_bindings(
     ops: &OpRegistry,
     root: ExprId,
 ) -> Result<HashMap<VarId, Bound>, CompileError> {
-    let mut candidates = HashMap::new();
-    let mut other_uses: HashSet<VarId> = HashSet::new();
+    let mut candidates = HashMap::default();
+    let mut other_uses: HashSet<VarId> = HashSet::default();
     for e in preorder(m, root, |_| true) {
         let kind = &m.expr(e).kind;
         if let ExprKind::Let { var, value, .. } = kind {

@@ -19,7 +19,7 @@ use crate::ir::{AttrValue, Dim, ExprId, ExprKind, LiteralValue, Module, TypeId, 
 use crate::op::AttrReader;
 use crate::ty::TypeMap;
 use relay_devices::{DType, DTypeCode};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Simplifies every global function (see the module docs).
 ///
@@ -28,7 +28,7 @@ use std::collections::HashMap;
 pub fn simplify_expr(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        let mut simplify = Simplify { types, new_types: HashMap::new() };
+        let mut simplify = Simplify { types, new_types: HashMap::default() };
         m.functions[i].func.body = rewrite(m, body, &mut simplify)?;
     }
     Ok(())

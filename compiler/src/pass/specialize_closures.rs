@@ -20,7 +20,7 @@ use super::util::walk::{children, preorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeId, TypeKind, VarId};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// At most this many copies of one function are made (distinct argument types beyond it keep
 /// calling the original).
@@ -41,8 +41,8 @@ pub fn specialize_closures(m: &mut Module, types: &TypeMap) -> Result<(), Compil
         if plans.is_empty() {
             continue;
         }
-        let mut copies: HashMap<VarId, Vec<(VarId, ExprId)>> = HashMap::new();
-        let mut redirect: HashMap<ExprId, VarId> = HashMap::new();
+        let mut copies: HashMap<VarId, Vec<(VarId, ExprId)>> = HashMap::default();
+        let mut redirect: HashMap<ExprId, VarId> = HashMap::default();
         for (f, p) in plans {
             for (arg_types, sites) in p.groups {
                 let (var, literal) = specialized_copy(m, f, p.literal, &arg_types)?;
@@ -66,7 +66,7 @@ struct Plan {
 /// The local functions under `root` worth specialising.
 fn plan(m: &Module, types: &Types, root: ExprId) -> Result<Vec<(VarId, Plan)>, CompileError> {
     let nodes = preorder(m, root, |_| true);
-    let mut candidates: HashMap<VarId, ExprId> = HashMap::new();
+    let mut candidates: HashMap<VarId, ExprId> = HashMap::default();
     for &e in &nodes {
         if let ExprKind::Let { var, value, .. } = &m.expr(e).kind {
             if let ExprKind::Function(f) = &m.expr(*value).kind {
@@ -76,8 +76,8 @@ fn plan(m: &Module, types: &Types, root: ExprId) -> Result<Vec<(VarId, Plan)>, C
             }
         }
     }
-    let mut sites: HashMap<VarId, Vec<ExprId>> = HashMap::new();
-    let mut rejected: HashSet<VarId> = HashSet::new();
+    let mut sites: HashMap<VarId, Vec<ExprId>> = HashMap::default();
+    let mut rejected: HashSet<VarId> = HashSet::default();
     for &e in &nodes {
         for (c, slot) in children(&m.expr(e).kind) {
             if let ExprKind::Var(v) = m.expr(c).kind {

@@ -15,7 +15,7 @@ use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Converts the body of every global function except `Primitive=1` ones to A-normal form.
 ///
@@ -81,7 +81,7 @@ impl<'t> Anf<'t> {
         let scopes = Scopes::analyze(m, body);
         let only = basic_blocks.then(|| must_bind(m, body, &scopes));
         let mut anf =
-            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::new(), next: *next, only };
+            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::default(), next: *next, only };
         let result = anf.block(m, body, ROOT);
         *next = anf.next;
         result

@@ -13,7 +13,7 @@ use super::util::walk::{children, postorder, Slot};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module};
 use crate::ty::TypeMap;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Converts the body of every global function except `Primitive=1` ones to basic-block
 /// normal form (see the module docs). Fresh variables are named `v<N>` and annotated.
@@ -34,7 +34,7 @@ pub fn to_basic_block_normal_form(m: &mut Module, types: &TypeMap) -> Result<(),
 ///   outer block is bound before this whole block and moves nothing here.)
 pub(crate) fn must_bind(m: &Module, body: ExprId, scopes: &Scopes) -> HashSet<ExprId> {
     let nodes = postorder(m, body, |slot| slot != Slot::FnBody);
-    let mut bind = HashSet::new();
+    let mut bind = HashSet::default();
     for &p in &nodes {
         if matches!(m.expr(p).kind, ExprKind::Let { .. }) {
             bind.insert(p);
@@ -56,7 +56,7 @@ pub(crate) fn must_bind(m: &Module, body: ExprId, scopes: &Scopes) -> HashSet<Ex
     }
     // Children come before parents in `nodes`, so one sweep finds every node holding a
     // binding in its own block.
-    let mut holds = HashSet::new();
+    let mut holds = HashSet::default();
     for &e in &nodes {
         let kids = children(&m.expr(e).kind);
         let operands = kids.iter().filter(|(_, s)| matches!(s, Slot::Callee | Slot::Operand));

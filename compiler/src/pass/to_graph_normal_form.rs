@@ -15,7 +15,7 @@ use super::util::walk::preorder;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, VarId};
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Converts every global function's pure `let`s to shared nodes (see the module docs).
 ///
@@ -24,7 +24,7 @@ use std::collections::HashMap;
 pub fn to_graph_normal_form(m: &mut Module, _types: &TypeMap) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        let mut movable = HashMap::new();
+        let mut movable = HashMap::default();
         for e in preorder(m, body, |_| true) {
             if let ExprKind::Let { var, value, .. } = m.expr(e).kind {
                 let recursive = preorder(m, value, |_| true)
@@ -35,7 +35,7 @@ pub fn to_graph_normal_form(m: &mut Module, _types: &TypeMap) -> Result<(), Comp
                 }
             }
         }
-        let mut graph = Graph { movable, bound: HashMap::new() };
+        let mut graph = Graph { movable, bound: HashMap::default() };
         m.functions[i].func.body = rewrite(m, body, &mut graph)?;
     }
     Ok(())

@@ -10,7 +10,7 @@
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Diagnostic, MAX_SHOWN};
 use crate::ir::{Attrs, ExprId, ExprKind, Module, Span, Symbol};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// `@name` in expression position.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use super::term::{Term, Terms, Tv, UnifyError};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeParamId};
 use crate::op::{OpRegistry, TensorType};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The state of inference over one module.
 pub(crate) struct Checker<'a> {
@@ -32,7 +32,7 @@ impl<'a> Checker<'a> {
             terms: Terms::default(),
             expr_ty: vec![None; m.exprs.len()],
             var_ty: vec![None; m.vars.len()],
-            global_ty: HashMap::new(),
+            global_ty: HashMap::default(),
             deferred: vec![],
             diags: vec![],
             matches: vec![],

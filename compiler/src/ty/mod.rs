@@ -18,7 +18,7 @@ use crate::diagnostics::{CompileError, Diagnostic};
 use crate::ir::{ExprId, ExprKind, Module, Symbol, TypeId, VarId};
 use crate::op::OpRegistry;
 use infer::Checker;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The inferred types of a module.
 #[derive(Debug, Clone, Default)]
@@ -61,7 +61,7 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
     let Checker { mut terms, expr_ty, var_ty, global_ty, mut diags, .. } = ck;
 
     let mut map =
-        TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::new() };
+        TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::default() };
     let had_errors = !diags.is_empty();
     // One "cannot infer" per function: the outermost unknown explains the inner ones, and one
     // report per unsolved type variable (a `let` variable explains the value bound to it).

@@ -8,7 +8,7 @@
 use crate::ir::{Dim, Module, Symbol, TypeId, TypeKind, TypeParamId};
 use crate::op::{RelType, TensorType};
 use relay_devices::DType;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A type term in the inference arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

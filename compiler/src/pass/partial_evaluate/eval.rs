@@ -14,7 +14,7 @@ use crate::pass::util::builder::{is_primitive, var_ref, Types};
 use crate::pass::util::copy::copy_fresh;
 use crate::pass::util::free_vars::free_vars;
 use crate::ty::TypeMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// The values of the variables in scope in one activation of a function body. Every binding
@@ -62,7 +62,7 @@ impl<'a> Evaluator<'a> {
             frames: vec![],
             dyn_depth: 0,
             unfolds: 0,
-            free: HashMap::new(),
+            free: HashMap::default(),
         }
     }
 
@@ -72,7 +72,7 @@ impl<'a> Evaluator<'a> {
             let span = m.function(name).map(|f| f.span).unwrap_or_default();
             return Err(self.error(span, "a global has no body"));
         };
-        let mut env = Env::new();
+        let mut env = Env::default();
         for p in params {
             let atom = var_ref(m, p, m.var(p).span);
             env.insert(p, PValue::dynamic(atom));
@@ -306,7 +306,7 @@ impl<'a> Evaluator<'a> {
                 free
             }
         };
-        let mut captures = HashMap::new();
+        let mut captures = HashMap::default();
         for x in free.into_iter().filter(|&x| Some(x) != self_var) {
             let value = env
                 .get(&x)
@@ -380,7 +380,7 @@ impl<'a> Evaluator<'a> {
                 let primitive = m.function(*g).is_some_and(|f| is_primitive(m, &f.func));
                 match self.globals.get(g) {
                     Some((params, body)) if !primitive => {
-                        Some((FnKey::Global(*g), params.clone(), *body, Env::new()))
+                        Some((FnKey::Global(*g), params.clone(), *body, Env::default()))
                     }
                     _ => None,
                 }

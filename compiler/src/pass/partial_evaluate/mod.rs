@@ -43,7 +43,7 @@ use crate::ir::Module;
 use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 use eval::Evaluator;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Calls unfolded per global function at most: bounds the output's growth (and the work)
 /// when many calls unfold side by side.

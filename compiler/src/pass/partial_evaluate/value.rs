@@ -2,7 +2,7 @@
 //! compile time about a value, beside the residual atom that names it at run time.
 
 use crate::ir::{ExprId, ExprKind, Module, Symbol, VarId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// A partially static value: the residual atom (a variable, global, constructor, operator,

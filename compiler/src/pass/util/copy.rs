@@ -5,7 +5,7 @@ use super::rewrite::{rebuild, rewrite, Rewrite};
 use super::walk::{pattern_vars, preorder};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, MatchArm, Module, PatId, Pattern, PatternKind, VarId};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A copy of the expression under `root` in which every variable bound inside it (`let`,
 /// `fn` parameters, `match` patterns) is a fresh variable with the same name and annotation;
@@ -17,7 +17,7 @@ pub(crate) fn copy_fresh(
     m: &mut Module,
     root: ExprId,
 ) -> Result<(ExprId, HashMap<VarId, VarId>), CompileError> {
-    copy_fresh_with(m, root, HashMap::new())
+    copy_fresh_with(m, root, HashMap::default())
 }
 
 /// [`copy_fresh`], also replacing the free variables that are keys of `renamed` by their
@@ -166,7 +166,7 @@ mod tests {
                     ExprKind::Var(v) if m.functions[0].func.params.contains(&v) => Some(v),
                     _ => None,
                 })
-                .collect::<std::collections::HashSet<_>>()
+                .collect::<HashSet<_>>()
         };
         assert_eq!(free(copy), free(literal));
         assert_eq!(free(copy).len(), 2);

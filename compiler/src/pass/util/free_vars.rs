@@ -7,11 +7,11 @@
 
 use super::walk::{pattern_vars, preorder};
 use crate::ir::{ExprId, ExprKind, Module, VarId};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// The variables free in `e`, in order of first mention (evaluation order), each once.
 pub fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
-    let mut bound = HashSet::new();
+    let mut bound = HashSet::default();
     let mut used = vec![];
     for node in preorder(m, e, |_| true) {
         match &m.expr(node).kind {
@@ -28,7 +28,7 @@ pub fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
             _ => {}
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     used.into_iter().filter(|v| !bound.contains(v) && seen.insert(*v)).collect()
 }
 

@@ -8,7 +8,7 @@
 use super::walk::{children, with_children};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, Module};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What a pass does at each node.
 pub(crate) trait Rewrite {
@@ -40,7 +40,7 @@ pub(crate) fn rebuild(m: &mut Module, old: ExprId, kids: &[ExprId]) -> ExprId {
 /// # Errors
 /// The first error `rw` returns.
 pub(crate) fn rewrite(m: &mut Module, root: ExprId, rw: &mut impl Rewrite) -> Result<ExprId, CompileError> {
-    let mut done: HashMap<ExprId, ExprId> = HashMap::new();
+    let mut done: HashMap<ExprId, ExprId> = HashMap::default();
     let mut stack = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {
         if !expanded {

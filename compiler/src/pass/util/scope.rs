@@ -9,7 +9,7 @@
 
 use super::walk::{children, postorder, Slot};
 use crate::ir::{ExprId, Module};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A scope: an index into [`Scopes`].
 pub(crate) type ScopeId = usize;
@@ -31,7 +31,7 @@ impl Scopes {
     /// use of a node is known, and its scope final, before the node's own children are placed.
     pub fn analyze(m: &Module, root: ExprId) -> Scopes {
         let mut s =
-            Scopes { parent: vec![ROOT], depth: vec![0], of: HashMap::new(), branches: HashMap::new() };
+            Scopes { parent: vec![ROOT], depth: vec![0], of: HashMap::default(), branches: HashMap::default() };
         s.of.insert(root, ROOT);
         for &e in postorder(m, root, |slot| slot != Slot::FnBody).iter().rev() {
             let Some(&here) = s.of.get(&e) else { continue };

@@ -5,7 +5,7 @@
 //! here means a new [`ExprKind`] variant is handled in one place.
 
 use crate::ir::{ExprId, ExprKind, Function, MatchArm, Module, PatId, PatternKind, VarId};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// The role of a child in its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub(crate) fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
 /// in depth-first pre-order with children in evaluation order (so the first occurrence of
 /// anything comes first). Iterative: deep `let` chains and long lists are fine.
 pub(crate) fn preorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) -> Vec<ExprId> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut order = vec![];
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
@@ -116,7 +116,7 @@ pub(crate) fn preorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) 
 /// after all of its descendants (depth-first post-order). Reversed, it lists every node
 /// before anything it refers to.
 pub(crate) fn postorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) -> Vec<ExprId> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut order = vec![];
     let mut stack = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {

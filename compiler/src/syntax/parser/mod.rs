@@ -28,7 +28,7 @@ use super::token::{Token, TokenKind};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, FileId, Module, Span, Symbol, TypeParamId, VarId};
 use scope::ScopedMap;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// Deepest nesting of expressions, types, patterns and attribute lists accepted; beyond it the
@@ -100,7 +100,7 @@ pub(crate) fn parse_file(module: &mut Module, file: FileId) -> Vec<Diagnostic> {
         diags,
         locals: ScopedMap::new(),
         type_params: ScopedMap::new(),
-        graph: vec![HashMap::new()],
+        graph: vec![HashMap::default()],
         depth: 0,
         free_vars: None,
         constants: Constants { offset, count: 0, present: false, broken: false },

@@ -1,6 +1,6 @@
 //! Lexically scoped name tables with O(1) lookup and cheap scope exit.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 
 /// Names bound in nested scopes: `insert` shadows, `restore(mark)` forgets everything
@@ -13,7 +13,7 @@ pub(super) struct ScopedMap<K, V> {
 
 impl<K: Copy + Eq + Hash, V: Copy> ScopedMap<K, V> {
     pub(super) fn new() -> Self {
-        ScopedMap { bindings: HashMap::new(), log: Vec::new() }
+        ScopedMap { bindings: HashMap::default(), log: Vec::new() }
     }
 
     /// Binds `key`, shadowing any earlier binding until the enclosing scope is restored.
