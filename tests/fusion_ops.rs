@@ -41,7 +41,9 @@ fn cases() -> Vec<(String, Vec<String>)> {
     }
     let pairs =
         [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
-    for (op, dtype) in listed_ops(OpPattern::Broadcast, 2) {
+    // `nn.prelu`'s second operand is one slope per channel, not a broadcast operand: its
+    // cases are below.
+    for (op, dtype) in listed_ops(OpPattern::Broadcast, 2).into_iter().filter(|(op, _)| *op != "nn.prelu") {
         for (x, y) in pairs {
             out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
         }
@@ -148,6 +150,15 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("add(%a, zeros(shape=[257, 256], dtype=\"float32\"))", &["Tensor[(257, 256), float32]"]),
         ("multiply(%a, ones(shape=[65537], dtype=\"int32\"))", &["Tensor[(65537), int32]"]),
         ("full(%a, shape=[2, 2], dtype=\"float32\")", &["float32"]),
+        ("full_like(%a, %b)", &["Tensor[(2, 3), int32]", "float32"]),
+        ("add(%a, arange(start=-3, stop=65534, dtype=\"float32\"))", &["Tensor[(65537), float32]"]),
+        ("trilu(%a, %b)", &["Tensor[(2, 3, 4), float32]", "int32"]),
+        ("trilu(%a, -1i64, upper=False)", &["Tensor[(4, 3), int32]"]),
+        ("nn.prelu(%a, %b)", &["Tensor[(2, 3, 4), float32]", "Tensor[(3), float32]"]),
+        ("nn.prelu(%a, %b, axis=-1)", &["Tensor[(2, 3, 4), float32]", "Tensor[(4), float32]"]),
+        ("nn.depth_to_space(%a, block_size=2)", &["Tensor[(2, 8, 2, 3), float32]"]),
+        ("nn.depth_to_space(%a, block_size=2, mode=\"CRD\")", &["Tensor[(1, 4, 3, 2), int32]"]),
+        ("nn.space_to_depth(%a, block_size=2)", &["Tensor[(2, 3, 4, 6), float32]"]),
     ];
     out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
     out

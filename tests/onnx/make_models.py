@@ -304,6 +304,63 @@ def same_outputs(a, b):
             return False
     return True
 
+# Creation, masking, sub-pixel and normalisation operators.
+case("op_range", [node("Range", ["s", "l", "d"], ["r"]), node("Add", ["x", "r"], ["y"])], [("x", F, [2, 5])], [("y", F, [2, 5])],
+     inits={"s": np.float32(1.0), "l": np.float32(-1.5), "d": np.float32(-0.5)})
+case("op_range_int64", [node("Range", ["s", "l", "d"], ["r"]), node("Mul", ["x", "r"], ["y"])], [("x", I64, [4])], [("y", I64, [4])],
+     inits={"s": np.int64(2), "l": np.int64(10), "d": np.int64(2)})
+case("op_constantofshape", [node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(np.array([2.5], np.float32))),
+                            node("Mul", ["x", "c"], ["y"])], [("x", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"s": np.array([2, 3], dtype=np.int64)})
+case("op_constantofshape_default", [node("ConstantOfShape", ["s"], ["c"]), node("Add", ["x", "c"], ["y"])],
+     [("x", F, [3])], [("y", F, [3])], inits={"s": np.array([3], dtype=np.int64)})
+case("op_trilu", [node("Trilu", ["x", "k"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], inits={"k": np.int64(1)})
+case("op_trilu_lower", [node("Trilu", ["x"], ["y"], upper=0)], [("x", F, [4, 3])], [("y", F, [4, 3])])
+case("op_cumsum", [node("CumSum", ["x", "a"], ["y"])], [("x", F, [3, 4])], [("y", F, [3, 4])], inits={"a": np.int64(1)})
+case("op_cumsum_exclusive_reverse", [node("CumSum", ["x", "a"], ["y"], exclusive=1, reverse=1)], [("x", F, [3, 4])],
+     [("y", F, [3, 4])], inits={"a": np.array([0], dtype=np.int64)})
+case("op_depthtospace", [node("DepthToSpace", ["x"], ["y"], blocksize=2)], [("x", F, [1, 8, 2, 3])], [("y", F, [1, 2, 4, 6])])
+case("op_depthtospace_crd", [node("DepthToSpace", ["x"], ["y"], blocksize=2, mode="CRD")], [("x", F, [2, 4, 2, 2])],
+     [("y", F, [2, 1, 4, 4])])
+case("op_spacetodepth", [node("SpaceToDepth", ["x"], ["y"], blocksize=2)], [("x", F, [1, 2, 4, 6])], [("y", F, [1, 8, 2, 3])])
+case("op_prelu", [node("PRelu", ["x", "s"], ["y"])], [("x", F, [2, 3, 4, 4])], [("y", F, [2, 3, 4, 4])],
+     inits={"s": f32(3, 1, 1, seed=6)})
+case("op_prelu_broadcast", [node("PRelu", ["x", "s"], ["y"])], [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])],
+     inits={"s": f32(4, seed=7)})
+case("op_instancenormalization", [node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+     [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 4, 5])], inits={"s": f32(3, seed=8), "b": f32(3, seed=9)})
+case("op_lrn", [node("LRN", ["x"], ["y"], size=3, alpha=0.5, beta=0.6, bias=1.5)], [("x", F, [2, 5, 3, 3])],
+     [("y", F, [2, 5, 3, 3])])
+
+
+# Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
+def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, **attrs):
+    d, h = directions, 5
+    inits = {"w": f32(d, gates * h, 4, seed=10) * 0.5, "r": f32(d, gates * h, h, seed=11) * 0.5}
+    names = ["x", "w", "r", "b" if bias else ""]
+    if bias:
+        inits["b"] = f32(d, 2 * gates * h, seed=12) * 0.5
+    if initial:
+        names += ["", "h0"] + (["c0"] if op == "LSTM" else [])
+        inits["h0"] = f32(d, 2, h, seed=13)
+        if op == "LSTM":
+            inits["c0"] = f32(d, 2, h, seed=14)
+    shapes = {"y": [3, d, 2, h], "y_h": [d, 2, h], "y_c": [d, 2, h]}
+    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
+         [(o, F, shapes[o]) for o in outputs if o], inits=inits)
+
+
+recurrent_case("op_rnn", "RNN", 1)
+recurrent_case("op_rnn_bidirectional_relu", "RNN", 1, directions=2, direction="bidirectional", activations=["Relu", "Tanh"],
+               initial=True)
+recurrent_case("op_gru", "GRU", 3, bias=False)
+recurrent_case("op_gru_linear_before_reset_reverse", "GRU", 3, direction="reverse", linear_before_reset=1, initial=True)
+recurrent_case("op_gru_bidirectional", "GRU", 3, directions=2, direction="bidirectional")
+recurrent_case("op_lstm", "LSTM", 4, outputs=("y", "y_h", "y_c"))
+recurrent_case("op_lstm_bidirectional_initial", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), initial=True)
+recurrent_case("op_lstm_clip_last_state_only", "LSTM", 4, outputs=("", "y_h"), clip=0.5)
+
 
 def main():
     check = "--check" in sys.argv[1:]

@@ -981,6 +981,151 @@ error("tile", "reps_overflow", [np.ones((2, 3), np.float32)], {"reps": [2**62, 4
 error("repeat", "repeats_overflow", [np.ones((2, 3), np.float32)], {"repeats": 2**62, "axis": 1})
 
 
+# ---------------------------------------------------------------- fast_*, creation, trilu, prelu,
+# sub-pixel, normalisation, searchsorted
+# The fast approximations are checked against the exact functions within their documented bounds.
+
+erf64 = np.vectorize(math.erf, otypes=[np.float64])
+for op, fn, lo, hi in [("fast_exp", np.exp, -10, 10), ("fast_tanh", np.tanh, -12, 12), ("fast_erf", erf64, -5, 5)]:
+    x = f32(4, 5, lo=lo, hi=hi)
+    case(op, "float32", [x], [fn(d64(x))], out_dtypes=["float32"], atol=1e-6)
+    case(op, "empty", [f32(0, 2)], [f32(0, 2)])
+    x = RNG.uniform(lo, hi, (5,))
+    case(op, "float64_exact", [x], [fn(x)])
+    error(op, "int_rejected", [ints(3)])
+x = np.array([-100.0, -88.0, 0.0, 88.0], np.float32)
+case("fast_exp", "clamped_below", [x], [np.exp(d64(x))], out_dtypes=["float32"], atol=1e-6)
+
+case("arange", "default_start_step", [], [np.arange(5, dtype=np.float32)], {"stop": 5})
+case("arange", "negative_step_int32", [], [np.arange(10, 1, -3, dtype=np.int32)], {"start": 10, "stop": 1, "step": -3, "dtype": "int32"})
+case("arange", "fractional_float64", [], [np.arange(0.5, 2.0, 0.25)], {"start": 0.5, "stop": 2.0, "step": 0.25, "dtype": "float64"})
+case("arange", "empty", [], [np.zeros((0,), np.float32)], {"start": 3, "stop": 1})
+error("arange", "zero_step", [], {"stop": 4, "step": 0})
+error("arange", "missing_stop", [], {})
+error("arange", "bool_dtype", [], {"stop": 2, "dtype": "bool"})
+
+x = f32(2, 3)
+case("full_like", "float32", [x, np.float32(1.5)], [np.full_like(x, 1.5)])
+xi = ints(3, dtype="int64")
+case("full_like", "converted_to_int64", [xi, np.float32(2.7)], [np.full_like(xi, 2)])
+case("full_like", "bool_empty", [np.zeros((0, 2), bool), np.int32(1)], [np.zeros((0, 2), bool)])
+error("full_like", "non_scalar_fill", [x, f32(1)])
+
+x = f32(3, 4)
+case("trilu", "upper", [x, np.int32(0)], [np.triu(x)])
+xb = f32(2, 3, 3)
+case("trilu", "lower_k1_batched", [xb, np.int64(1)], [np.tril(xb, 1)], {"upper": False})
+xi = ints(4, 2)
+case("trilu", "upper_negative_k_int", [xi, np.int32(-1)], [np.triu(xi, -1)])
+case("trilu", "k_past_the_matrix", [x, np.int32(9)], [np.triu(x, 9)])
+error("trilu", "rank1", [f32(3), np.int32(0)])
+error("trilu", "float_k", [x, np.float32(0)])
+
+x = f32(2, 3, 4)
+a = f32(3)
+case("nn.prelu", "axis1", [x, a], [np.where(x > 0, x, x * a[None, :, None])])
+a4 = f32(4)
+case("nn.prelu", "last_axis", [x, a4], [np.where(x > 0, x, x * a4)], {"axis": -1})
+case("nn.prelu", "empty", [f32(0, 3), a], [f32(0, 3)])
+error("nn.prelu", "alpha_length", [x, f32(2)])
+error("nn.prelu", "int_rejected", [ints(2, 3), ints(3)])
+
+
+def depth_to_space_ref(x, b, mode):
+    n, c, h, w = x.shape
+    if mode == "DCR":
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+def space_to_depth_ref(x, b):
+    n, c, h, w = x.shape
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
+x = f32(2, 8, 2, 3)
+case("nn.depth_to_space", "dcr", [x], [depth_to_space_ref(x, 2, "DCR")], {"block_size": 2})
+case("nn.depth_to_space", "crd", [x], [depth_to_space_ref(x, 2, "CRD")], {"block_size": 2, "mode": "CRD"})
+xi = ints(1, 9, 1, 2)
+case("nn.depth_to_space", "block3_int", [xi], [depth_to_space_ref(xi, 3, "DCR")], {"block_size": 3})
+error("nn.depth_to_space", "channels_not_divisible", [f32(1, 6, 2, 2)], {"block_size": 2})
+error("nn.depth_to_space", "nhwc_rejected", [x], {"block_size": 2, "layout": "NHWC"})
+error("nn.depth_to_space", "bad_mode", [x], {"block_size": 2, "mode": "XYZ"})
+x = f32(2, 3, 4, 6)
+case("nn.space_to_depth", "block2", [x], [space_to_depth_ref(x, 2)], {"block_size": 2})
+case("nn.space_to_depth", "round_trip", [depth_to_space_ref(x, 1, "DCR")], [x], {"block_size": 1})
+error("nn.space_to_depth", "height_not_divisible", [f32(1, 1, 3, 4)], {"block_size": 2})
+error("nn.space_to_depth", "zero_block", [x], {"block_size": 0})
+
+
+def instance_norm_ref(x, g, b, axis=1, eps=1e-5, center=True, scale=True):
+    x = d64(x)
+    ax = tuple(i for i in range(1, x.ndim) if i != axis % x.ndim)
+    mean = x.mean(axis=ax, keepdims=True)
+    var = x.var(axis=ax, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    if scale:
+        y = y * d64(g).reshape(shape)
+    if center:
+        y = y + d64(b).reshape(shape)
+    return y
+
+
+x, g, b = f32(2, 3, 4, 5), f32(3), f32(3)
+case("nn.instance_norm", "nchw", [x, g, b], [instance_norm_ref(x, g, b)], out_dtypes=["float32"], atol=1e-5)
+x3, g5, b5 = f32(2, 4, 5), f32(5), f32(5)
+case("nn.instance_norm", "last_axis_no_center", [x3, g5, b5], [instance_norm_ref(x3, g5, b5, axis=-1, eps=1e-3, center=False)],
+     {"axis": -1, "epsilon": 1e-3, "center": False}, out_dtypes=["float32"], atol=1e-5)
+error("nn.instance_norm", "gamma_length", [x, f32(2), b])
+error("nn.instance_norm", "rank2", [f32(2, 3), f32(3), f32(3)])
+
+
+def lrn_ref(x, size=5, axis=1, bias=2.0, alpha=1e-4, beta=0.75):
+    x = d64(x)
+    xm = np.moveaxis(x, axis, 0)
+    sq = np.zeros_like(xm)
+    n = xm.shape[0]
+    for c in range(n):
+        lo = max(c - size // 2, 0)
+        hi = min(c - size // 2 + size, n)
+        sq[c] = (xm[lo:hi] ** 2).sum(axis=0)
+    return np.moveaxis(xm / (bias + alpha / size * sq) ** beta, 0, axis)
+
+
+x = f32(2, 6, 3, 3)
+case("nn.lrn", "defaults", [x], [lrn_ref(x)], out_dtypes=["float32"])
+case("nn.lrn", "size3_strong", [x], [lrn_ref(x, 3, 1, 1.0, 0.5, 0.5)], {"size": 3, "bias": 1.0, "alpha": 0.5, "beta": 0.5},
+     out_dtypes=["float32"])
+x2 = f32(4, 5)
+case("nn.lrn", "even_size_last_axis", [x2], [lrn_ref(x2, 2, 1, 1.0, 1.0, 1.0)], {"size": 2, "axis": -1, "bias": 1.0, "alpha": 1.0, "beta": 1.0},
+     out_dtypes=["float32"])
+error("nn.lrn", "zero_size", [x], {"size": 0})
+error("nn.lrn", "int_rejected", [ints(2, 3)])
+
+seq = np.sort(f32(6))
+seq[2] = seq[3]
+vals = np.concatenate([f32(5), seq[2:4]])
+case("searchsorted", "left_1d", [seq, vals], [np.searchsorted(seq, vals, "left").astype(np.int32)])
+case("searchsorted", "right_int64", [seq, vals], [np.searchsorted(seq, vals, "right").astype(np.int64)], {"right": True, "dtype": "int64"})
+rows = np.sort(ints(2, 5), axis=1)
+v = ints(2, 3)
+want = np.stack([np.searchsorted(rows[i], v[i]) for i in range(2)]).astype(np.int32)
+case("searchsorted", "batched_rows_int", [rows, v], [want])
+case("searchsorted", "empty_values", [seq, np.zeros((0,), np.float32)], [np.zeros((0,), np.int32)])
+error("searchsorted", "leading_dims_differ", [np.sort(f32(3, 4), axis=1), f32(2, 2)])
+error("searchsorted", "bad_dtype", [seq, vals], {"dtype": "float32"})
+xi = ints(1, 2, 3, 6)
+case("nn.space_to_depth", "block3_int", [xi], [space_to_depth_ref(xi, 3)], {"block_size": 3})
+x3, g4, b4 = f32(3, 4, 2), f32(4), f32(4)
+case("nn.instance_norm", "rank3_no_scale", [x3, g4, b4], [instance_norm_ref(x3, g4, b4, scale=False)], {"scale": False},
+     out_dtypes=["float32"], atol=1e-5)
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

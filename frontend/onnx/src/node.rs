@@ -60,6 +60,23 @@ impl Node<'_> {
         }
     }
 
+    /// String list attribute `name`, if present.
+    pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>, ImportError> {
+        let Some(a) = self.attribute(name, AttributeType::STRINGS)? else { return Ok(None) };
+        let text = a.strings.iter().map(|s| String::from_utf8(s.clone()));
+        text.collect::<Result<_, _>>()
+            .map(Some)
+            .map_err(|_| self.error(format!("attribute `{name}` is not UTF-8")))
+    }
+
+    /// Errors if attribute `name`, which the converter does not support, is present.
+    pub fn reject(&self, name: &str) -> Result<(), ImportError> {
+        if self.proto.attribute.iter().any(|a| a.name == name) {
+            return Err(self.error(format!("attribute `{name}` is not supported")));
+        }
+        Ok(())
+    }
+
     /// Tensor attribute `name`, if present.
     pub fn tensor(&self, name: &str) -> Result<Option<&TensorProto>, ImportError> {
         match self.attribute(name, AttributeType::TENSOR)? {

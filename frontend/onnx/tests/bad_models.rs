@@ -51,15 +51,15 @@ fn opsets_outside_11_to_21_are_refused() {
 fn every_unsupported_operator_is_listed_once_with_its_nodes() {
     let mut m = cnn();
     let g = graph(&mut m);
-    g.node[0].op_type = "LSTM".into();
-    g.node[4].op_type = "LSTM".into();
+    g.node[0].op_type = "Scan".into();
+    g.node[4].op_type = "Scan".into();
     g.node[2].op_type = "Frobnicate".into();
     g.node[3].domain = "com.microsoft".into();
     let names: Vec<String> = g.node.iter().map(|n| n.name.clone()).collect();
     let (n0, n2, n3, n4) = (&names[0], &names[2], &names[3], &names[4]);
     let e = error_of(&m);
     assert!(e.starts_with("unsupported ONNX operator(s): "), "{e}");
-    assert!(e.contains(&format!("LSTM (node `{n0}`, `{n4}`)")), "{e}");
+    assert!(e.contains(&format!("Scan (node `{n0}`, `{n4}`)")), "{e}");
     assert!(e.contains(&format!("Frobnicate (node `{n2}`)")), "{e}");
     assert!(e.contains(&format!("com.microsoft::MaxPool (node `{n3}`)")), "{e}");
 }
@@ -153,6 +153,31 @@ fn an_unsupported_attribute_names_its_node() {
     pool.attribute.push(a);
     let e = error_of(&m);
     assert_eq!(e, format!("node `{name}` (MaxPool): auto_pad `SIDEWAYS` is not supported"));
+}
+
+#[test]
+fn unsupported_recurrent_attributes_and_inputs_name_the_node() {
+    let mut m = model("op_lstm");
+    let lstm = &mut graph(&mut m).node[0];
+    let mut a = AttributeProto::new();
+    a.name = "activation_alpha".into();
+    a.type_ = onnx_protobuf::attribute_proto::AttributeType::FLOATS.into();
+    a.floats = vec![0.5];
+    lstm.attribute.push(a);
+    assert_eq!(error_of(&m), "node `lstm_y` (LSTM): attribute `activation_alpha` is not supported");
+    let mut m = model("op_lstm");
+    let lstm = &mut graph(&mut m).node[0];
+    lstm.input.resize(8, String::new());
+    lstm.input[7] = "w".into();
+    assert_eq!(error_of(&m), "node `lstm_y` (LSTM): input `P` is not supported");
+    let mut m = model("op_gru");
+    let gru = &mut graph(&mut m).node[0];
+    let mut a = AttributeProto::new();
+    a.name = "activations".into();
+    a.type_ = onnx_protobuf::attribute_proto::AttributeType::STRINGS.into();
+    a.strings = vec![b"HardSigmoid".to_vec(), b"Tanh".to_vec()];
+    gru.attribute.push(a);
+    assert_eq!(error_of(&m), "node `gru_y` (GRU): attribute `activations`: `HardSigmoid` is not supported");
 }
 
 fn model(name: &str) -> ModelProto {

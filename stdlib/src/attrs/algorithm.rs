@@ -56,3 +56,13 @@ op_attrs! {
         dtype: DType = (DType::I32),
     }
 }
+
+op_attrs! {
+    /// `searchsorted` (TVM `SearchSortedAttrs`).
+    pub struct SearchSortedAttrs {
+        /// Return the last insertion point (after equal elements) instead of the first.
+        right: bool = false,
+        /// The index dtype: `int32` or `int64`.
+        dtype: DType = (DType::I32),
+    }
+}

@@ -1,6 +1,7 @@
 //! Attributes of the `nn.*` operators (TVM `include/tvm/relay/attrs/nn.h`).
 
-use super::op_attrs;
+use super::{attr_enum, op_attrs, FromAttr};
+use relay_compiler::ir::AttrValue;
 use relay_devices::DType;
 
 op_attrs! {
@@ -168,5 +169,66 @@ op_attrs! {
     pub struct DropoutAttrs {
         /// Fraction dropped during training.
         rate: f64 = 0.5,
+    }
+}
+
+op_attrs! {
+    /// `nn.prelu` (TVM `PReluAttrs`); the slopes are the second input.
+    pub struct PReluAttrs {
+        /// The channel axis the slopes run along (negative counts from the end).
+        axis: i64 = 1,
+    }
+}
+
+attr_enum! {
+    /// How `nn.depth_to_space` orders the channels it moves into space.
+    SubPixelMode, "\"DCR\" or \"CRD\"" {
+        /// Depth-column-row: channel `(b_h * block + b_w) * C + c` (TVM's default, ONNX's).
+        #[default]
+        Dcr = "DCR",
+        /// Column-row-depth: channel `(c * block + b_h) * block + b_w` (PyTorch's pixel shuffle).
+        Crd = "CRD",
+    }
+}
+
+op_attrs! {
+    /// `nn.depth_to_space` and `nn.space_to_depth` (TVM `SubPixelAttrs`). `NCHW` only.
+    pub struct SubPixelAttrs {
+        /// The side of the square block moved between depth and space.
+        block_size: i64 = required,
+        /// Data layout; `NCHW` only.
+        layout: String = ("NCHW".to_string()),
+        /// Channel order (`nn.depth_to_space` only).
+        mode: SubPixelMode = (SubPixelMode::Dcr),
+    }
+}
+
+op_attrs! {
+    /// `nn.instance_norm` (TVM `InstanceNormAttrs`): normalised over every axis but 0 and `axis`.
+    pub struct InstanceNormAttrs {
+        /// The channel axis `gamma` and `beta` run along.
+        axis: i64 = 1,
+        /// Added to the variance.
+        epsilon: f64 = 1e-5,
+        /// Add `beta`.
+        center: bool = true,
+        /// Multiply by `gamma`.
+        scale: bool = true,
+    }
+}
+
+op_attrs! {
+    /// `nn.lrn` (TVM `LRNAttrs`): `x / (bias + alpha / size * sum of x^2 over size channels)^beta`.
+    pub struct LrnAttrs {
+        /// The window, in channels (centred: `size / 2` each side).
+        size: i64 = 5,
+        /// The channel axis.
+        axis: i64 = 1,
+        /// Added to the scaled sum.
+        bias: f64 = 2.0,
+        /// Scale of the sum (divided by `size`).
+        alpha: f64 = 1e-4,
+        /// The exponent.
+        beta: f64 = 0.75,
     }
 }

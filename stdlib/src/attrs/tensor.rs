@@ -201,3 +201,27 @@ op_attrs! {
         dtype: DType = (DType::I32),
     }
 }
+
+op_attrs! {
+    /// `arange` (TVM `ArangeAttrs`): `start, start + step, ...` below `stop` (above it for a
+    /// negative `step`). TVM passes the bounds as constant operands; here they are attributes,
+    /// so the output length is known when the program is type-checked.
+    pub struct ArangeAttrs {
+        /// The first value.
+        start: f64 = 0.0,
+        /// The bound, excluded.
+        stop: f64 = required,
+        /// The increment (not zero).
+        step: f64 = 1.0,
+        /// The output dtype.
+        dtype: DType = (DType::F32),
+    }
+}
+
+op_attrs! {
+    /// `trilu` (TVM `TriluAttrs`); the diagonal offset `k` is the second input.
+    pub struct TriluAttrs {
+        /// Keep the upper triangle (`j - i >= k`) instead of the lower (`j - i <= k`).
+        upper: bool = true,
+    }
+}

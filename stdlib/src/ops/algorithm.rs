@@ -1,18 +1,20 @@
 //! Sorting operators (TVM `src/relay/op/algorithm/`, `python/tvm/topi/sort.py`): `sort`,
-//! `argsort`, `topk`. Sorts are stable (equal elements keep their order, in descending order
+//! `argsort`, `topk`, and `searchsorted`, the binary search into sorted rows. Sorts are stable (equal elements keep their order, in descending order
 //! too, as TVM's and onnxruntime's), NaN sorts above every number.
 
-use crate::attrs::{ArgsortAttrs, SortAttrs, TopkAttrs, TopkRetType};
+use super::index::may_equal;
+use crate::attrs::{ArgsortAttrs, SearchSortedAttrs, SortAttrs, TopkAttrs, TopkRetType};
 use crate::error::KernelError;
 use crate::kernels::util::{args, normalize_axis, nums, only_output};
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, OpEntry, Operator, ShapeDim};
+use crate::operator::{shape_text, DTypeSet, OpEntry, Operator, ShapeDim};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Element, Scalar, Tensor};
 use std::cmp::Ordering;
 
 /// The sorting operators.
-pub const ALGORITHM: &[OpEntry] = &[OpEntry::of::<Sort>(), OpEntry::of::<Argsort>(), OpEntry::of::<Topk>()];
+pub const ALGORITHM: &[OpEntry] =
+    &[OpEntry::of::<Sort>(), OpEntry::of::<Argsort>(), OpEntry::of::<Topk>(), OpEntry::of::<SearchSorted>()];
 
 /// A total order on elements: numbers as usual, NaN above them all and equal to itself.
 fn total_order<T: Element>(a: T, b: T) -> Ordering {
@@ -264,5 +266,80 @@ mod tests {
         assert_eq!(lines, vec![vec![4, 2, 0, 3, 1]]);
         let lines = sorted_positions::<f32>(&x, 0, false, 3).unwrap();
         assert_eq!(lines, vec![vec![1, 0, 3]]);
+    }
+}
+
+/// `searchsorted(sorted_sequence, values, right, dtype)`: for each value, the number of
+/// elements of its row of `sorted_sequence` that are below it (`right`: at most it), i.e. the
+/// insertion point that keeps the row sorted. `sorted_sequence` is 1-D (one row for every
+/// value) or has `values`' leading dimensions (one row per leading index). Numeric dtypes, the
+/// same for both; output `values`' shape, `dtype` `int32` or `int64`.
+#[derive(Debug)]
+pub struct SearchSorted;
+
+impl Operator for SearchSorted {
+    const NAME: &'static str = "searchsorted";
+    const PATTERN: OpPattern = OpPattern::Opaque;
+    const NUM_INPUTS: usize = 2;
+    const DTYPES: DTypeSet = DTypeSet::Nums;
+    const DOC: &'static str = "insertion points of values into sorted rows";
+    type Attrs = SearchSortedAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &SearchSortedAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [seq, values] = args(inputs)?;
+        let lead_matches = seq.len() == values.len()
+            && seq[..seq.len() - 1].iter().zip(values).all(|(&a, &b)| may_equal(a, b));
+        if seq.is_empty() || (seq.len() > 1 && !lead_matches) {
+            return Err(KernelError::Shape(format!(
+                "sorted_sequence must be 1-D or share the leading dimensions of values, got {} and {}",
+                shape_text(seq),
+                shape_text(values)
+            )));
+        }
+        Ok(vec![values.to_vec()])
+    }
+
+    fn dtypes(inputs: &[DType], a: &SearchSortedAttrs) -> Result<Vec<DType>, KernelError> {
+        Self::DTYPES.check(crate::kernels::util::same_dtype(inputs)?)?;
+        if a.dtype != DType::I32 && a.dtype != DType::I64 {
+            return Err(KernelError::DType(format!(
+                "the index dtype must be int32 or int64, got `{}`",
+                a.dtype
+            )));
+        }
+        Ok(vec![a.dtype])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        a: &SearchSortedAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [seq, values] = args(inputs)?;
+        let row = seq.shape().last().copied().unwrap_or(0);
+        let per_row =
+            if seq.ndim() == 1 { values.len() } else { values.shape().last().copied().unwrap_or(1) };
+        let out = only_output(outputs)?;
+        let positions: Vec<Scalar> = nums!(seq.dtype(), T => {
+            let (s, v) = (seq.as_slice::<T>()?, values.as_slice::<T>()?);
+            Ok::<_, KernelError>(v
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let start = if seq.ndim() == 1 { 0 } else { i / per_row.max(1) * row };
+                    let line = s.get(start..start + row).unwrap_or(&[]);
+                    let n = line.partition_point(|&e| {
+                        let o = total_order(e, x);
+                        o == Ordering::Less || (a.right && o == Ordering::Equal)
+                    });
+                    Scalar::UInt(n as u64)
+                })
+                .collect())
+        })?;
+        for (i, p) in positions.into_iter().enumerate() {
+            out.set(i, p);
+        }
+        Ok(())
     }
 }

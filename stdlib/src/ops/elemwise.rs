@@ -1,7 +1,8 @@
 //! Unary elementwise operators (TVM `src/relay/op/tensor/unary.cc`, `nn.relu`,
-//! `nn.leaky_relu`, `cast`, `zeros_like`, `ones_like`): output `i` is a function of input `i`,
+//! `nn.leaky_relu`, `cast`, `zeros_like`, `ones_like`, the `fast_*` approximations): output `i` is a function of input `i`,
 //! with the input's shape. Each operator is one line of `unary!`.
 
+use super::fast_math;
 use super::shape::elementwise_shape;
 use crate::attrs::{CastAttrs, ClipAttrs, LeakyReluAttrs};
 use crate::compute::util::{lazy, lit, tensors};
@@ -163,6 +164,13 @@ unary! {
     Sigmoid = "sigmoid", floats, "1 / (1 + e^-x)", |x| 1.0 / (1.0 + Float::exp(-x)), kir |d, x| x.unary(KirUnOp::Sigmoid);
     /// `erf`: the Gauss error function.
     Erf = "erf", floats, "Gauss error function", |x| Float::erf(x), kir |d, x| x.unary(KirUnOp::Erf);
+    /// `fast_exp`: TVM's polynomial `e^x` for `float32` (relative error below 5e-6; exact for
+    /// `float64`).
+    FastExp = "fast_exp", floats, "approximate e^x", |x| fast_math::exp(x), kir |d, x| fast_math::exp_kir(d, x);
+    /// `fast_tanh`: TVM's rational `tanh` for `float32` (absolute error below 1e-6).
+    FastTanh = "fast_tanh", floats, "approximate tanh", |x| fast_math::tanh(x), kir |d, x| fast_math::tanh_kir(d, x);
+    /// `fast_erf`: TVM's rational `erf` for `float32` (absolute error below 1e-6).
+    FastErf = "fast_erf", floats, "approximate erf", |x| fast_math::erf(x), kir |d, x| fast_math::erf_kir(d, x);
     /// `floor`.
     Floor = "floor", floats, "round down", |x| Float::floor(x), kir |d, x| x.unary(KirUnOp::Floor);
     /// `ceil`.

@@ -3,30 +3,41 @@
 //! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
 //! unchanged.
 //!
-//! The elementwise, broadcast, reduction and scan families, gather/scatter, tile/repeat/reverse
-//! and sorting are [`Operator`](crate::operator::Operator) items. Transforms and nn operators are still registered the old way
+//! The elementwise, broadcast, reduction and scan families, gather/scatter, tile/repeat/reverse,
+//! sorting, creation, `trilu`, `nn.prelu`, the sub-pixel and the normalisation operators are [`Operator`](crate::operator::Operator) items. Transforms and nn operators are still registered the old way
 //! (`legacy!`): a relation function of their own next to a separate reference kernel, with
 //! the compute rule looked up by name.
 
+mod activation;
 mod algorithm;
 mod broadcast;
+mod create;
 mod elemwise;
+mod fast_math;
 mod gather_scatter;
 mod index;
 mod nn;
+mod normalization;
 pub(crate) mod reduce;
 mod replicate;
 mod scan;
 mod shape;
+mod sub_pixel;
 mod transform;
+mod triangle;
 
+pub use activation::*;
 pub use algorithm::*;
 pub use broadcast::*;
+pub use create::*;
 pub use elemwise::*;
 pub use gather_scatter::*;
+pub use normalization::*;
 pub use reduce::*;
 pub use replicate::*;
 pub use scan::*;
+pub use sub_pixel::*;
+pub use triangle::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
@@ -57,7 +68,7 @@ macro_rules! legacy {
 pub(crate) use legacy;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 13] = [
+const FAMILIES: [&[OpEntry]; 18] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -71,6 +82,11 @@ const FAMILIES: [&[OpEntry]; 13] = [
     gather_scatter::GATHER_SCATTER,
     replicate::REPLICATE,
     algorithm::ALGORITHM,
+    create::CREATE,
+    triangle::TRIANGLE,
+    activation::ACTIVATION,
+    sub_pixel::SUB_PIXEL,
+    normalization::NORMALIZATION,
 ];
 
 /// Every operator of the library, family by family.

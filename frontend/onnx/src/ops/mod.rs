@@ -4,8 +4,11 @@
 
 mod control;
 mod elementwise;
+mod generate;
 mod indexing;
 mod nn;
+mod rearrange;
+mod recurrent;
 mod reduce;
 mod transform;
 
@@ -28,7 +31,10 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Clip", elementwise::clip),
     ("Concat", transform::concat),
     ("Constant", transform::constant),
+    ("ConstantOfShape", generate::constant_of_shape),
     ("Conv", nn::conv),
+    ("CumSum", rearrange::cumsum),
+    ("DepthToSpace", rearrange::depth_to_space),
     ("Div", |cx, n| elementwise::binary(cx, n, "divide")),
     ("Dropout", transform::identity),
     ("Elu", elementwise::elu),
@@ -38,6 +44,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Expand", transform::expand),
     ("Flatten", transform::flatten),
     ("Floor", |cx, n| elementwise::unary(cx, n, "floor")),
+    ("GRU", recurrent::gru),
     ("Gather", transform::gather),
     ("GatherElements", indexing::gather_elements),
     ("GatherND", indexing::gather_nd),
@@ -48,6 +55,9 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("GreaterOrEqual", |cx, n| elementwise::compare(cx, n, "greater_equal")),
     ("Identity", transform::identity),
     ("If", control::if_),
+    ("InstanceNormalization", nn::instance_norm),
+    ("LRN", nn::lrn),
+    ("LSTM", |cx, n| recurrent::recurrent(cx, n, recurrent::Cell::Lstm)),
     ("LeakyRelu", elementwise::leaky_relu),
     ("Less", |cx, n| elementwise::compare(cx, n, "less")),
     ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
@@ -63,8 +73,11 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
     ("OneHot", indexing::one_hot),
     ("Or", |cx, n| elementwise::binary(cx, n, "logical_or")),
+    ("PRelu", nn::prelu),
     ("Pad", transform::pad),
     ("Pow", elementwise::pow),
+    ("RNN", |cx, n| recurrent::recurrent(cx, n, recurrent::Cell::Rnn)),
+    ("Range", generate::range),
     ("Reciprocal", elementwise::reciprocal),
     ("ReduceMax", |cx, n| reduce::reduce(cx, n, "max")),
     ("ReduceMean", |cx, n| reduce::reduce(cx, n, "mean")),
@@ -79,6 +92,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Sign", |cx, n| elementwise::unary(cx, n, "sign")),
     ("Slice", transform::slice),
     ("Softmax", |cx, n| nn::softmax(cx, n, "nn.softmax")),
+    ("SpaceToDepth", rearrange::space_to_depth),
     ("Split", transform::split),
     ("Sqrt", |cx, n| elementwise::unary(cx, n, "sqrt")),
     ("Squeeze", transform::squeeze),
@@ -88,6 +102,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Tile", indexing::tile),
     ("TopK", indexing::topk),
     ("Transpose", transform::transpose),
+    ("Trilu", rearrange::trilu),
     ("Unsqueeze", transform::unsqueeze),
     ("Where", elementwise::where_),
     ("Xor", |cx, n| elementwise::binary(cx, n, "logical_xor")),
@@ -138,6 +153,6 @@ mod tests {
     fn the_table_is_sorted_and_unique() {
         let names: Vec<&str> = super::OPERATORS.iter().map(|(n, _)| *n).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
-        assert!(super::converter("Conv").is_some() && super::converter("LSTM").is_none());
+        assert!(super::converter("Conv").is_some() && super::converter("Scan").is_none());
     }
 }

@@ -299,3 +299,65 @@ pub fn softmax(cx: &mut Converter, node: &Node, op: &str) -> Result<Vec<Value>, 
     let expr = format!("reshape({op}({flat}, axis=1), {})", list_attr("newshape", &shape));
     Ok(vec![Value::new(expr, x.dtype, x.dims)])
 }
+
+/// `PRelu(x, slope)`: Relay `nn.prelu` along axis 1 when the slope is one value per channel
+/// (shape `[C]` or `[C, 1, ...]`, as exporters write it); any other broadcastable slope as
+/// `where(x > 0, x, x * slope)`.
+pub fn prelu(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, slope) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let dims = on(node, broadcast(&x.dims, &slope.dims))?;
+    if dims != x.dims {
+        return Err(node.error("the slope must broadcast to the input's shape"));
+    }
+    let channels = x.dims.get(1).copied().flatten();
+    let per_channel = x.dims.len() >= 2
+        && slope.dims.len() == x.dims.len() - 1
+        && slope.dims[0] == channels
+        && slope.dims[1..].iter().all(|&d| d == Some(1));
+    let expr = if per_channel && channels.is_some() {
+        let alpha = format!("reshape({}, newshape=[-1])", slope.expr);
+        format!("nn.prelu({}, {alpha}, axis=1)", x.expr)
+    } else {
+        let zero = dtype::literal(x.dtype, 0.0);
+        let scaled = cx.bind(
+            &node.name_hint(),
+            Value::new(format!("multiply({}, {})", x.expr, slope.expr), x.dtype, dims.clone()),
+        );
+        format!("where(greater({}, {zero}), {}, {})", x.expr, x.expr, scaled.expr)
+    };
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `InstanceNormalization(x, scale, B)`: Relay `nn.instance_norm` over channel axis 1.
+pub fn instance_norm(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, scale, b) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
+    let eps = node.float("epsilon", 1e-5)?;
+    let expr = format!(
+        "nn.instance_norm({}, {}, {}, axis=1, epsilon={:?})",
+        x.expr,
+        scale.expr,
+        b.expr,
+        f64::from(eps)
+    );
+    Ok(vec![Value::new(expr, x.dtype, x.dims)])
+}
+
+/// `LRN`: Relay `nn.lrn` across channel axis 1. ONNX's window for an even `size` is not
+/// TVM's (it reaches one channel further up than down), so only odd sizes are converted.
+pub fn lrn(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let size = node.int("size", 0)?;
+    if size < 1 || size % 2 == 0 {
+        return Err(node.error(format!("attribute `size` must be a positive odd number, got {size}")));
+    }
+    let (alpha, beta, bias) =
+        (node.float("alpha", 1e-4)?, node.float("beta", 0.75)?, node.float("bias", 1.0)?);
+    let expr = format!(
+        "nn.lrn({}, size={size}, axis=1, bias={:?}, alpha={:?}, beta={:?})",
+        x.expr,
+        f64::from(bias),
+        f64::from(alpha),
+        f64::from(beta)
+    );
+    Ok(vec![Value::new(expr, x.dtype, x.dims)])
+}

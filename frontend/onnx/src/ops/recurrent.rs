@@ -1,0 +1,268 @@
+//! The recurrent operators `RNN`, `GRU` and `LSTM`, unrolled over their static sequence length
+//! as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`): each
+//! step is `nn.dense` of the input and of the previous hidden state, the gates split off the
+//! sum. Forward, reverse and bidirectional; the `activations` attribute (Sigmoid, Tanh, Relu)
+//! and `clip`; optional biases and initial states; GRU's `linear_before_reset`. Not converted
+//! (an error naming the attribute or input): `activation_alpha`/`activation_beta`, `layout` 1,
+//! LSTM's `input_forget` and peepholes `P`, and `sequence_lens`.
+
+use super::on;
+use crate::dtype;
+use crate::error::ImportError;
+use crate::graph::{Converter, Value};
+use crate::node::Node;
+use crate::shape::known;
+use relay_devices::DType;
+
+/// The recurrent cell of a node.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Cell {
+    /// `H = f(X W^T + H R^T + b)`.
+    Rnn,
+    /// Update gate `z`, reset gate `r`, candidate `h~`; `linear_before_reset` applies the reset
+    /// gate after the recurrent product instead of before it.
+    Gru { linear_before_reset: bool },
+    /// Input, output, forget gates and the cell candidate, with a cell state `C`.
+    Lstm,
+}
+
+impl Cell {
+    /// The ONNX default `activations` of one direction.
+    fn default_activations(self) -> &'static [&'static str] {
+        match self {
+            Cell::Rnn => &["Tanh"],
+            Cell::Gru { .. } => &["Sigmoid", "Tanh"],
+            Cell::Lstm => &["Sigmoid", "Tanh", "Tanh"],
+        }
+    }
+}
+
+/// What one direction reads: its weights, biases and activations.
+struct Direction {
+    w: String,
+    r: String,
+    /// Input and recurrent biases (`Wb`, `Rb`), each of `gates * hidden` elements.
+    bias: Option<(String, String)>,
+    /// Relay operator names, one per activation the cell uses.
+    activations: Vec<&'static str>,
+}
+
+/// The Relay operator of ONNX activation `name`.
+fn activation(node: &Node, name: &str) -> Result<&'static str, ImportError> {
+    match name {
+        "Sigmoid" => Ok("sigmoid"),
+        "Tanh" => Ok("tanh"),
+        "Relu" => Ok("nn.relu"),
+        other => Err(node.error(format!("attribute `activations`: `{other}` is not supported"))),
+    }
+}
+
+/// A Relay tuple of `items` (a one-element tuple keeps its trailing comma).
+fn tuple(items: &[String]) -> String {
+    let comma = if items.len() == 1 { "," } else { "" };
+    format!("({}{comma})", items.join(", "))
+}
+
+/// The state of one conversion: the node, its dtype, and the converter binding each step.
+struct Unroll<'a, 'n> {
+    cx: &'a mut Converter,
+    node: &'a Node<'n>,
+    dtype: DType,
+    /// Pre-activation clip, if the node sets `clip`.
+    clip: Option<f32>,
+}
+
+impl Unroll<'_, '_> {
+    /// Binds `expr` to a fresh variable and returns it.
+    fn bind(&mut self, hint: &str, expr: String) -> String {
+        self.cx.bind(&format!("{}_{hint}", self.node.name_hint()), Value::new(expr, self.dtype, vec![])).expr
+    }
+
+    /// Activation `op` of `x`, clipped first when the node says so.
+    fn act(&self, op: &str, x: &str) -> String {
+        match self.clip {
+            Some(c) => format!("{op}(clip({x}, a_min={:?}, a_max={:?}))", -f64::from(c), f64::from(c)),
+            None => format!("{op}({x})"),
+        }
+    }
+
+    /// `nn.dense(x, w)` plus `b` if given.
+    fn affine(&mut self, hint: &str, x: &str, w: &str, b: Option<&str>) -> String {
+        let dense = format!("nn.dense({x}, {w})");
+        let expr = match b {
+            Some(b) => format!("add({dense}, {b})"),
+            None => dense,
+        };
+        self.bind(hint, expr)
+    }
+
+    /// One step of `cell` from hidden state `h` (and cell state `c`): the new `(h, c)`.
+    ///
+    /// # Errors
+    /// An LSTM step without a cell state (the caller always gives one).
+    fn step(
+        &mut self,
+        cell: Cell,
+        d: &Direction,
+        x: &str,
+        h: &str,
+        c: Option<&str>,
+    ) -> Result<(String, Option<String>), ImportError> {
+        let (wb, rb) = match &d.bias {
+            Some((wb, rb)) => (Some(wb.as_str()), Some(rb.as_str())),
+            None => (None, None),
+        };
+        let xw = self.affine("xw", x, &d.w, wb);
+        let hr = self.affine("hr", h, &d.r, rb);
+        let a = &d.activations;
+        match cell {
+            Cell::Rnn => Ok((self.bind("h", self.act(a[0], &format!("add({xw}, {hr})"))), None)),
+            Cell::Lstm => {
+                let g = self.bind("gates", format!("split(add({xw}, {hr}), indices_or_sections=4, axis=1)"));
+                let i = self.bind("i", self.act(a[0], &format!("{g}.0")));
+                let o = self.bind("o", self.act(a[0], &format!("{g}.1")));
+                let f = self.bind("f", self.act(a[0], &format!("{g}.2")));
+                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
+                let c_prev = c.ok_or_else(|| self.node.error("an LSTM step needs a cell state"))?;
+                let c = self.bind("c", format!("add(multiply({f}, {c_prev}), multiply({i}, {cand}))"));
+                // `clip` bounds the gates' inputs, not the cell state (as onnxruntime).
+                let h = self.bind("h", format!("multiply({o}, {}({c}))", a[2]));
+                Ok((h, Some(c)))
+            }
+            Cell::Gru { linear_before_reset } => {
+                let xs = self.bind("x_gates", format!("split({xw}, indices_or_sections=3, axis=1)"));
+                let hs = self.bind("h_gates", format!("split({hr}, indices_or_sections=3, axis=1)"));
+                let z = self.bind("z", self.act(a[0], &format!("add({xs}.0, {hs}.0)")));
+                let r = self.bind("r", self.act(a[0], &format!("add({xs}.1, {hs}.1)")));
+                let recurrent = if linear_before_reset {
+                    format!("multiply({r}, {hs}.2)")
+                } else {
+                    // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
+                    let rw = self.bind("r_weights", format!("split({}, indices_or_sections=3, axis=0)", d.r));
+                    let reset = format!("multiply({r}, {h})");
+                    let rbh = rb.map(|rb| format!("{}.2", self.split_bias(rb)));
+                    self.affine("reset_h", &reset, &format!("{rw}.2"), rbh.as_deref())
+                };
+                let cand = self.bind("h_candidate", self.act(a[1], &format!("add({xs}.2, {recurrent})")));
+                let one = dtype::literal(self.dtype, 1.0);
+                let h = format!("add(multiply(subtract({one}, {z}), {cand}), multiply({z}, {h}))");
+                Ok((self.bind("h", h), None))
+            }
+        }
+    }
+
+    /// `b` split into its three gates' parts (GRU's recurrent bias).
+    fn split_bias(&mut self, b: &str) -> String {
+        self.bind("rb_gates", format!("split({b}, indices_or_sections=3, axis=0)"))
+    }
+}
+
+/// `GRU`, with its `linear_before_reset` attribute.
+pub fn gru(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let linear_before_reset = node.int("linear_before_reset", 0)? != 0;
+    recurrent(cx, node, Cell::Gru { linear_before_reset })
+}
+
+/// `RNN`, `GRU` or `LSTM` as `cell`: outputs `Y` (`[T, directions, batch, hidden]`), `Y_h` and,
+/// for LSTM, `Y_c` (`[directions, batch, hidden]`).
+pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Value>, ImportError> {
+    for name in ["activation_alpha", "activation_beta"] {
+        node.reject(name)?;
+    }
+    if node.int("layout", 0)? != 0 {
+        return Err(node.error("attribute `layout` 1 (batch first) is not supported"));
+    }
+    if cell == Cell::Lstm && node.int("input_forget", 0)? != 0 {
+        return Err(node.error("attribute `input_forget` is not supported"));
+    }
+    let optional_inputs: &[(usize, &str)] =
+        if cell == Cell::Lstm { &[(4, "sequence_lens"), (7, "P")] } else { &[(4, "sequence_lens")] };
+    for &(i, name) in optional_inputs {
+        if cx.optional_input(node, i)?.is_some() {
+            return Err(node.error(format!("input `{name}` is not supported")));
+        }
+    }
+    let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
+    let xdims = on(node, known(&x.dims, "the input X"))?;
+    let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
+    let (&[steps, batch, _], &[_, _, hidden]) = (xdims.as_slice(), rdims.as_slice()) else {
+        return Err(node.error("X and R must have rank 3"));
+    };
+    if steps < 1 {
+        return Err(node.error("the sequence is empty"));
+    }
+    let directions: &[bool] = match node.string("direction", "forward")?.as_str() {
+        "forward" => &[false],
+        "reverse" => &[true],
+        "bidirectional" => &[false, true],
+        other => return Err(node.error(format!("attribute `direction`: `{other}` is not supported"))),
+    };
+    let per = cell.default_activations().len();
+    let names = node.strings("activations")?;
+    if let Some(n) = &names {
+        if n.len() != per * directions.len() {
+            return Err(
+                node.error(format!("attribute `activations` must name {} functions", per * directions.len()))
+            );
+        }
+    }
+    let (bias, h0, c0) =
+        (cx.optional_input(node, 3)?, cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
+    let clip =
+        node.proto.attribute.iter().any(|a| a.name == "clip").then(|| node.float("clip", 0.0)).transpose()?;
+    let dtype = x.dtype;
+    let mut u = Unroll { cx, node, dtype, clip };
+    let xs: Vec<String> =
+        (0..steps).map(|t| u.bind("x", format!("take({}, {t}i64, axis=0)", x.expr))).collect();
+    let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
+    let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
+    for (k, &reverse) in directions.iter().enumerate() {
+        let activations = match &names {
+            Some(n) => {
+                n[k * per..(k + 1) * per].iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
+            }
+            None => {
+                cell.default_activations().iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
+            }
+        };
+        let bias = match &bias {
+            Some(b) => {
+                let parts =
+                    u.bind("bias", format!("split(take({}, {k}i64, axis=0), indices_or_sections=2)", b.expr));
+                Some((format!("{parts}.0"), format!("{parts}.1")))
+            }
+            None => None,
+        };
+        let d = Direction {
+            w: u.bind("w", format!("take({}, {k}i64, axis=0)", w.expr)),
+            r: u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr)),
+            bias,
+            activations,
+        };
+        let initial = |v: &Option<Value>| {
+            v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis=0)", v.expr))
+        };
+        let (mut h, mut c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
+        let mut outputs = vec![String::new(); xs.len()];
+        let order: Vec<usize> = if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
+        for t in order {
+            let (h_next, c_next) = u.step(cell, &d, &xs[t], &h, c.as_deref())?;
+            outputs[t] = h_next.clone();
+            (h, c) = (h_next, c_next);
+        }
+        ys.push(u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))));
+        hs.push(h);
+        cs.extend(c);
+    }
+    let state = |v: &[String]| Value::new(format!("stack({}, axis=0)", tuple(v)), dtype, vec![]);
+    let nd = Some(directions.len() as i64);
+    let (b, hdim) = (Some(batch), Some(hidden));
+    let mut results = vec![
+        Value::new(format!("stack({}, axis=1)", tuple(&ys)), dtype, vec![Some(steps), nd, b, hdim]),
+        Value { dims: vec![nd, b, hdim], ..state(&hs) },
+    ];
+    if cell == Cell::Lstm {
+        results.push(Value { dims: vec![nd, b, hdim], ..state(&cs) });
+    }
+    Ok(results)
+}

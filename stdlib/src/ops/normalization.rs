@@ -1,0 +1,175 @@
+//! Normalisations over windows of a tensor that TVM's frontends emit as operators:
+//! `nn.instance_norm` and `nn.lrn` (TVM `src/relay/op/nn/nn.cc`). Opaque: reference kernels
+//! only (sums in `float64`), as TVM lowers them before fusion.
+
+use super::index::{may_equal, strides};
+use crate::attrs::{InstanceNormAttrs, LrnAttrs};
+use crate::error::KernelError;
+use crate::kernels::num::{cast, from_f64};
+use crate::kernels::util::{
+    args, floats, for_each_index, normalize_axis, only_output, same_dtype, to_positive,
+};
+use crate::kernels::Checked;
+use crate::operator::{shape_text, DTypeSet, OpEntry, Operator, ShapeDim};
+use relay_compiler::op::OpPattern;
+use relay_devices::{DType, Tensor};
+
+/// The normalisation operators.
+pub const NORMALIZATION: &[OpEntry] = &[OpEntry::of::<InstanceNorm>(), OpEntry::of::<Lrn>()];
+
+/// `nn.instance_norm(data, gamma, beta, axis, epsilon, center, scale)`: each `(n, c)` slice
+/// (`n` along axis 0, `c` along `axis`) normalised to zero mean and unit variance over the
+/// other axes, then `* gamma[c] + beta[c]`. `data` of rank 3 or more; `gamma`, `beta` 1-D of
+/// `data.shape[axis]`; float dtypes, all the same. Same shape and dtype as `data`.
+#[derive(Debug)]
+pub struct InstanceNorm;
+
+impl Operator for InstanceNorm {
+    const NAME: &'static str = "nn.instance_norm";
+    const PATTERN: OpPattern = OpPattern::Opaque;
+    const NUM_INPUTS: usize = 3;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "per-instance, per-channel normalisation";
+    type Attrs = InstanceNormAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &InstanceNormAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [x, gamma, beta] = args(inputs)?;
+        if x.len() < 3 {
+            return Err(KernelError::Shape(format!(
+                "instance_norm needs rank 3 or more, got {}",
+                shape_text(x)
+            )));
+        }
+        let axis = normalize_axis(a.axis, x.len())?;
+        if axis == 0 {
+            return Err(KernelError::Attr("instance_norm's channel axis cannot be the batch axis 0".into()));
+        }
+        for (what, p) in [("gamma", gamma), ("beta", beta)] {
+            if p.len() != 1 || !may_equal(p[0], x[axis]) {
+                return Err(KernelError::Shape(format!(
+                    "{what} must be 1-D, as long as axis {axis} of {}, got {}",
+                    shape_text(x),
+                    shape_text(p)
+                )));
+            }
+        }
+        Ok(vec![x.to_vec()])
+    }
+
+    fn dtypes(inputs: &[DType], _: &InstanceNormAttrs) -> Result<Vec<DType>, KernelError> {
+        Ok(vec![Self::DTYPES.check(same_dtype(inputs)?)?])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        a: &InstanceNormAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [x, gamma, beta] = args(inputs)?;
+        let shape = x.shape().to_vec();
+        let axis = normalize_axis(a.axis, shape.len())?;
+        let channels = shape[axis];
+        let group = |p: &[usize]| p[0] * channels + p[axis];
+        let groups = shape[0] * channels;
+        let count = (x.len() / groups.max(1)).max(1) as f64;
+        let out = only_output(outputs)?;
+        floats!(x.dtype(), T => {
+            let data = x.as_slice::<T>()?;
+            let (g, b) = (gamma.as_slice::<T>()?, beta.as_slice::<T>()?);
+            let (mut sum, mut sq) = (vec![0.0f64; groups], vec![0.0f64; groups]);
+            let mut values = data.iter();
+            for_each_index(&shape, |p| {
+                if let (Some(&v), Some(s)) = (values.next(), sum.get_mut(group(p))) {
+                    *s += cast::<T, f64>(v);
+                }
+                Ok(())
+            })?;
+            let mean: Vec<f64> = sum.iter().map(|s| s / count).collect();
+            let mut values = data.iter();
+            for_each_index(&shape, |p| {
+                if let (Some(&v), Some(s)) = (values.next(), sq.get_mut(group(p))) {
+                    *s += (cast::<T, f64>(v) - mean[group(p)]).powi(2);
+                }
+                Ok(())
+            })?;
+            let mut cells = out.as_mut_slice::<T>()?.iter_mut().zip(data);
+            for_each_index(&shape, |p| {
+                let (k, c) = (group(p), p[axis]);
+                if let (Some((d, &v)), Some(&gc), Some(&bc)) = (cells.next(), g.get(c), b.get(c)) {
+                    let mut y = (cast::<T, f64>(v) - mean[k]) / (sq[k] / count + a.epsilon).sqrt();
+                    if a.scale {
+                        y *= cast::<T, f64>(gc);
+                    }
+                    if a.center {
+                        y += cast::<T, f64>(bc);
+                    }
+                    *d = from_f64::<T>(y);
+                }
+                Ok(())
+            })
+        })
+    }
+}
+
+/// `nn.lrn(data, size, axis, bias, alpha, beta)`: local response normalisation across
+/// channels, `x / (bias + alpha / size * s)^beta` with `s` the sum of squares over channels
+/// `c - size / 2 ..= c - size / 2 + size - 1` along `axis` (those that exist). Float dtypes;
+/// same shape and dtype.
+#[derive(Debug)]
+pub struct Lrn;
+
+impl Operator for Lrn {
+    const NAME: &'static str = "nn.lrn";
+    const PATTERN: OpPattern = OpPattern::Opaque;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "local response normalisation across channels";
+    type Attrs = LrnAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &LrnAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [x] = args(inputs)?;
+        normalize_axis(a.axis, x.len())?;
+        to_positive(a.size, "size")?;
+        Ok(vec![x.to_vec()])
+    }
+
+    fn dtypes(inputs: &[DType], _: &LrnAttrs) -> Result<Vec<DType>, KernelError> {
+        let [d] = args(inputs)?;
+        Ok(vec![Self::DTYPES.check(d)?])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        a: &LrnAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [x] = args(inputs)?;
+        let shape = x.shape().to_vec();
+        let axis = normalize_axis(a.axis, shape.len())?;
+        let size = to_positive(a.size, "size")?;
+        let (n, stride) = (shape[axis], strides(&shape)[axis]);
+        let out = only_output(outputs)?;
+        floats!(x.dtype(), T => {
+            let data = x.as_slice::<T>()?;
+            let dst = out.as_mut_slice::<T>()?;
+            let mut flat = 0;
+            for_each_index(&shape, |p| {
+                let c = p[axis];
+                let first = c.saturating_sub(size / 2);
+                let last = (c + size - size / 2).min(n);
+                let base = flat - c * stride;
+                let s: f64 = (first..last)
+                    .filter_map(|j| data.get(base + j * stride))
+                    .map(|&v| cast::<T, f64>(v).powi(2))
+                    .sum();
+                if let (Some(d), Some(&v)) = (dst.get_mut(flat), data.get(flat)) {
+                    *d = from_f64::<T>(cast::<T, f64>(v) / (a.bias + a.alpha / size as f64 * s).powf(a.beta));
+                }
+                flat += 1;
+                Ok(())
+            })
+        })
+    }
+}
