@@ -3,13 +3,13 @@
 //! windows read the same taps.
 //!
 //! Along one spatial axis, the output positions whose windows have the same taps inside the
-//! input form a [`Run`]: the interior, where every tap is inside, is one run, and each edge
+//! input form a run (`Run`): the interior, where every tap is inside, is one run, and each edge
 //! has a run per tap its windows lose to the padding. Every row run × column run is a loop
 //! nest whose window reads only its taps, known when the kernel is built, so the body is
 //! straight arithmetic without selects or clamps that the JIT vectorises along the output
 //! width (contiguous loads at stride 1). Skipping a tap in the padding is what the general
 //! form did with a select: a convolution adds 0, a max ignores it, an average does not count
-//! it (or counts it, with `count_include_pad`, through [`Run::counted`]).
+//! it (or counts it, with `count_include_pad`: `Run::counted`).
 
 use super::util::{lit, tensors};
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
