@@ -94,6 +94,35 @@ fn cases() -> Vec<(String, Vec<String>)> {
             &["Tensor[(2, 2, 6, 7), float32]", "Tensor[(3, 2, 2, 2), float32]"],
         ),
         ("nn.conv2d(%a, %b, groups=2)", &["Tensor[(1, 4, 4, 4), float32]", "Tensor[(6, 2, 3, 3), float32]"]),
+        // Depthwise (one input channel per group): strides 1 and 2, padding 0 and 1, windows
+        // 3 and 5, odd sizes, a channel multiplier, and a window larger than the image.
+        (
+            "nn.conv2d(%a, %b, padding=[1, 1], groups=3)",
+            &["Tensor[(2, 3, 7, 9), float32]", "Tensor[(3, 1, 3, 3), float32]"],
+        ),
+        (
+            "nn.conv2d(%a, %b, strides=[2, 2], padding=[1, 1], groups=3)",
+            &["Tensor[(1, 3, 9, 11), float32]", "Tensor[(3, 1, 3, 3), float32]"],
+        ),
+        ("nn.conv2d(%a, %b, groups=2)", &["Tensor[(1, 2, 7, 6), float32]", "Tensor[(2, 1, 3, 3), float32]"]),
+        (
+            "nn.conv2d(%a, %b, padding=[2, 2], groups=2)",
+            &["Tensor[(1, 2, 9, 13), float32]", "Tensor[(2, 1, 5, 5), float32]"],
+        ),
+        (
+            "nn.conv2d(%a, %b, strides=[2, 2], padding=[2, 1, 1, 2], groups=2)",
+            &["Tensor[(1, 2, 11, 7), float32]", "Tensor[(4, 1, 5, 5), float32]"],
+        ),
+        (
+            "nn.conv2d(%a, %b, padding=[3, 3], dilation=[2, 1], groups=2)",
+            &["Tensor[(1, 2, 3, 4), float32]", "Tensor[(2, 1, 5, 5), float32]"],
+        ),
+        ("nn.conv2d(%a, %b, padding=[1, 1], groups=2)", &["Tensor[(1, 2, 5, 5), int32]", "Tensor[(2, 1, 3, 3), int32]"]),
+        // A window of more taps than are unrolled, grouped, padded.
+        (
+            "nn.conv2d(%a, %b, padding=[3, 2], groups=2)",
+            &["Tensor[(1, 4, 8, 9), float32]", "Tensor[(2, 2, 7, 6), float32]"],
+        ),
         (
             "nn.layer_norm(%a, %b, %c)",
             &["Tensor[(2, 5), float32]", "Tensor[(5), float32]", "Tensor[(5), float32]"],
@@ -109,6 +138,20 @@ fn cases() -> Vec<(String, Vec<String>)> {
             &["Tensor[(2, 1, 5, 5), float32]"],
         ),
         ("nn.max_pool2d(%a, pool_size=[2, 2], padding=[1, 1])", &["Tensor[(1, 2, 3, 3), int32]"]),
+        ("nn.max_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", &["Tensor[(1, 3, 13, 11), float32]"]),
+        (
+            "nn.max_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], ceil_mode=True)",
+            &["Tensor[(1, 2, 10, 9), float32]"],
+        ),
+        ("nn.avg_pool2d(%a, pool_size=[3, 3], padding=[1, 1])", &["Tensor[(1, 2, 9, 10), float32]"]),
+        (
+            "nn.avg_pool2d(%a, pool_size=[3, 3], padding=[1, 1], count_include_pad=True)",
+            &["Tensor[(1, 2, 9, 10), float32]"],
+        ),
+        (
+            "nn.avg_pool2d(%a, pool_size=[6, 6], padding=[2, 3, 1, 0], count_include_pad=True)",
+            &["Tensor[(1, 1, 8, 9), float32]"],
+        ),
         // Windows that never reach padding (the unrolled form), with dilation and a ceil-mode
         // output that still stays inside.
         ("nn.max_pool2d(%a, pool_size=[3, 2], dilation=[1, 2])", &["Tensor[(2, 3, 5, 7), int32]"]),
@@ -322,6 +365,38 @@ fn convolutions_of_several_images_are_one_matrix_product() {
     assert_eq!(kernels.len(), 1, "{kernels:?}");
     let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
     assert!(k.has_intrinsics(), "{k}");
+}
+
+#[test]
+fn depthwise_convolutions_and_padded_pools_read_windows_without_bounds_checks() {
+    // A MobileNet block's depthwise layer with its bias, relu6 and residual add, and a
+    // padded max pool: one kernel each, whose window reads need no selects or clamps (the
+    // output is split into regions by the taps inside the image); relu6's `clip` is the only
+    // select left.
+    let types = [
+        "Tensor[(1, 4, 9, 10), float32]",
+        "Tensor[(4, 1, 3, 3), float32]",
+        "Tensor[(4), float32]",
+        "Tensor[(1, 4, 9, 10), float32]",
+    ];
+    let src = "def @main(%a: Tensor[(1, 4, 9, 10), float32], %b: Tensor[(4, 1, 3, 3), float32], %c: Tensor[(4), float32], %d: Tensor[(1, 4, 9, 10), float32]) {
+        add(clip(nn.bias_add(nn.conv2d(%a, %b, padding=[1, 1], groups=4), %c), a_min=0.0, a_max=6.0), %d)
+    }";
+    let pool_types = ["Tensor[(1, 3, 13, 11), float32]"];
+    let pool_src = "def @main(%a: Tensor[(1, 3, 13, 11), float32]) {
+        nn.max_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])
+    }";
+    for (src, types, selects) in [(src, &types[..], 2), (pool_src, &pool_types[..], 0)] {
+        let fused = fused_matches_reference(src, types);
+        let kernels = &fused.executable().kernels;
+        assert_eq!(kernels.len(), 1, "{kernels:?}");
+        let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
+        let text = k.to_string();
+        let stores = text.matches("out[").count();
+        assert!(stores > 1, "one loop nest per region:\n{k}");
+        assert_eq!(text.matches("select(").count(), selects * stores, "{k}");
+        assert!(!text.contains("min(") && !text.contains("clamp("), "{k}");
+    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod project;
 pub(crate) mod reduce;
 mod transform;
 pub(crate) mod util;
+mod window;
 
 use relay_compiler::op::{ComputeFn, ProjectFn};
 

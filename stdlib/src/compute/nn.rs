@@ -1,8 +1,10 @@
-//! Anchor rules (reference: `crate::kernels::nn`): products and convolution as loop nests
-//! whose innermost reduction is vectorised where the operands are contiguous, softmax as
-//! three passes over the axis, and `nn.bias_add` as a broadcast.
+//! Anchor rules (reference: `crate::kernels::nn`): products as loop nests whose innermost
+//! reduction is vectorised where the operands are contiguous (or native matrix products),
+//! convolution as im2col and a product (direct loops and pooling: `super::window`), softmax
+//! as three passes over the axis, and `nn.bias_add` as a broadcast.
 
 use super::util::{attrs, lazy, lit, norm_axis, tensors};
+use super::window::{direct_conv, pair, pool, Geometry, Window};
 use crate::attrs::{
     AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, GlobalPool2dAttrs, LayerNormAttrs,
     MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
@@ -284,14 +286,6 @@ fn top_left(p: &[i64]) -> Result<(i64, i64), String> {
     }
 }
 
-fn pair(p: &[i64]) -> Result<(i64, i64), String> {
-    match *p {
-        [a] => Ok((a, a)),
-        [a, b] => Ok((a, b)),
-        _ => Err("expected 1 or 2 values".into()),
-    }
-}
-
 fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
     let [x, w] = tensors(inputs)?;
     let a: Conv2dAttrs = attrs(r)?;
@@ -312,58 +306,11 @@ fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<Tens
     if h == 0 || wd == 0 || a.groups <= 0 || oc % a.groups != 0 || c != cpg * a.groups {
         return Err("this convolution runs in the reference kernel".into());
     }
-    let ocpg = oc / a.groups;
     let geometry = Geometry { c, h, wd, kh, kw, oh, ow, pt, pl, sh, sw, dh, dw };
     if let (1, Some(def)) = (a.groups, im2col_product(x, w, out.dtype, [on, oc], geometry)) {
         return Ok(def);
     }
-    let (x, w, dtype) = (x.clone(), w.clone(), out.dtype);
-    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-        let acc = k.local("acc", dtype);
-        for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
-            let [n, o, y, xo] = [0, 1, 2, 3].map(|d| oi[d].clone());
-            k.assign(acc, lit(dtype, 0.0));
-            k.for_(cpg, LoopKind::Serial, |k, ci| {
-                k.for_(kh, LoopKind::Serial, |k, ky| {
-                    k.for_(kw, LoopKind::Serial, |k, kx| {
-                        let iy = y.clone() * sh - pt + ky.clone() * dh;
-                        let ix = xo.clone() * sw - pl + kx.clone() * dw;
-                        let inside = Expr::index(iy.clone())
-                            .ge(Expr::i64(0))
-                            .and(Expr::index(iy.clone()).lt(Expr::i64(h)))
-                            .and(Expr::index(ix.clone()).ge(Expr::i64(0)))
-                            .and(Expr::index(ix.clone()).lt(Expr::i64(wd)));
-                        let ch = o.clone().floor_div(ocpg) * cpg + ci.clone();
-                        let xv =
-                            x.at(k, &[n.clone(), ch, iy.clamp(0, h - 1), ix.clamp(0, wd - 1)]).cast(dtype);
-                        let wv = w.at(k, &[o.clone(), ci.clone(), ky, kx]).cast(dtype);
-                        let t = Expr::select(inside, xv, lit(dtype, 0.0)) * wv;
-                        k.assign(acc, Expr::local(acc) + t);
-                    });
-                });
-            });
-            sink(k, oi, Expr::local(acc));
-        });
-    })))
-}
-
-/// The sizes of one image's convolution: input channels and extent, window, output extent,
-/// top/left padding, strides and dilations.
-#[derive(Clone, Copy)]
-struct Geometry {
-    c: i64,
-    h: i64,
-    wd: i64,
-    kh: i64,
-    kw: i64,
-    oh: i64,
-    ow: i64,
-    pt: i64,
-    pl: i64,
-    sh: i64,
-    sw: i64,
-    dh: i64,
-    dw: i64,
+    direct_conv(x, w, out.dtype, [on, oc, a.groups], geometry)
 }
 
 /// Float32 images convolved as one matrix product (im2col): the windows of all `images` are
@@ -499,132 +446,6 @@ fn global_avg_pool2d(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Re
             });
             let mean = Expr::local(acc) / lit(dtype, (h * w) as f64);
             sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
-        });
-    })))
-}
-
-/// A pooling window: size, strides, dilation and `[top, left, bottom, right]` padding.
-#[derive(Clone, Copy)]
-struct Window {
-    size: (i64, i64),
-    strides: (i64, i64),
-    dilation: (i64, i64),
-    pad: [i64; 4],
-}
-
-impl Window {
-    fn new(
-        size: &[i64],
-        strides: &[i64],
-        dilation: &[i64],
-        padding: &[i64],
-        layout: &str,
-        out_layout: &str,
-    ) -> Result<Window, String> {
-        if layout != "NCHW" || !(out_layout.is_empty() || out_layout == "NCHW") {
-            return Err("only NCHW pooling is fused".into());
-        }
-        let pad = match *padding {
-            [a] => [a; 4],
-            [a, b] => [a, b, a, b],
-            [t, l, b, r] => [t, l, b, r],
-            _ => return Err("padding takes 1, 2 or 4 values".into()),
-        };
-        Ok(Window { size: pair(size)?, strides: pair(strides)?, dilation: pair(dilation)?, pad })
-    }
-}
-
-/// Max pooling (`avg` = `None`; padding never wins) or average pooling (`avg` =
-/// `Some(count_include_pad)`; a window of padding only gives 0).
-fn pool(inputs: &[ComputeInput], out: &OutType, win: Window, avg: Option<bool>) -> Result<TensorDef, String> {
-    let [x] = tensors(inputs)?;
-    let (&[_, _, h, w], &[on, oc, oh, ow]) = (x.shape.as_slice(), out.shape.as_slice()) else {
-        return Err("pooling takes NCHW data".into());
-    };
-    if h == 0 || w == 0 || x.dtype == DType::BOOL || (avg.is_some() && !x.dtype.is_float()) {
-        return Err("this pooling runs in the reference kernel".into());
-    }
-    let (x, dtype) = (x.clone(), x.dtype);
-    let Window { size: (kh, kw), strides: (sh, sw), dilation: (dh, dw), pad: [pt, pl, pb, pr] } = win;
-    // Every window inside the image (no padding reached), and small: the window is unrolled
-    // and read without bounds selects or clamps.
-    let unpadded = pt <= 0
-        && pl <= 0
-        && (oh - 1) * sh - pt + (kh - 1) * dh < h
-        && (ow - 1) * sw - pl + (kw - 1) * dw < w
-        && kh * kw <= 16;
-    if unpadded && oh > 0 && ow > 0 {
-        return Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-            let acc = k.local("acc", dtype);
-            for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
-                // As the general form: from -inf (max; NaN never wins) or 0 (average), in
-                // window order.
-                k.assign(acc, lit(dtype, if avg.is_some() { 0.0 } else { f64::NEG_INFINITY }));
-                for ky in 0..kh {
-                    for kx in 0..kw {
-                        let iy = oi[2].clone() * sh - pt + ky * dh;
-                        let ix = oi[3].clone() * sw - pl + kx * dw;
-                        let v = x.at(k, &[oi[0].clone(), oi[1].clone(), iy, ix]);
-                        let next = match avg {
-                            None => v.max(Expr::local(acc)),
-                            Some(_) => Expr::local(acc) + v,
-                        };
-                        k.assign(acc, next);
-                    }
-                }
-                let value = match avg {
-                    None => Expr::local(acc),
-                    Some(_) => Expr::local(acc) / lit(dtype, (kh * kw) as f64),
-                };
-                sink(k, oi, value);
-            });
-        })));
-    }
-    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-        let (acc, real, padded) = (k.local("acc", dtype), k.local("real", dtype), k.local("padded", dtype));
-        for_each_index(k, &[on, oc, oh, ow], LoopKind::Serial, &mut |k, oi| {
-            let init = if avg.is_some() { 0.0 } else { f64::NEG_INFINITY };
-            for (l, v) in [(acc, init), (real, 0.0), (padded, 0.0)] {
-                k.assign(l, lit(dtype, v));
-            }
-            k.for_(kh, LoopKind::Serial, |k, ky| {
-                k.for_(kw, LoopKind::Serial, |k, kx| {
-                    let iy = oi[2].clone() * sh - pt + ky * dh;
-                    let ix = oi[3].clone() * sw - pl + kx * dw;
-                    let within = |i: &Index, lo: i64, hi: i64| {
-                        Expr::index(i.clone()).ge(Expr::i64(lo)).and(Expr::index(i.clone()).lt(Expr::i64(hi)))
-                    };
-                    let inside = within(&iy, 0, h).and(within(&ix, 0, w));
-                    let v = x.at(
-                        k,
-                        &[
-                            oi[0].clone(),
-                            oi[1].clone(),
-                            iy.clone().clamp(0, h - 1),
-                            ix.clone().clamp(0, w - 1),
-                        ],
-                    );
-                    let one = |c: Expr| Expr::select(c, lit(dtype, 1.0), lit(dtype, 0.0));
-                    if avg.is_some() {
-                        k.assign(acc, Expr::local(acc) + Expr::select(inside.clone(), v, lit(dtype, 0.0)));
-                        k.assign(real, Expr::local(real) + one(inside));
-                        let counted =
-                            Expr::index(iy).lt(Expr::i64(h + pb)).and(Expr::index(ix).lt(Expr::i64(w + pr)));
-                        k.assign(padded, Expr::local(padded) + one(counted));
-                    } else {
-                        let better = inside.and(v.clone().gt(Expr::local(acc)));
-                        k.assign(acc, Expr::select(better, v, Expr::local(acc)));
-                    }
-                });
-            });
-            let value = match avg {
-                None => Expr::local(acc),
-                Some(include_pad) => {
-                    let count = Expr::local(if include_pad { padded } else { real });
-                    Expr::local(acc) / count.max(lit(dtype, 1.0))
-                }
-            };
-            sink(k, oi, value);
         });
     })))
 }
