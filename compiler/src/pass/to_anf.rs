@@ -80,8 +80,14 @@ impl<'t> Anf<'t> {
     ) -> Result<ExprId, CompileError> {
         let scopes = Scopes::analyze(m, body);
         let only = basic_blocks.then(|| must_bind(m, body, &scopes));
-        let mut anf =
-            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: HashMap::default(), next: *next, only };
+        let mut anf = Anf {
+            types,
+            open: vec![vec![]; scopes.len()],
+            scopes,
+            atoms: HashMap::default(),
+            next: *next,
+            only,
+        };
         let result = anf.block(m, body, ROOT);
         *next = anf.next;
         result

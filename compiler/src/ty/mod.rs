@@ -60,8 +60,11 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
     check_exhaustiveness(&mut ck);
     let Checker { mut terms, expr_ty, var_ty, global_ty, mut diags, .. } = ck;
 
-    let mut map =
-        TypeMap { exprs: vec![None; expr_ty.len()], vars: vec![None; var_ty.len()], globals: HashMap::default() };
+    let mut map = TypeMap {
+        exprs: vec![None; expr_ty.len()],
+        vars: vec![None; var_ty.len()],
+        globals: HashMap::default(),
+    };
     let had_errors = !diags.is_empty();
     // One "cannot infer" per function: the outermost unknown explains the inner ones, and one
     // report per unsolved type variable (a `let` variable explains the value bound to it).

@@ -5,7 +5,7 @@ use super::rewrite::{rebuild, rewrite, Rewrite};
 use super::walk::{pattern_vars, preorder};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, MatchArm, Module, PatId, Pattern, PatternKind, VarId};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 /// A copy of the expression under `root` in which every variable bound inside it (`let`,
 /// `fn` parameters, `match` patterns) is a fresh variable with the same name and annotation;
@@ -166,7 +166,7 @@ mod tests {
                     ExprKind::Var(v) if m.functions[0].func.params.contains(&v) => Some(v),
                     _ => None,
                 })
-                .collect::<HashSet<_>>()
+                .collect::<rustc_hash::FxHashSet<_>>()
         };
         assert_eq!(free(copy), free(literal));
         assert_eq!(free(copy).len(), 2);

@@ -30,8 +30,12 @@ impl Scopes {
     /// Analyses the body `root`. Visiting nodes parents-first (reverse post-order) means every
     /// use of a node is known, and its scope final, before the node's own children are placed.
     pub fn analyze(m: &Module, root: ExprId) -> Scopes {
-        let mut s =
-            Scopes { parent: vec![ROOT], depth: vec![0], of: HashMap::default(), branches: HashMap::default() };
+        let mut s = Scopes {
+            parent: vec![ROOT],
+            depth: vec![0],
+            of: HashMap::default(),
+            branches: HashMap::default(),
+        };
         s.of.insert(root, ROOT);
         for &e in postorder(m, root, |slot| slot != Slot::FnBody).iter().rev() {
             let Some(&here) = s.of.get(&e) else { continue };

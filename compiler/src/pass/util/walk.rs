@@ -6,6 +6,7 @@
 
 use crate::ir::{ExprId, ExprKind, Function, MatchArm, Module, PatId, PatternKind, VarId};
 use rustc_hash::FxHashSet as HashSet;
+use smallvec::{smallvec, SmallVec};
 
 /// The role of a child in its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,9 +22,14 @@ pub enum Slot {
     FnBody,
 }
 
+/// The children of one node, inline up to four (every node but long tuples, calls and
+/// matches): walks visit every node, and a heap allocation per visit was the largest single
+/// cost of compiling large programs (`benches/scaling.md`).
+pub type Children = SmallVec<[(ExprId, Slot); 4]>;
+
 /// The children of `kind` in evaluation order (callee first, then arguments left to right;
 /// a condition or scrutinee before the branches).
-pub fn children(kind: &ExprKind) -> Vec<(ExprId, Slot)> {
+pub fn children(kind: &ExprKind) -> Children {
     use Slot::*;
     match kind {
         ExprKind::Var(_)
@@ -31,22 +37,22 @@ pub fn children(kind: &ExprKind) -> Vec<(ExprId, Slot)> {
         | ExprKind::Constructor(_)
         | ExprKind::Op(_)
         | ExprKind::Literal(_)
-        | ExprKind::Constant(_) => vec![],
+        | ExprKind::Constant(_) => Children::new(),
         ExprKind::Tuple(fields) => fields.iter().map(|&f| (f, Operand)).collect(),
-        ExprKind::Proj { tuple, .. } => vec![(*tuple, Operand)],
+        ExprKind::Proj { tuple, .. } => smallvec![(*tuple, Operand)],
         ExprKind::Call { callee, args, .. } => {
             std::iter::once((*callee, Callee)).chain(args.iter().map(|&a| (a, Operand))).collect()
         }
-        ExprKind::Let { value, body, .. } => vec![(*value, Operand), (*body, Operand)],
+        ExprKind::Let { value, body, .. } => smallvec![(*value, Operand), (*body, Operand)],
         ExprKind::If { cond, then_branch, else_branch } => {
-            vec![(*cond, Operand), (*then_branch, Branch), (*else_branch, Branch)]
+            smallvec![(*cond, Operand), (*then_branch, Branch), (*else_branch, Branch)]
         }
         ExprKind::Match { scrutinee, arms, .. } => {
             std::iter::once((*scrutinee, Operand)).chain(arms.iter().map(|a| (a.body, Branch))).collect()
         }
-        ExprKind::Function(f) => vec![(f.body, FnBody)],
-        ExprKind::RefNew(v) | ExprKind::RefRead(v) => vec![(*v, Operand)],
-        ExprKind::RefWrite { cell, value } => vec![(*cell, Operand), (*value, Operand)],
+        ExprKind::Function(f) => smallvec![(f.body, FnBody)],
+        ExprKind::RefNew(v) | ExprKind::RefRead(v) => smallvec![(*v, Operand)],
+        ExprKind::RefWrite { cell, value } => smallvec![(*cell, Operand), (*value, Operand)],
     }
 }
 

@@ -27,8 +27,8 @@ use super::resolve::{resolve, Unresolved};
 use super::token::{Token, TokenKind};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, FileId, Module, Span, Symbol, TypeParamId, VarId};
-use scope::ScopedMap;
 use rustc_hash::FxHashMap as HashMap;
+use scope::ScopedMap;
 use std::rc::Rc;
 
 /// Deepest nesting of expressions, types, patterns and attribute lists accepted; beyond it the
