@@ -15,15 +15,18 @@
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
 //!   they are grouped.
 //! - **3**: also `EliminateCommonSubexpr` (TVM's level 3 too: merging equal calls can keep a
-//!   tensor alive longer, trading memory for work).
+//!   tensor alive longer, trading memory for work) and `FoldScaleAxis` (TVM's level 3: it
+//!   runs after `FoldConstant` and multiplies constant weights itself, so a batch norm's
+//!   scale after a conv2d ends in the conv2d's weight).
 //!
 //! Passes with no level run only when named (`--passes`).
 
 use super::manager::PassFn;
 use super::{
-    dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
-    fuse_ops, inline, inline_closures, lambda_lift, lower_primitives, project_outputs, simplify_expr,
-    simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
+    backward_fold_scale_axis, dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant,
+    fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures,
+    lambda_lift, lower_primitives, project_outputs, simplify_expr, simplify_inference, specialize_closures,
+    to_anf, to_graph_normal_form,
 };
 
 /// A form of the program that later passes may rely on.
@@ -75,6 +78,30 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "computes constant subexpressions (operators, tuples, if/match on constants) at compile time",
         run: |m, t, c| fold_constant(m, t, c.ops),
+    },
+    PassInfo {
+        name: "BackwardFoldScaleAxis",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "a per-channel constant scale of a conv2d/dense output folds into the weight",
+        run: |m, t, c| backward_fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "ForwardFoldScaleAxis",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "a per-channel constant scale of a conv2d/dense input folds into the weight",
+        run: |m, t, c| forward_fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "FoldScaleAxis",
+        opt_level: Some(3),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "BackwardFoldScaleAxis then ForwardFoldScaleAxis (constant weights absorb the scale at once)",
+        run: |m, t, c| fold_scale_axis(m, t, c.ops),
     },
     PassInfo {
         name: "SimplifyExpr",
