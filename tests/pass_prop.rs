@@ -1,7 +1,7 @@
 //! Soundness of every registered pass: random well-typed programs (tensors and scalars,
 //! `if`, `match` on Option and List, closures, references, prelude calls over lists, and the
 //! shapes each optimisation looks for: constant subexpressions, duplicates, unused lets,
-//! reshape/transpose/cast chains, batch norm and dropout, scales around dense and conv2d) run on the reference interpreter
+//! reshape/transpose/cast chains, batch norm and dropout, scales around dense and conv2d, parallel dense calls) run on the reference interpreter
 //! before and after each pass (with the passes it requires) alone; the results must agree
 //! (within [`TOL`]: `SimplifyInference` reassociates batch-norm arithmetic) and `@main` must
 //! keep its type. The transformed module is printed and read back, so every pass's output
@@ -31,7 +31,7 @@ fn program(seed: u64, lets: usize) -> String {
         let a = tensors[rng.below(tensors.len())].clone();
         let b = tensors[rng.below(tensors.len())].clone();
         let s = scalars[rng.below(scalars.len())].clone();
-        let (expr, is_tensor) = match rng.below(24) {
+        let (expr, is_tensor) = match rng.below(25) {
             0 => (format!("tanh({a})"), true),
             1 => (format!("add({a}, {b})"), true),
             2 => (format!("multiply({a}, 1f)"), true),
@@ -82,6 +82,13 @@ fn program(seed: u64, lets: usize) -> String {
                 format!(
                     "reshape(multiply(nn.conv2d(multiply(reshape({a}, newshape=[1, 2, 3, 1]), 3f), \
                      add(ones(shape=[2, 2, 1, 1], dtype=\"float32\"), sum({b})), kernel_size=[1, 1]), 0.5f), newshape=[2, 3])"
+                ),
+                true,
+            ),
+            // Parallel dense calls on one parameter, for CombineParallelDense.
+            23 => (
+                format!(
+                    "add({a}, sum(concatenate((nn.dense(%x, %y), nn.dense(%x, {b}), nn.dense(%x, %y)), axis=1)))"
                 ),
                 true,
             ),

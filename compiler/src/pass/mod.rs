@@ -14,6 +14,7 @@
 //!   its parameters;
 //! - bodies are `let` chains as described in [`to_anf()`].
 
+mod combine_parallel;
 mod dead_code;
 mod defuse_ops;
 mod eliminate_common_subexpr;
@@ -37,6 +38,10 @@ mod to_anf;
 mod to_graph_normal_form;
 mod util;
 
+pub use combine_parallel::{
+    combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
+    MIN_BATCH_MATMUL_BRANCHES, MIN_CONV2D_BRANCHES, MIN_DENSE_BRANCHES,
+};
 pub use dead_code::dead_code;
 pub use defuse_ops::defuse_ops;
 pub use eliminate_common_subexpr::eliminate_common_subexpr;

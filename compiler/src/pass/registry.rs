@@ -23,10 +23,11 @@
 
 use super::manager::PassFn;
 use super::{
-    backward_fold_scale_axis, dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant,
-    fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures,
-    lambda_lift, lower_primitives, project_outputs, simplify_expr, simplify_inference, specialize_closures,
-    to_anf, to_graph_normal_form,
+    backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
+    dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
+    fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift,
+    lower_primitives, project_outputs, simplify_expr, simplify_inference, specialize_closures, to_anf,
+    to_graph_normal_form,
 };
 
 /// A form of the program that later passes may rely on.
@@ -102,6 +103,36 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "BackwardFoldScaleAxis then ForwardFoldScaleAxis (constant weights absorb the scale at once)",
         run: |m, t, c| fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "CombineParallelConv2D",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.conv2d calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_conv2d(m, t),
+    },
+    PassInfo {
+        name: "CombineParallelDense",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.dense calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_dense(m, t),
+    },
+    PassInfo {
+        name: "CombineParallelBatchMatmul",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.batch_matmul calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_batch_matmul(m, t),
     },
     PassInfo {
         name: "SimplifyExpr",

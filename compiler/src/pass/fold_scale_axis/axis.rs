@@ -3,11 +3,11 @@
 //! along an activation's channel axis, and how many users each node has.
 
 use crate::codegen::constant_tensor;
-use crate::ir::{Attrs, Dim, ExprId, ExprKind, LiteralValue, Module, Span, TypeKind};
-use crate::ir::{ConstantData, TypeId};
+use crate::ir::ConstantData;
+use crate::ir::{Attrs, ExprId, ExprKind, LiteralValue, Module, Span};
 use crate::op::{AttrReader, OpRegistry};
 use crate::pass::fold_fused_constants::constant_data;
-use crate::pass::util::builder::{as_op_call, op_call};
+use crate::pass::util::builder::{as_op_call, op_call, static_tensor};
 use crate::pass::util::walk::{children, preorder};
 use crate::ty::TypeMap;
 use relay_devices::DType;
@@ -74,17 +74,6 @@ pub(super) fn call_with(m: &mut Module, op: &str, args: Vec<ExprId>, attrs: Attr
     let op = m.symbols.intern(op);
     let callee = m.add_expr(ExprKind::Op(op), span);
     m.add_expr(ExprKind::Call { callee, args, attrs }, span)
-}
-
-/// The static shape and dtype of type `ty`, if it is a tensor with known dimensions.
-pub(super) fn static_tensor(m: &Module, ty: TypeId) -> Option<(Vec<i64>, DType)> {
-    match m.types.kind(ty) {
-        TypeKind::Tensor { shape, dtype } => {
-            let dims = shape.iter().map(|d| if let Dim::Known(n) = d { Some(*n) } else { None });
-            Some((dims.collect::<Option<_>>()?, *dtype))
-        }
-        _ => None,
-    }
 }
 
 /// The `channels` values of `e` when it is a float literal or metadata constant that, laid
