@@ -549,3 +549,24 @@ fn opt_prints_relay_that_checks_again() {
     expect(&relay_vm(&["opt", path(&file), "--passes", "NoSuchPass"]), 3);
     expect(&relay_vm(&["opt", path(&file), "--print-after", "NoSuchPass"]), 3);
 }
+
+#[test]
+fn opt_and_dump_draw_dot() {
+    let dir = Scratch::new("dot");
+    let src = "def @main(%x: Tensor[(3), float32], %c: bool) {\n  let %y = exp(%x);\n  if (%c) { add(%y, 1f) } else { negative(%y) }\n}\n";
+    let file = dir.file("m \"q\".relay", src);
+    let dot = expect(&relay_vm(&["opt", path(&file), "--passes", "FoldConstant", "--dot"]), 0);
+    assert!(dot.starts_with("digraph relay {") && dot.trim_end().ends_with('}'), "{dot}");
+    assert_eq!(dot.matches("subgraph cluster_").count(), 1, "{dot}");
+    assert!(dot.contains("shape=diamond") && dot.contains("shape=cds"), "{dot}");
+    assert!(dot.contains("[label=\"Tensor[(3), float32]\"]"), "{dot}");
+    assert_eq!(dot.matches('{').count(), dot.matches('}').count(), "{dot}");
+    // The compiled program: its fused kernels are clusters inside @main's.
+    let dump = expect(&relay_vm(&["dump", path(&file), "-O", "2", "--dot"]), 0);
+    assert!(dump.matches("label=\"Primitive=1\"").count() >= 2, "{dump}");
+    // An executable has no Relay to draw.
+    let exe = dir.0.join("m.rvm");
+    expect(&relay_vm(&["compile", path(&file), "-o", path(&exe)]), 0);
+    expect(&relay_vm(&["dump", path(&exe), "--dot"]), 3);
+    expect(&relay_vm(&["opt", path(&file), "--dot", "--print-after-all"]), 3);
+}

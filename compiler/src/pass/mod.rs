@@ -63,7 +63,11 @@ pub use specialize_closures::{specialize_closures, MAX_SPECIALIZATIONS};
 pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
 pub use to_graph_normal_form::to_graph_normal_form;
+pub(crate) use util::builder::is_primitive;
 pub use util::free_vars::free_vars;
+#[cfg(test)]
+pub(crate) use util::test_util;
+pub(crate) use util::walk::preorder;
 pub use util::walk::{children, Slot};
 
 use crate::diagnostics::CompileError;
