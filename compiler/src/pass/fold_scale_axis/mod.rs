@@ -29,12 +29,19 @@ use crate::ty::{infer_types, TypeMap};
 use axis::{use_counts, Origins};
 use std::collections::HashMap;
 
-/// [`backward_fold_scale_axis`] then [`forward_fold_scale_axis`], types inferred between.
+/// [`backward_fold_scale_axis`] then [`forward_fold_scale_axis`], types inferred again
+/// between them when the first changed something.
 ///
 /// # Errors
 /// The diagnostics of the inference between the two (a bug of the backward direction).
 pub fn fold_scale_axis(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
+    let bodies: Vec<ExprId> = m.functions.iter().map(|g| g.func.body).collect();
     backward_fold_scale_axis(m, types, ops)?;
+    // Inference is most of the pass's time: skip it when the backward direction changed
+    // nothing (rewritten bodies get new roots).
+    if m.functions.iter().map(|g| g.func.body).eq(bodies) {
+        return forward_fold_scale_axis(m, types, ops);
+    }
     let types = infer_types(m, ops)?;
     forward_fold_scale_axis(m, &types, ops)
 }
