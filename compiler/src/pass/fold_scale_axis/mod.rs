@@ -5,10 +5,10 @@
 //!
 //! [`backward_fold_scale_axis`] folds a scale of the output into the weight's output
 //! channels, [`forward_fold_scale_axis`] a scale of the input into its input channels;
-//! [`fold_scale_axis`] runs backward then forward, as TVM does. Like TVM's, the passes work
-//! on dataflow (graph form: operands nested or shared, not bound by `let`). A scale folds only
-//! when it is a compile-time constant (literal or metadata constant) varying at most along
-//! the channel axis of the layouts the kernels run (`NCHW` data, `OIHW` weights; `[units,
+//! [`fold_scale_axis`] runs backward then forward, as TVM does. Like TVM's, the directions
+//! work on dataflow (graph form: operands nested or shared, not bound by `let`), which
+//! [`fold_scale_axis`] converts to first. A scale folds only when it is a compile-time
+//! constant (literal or metadata constant) varying at most along the channel axis of the layouts the kernels run (`NCHW` data, `OIHW` weights; `[units,
 //! in]` for dense), and every node it passes through has no other user; otherwise the
 //! program is left alone. When the weight is a constant too, the product is computed at
 //! once; else the weight becomes a `multiply` call.
@@ -23,28 +23,38 @@ pub use forward::forward_fold_scale_axis;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module};
 use crate::op::OpRegistry;
+use crate::pass::to_graph_normal_form;
 use crate::pass::util::builder::is_primitive;
 use crate::pass::util::rewrite::{rebuild, rewrite, Rewrite};
 use crate::ty::{infer_types, TypeMap};
 use axis::{use_counts, Origins};
 use std::collections::HashMap;
 
-/// [`backward_fold_scale_axis`] then [`forward_fold_scale_axis`], types inferred again
-/// between them when the first changed something.
+/// [`backward_fold_scale_axis`] then [`forward_fold_scale_axis`] on the program in graph
+/// form: programs bind most values by `let` (the ONNX importer binds every node), which
+/// would hide every scale from the dataflow rules, so [`to_graph_normal_form`] runs first.
+/// Types are inferred again after each step that changed something.
 ///
 /// # Errors
-/// The diagnostics of the inference between the two (a bug of the backward direction).
+/// The diagnostics of an inference between the steps (a bug of the step before it).
 pub fn fold_scale_axis(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
-    let bodies: Vec<ExprId> = m.functions.iter().map(|g| g.func.body).collect();
-    backward_fold_scale_axis(m, types, ops)?;
-    // Inference is most of the pass's time: skip it when the backward direction changed
-    // nothing (rewritten bodies get new roots).
-    if m.functions.iter().map(|g| g.func.body).eq(bodies) {
-        return forward_fold_scale_axis(m, types, ops);
+    let mut types = types.clone();
+    let steps: [Step; 3] =
+        [|m, t, _| to_graph_normal_form(m, t), backward_fold_scale_axis, forward_fold_scale_axis];
+    for (i, step) in steps.iter().enumerate() {
+        let bodies: Vec<ExprId> = m.functions.iter().map(|g| g.func.body).collect();
+        step(m, &types, ops)?;
+        // Inference is most of the time: only when the step changed something (a rewritten
+        // body has a new root).
+        if i + 1 < steps.len() && !m.functions.iter().map(|g| g.func.body).eq(bodies) {
+            types = infer_types(m, ops)?;
+        }
     }
-    let types = infer_types(m, ops)?;
-    forward_fold_scale_axis(m, &types, ops)
+    Ok(())
 }
+
+/// One step of [`fold_scale_axis`].
+type Step = fn(&mut Module, &TypeMap, &OpRegistry) -> Result<(), CompileError>;
 
 /// What one direction reads while it rewrites a function: the program before the pass.
 struct Folder<'a> {
