@@ -570,3 +570,39 @@ fn opt_and_dump_draw_dot() {
     expect(&relay_vm(&["dump", path(&exe), "--dot"]), 3);
     expect(&relay_vm(&["opt", path(&file), "--dot", "--print-after-all"]), 3);
 }
+
+#[test]
+fn a_batch_norm_after_a_conv2d_ends_in_its_weight_at_o3() {
+    let dir = Scratch::new("fold_scale_axis");
+    let src = "def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
+  let %y = nn.conv2d(%x, meta[relay.Constant][0], channels=3, kernel_size=[1, 1]);
+  nn.batch_norm(%y, meta[relay.Constant][1], meta[relay.Constant][1], meta[relay.Constant][2], meta[relay.Constant][1]).0
+}
+#[metadata]
+{\"relay.Constant\": [
+  {\"dtype\": \"float32\", \"shape\": [3, 2, 1, 1], \"data\": [1.0, -2.0, 3.0, 4.0, 0.5, 6.0]},
+  {\"dtype\": \"float32\", \"shape\": [3], \"data\": [2.0, 0.5, 3.0]},
+  {\"dtype\": \"float32\", \"shape\": [3], \"data\": [0.1, 0.2, 0.3]}
+]}
+";
+    let file = dir.file("bn.relay", src);
+    let text = expect(&relay_vm(&["opt", path(&file), "-O", "3"]), 0);
+    assert_eq!(text.matches("nn.conv2d(").count(), 1, "{text}");
+    assert!(!text.contains("multiply") && !text.contains("batch_norm"), "{text}");
+    // The same values as the reference kernels compute from the batch norm (to rounding).
+    let x: Vec<f64> = (0..18).map(|i| f64::from(i) / 4.0 - 2.0).collect();
+    let args = format!(
+        "[{}]",
+        serde_json::json!([[x[..9].chunks(3).collect::<Vec<_>>(), x[9..].chunks(3).collect::<Vec<_>>()]])
+    );
+    let run = |level: &str| -> Vec<f64> {
+        let out = expect(&relay_vm(&["run", path(&file), "-O", level, "--args", &args]), 0);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let (want, got) = (run("0"), run("3"));
+    assert_eq!(want.len(), 27);
+    for (w, g) in want.iter().zip(&got) {
+        assert!((w - g).abs() <= 1e-5 * w.abs().max(1.0), "{want:?}\n{got:?}");
+    }
+}
