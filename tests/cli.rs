@@ -606,3 +606,49 @@ fn a_batch_norm_after_a_conv2d_ends_in_its_weight_at_o3() {
         assert!((w - g).abs() <= 1e-5 * w.abs().max(1.0), "{want:?}\n{got:?}");
     }
 }
+
+#[test]
+fn combined_parallel_calls_compute_what_the_branches_did() {
+    let dir = Scratch::new("combine_parallel");
+    let cases = [
+        (
+            "CombineParallelConv2D",
+            "def @main(%x: Tensor[(1, 2, 3, 3), float32], %a: Tensor[(2, 2, 3, 3), float32], %b: Tensor[(1, 2, 3, 3), float32]) {
+  (nn.conv2d(%x, %a, padding=[1, 1]), nn.relu(nn.conv2d(%x, %b, padding=[1, 1])), nn.conv2d(%x, %a, padding=[1, 1]))
+}",
+            [vec![1, 2, 3, 3], vec![2, 2, 3, 3], vec![1, 2, 3, 3]],
+        ),
+        (
+            "CombineParallelBatchMatmul",
+            "def @main(%x: Tensor[(2, 3, 4), float32], %a: Tensor[(2, 1, 4), float32], %b: Tensor[(2, 2, 4), float32]) {
+  (nn.batch_matmul(%x, %a, transpose_b=True), nn.batch_matmul(%x, %b, transpose_b=True), nn.batch_matmul(%x, %a, transpose_b=True))
+}",
+            [vec![2, 3, 4], vec![2, 1, 4], vec![2, 2, 4]],
+        ),
+    ];
+    for (pass, src, shapes) in cases {
+        let file = dir.file("m.relay", src);
+        let combined = expect(&relay_vm(&["opt", path(&file), "--passes", pass]), 0);
+        assert_eq!(combined.matches("strided_slice").count(), 3, "{pass}: {combined}");
+        let after = dir.file("after.relay", &combined);
+        // Distinct values (no two weights alike) so a slice at the wrong offset shows.
+        let mut next = 0.0;
+        let mut tensor = |shape: &[usize]| -> serde_json::Value {
+            let n: usize = shape.iter().product();
+            let flat: Vec<f64> = (0..n)
+                .map(|_| {
+                    next += 0.25;
+                    (next % 7.0) - 3.0
+                })
+                .collect();
+            shape[1..].iter().rev().fold(serde_json::json!(flat), |v, &d| {
+                let rows: Vec<serde_json::Value> =
+                    v.as_array().unwrap().chunks(d).map(|c| serde_json::json!(c)).collect();
+                serde_json::json!(rows)
+            })
+        };
+        let args = serde_json::json!(shapes.iter().map(|s| tensor(s)).collect::<Vec<_>>()).to_string();
+        let before = expect(&relay_vm(&["run", path(&file), "--args", &args]), 0);
+        assert_eq!(expect(&relay_vm(&["run", path(&after), "--args", &args]), 0), before, "{pass}");
+    }
+}
