@@ -6,11 +6,12 @@
 //! text; `let` is a `cds` node standing for its variable, `if` a diamond, `match` an
 //! `Mdiamond` (branch results enter them by dashed edges), calls of globals `component`
 //! nodes, constructors `house`, other calls `Msquare`, `fn` literals (closures) `tab` nodes
-//! whose bodies are not drawn; the function's result is a `doublecircle`. Edges run from a
+//! whose bodies are not drawn; a `match` binds its pattern variables by dotted edges; the
+//! function's result is a `doublecircle`. Edges run from a
 //! value to its user and are labelled with the value's inferred type.
 
 use crate::ir::{ExprId, ExprKind, FileId, Function, LiteralValue, Module, VarId};
-use crate::pass::{is_primitive, preorder};
+use crate::pass::{is_primitive, pattern_vars, preorder};
 use crate::syntax::printer::print_type;
 use crate::ty::TypeMap;
 use std::collections::{HashMap, HashSet};
@@ -246,6 +247,22 @@ impl<'a> Writer<'a> {
                 ExprKind::Match { scrutinee, arms, .. } => {
                     self.node(cluster, Source::Expr(e), "match", "Mdiamond");
                     self.operand_edges(&[*scrutinee], &to);
+                    for arm in arms {
+                        for v in pattern_vars(m, arm.pattern) {
+                            let to = self.name(Source::Var(v));
+                            self.node(
+                                cluster,
+                                Source::Var(v),
+                                &format!("%{}", m.name(m.var(v).name)),
+                                "ellipse",
+                            );
+                            // Labelled with what the variable binds, not the match's type.
+                            let ty = self.types.var(v).map(|t| print_type(m, t)).unwrap_or_default();
+                            let from = self.name(Source::Expr(e));
+                            self.edges
+                                .push(format!("{from} -> {to} [label=\"{}\", style=dotted];", escape(&ty)));
+                        }
+                    }
                     let bodies: Vec<ExprId> = arms.iter().map(|a| a.body).collect();
                     self.branch_edges(&bodies, &to);
                     operands(&[*scrutinee], &mut stack);
@@ -352,6 +369,21 @@ mod tests {
         assert_eq!(count(&dot, " -> "), 8, "{dot}");
         assert_eq!(count(&dot, "style=dashed"), 2, "{dot}");
         assert!(dot.contains("label=\"float32\""), "{dot}");
+    }
+
+    #[test]
+    fn match_binds_its_pattern_variables() {
+        let (m, types) = checked(
+            "type Option[A] { Some(A), None }
+             def @main(%o: Option[float32]) -> float32 {
+               match (%o) { Some(%v) => negative(%v), None => 0f }
+             }",
+        );
+        let dot = to_dot(&m, &types, None);
+        // %o, the result, match, %v, negative, 0f.
+        assert_eq!(count(&dot, "shape="), 6, "{dot}");
+        assert_eq!(count(&dot, "style=dotted"), 1, "{dot}");
+        assert!(dot.contains("[label=\"float32\", style=dotted]"), "{dot}");
     }
 
     #[test]

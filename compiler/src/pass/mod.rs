@@ -67,8 +67,8 @@ pub(crate) use util::builder::is_primitive;
 pub use util::free_vars::free_vars;
 #[cfg(test)]
 pub(crate) use util::test_util;
-pub(crate) use util::walk::preorder;
 pub use util::walk::{children, Slot};
+pub(crate) use util::walk::{pattern_vars, preorder};
 
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};
