@@ -194,6 +194,10 @@ enum Command {
         /// stderr).
         #[arg(long)]
         time_passes: bool,
+        /// Print the transformed module's dataflow as Graphviz DOT instead of Relay text:
+        /// one digraph, a cluster per global function, fused groups as nested clusters.
+        #[arg(long, conflicts_with_all = ["print_after_all", "print_after"])]
+        dot: bool,
     },
     /// Import an ONNX model (opsets 11 to 21) as Relay text and safetensors weights.
     ///
@@ -221,6 +225,11 @@ enum Command {
         /// interval (instruction positions in the disassembly) and slot.
         #[arg(long)]
         memory: bool,
+        /// Print the compiled program's Relay dataflow (after the pipeline of its -O level)
+        /// as Graphviz DOT instead: fused kernels are clusters. Needs a `.relay` file or an
+        /// ONNX model, not an executable.
+        #[arg(long, conflicts_with_all = ["kernels", "memory"])]
+        dot: bool,
     },
 }
 
@@ -360,7 +369,7 @@ fn main() -> ExitCode {
         }
         Command::Devices => finish(write_stdout(&relay::device_list::report())),
         Command::Ops { format } => finish(write_stdout(&ops_list::report(format))),
-        Command::Opt { file, params, opt_level, passes, print_after_all, print_after, time_passes } => {
+        Command::Opt { file, params, opt_level, passes, print_after_all, print_after, time_passes, dot } => {
             let args = opt::OptArgs {
                 file: &file,
                 params: params.as_deref(),
@@ -369,6 +378,7 @@ fn main() -> ExitCode {
                 print_after_all,
                 print_after: print_after.as_deref(),
                 time_passes,
+                dot,
             };
             finish(opt::run(&args).and_then(|(module, log)| {
                 eprint!("{log}");
@@ -378,7 +388,8 @@ fn main() -> ExitCode {
         Command::Import { file, output, params_out } => {
             finish(import::import(&file, &output, params_out.as_deref()))
         }
-        Command::Dump { program, kernels, memory } => finish(
+        Command::Dump { program, dot: true, .. } => finish(dump_dot(&program).and_then(|d| write_stdout(&d))),
+        Command::Dump { program, kernels, memory, .. } => finish(
             program.load(relay::Device::Cpu, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
         ),
     }
@@ -452,6 +463,31 @@ fn dump(program: &Program, kernels: bool, memory: bool) -> String {
         }
     }
     out
+}
+
+/// `dump --dot`: the program's Relay text (an ONNX model's imported text) through its
+/// level's pipeline, drawn as `opt --dot` draws it.
+fn dump_dot(program: &ProgramArgs) -> Result<String, Failure> {
+    let name = program.file.display().to_string();
+    let text = match program.sources()?.onnx_text {
+        Some(text) => text,
+        None => String::from_utf8(read_file(&program.file)?).map_err(|_| {
+            Failure::bad_input(format!(
+                "error: {name}: --dot draws a Relay file or an ONNX model, not an executable\n"
+            ))
+        })?,
+    };
+    let args = opt::OptArgs {
+        file: &program.file,
+        params: program.params.as_deref(),
+        opt_level: program.opt_level,
+        passes: &[],
+        print_after_all: false,
+        print_after: None,
+        time_passes: false,
+        dot: true,
+    };
+    opt::transform(&name, &text, &args).map(|(dot, _)| dot)
 }
 
 fn parse_device(s: &str) -> Result<relay::Device, Failure> {

@@ -1,8 +1,10 @@
 //! `relay-vm opt`: runs a pass pipeline (a level's default, or named passes) on a Relay file
 //! and prints the transformed module as Relay text; optionally the module after each pass,
-//! and each pass's time and node counts.
+//! and each pass's time and node counts; or, with `--dot`, the transformed module's
+//! dataflow as Graphviz DOT (also `relay-vm dump --dot`).
 
 use crate::{read_file, Failure};
+use relay::compiler::dot::to_dot;
 use relay::compiler::ir::{FileId, Module};
 use relay::compiler::pass::{self, node_count, Instrument, PassContext, PassInfo};
 use relay::compiler::syntax::printer::print_module;
@@ -26,6 +28,8 @@ pub(crate) struct OptArgs<'a> {
     pub print_after: Option<&'a str>,
     /// Report each pass's time and node counts.
     pub time_passes: bool,
+    /// Print Graphviz DOT of the transformed module instead of its text.
+    pub dot: bool,
 }
 
 /// Runs `opt` and returns what to print on stdout (the module) and stderr (the reports).
@@ -37,7 +41,13 @@ pub(crate) fn run(args: &OptArgs) -> Result<(String, String), Failure> {
     let name = args.file.display().to_string();
     let text =
         String::from_utf8(bytes).map_err(|_| Failure::bad_input(format!("error: {name} is not UTF-8\n")))?;
-    let (mut module, file) = relay::parse(&name, &text).map_err(relay::Error::Compile)?;
+    transform(&name, &text, args)
+}
+
+/// Runs `opt` on the Relay text `text` (named `name` in diagnostics); returns what to print
+/// on stdout and stderr as [`run`] does.
+pub(crate) fn transform(name: &str, text: &str, args: &OptArgs) -> Result<(String, String), Failure> {
+    let (mut module, file) = relay::parse(name, text).map_err(relay::Error::Compile)?;
     if let Some(p) = args.params {
         let bound = relay::params::bound_shapes(&read_file(p)?)
             .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", p.display())))?;
@@ -53,11 +63,15 @@ pub(crate) fn run(args: &OptArgs) -> Result<(String, String), Failure> {
     let ops = relay::stdlib::op_registry();
     let cx = PassContext { ops: &ops, fuse: Default::default(), inline: Default::default(), entries: &[] };
     let mut report = Report { args, file, before: node_count(&module), log: String::new() };
-    if let Err(error) = pass::run_passes(&mut module, &passes, &cx, &mut report) {
-        let failure = relay::CompileFailure { error, sources: module.sources };
-        return Err(relay::Error::Compile(failure).into());
-    }
-    Ok((print_module(&module, Some(file)), report.log))
+    let types = match pass::run_passes(&mut module, &passes, &cx, &mut report) {
+        Ok(types) => types,
+        Err(error) => {
+            let failure = relay::CompileFailure { error, sources: module.sources };
+            return Err(relay::Error::Compile(failure).into());
+        }
+    };
+    let out = if args.dot { to_dot(&module, &types, Some(file)) } else { print_module(&module, Some(file)) };
+    Ok((out, report.log))
 }
 
 /// The `Instrument` that writes `--print-after`, `--print-after-all` and `--time-passes`.

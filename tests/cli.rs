@@ -549,3 +549,106 @@ fn opt_prints_relay_that_checks_again() {
     expect(&relay_vm(&["opt", path(&file), "--passes", "NoSuchPass"]), 3);
     expect(&relay_vm(&["opt", path(&file), "--print-after", "NoSuchPass"]), 3);
 }
+
+#[test]
+fn opt_and_dump_draw_dot() {
+    let dir = Scratch::new("dot");
+    let src = "def @main(%x: Tensor[(3), float32], %c: bool) {\n  let %y = exp(%x);\n  if (%c) { add(%y, 1f) } else { negative(%y) }\n}\n";
+    let file = dir.file("m \"q\".relay", src);
+    let dot = expect(&relay_vm(&["opt", path(&file), "--passes", "FoldConstant", "--dot"]), 0);
+    assert!(dot.starts_with("digraph relay {") && dot.trim_end().ends_with('}'), "{dot}");
+    assert_eq!(dot.matches("subgraph cluster_").count(), 1, "{dot}");
+    assert!(dot.contains("shape=diamond") && dot.contains("shape=cds"), "{dot}");
+    assert!(dot.contains("[label=\"Tensor[(3), float32]\"]"), "{dot}");
+    assert_eq!(dot.matches('{').count(), dot.matches('}').count(), "{dot}");
+    // The compiled program: its fused kernels are clusters inside @main's.
+    let dump = expect(&relay_vm(&["dump", path(&file), "-O", "2", "--dot"]), 0);
+    assert!(dump.matches("label=\"Primitive=1\"").count() >= 2, "{dump}");
+    // An executable has no Relay to draw.
+    let exe = dir.0.join("m.rvm");
+    expect(&relay_vm(&["compile", path(&file), "-o", path(&exe)]), 0);
+    expect(&relay_vm(&["dump", path(&exe), "--dot"]), 3);
+    expect(&relay_vm(&["opt", path(&file), "--dot", "--print-after-all"]), 3);
+}
+
+#[test]
+fn a_batch_norm_after_a_conv2d_ends_in_its_weight_at_o3() {
+    let dir = Scratch::new("fold_scale_axis");
+    let src = "def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
+  let %y = nn.conv2d(%x, meta[relay.Constant][0], channels=3, kernel_size=[1, 1]);
+  nn.batch_norm(%y, meta[relay.Constant][1], meta[relay.Constant][1], meta[relay.Constant][2], meta[relay.Constant][1]).0
+}
+#[metadata]
+{\"relay.Constant\": [
+  {\"dtype\": \"float32\", \"shape\": [3, 2, 1, 1], \"data\": [1.0, -2.0, 3.0, 4.0, 0.5, 6.0]},
+  {\"dtype\": \"float32\", \"shape\": [3], \"data\": [2.0, 0.5, 3.0]},
+  {\"dtype\": \"float32\", \"shape\": [3], \"data\": [0.1, 0.2, 0.3]}
+]}
+";
+    let file = dir.file("bn.relay", src);
+    let text = expect(&relay_vm(&["opt", path(&file), "-O", "3"]), 0);
+    assert_eq!(text.matches("nn.conv2d(").count(), 1, "{text}");
+    assert!(!text.contains("multiply") && !text.contains("batch_norm"), "{text}");
+    // The same values as the reference kernels compute from the batch norm (to rounding).
+    let x: Vec<f64> = (0..18).map(|i| f64::from(i) / 4.0 - 2.0).collect();
+    let args = format!(
+        "[{}]",
+        serde_json::json!([[x[..9].chunks(3).collect::<Vec<_>>(), x[9..].chunks(3).collect::<Vec<_>>()]])
+    );
+    let run = |level: &str| -> Vec<f64> {
+        let out = expect(&relay_vm(&["run", path(&file), "-O", level, "--args", &args]), 0);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["data"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let (want, got) = (run("0"), run("3"));
+    assert_eq!(want.len(), 27);
+    for (w, g) in want.iter().zip(&got) {
+        assert!((w - g).abs() <= 1e-5 * w.abs().max(1.0), "{want:?}\n{got:?}");
+    }
+}
+
+#[test]
+fn combined_parallel_calls_compute_what_the_branches_did() {
+    let dir = Scratch::new("combine_parallel");
+    let cases = [
+        (
+            "CombineParallelConv2D",
+            "def @main(%x: Tensor[(1, 2, 3, 3), float32], %a: Tensor[(2, 2, 3, 3), float32], %b: Tensor[(1, 2, 3, 3), float32]) {
+  (nn.conv2d(%x, %a, padding=[1, 1]), nn.relu(nn.conv2d(%x, %b, padding=[1, 1])), nn.conv2d(%x, %a, padding=[1, 1]))
+}",
+            [vec![1, 2, 3, 3], vec![2, 2, 3, 3], vec![1, 2, 3, 3]],
+        ),
+        (
+            "CombineParallelBatchMatmul",
+            "def @main(%x: Tensor[(2, 3, 4), float32], %a: Tensor[(2, 1, 4), float32], %b: Tensor[(2, 2, 4), float32]) {
+  (nn.batch_matmul(%x, %a, transpose_b=True), nn.batch_matmul(%x, %b, transpose_b=True), nn.batch_matmul(%x, %a, transpose_b=True))
+}",
+            [vec![2, 3, 4], vec![2, 1, 4], vec![2, 2, 4]],
+        ),
+    ];
+    for (pass, src, shapes) in cases {
+        let file = dir.file("m.relay", src);
+        let combined = expect(&relay_vm(&["opt", path(&file), "--passes", pass]), 0);
+        assert_eq!(combined.matches("strided_slice").count(), 3, "{pass}: {combined}");
+        let after = dir.file("after.relay", &combined);
+        // Distinct values (no two weights alike) so a slice at the wrong offset shows.
+        let mut next = 0.0;
+        let mut tensor = |shape: &[usize]| -> serde_json::Value {
+            let n: usize = shape.iter().product();
+            let flat: Vec<f64> = (0..n)
+                .map(|_| {
+                    next += 0.25;
+                    (next % 7.0) - 3.0
+                })
+                .collect();
+            shape[1..].iter().rev().fold(serde_json::json!(flat), |v, &d| {
+                let rows: Vec<serde_json::Value> =
+                    v.as_array().unwrap().chunks(d).map(|c| serde_json::json!(c)).collect();
+                serde_json::json!(rows)
+            })
+        };
+        let args = serde_json::json!(shapes.iter().map(|s| tensor(s)).collect::<Vec<_>>()).to_string();
+        let before = expect(&relay_vm(&["run", path(&file), "--args", &args]), 0);
+        assert_eq!(expect(&relay_vm(&["run", path(&after), "--args", &args]), 0), before, "{pass}");
+    }
+}

@@ -2,7 +2,7 @@
 //! `if`, `match` on Option and List, closures, references, prelude calls over lists, loops on
 //! recursive closures with known and dynamic trip counts, and the
 //! shapes each optimisation looks for: constant subexpressions, duplicates, unused lets,
-//! reshape/transpose/cast chains, batch norm and dropout) run on the reference interpreter
+//! reshape/transpose/cast chains, batch norm and dropout, scales around dense and conv2d, parallel dense calls) run on the reference interpreter
 //! before and after each pass (with the passes it requires) alone; the results must agree
 //! (within [`TOL`]: `SimplifyInference` reassociates batch-norm arithmetic) and `@main` must
 //! keep its type. The transformed module is printed and read back, so every pass's output
@@ -32,7 +32,7 @@ fn program(seed: u64, lets: usize) -> String {
         let a = tensors[rng.below(tensors.len())].clone();
         let b = tensors[rng.below(tensors.len())].clone();
         let s = scalars[rng.below(scalars.len())].clone();
-        let (expr, is_tensor) = match rng.below(24) {
+        let (expr, is_tensor) = match rng.below(27) {
             0 => (format!("tanh({a})"), true),
             1 => (format!("add({a}, {b})"), true),
             2 => (format!("multiply({a}, 1f)"), true),
@@ -72,9 +72,30 @@ fn program(seed: u64, lets: usize) -> String {
             18 => (format!("add({s}, multiply(2, 3))"), false),
             19 => (format!("if (less({s}, 0)) {{ {s} }} else {{ subtract(0, {s}) }}"), false),
             20 => (format!("tanh({a})"), true), // a duplicate of case 0 for EliminateCommonSubexpr
+            // Scales before and after a dense and a conv2d, for FoldScaleAxis.
+            21 => (
+                format!(
+                    "multiply(nn.dense(nn.relu(multiply({a}, 2f)), add(ones(shape=[3, 3], dtype=\"float32\"), sum({b}))), 0.5f)"
+                ),
+                true,
+            ),
+            22 => (
+                format!(
+                    "reshape(multiply(nn.conv2d(multiply(reshape({a}, newshape=[1, 2, 3, 1]), 3f), \
+                     add(ones(shape=[2, 2, 1, 1], dtype=\"float32\"), sum({b})), kernel_size=[1, 1]), 0.5f), newshape=[2, 3])"
+                ),
+                true,
+            ),
+            // Parallel dense calls on one parameter, for CombineParallelDense.
+            23 => (
+                format!(
+                    "add({a}, sum(concatenate((nn.dense(%x, %y), nn.dense(%x, {b}), nn.dense(%x, %y)), axis=1)))"
+                ),
+                true,
+            ),
             // A loop on a local recursive closure: a known trip count from 0 (PartialEvaluate
             // unrolls it), a dynamic one from `{s}` (it stays a loop).
-            21 | 22 => (
+            24 | 25 => (
                 format!(
                     "(let %loop{i} = fn (%k{i}: int32, %t{i}: {T}) -> {T} {{ if (less(%k{i}, 3)) {{ %loop{i}(add(%k{i}, 1), tanh(%t{i})) }} else {{ %t{i} }} }}; %loop{i}({}, {a}))",
                     if rng.below(2) == 0 { "0".to_string() } else { s.clone() }

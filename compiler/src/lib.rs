@@ -5,6 +5,7 @@
 
 pub mod codegen;
 pub mod diagnostics;
+pub mod dot;
 pub mod ir;
 /// kir, the kernel IR, lives in its own crate (`relay-kir`) so the JIT and executable loading
 /// do not link the Relay front end; re-exported so `relay_compiler::kir` paths keep working.

@@ -14,12 +14,14 @@
 //!   its parameters;
 //! - bodies are `let` chains as described in [`to_anf()`].
 
+mod combine_parallel;
 mod dead_code;
 mod defuse_ops;
 mod eliminate_common_subexpr;
 mod eta_expand;
 mod fold_constant;
 mod fold_fused_constants;
+mod fold_scale_axis;
 mod fuse_ops;
 mod inline;
 mod inline_closures;
@@ -38,12 +40,17 @@ mod to_basic_block_normal_form;
 mod to_graph_normal_form;
 mod util;
 
+pub use combine_parallel::{
+    combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
+    MIN_BATCH_MATMUL_BRANCHES, MIN_CONV2D_BRANCHES, MIN_DENSE_BRANCHES,
+};
 pub use dead_code::dead_code;
 pub use defuse_ops::defuse_ops;
 pub use eliminate_common_subexpr::eliminate_common_subexpr;
 pub use eta_expand::eta_expand;
 pub use fold_constant::fold_constant;
 pub use fold_fused_constants::{fold_fused_constants, MAX_FOLDED_ELEMENTS};
+pub use fold_scale_axis::{backward_fold_scale_axis, fold_scale_axis, forward_fold_scale_axis};
 pub use fuse_ops::{fuse_ops, FuseOptions};
 pub use inline::{inline, INLINE};
 pub use inline_closures::{inline_closures, InlineOptions};
@@ -60,8 +67,12 @@ pub use specialize_params::{specialize_params, BoundParam};
 pub use to_anf::to_anf;
 pub use to_basic_block_normal_form::to_basic_block_normal_form;
 pub use to_graph_normal_form::to_graph_normal_form;
+pub(crate) use util::builder::is_primitive;
 pub use util::free_vars::free_vars;
+#[cfg(test)]
+pub(crate) use util::test_util;
 pub use util::walk::{children, Slot};
+pub(crate) use util::walk::{pattern_vars, preorder};
 
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Function, Module};

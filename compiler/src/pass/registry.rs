@@ -15,15 +15,19 @@
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
 //!   they are grouped.
 //! - **3**: also `EliminateCommonSubexpr` (TVM's level 3 too: merging equal calls can keep a
-//!   tensor alive longer, trading memory for work).
+//!   tensor alive longer, trading memory for work) and `FoldScaleAxis` (TVM's level 3: it
+//!   runs after `FoldConstant` and multiplies constant weights itself, so a batch norm's
+//!   scale after a conv2d ends in the conv2d's weight).
 //!
 //! Passes with no level run only when named (`--passes`).
 
 use super::manager::PassFn;
 use super::{
+    backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
     dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
-    fuse_ops, inline, inline_closures, lambda_lift, lower_primitives, project_outputs, simplify_expr,
-    simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
+    fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift,
+    lower_primitives, project_outputs, simplify_expr, simplify_inference, specialize_closures, to_anf,
+    to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};
 
@@ -76,6 +80,60 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "computes constant subexpressions (operators, tuples, if/match on constants) at compile time",
         run: |m, t, c| fold_constant(m, t, c.ops),
+    },
+    PassInfo {
+        name: "BackwardFoldScaleAxis",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "a per-channel constant scale of a conv2d/dense output folds into the weight",
+        run: |m, t, c| backward_fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "ForwardFoldScaleAxis",
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "a per-channel constant scale of a conv2d/dense input folds into the weight",
+        run: |m, t, c| forward_fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "FoldScaleAxis",
+        opt_level: Some(3),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "BackwardFoldScaleAxis then ForwardFoldScaleAxis (constant weights absorb the scale at once)",
+        run: |m, t, c| fold_scale_axis(m, t, c.ops),
+    },
+    PassInfo {
+        name: "CombineParallelConv2D",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.conv2d calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_conv2d(m, t),
+    },
+    PassInfo {
+        name: "CombineParallelDense",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.dense calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_dense(m, t),
+    },
+    PassInfo {
+        name: "CombineParallelBatchMatmul",
+        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
+        // always faster than several narrow ones.
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "three or more nn.batch_matmul calls on one input become one call on concatenated weights, then slices",
+        run: |m, t, _| combine_parallel_batch_matmul(m, t),
     },
     PassInfo {
         name: "SimplifyExpr",

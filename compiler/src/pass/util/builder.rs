@@ -6,9 +6,10 @@
 
 use crate::diagnostics::{CompileError, Diagnostic};
 use crate::ir::{
-    AttrValue, Attrs, ExprId, ExprKind, Function, Module, Span, TypeId, TypeKind, TypeParamId, VarId,
+    AttrValue, Attrs, Dim, ExprId, ExprKind, Function, Module, Span, TypeId, TypeKind, TypeParamId, VarId,
 };
 use crate::ty::TypeMap;
+use relay_devices::DType;
 
 /// The inferred types of the program a pass rewrites, and the pass's name for errors.
 #[derive(Clone, Copy)]
@@ -137,6 +138,17 @@ pub(crate) fn has_flag(m: &Module, attrs: &Attrs, key: &str) -> bool {
 /// Whether `f` is a `Primitive=1` function (a kernel: passes leave its body alone).
 pub(crate) fn is_primitive(m: &Module, f: &Function) -> bool {
     has_flag(m, &f.attrs, crate::pass::PRIMITIVE)
+}
+
+/// The static shape and dtype of type `ty`, if it is a tensor with known dimensions.
+pub(crate) fn static_tensor(m: &Module, ty: TypeId) -> Option<(Vec<i64>, DType)> {
+    match m.types.kind(ty) {
+        TypeKind::Tensor { shape, dtype } => {
+            let dims = shape.iter().map(|d| if let Dim::Known(n) = d { Some(*n) } else { None });
+            Some((dims.collect::<Option<_>>()?, *dtype))
+        }
+        _ => None,
+    }
 }
 
 /// Whether an annotation leaves something to inference: absent, or containing `_`.
