@@ -249,10 +249,10 @@ fn closures_tail_call_with_captured_values() {
     assert!(t.message.contains("called with 1 argument"), "{t}");
 }
 
-#[test]
-fn a_vm_runs_again_after_a_trap() {
-    // down(n) = if n == 0 { fatal } else { 1 + down(n - 1) }, trapping 1000 frames deep.
-    let down = func(
+/// `down(n) = if n == 0 { fatal "bottom" } else { down(n - 1) + 1 }`, function 0: it traps
+/// `n` calls deep.
+fn down() -> VmFunction {
+    func(
         "down",
         1,
         3,
@@ -264,7 +264,13 @@ fn a_vm_runs_again_after_a_trap() {
             BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(2), imm: imm(1) },
             Ret { src: Reg(2) },
         ],
-    );
+    )
+}
+
+#[test]
+fn a_vm_runs_again_after_a_trap() {
+    // Trapping 1000 frames deep.
+    let down = down();
     let id = func("id", 1, 1, vec![Ret { src: Reg(0) }]);
     let exe = Executable { functions: vec![down, id], strings: vec!["bottom".into()], ..Default::default() };
     verify(&exe).expect("verifies");
@@ -313,21 +319,8 @@ fn a_trap_reports_the_relay_call_stack_innermost_first() {
 
 #[test]
 fn a_deep_trap_keeps_only_the_innermost_frames() {
-    // down(n) = if n == 0 { fatal } else { down(n - 1) + 1 }, 5000 calls deep.
-    let down = func(
-        "down",
-        1,
-        3,
-        vec![
-            IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(0), else_target: Target(2) },
-            Fatal { message: crate::operand::StrIdx(0) },
-            BinImm { op: BinOp::Sub, dst: Reg(1), lhs: Reg(0), imm: imm(1) },
-            Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(1)].into() },
-            BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(2), imm: imm(1) },
-            Ret { src: Reg(2) },
-        ],
-    );
-    let exe = Executable { functions: vec![down], strings: vec!["bottom".into()], ..Default::default() };
+    // 5000 calls deep.
+    let exe = Executable { functions: vec![down()], strings: vec!["bottom".into()], ..Default::default() };
     let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     let t = vm.invoke("down", vec![i32v(5000)]).unwrap_err();
