@@ -78,8 +78,8 @@ fn push_with_requirements(pass: &'static PassInfo, out: &mut Vec<&'static PassIn
 }
 
 /// Runs `passes` in order on `module`: types are inferred first and again after each pass
-/// that changed the module ([`Revision`]), and `instrument` hears of each. Returns the types
-/// of the final module.
+/// that changed the module (its arena lengths, globals or variable annotations differ), and
+/// `instrument` hears of each. Returns the types of the final module.
 ///
 /// # Errors
 /// The program's type errors (from the first inference), a pass's error, or the diagnostics
