@@ -23,8 +23,7 @@ pub enum Slot {
 }
 
 /// The children of one node, inline up to four (every node but long tuples, calls and
-/// matches): walks visit every node, and a heap allocation per visit was the largest single
-/// cost of compiling large programs (`benches/scaling.md`).
+/// matches): every walk visits every node, so a list per visit should not allocate.
 pub type Children = SmallVec<[(ExprId, Slot); 4]>;
 
 /// The children of `kind` in evaluation order (callee first, then arguments left to right;
