@@ -1,10 +1,13 @@
 //! The Relay paper's vision models, exported from PyTorch by `examples/vision/export.py`, against
 //! the references the script committed: each model in `examples/vision/` is imported, run on
 //! its `.ref.safetensors` input and compared with PyTorch's and onnxruntime's outputs
-//! (`|ours - reference| <= 1e-4 |reference| + 1e-5` per element, the rule of `tests/onnx.rs`).
+//! (`|ours - reference| <= 1e-4 |reference| + 1e-5` per element, the rule of `tests/onnx.rs`),
+//! through the VM and through the reference interpreter (`relay::interp`, the specification
+//! the passes are checked against).
 //! ResNet-18 and VGG-16 are too large for git and are checked by `benches/vision.py`. The
 //! trained digits CNN must classify its test set exactly as PyTorch did.
 
+use relay::interp::Interpreter;
 use relay::Program;
 use safetensors::SafeTensors;
 use std::path::{Path, PathBuf};
@@ -39,22 +42,26 @@ fn check(name: &str) {
     }
     let args: Vec<_> = args.into_iter().map(|a| a.expect("every parameter is bound")).collect();
     let mut vm = program.vm();
-    let result = program.invoke(&mut vm, "main", args).unwrap();
-    let ours = result.to_tensor().expect("a tensor result");
-    let ours: &[f32] = ours.as_slice().unwrap();
+    let on_vm = program.invoke(&mut vm, "main", args.clone()).unwrap();
+    let interpreter = Interpreter::compile("model.relay", &imported.text).unwrap();
+    let interpreted = interpreter.invoke("main", args).unwrap();
     let refs = SafeTensors::deserialize(&refs).unwrap();
-    for source in ["torch", "onnxruntime"] {
-        let expected = reference(&refs, source);
-        assert_eq!(ours.len(), expected.len(), "{name}: output size");
-        let bad: Vec<String> = ours
-            .iter()
-            .zip(&expected)
-            .enumerate()
-            .filter(|(_, (x, y))| (*x - *y).abs() > 1e-4 * y.abs() + 1e-5)
-            .take(5)
-            .map(|(i, (x, y))| format!("[{i}] {x} vs {y}"))
-            .collect();
-        assert!(bad.is_empty(), "{name} differs from {source}: {}", bad.join(", "));
+    for (executor, result) in [("the VM", on_vm), ("the interpreter", interpreted)] {
+        let ours = result.to_tensor().expect("a tensor result");
+        let ours: &[f32] = ours.as_slice().unwrap();
+        for source in ["torch", "onnxruntime"] {
+            let expected = reference(&refs, source);
+            assert_eq!(ours.len(), expected.len(), "{name}: output size");
+            let bad: Vec<String> = ours
+                .iter()
+                .zip(&expected)
+                .enumerate()
+                .filter(|(_, (x, y))| (*x - *y).abs() > 1e-4 * y.abs() + 1e-5)
+                .take(5)
+                .map(|(i, (x, y))| format!("[{i}] {x} vs {y}"))
+                .collect();
+            assert!(bad.is_empty(), "{name} on {executor} differs from {source}: {}", bad.join(", "));
+        }
     }
 }
 
