@@ -1,6 +1,6 @@
-//! The example models through the reference interpreter give the VM's results: Tree-LSTM on
-//! SST sentences, CharRNN's generated names, and the RNN, GRU and LSTM cells on their input
-//! sequences, each on a few inputs, with their committed weights. Floats agree within 1e-5
+//! The example models through the reference interpreter give the VM's results at every
+//! opt-level: Tree-LSTM on SST sentences, CharRNN's generated names, and the RNN, GRU and LSTM
+//! cells on their input sequences, each on a few inputs, with their committed weights. Floats agree within 1e-5
 //! (the VM's JIT kernels approximate `tanh`, `sigmoid` and `exp` and contract multiply-adds).
 
 // The treebank reader is the example's, not the library's; each user takes part of it.
@@ -24,12 +24,23 @@ fn read_text(path: &str) -> String {
     String::from_utf8(read(path)).unwrap_or_else(|e| panic!("examples/{path}: {e}"))
 }
 
-/// Both executors of `examples/<source>`, and the weights of `examples/<weights>` (the
-/// leading parameters of `@main`) as values.
-fn load(source: &str, weights: &str) -> (Program, Interpreter, Vec<Value>) {
+/// The opt-levels the VM runs each model at.
+const OPT_LEVELS: [u8; 4] = [0, 1, 2, 3];
+
+/// Both executors of `examples/<source>` (the VM's program at each of [`OPT_LEVELS`]), and
+/// the weights of `examples/<weights>` (the leading parameters of `@main`) as values.
+fn load(source: &str, weights: &str) -> (Vec<Program>, Interpreter, Vec<Value>) {
     let text = read_text(source);
-    let program =
-        Program::builder().source(source, &text).build().unwrap_or_else(|e| panic!("{source}: {e}"));
+    let programs = OPT_LEVELS
+        .iter()
+        .map(|&level| {
+            Program::builder()
+                .source(source, &text)
+                .opt_level(level)
+                .build()
+                .unwrap_or_else(|e| panic!("{source} at -O{level}: {e}"))
+        })
+        .collect();
     let interp = Interpreter::compile(source, &text).unwrap_or_else(|e| panic!("{source}: {e}"));
     let main = interp.function("main").unwrap();
     let bound =
@@ -38,7 +49,7 @@ fn load(source: &str, weights: &str) -> (Program, Interpreter, Vec<Value>) {
         bound.iter().enumerate().all(|(i, (param, _))| i == *param),
         "{weights} binds @main's leading parameters"
     );
-    (program, interp, bound.into_iter().map(|(_, v)| v).collect())
+    (programs, interp, bound.into_iter().map(|(_, v)| v).collect())
 }
 
 /// Where two values differ beyond 1e-5 (relative, or absolute near zero), if anywhere.
@@ -65,32 +76,38 @@ fn difference(vm: &Value, interp: &Value) -> Option<String> {
     None
 }
 
-/// Runs `@main(weights..., args...)` on both executors for each argument list.
-fn agree(program: &Program, interp: &Interpreter, weights: &[Value], inputs: Vec<Vec<Value>>) {
-    let mut vm = program.vm();
+/// Runs `@main(weights..., args...)` on the interpreter and on the VM at every opt-level, for
+/// each argument list.
+fn agree(programs: &[Program], interp: &Interpreter, weights: &[Value], inputs: Vec<Vec<Value>>) {
     for (k, args) in inputs.into_iter().enumerate() {
         let all: Vec<Value> = weights.iter().cloned().chain(args).collect();
-        let want =
-            program.invoke(&mut vm, "main", all.clone()).unwrap_or_else(|e| panic!("VM, input {k}: {e}"));
-        let got = interp.invoke("main", all).unwrap_or_else(|e| panic!("interpreter, input {k}: {e}"));
-        if let Some(d) = difference(&want, &got) {
-            panic!("input {k}: {d}");
+        let got =
+            interp.invoke("main", all.clone()).unwrap_or_else(|e| panic!("interpreter, input {k}: {e}"));
+        for (program, level) in programs.iter().zip(OPT_LEVELS) {
+            let mut vm = program.vm();
+            let want = program
+                .invoke(&mut vm, "main", all.clone())
+                .unwrap_or_else(|e| panic!("VM at -O{level}, input {k}: {e}"));
+            if let Some(d) = difference(&want, &got) {
+                panic!("-O{level}, input {k}: {d}");
+            }
         }
     }
 }
 
 #[test]
 fn treelstm_agrees_with_the_vm() {
-    let (program, interp, weights) = load("treelstm/treelstm.relay", "treelstm/weights.safetensors");
+    let (programs, interp, weights) = load("treelstm/treelstm.relay", "treelstm/weights.safetensors");
     let trees = parse_trees(&read_text("treelstm/data/sst-test.txt")).unwrap();
     let vocab = Vocab::parse(&read_text("treelstm/vocab.txt")).unwrap();
-    let inputs = trees[..4].iter().map(|t| vec![t.to_value(&program, |w| vocab.id(w)).unwrap()]).collect();
-    agree(&program, &interp, &weights, inputs);
+    let inputs =
+        trees[..4].iter().map(|t| vec![t.to_value(&programs[0], |w| vocab.id(w)).unwrap()]).collect();
+    agree(&programs, &interp, &weights, inputs);
 }
 
 #[test]
 fn charrnn_agrees_with_the_vm() {
-    let (program, interp, weights) = load("charrnn/charrnn.relay", "charrnn/weights.safetensors");
+    let (programs, interp, weights) = load("charrnn/charrnn.relay", "charrnn/weights.safetensors");
     let inputs = read_text("charrnn/names.jsonl")
         .lines()
         .step_by(97)
@@ -100,14 +117,15 @@ fn charrnn_agrees_with_the_vm() {
             vec![arg(0), arg(1)]
         })
         .collect();
-    agree(&program, &interp, &weights, inputs);
+    agree(&programs, &interp, &weights, inputs);
 }
 
 #[test]
 fn rnn_cells_agree_with_the_vm() {
     for model in ["rnn", "gru", "lstm"] {
-        let (program, interp, weights) =
+        let (programs, interp, weights) =
             load(&format!("rnn/{model}.relay"), &format!("rnn/{model}.safetensors"));
+        let program = &programs[0];
         let xs_type = program.function("main").unwrap().param_types.last().unwrap().clone();
         let inputs = read_text("rnn/inputs.jsonl")
             .lines()
@@ -117,7 +135,7 @@ fn rnn_cells_agree_with_the_vm() {
                 vec![relay::json::from_json(program.executable(), &xs_type, &json["args"][0]).unwrap()]
             })
             .collect();
-        agree(&program, &interp, &weights, inputs);
+        agree(&programs, &interp, &weights, inputs);
     }
 }
 
