@@ -1,7 +1,8 @@
 //! The example models through the reference interpreter give the VM's results at every
 //! opt-level: Tree-LSTM on SST sentences, CharRNN's generated names, and the RNN, GRU and LSTM
-//! cells on their input sequences, each on a few inputs, with their committed weights. Floats agree within 1e-5
-//! (the VM's JIT kernels approximate `tanh`, `sigmoid` and `exp` and contract multiply-adds).
+//! cells on their input sequences, each on a few inputs, with their committed weights. Floats
+//! agree within 1e-5 (the VM's JIT kernels approximate `tanh`, `sigmoid` and `exp` and contract
+//! multiply-adds).
 
 // The treebank reader is the example's, not the library's; each user takes part of it.
 #[allow(dead_code)]
