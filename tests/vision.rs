@@ -2,8 +2,8 @@
 //! the references the script committed: each model in `examples/vision/` is imported, run on
 //! its `.ref.safetensors` input and compared with PyTorch's and onnxruntime's outputs
 //! (`|ours - reference| <= 1e-4 |reference| + 1e-5` per element, the rule of `tests/onnx.rs`),
-//! through the VM and through the reference interpreter (`relay::interp`, the specification
-//! the passes are checked against).
+//! through the VM at every opt-level and through the reference interpreter (`relay::interp`,
+//! the specification the passes are checked against).
 //! ResNet-18 and VGG-16 are too large for git and are checked by `benches/vision.py`. The
 //! trained digits CNN must classify its test set exactly as PyTorch did.
 
@@ -22,31 +22,39 @@ fn reference(file: &SafeTensors, name: &str) -> Vec<f32> {
     view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
-/// Imports `NAME.onnx`, runs it on the `input` of `NAME.ref.safetensors` and compares its
-/// output with the file's `torch` and `onnxruntime` outputs.
+/// Imports `NAME.onnx`, runs it on the `input` of `NAME.ref.safetensors` (on the VM at each
+/// opt-level, and on the interpreter) and compares each output with the file's `torch` and
+/// `onnxruntime` outputs.
 fn check(name: &str) {
     let model = std::fs::read(vision(&format!("{name}.onnx"))).unwrap();
     let refs = std::fs::read(vision(&format!("{name}.ref.safetensors"))).unwrap();
     let imported = relay::onnx::import(&model).unwrap();
-    let program = Program::builder()
-        .source("model.relay", imported.text.clone())
-        .params_bytes("model.onnx", imported.weights.clone())
-        .build()
-        .unwrap();
-    let f = program.function("main").unwrap();
-    let mut args = vec![None; f.param_types.len()];
-    for bytes in [&imported.weights, &refs] {
-        for (i, v) in relay::params::bind_params(f, bytes).unwrap().values {
-            args[i] = Some(v);
+    let mut results = vec![];
+    for level in [0, 1, 2, 3] {
+        let program = Program::builder()
+            .source("model.relay", imported.text.clone())
+            .params_bytes("model.onnx", imported.weights.clone())
+            .opt_level(level)
+            .build()
+            .unwrap();
+        let f = program.function("main").unwrap();
+        let mut args = vec![None; f.param_types.len()];
+        for bytes in [&imported.weights, &refs] {
+            for (i, v) in relay::params::bind_params(f, bytes).unwrap().values {
+                args[i] = Some(v);
+            }
+        }
+        let args: Vec<_> = args.into_iter().map(|a| a.expect("every parameter is bound")).collect();
+        let mut vm = program.vm();
+        results
+            .push((format!("the VM at -O{level}"), program.invoke(&mut vm, "main", args.clone()).unwrap()));
+        if level == 0 {
+            let interpreter = Interpreter::compile("model.relay", &imported.text).unwrap();
+            results.push(("the interpreter".to_string(), interpreter.invoke("main", args).unwrap()));
         }
     }
-    let args: Vec<_> = args.into_iter().map(|a| a.expect("every parameter is bound")).collect();
-    let mut vm = program.vm();
-    let on_vm = program.invoke(&mut vm, "main", args.clone()).unwrap();
-    let interpreter = Interpreter::compile("model.relay", &imported.text).unwrap();
-    let interpreted = interpreter.invoke("main", args).unwrap();
     let refs = SafeTensors::deserialize(&refs).unwrap();
-    for (executor, result) in [("the VM", on_vm), ("the interpreter", interpreted)] {
+    for (executor, result) in results {
         let ours = result.to_tensor().expect("a tensor result");
         let ours: &[f32] = ours.as_slice().unwrap();
         for source in ["torch", "onnxruntime"] {
