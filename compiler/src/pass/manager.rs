@@ -122,7 +122,7 @@ pub fn run_passes(
 /// so they are compared whole. Comparing costs a copy of one id per variable and global,
 /// far less than an inference.
 #[derive(PartialEq)]
-struct Revision {
+pub(crate) struct Revision {
     exprs: usize,
     patterns: usize,
     constants: usize,
@@ -132,7 +132,8 @@ struct Revision {
 }
 
 impl Revision {
-    fn of(m: &Module) -> Revision {
+    /// The revision of `m` as it is now.
+    pub(crate) fn of(m: &Module) -> Revision {
         Revision {
             exprs: m.exprs.len(),
             patterns: m.patterns.len(),

@@ -23,6 +23,7 @@ pub use forward::forward_fold_scale_axis;
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module};
 use crate::op::OpRegistry;
+use crate::pass::manager::Revision;
 use crate::pass::to_graph_normal_form;
 use crate::pass::util::builder::is_primitive;
 use crate::pass::util::rewrite::{rebuild, rewrite, Rewrite};
@@ -42,11 +43,11 @@ pub fn fold_scale_axis(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Res
     let steps: [Step; 3] =
         [|m, t, _| to_graph_normal_form(m, t), backward_fold_scale_axis, forward_fold_scale_axis];
     for (i, step) in steps.iter().enumerate() {
-        let bodies: Vec<ExprId> = m.functions.iter().map(|g| g.func.body).collect();
+        let before = Revision::of(m);
         step(m, &types, ops)?;
-        // Inference is most of the time: only when the step changed something (a rewritten
-        // body has a new root).
-        if i + 1 < steps.len() && !m.functions.iter().map(|g| g.func.body).eq(bodies) {
+        // Inference is most of the time: only when the step changed something, as the pass
+        // manager decides between passes.
+        if i + 1 < steps.len() && Revision::of(m) != before {
             types = infer_types(m, ops)?;
         }
     }
