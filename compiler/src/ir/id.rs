@@ -12,6 +12,12 @@ macro_rules! define_id {
                 self.0 as usize
             }
         }
+
+        impl super::id_map::ArenaId for $name {
+            fn index(self) -> usize {
+                $name::index(self)
+            }
+        }
     )*};
 }
 

@@ -11,6 +11,7 @@ mod equal;
 
 mod expr;
 mod id;
+mod id_map;
 mod module;
 mod name;
 mod source;
@@ -24,6 +25,7 @@ pub use expr::{
     Expr, ExprKind, Function, Literal, LiteralValue, MatchArm, Pattern, PatternKind, TypeParamDecl, VarDecl,
 };
 pub use id::{ExprId, PatId, TypeId, TypeParamId, VarId};
+pub use id_map::{ArenaId, IdMap, IdSet};
 pub use module::{ConstantData, ConstructorDef, GlobalFunction, Module, TypeDef};
 pub use name::sanitize_name;
 pub use source::{FileId, SourceFile, SourceMap, Span};

@@ -14,7 +14,6 @@
 
 use super::util::builder::is_primitive;
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
-use super::util::walk::preorder;
 use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
 use crate::ir::{ConstantData, Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
@@ -44,31 +43,19 @@ pub fn fold_fused_constants(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -
             continue;
         }
         let body = m.functions[i].func.body;
-        let primitives = bound_primitives(m, body);
-        let mut fold = Fold { types, ops, primitives };
+        let mut fold = Fold { types, ops, primitives: HashMap::default() };
         m.functions[i].func.body = rewrite(m, body, &mut fold)?;
     }
     Ok(())
 }
 
-/// Variables bound to primitive `fn` literals (calls may go through them).
-fn bound_primitives(m: &Module, root: ExprId) -> HashMap<VarId, ExprId> {
-    preorder(m, root, |_| true)
-        .into_iter()
-        .filter_map(|e| match &m.expr(e).kind {
-            ExprKind::Let { var, value, .. }
-                if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) =>
-            {
-                Some((*var, *value))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 struct Fold<'a> {
     types: &'a TypeMap,
     ops: &'a OpRegistry,
+    /// Variables bound to primitive `fn` literals (calls may go through them), recorded as
+    /// their `let` is entered: a variable is only used in its `let`'s body, which is
+    /// rewritten after that. Collected on the way rather than by a walk of its own, since
+    /// that walk cost more than the rest of the pass on programs with nothing to fold.
     primitives: HashMap<VarId, ExprId>,
 }
 
@@ -116,14 +103,26 @@ impl Fold<'_> {
 
 impl Rewrite for Fold<'_> {
     fn enter(&mut self, m: &Module, e: ExprId) -> bool {
-        !matches!(&m.expr(e).kind, ExprKind::Function(f) if is_primitive(m, f))
+        match &m.expr(e).kind {
+            ExprKind::Function(f) => !is_primitive(m, f),
+            ExprKind::Let { var, value, .. } => {
+                if matches!(&m.expr(*value).kind, ExprKind::Function(f) if is_primitive(m, f)) {
+                    self.primitives.insert(*var, *value);
+                }
+                true
+            }
+            _ => true,
+        }
     }
 
     fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
+        // In ANF a call's arguments are atoms, which this rewrite keeps: `old`'s are `kids`'.
         if let ExprKind::Call { callee, args, .. } = &m.expr(old).kind {
+            if !args.iter().all(|&a| matches!(m.expr(a).kind, ExprKind::Constant(_))) {
+                return Ok(rebuild(m, old, kids));
+            }
             let (callee, args) = (*callee, args.clone());
-            let constants = args.iter().all(|&a| matches!(m.expr(a).kind, ExprKind::Constant(_)));
-            if let Some(prim) = self.primitive(m, callee).filter(|_| constants) {
+            if let Some(prim) = self.primitive(m, callee) {
                 if let Some(c) = self.evaluate(m, &prim, &args, old) {
                     m.constants.push(c);
                     let index = (m.constants.len() - 1) as u32;

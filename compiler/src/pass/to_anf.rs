@@ -13,9 +13,8 @@ use super::util::rewrite::rebuild;
 use super::util::scope::{ScopeId, Scopes, ROOT};
 use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Module, VarId};
+use crate::ir::{ExprId, ExprKind, IdMap, IdSet, Module, VarId};
 use crate::ty::TypeMap;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Converts the body of every global function except `Primitive=1` ones to A-normal form.
 ///
@@ -62,11 +61,11 @@ struct Anf<'t> {
     /// The bindings made so far in each scope that is being built.
     open: Vec<Vec<(VarId, ExprId)>>,
     /// The atom standing for each node already bound.
-    atoms: HashMap<ExprId, ExprId>,
+    atoms: IdMap<ExprId, ExprId>,
     /// Suffix of the next fresh variable's name (shared with nested bodies).
     next: usize,
     /// In basic-block normal form, the nodes to bind (the rest stay nested where they are).
-    only: Option<HashSet<ExprId>>,
+    only: Option<IdSet<ExprId>>,
 }
 
 impl<'t> Anf<'t> {
@@ -80,14 +79,8 @@ impl<'t> Anf<'t> {
     ) -> Result<ExprId, CompileError> {
         let scopes = Scopes::analyze(m, body);
         let only = basic_blocks.then(|| must_bind(m, body, &scopes));
-        let mut anf = Anf {
-            types,
-            open: vec![vec![]; scopes.len()],
-            scopes,
-            atoms: HashMap::default(),
-            next: *next,
-            only,
-        };
+        let mut anf =
+            Anf { types, open: vec![vec![]; scopes.len()], scopes, atoms: IdMap::new(), next: *next, only };
         let result = anf.block(m, body, ROOT);
         *next = anf.next;
         result
@@ -105,14 +98,14 @@ impl<'t> Anf<'t> {
         if m.expr(e).kind.is_atom() {
             return Ok(e);
         }
-        if let Some(&a) = self.atoms.get(&e) {
+        if let Some(&a) = self.atoms.get(e) {
             return Ok(a);
         }
         crate::stack::grow(|| {
             if matches!(m.expr(e).kind, ExprKind::Let { .. }) {
                 return self.let_chain(m, e);
             }
-            if self.only.as_ref().is_some_and(|only| !only.contains(&e)) {
+            if self.only.as_ref().is_some_and(|only| !only.contains(e)) {
                 let nested = self.value(m, e)?;
                 self.atoms.insert(e, nested);
                 return Ok(nested);
@@ -161,7 +154,7 @@ impl<'t> Anf<'t> {
         let mut chain = vec![];
         let mut cur = first;
         while let ExprKind::Let { var, value, body } = m.expr(cur).kind {
-            if cur != first && self.atoms.contains_key(&cur) {
+            if cur != first && self.atoms.contains_key(cur) {
                 break;
             }
             let scope = self.scope(m, cur)?;
@@ -189,7 +182,7 @@ impl<'t> Anf<'t> {
         let kind = &m.expr(value).kind;
         let here = !kind.is_atom()
             && !matches!(kind, ExprKind::Let { .. })
-            && !self.atoms.contains_key(&value)
+            && !self.atoms.contains_key(value)
             && self.scopes.of(value) == Some(scope);
         if !here {
             return self.atom(m, value);

@@ -11,9 +11,8 @@ use super::util::builder::Types;
 use super::util::scope::Scopes;
 use super::util::walk::{children, postorder, Slot};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Module};
+use crate::ir::{ExprId, ExprKind, IdSet, Module};
 use crate::ty::TypeMap;
-use rustc_hash::FxHashSet as HashSet;
 
 /// Converts the body of every global function except `Primitive=1` ones to basic-block
 /// normal form (see the module docs). Fresh variables are named `v<N>` and annotated.
@@ -32,9 +31,9 @@ pub fn to_basic_block_normal_form(m: &mut Module, types: &TypeMap) -> Result<(),
 ///   the bindings inside it move before it, so its operands are bound too, in evaluation
 ///   order, so that none of them is computed after what it preceded. (A node lifted to an
 ///   outer block is bound before this whole block and moves nothing here.)
-pub(crate) fn must_bind(m: &Module, body: ExprId, scopes: &Scopes) -> HashSet<ExprId> {
+pub(crate) fn must_bind(m: &Module, body: ExprId, scopes: &Scopes) -> IdSet<ExprId> {
     let nodes = postorder(m, body, |slot| slot != Slot::FnBody);
-    let mut bind = HashSet::default();
+    let mut bind = IdSet::new();
     for &p in &nodes {
         if matches!(m.expr(p).kind, ExprKind::Let { .. }) {
             bind.insert(p);
@@ -56,12 +55,12 @@ pub(crate) fn must_bind(m: &Module, body: ExprId, scopes: &Scopes) -> HashSet<Ex
     }
     // Children come before parents in `nodes`, so one sweep finds every node holding a
     // binding in its own block.
-    let mut holds = HashSet::default();
+    let mut holds = IdSet::new();
     for &e in &nodes {
         let kids = children(&m.expr(e).kind);
         let operands = kids.iter().filter(|(_, s)| matches!(s, Slot::Callee | Slot::Operand));
         let here = scopes.of(e);
-        if bind.contains(&e) || operands.clone().any(|(c, _)| holds.contains(c) && scopes.of(*c) == here) {
+        if bind.contains(e) || operands.clone().any(|(c, _)| holds.contains(*c) && scopes.of(*c) == here) {
             holds.insert(e);
             if !matches!(m.expr(e).kind, ExprKind::Let { .. }) {
                 bind.extend(operands.map(|(c, _)| *c).filter(|&c| !m.expr(c).kind.is_atom()));

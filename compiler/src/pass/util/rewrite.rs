@@ -7,8 +7,7 @@
 
 use super::walk::{children, with_children};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, Module};
-use rustc_hash::FxHashMap as HashMap;
+use crate::ir::{ExprId, IdMap, Module};
 
 /// What a pass does at each node.
 pub(crate) trait Rewrite {
@@ -40,13 +39,13 @@ pub(crate) fn rebuild(m: &mut Module, old: ExprId, kids: &[ExprId]) -> ExprId {
 /// # Errors
 /// The first error `rw` returns.
 pub(crate) fn rewrite(m: &mut Module, root: ExprId, rw: &mut impl Rewrite) -> Result<ExprId, CompileError> {
-    let mut done: HashMap<ExprId, ExprId> = HashMap::default();
+    let mut done: IdMap<ExprId, ExprId> = IdMap::new();
     let mut stack = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {
         if !expanded {
             // A shared node may be queued several times: the first entry popped visits it,
             // and since the DAG has no cycles the others are popped after that visit is done.
-            if done.contains_key(&e) {
+            if done.contains_key(e) {
                 continue;
             }
             if !rw.enter(m, e) {
@@ -56,16 +55,16 @@ pub(crate) fn rewrite(m: &mut Module, root: ExprId, rw: &mut impl Rewrite) -> Re
             stack.push((e, true));
             let kids = children(&m.expr(e).kind);
             stack.extend(
-                kids.into_iter().rev().filter(|(c, _)| !done.contains_key(c)).map(|(c, _)| (c, false)),
+                kids.into_iter().rev().filter(|(c, _)| !done.contains_key(*c)).map(|(c, _)| (c, false)),
             );
             continue;
         }
         let kids: Vec<ExprId> =
-            children(&m.expr(e).kind).iter().map(|&(c, _)| done.get(&c).copied().unwrap_or(c)).collect();
+            children(&m.expr(e).kind).iter().map(|&(c, _)| done.get(c).copied().unwrap_or(c)).collect();
         let new = rw.leave(m, e, &kids)?;
         done.insert(e, new);
     }
-    Ok(done.get(&root).copied().unwrap_or(root))
+    Ok(done.get(root).copied().unwrap_or(root))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! its use. Nested `fn` bodies are scopes of their own, analysed separately.
 
 use super::walk::{children, postorder, Slot};
-use crate::ir::{ExprId, Module};
+use crate::ir::{ExprId, IdMap, Module};
 use rustc_hash::FxHashMap as HashMap;
 
 /// A scope: an index into [`Scopes`].
@@ -21,7 +21,7 @@ pub(crate) const ROOT: ScopeId = 0;
 pub(crate) struct Scopes {
     parent: Vec<ScopeId>,
     depth: Vec<u32>,
-    of: HashMap<ExprId, ScopeId>,
+    of: IdMap<ExprId, ScopeId>,
     /// The scope of branch `i` of an `if` (0 then, 1 else) or arm `i` of a `match`.
     branches: HashMap<(ExprId, usize), ScopeId>,
 }
@@ -30,15 +30,11 @@ impl Scopes {
     /// Analyses the body `root`. Visiting nodes parents-first (reverse post-order) means every
     /// use of a node is known, and its scope final, before the node's own children are placed.
     pub fn analyze(m: &Module, root: ExprId) -> Scopes {
-        let mut s = Scopes {
-            parent: vec![ROOT],
-            depth: vec![0],
-            of: HashMap::default(),
-            branches: HashMap::default(),
-        };
+        let mut s =
+            Scopes { parent: vec![ROOT], depth: vec![0], of: IdMap::new(), branches: HashMap::default() };
         s.of.insert(root, ROOT);
         for &e in postorder(m, root, |slot| slot != Slot::FnBody).iter().rev() {
-            let Some(&here) = s.of.get(&e) else { continue };
+            let Some(&here) = s.of.get(e) else { continue };
             let mut branch = 0;
             for (c, slot) in children(&m.expr(e).kind) {
                 let at = match slot {
@@ -51,7 +47,7 @@ impl Scopes {
                     }
                     Slot::Callee | Slot::Operand => here,
                 };
-                let scope = match s.of.get(&c) {
+                let scope = match s.of.get(c) {
                     Some(&prev) => s.common(prev, at),
                     None => at,
                 };
@@ -68,7 +64,7 @@ impl Scopes {
 
     /// The scope node `e` is bound in.
     pub fn of(&self, e: ExprId) -> Option<ScopeId> {
-        self.of.get(&e).copied()
+        self.of.get(e).copied()
     }
 
     /// The scope of branch `i` of the `if` or `match` node `e`.

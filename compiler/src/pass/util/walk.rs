@@ -4,8 +4,7 @@
 //! order, and in what role (a callee, a branch taken or not, the body of a `fn`). Keeping them
 //! here means a new [`ExprKind`] variant is handled in one place.
 
-use crate::ir::{ExprId, ExprKind, Function, MatchArm, Module, PatId, PatternKind, VarId};
-use rustc_hash::FxHashSet as HashSet;
+use crate::ir::{ExprId, ExprKind, Function, IdSet, MatchArm, Module, PatId, PatternKind, VarId};
 use smallvec::{smallvec, SmallVec};
 
 /// The role of a child in its parent.
@@ -103,7 +102,7 @@ pub(crate) fn with_children(kind: &ExprKind, new: &[ExprId]) -> ExprKind {
 /// in depth-first pre-order with children in evaluation order (so the first occurrence of
 /// anything comes first). Iterative: deep `let` chains and long lists are fine.
 pub(crate) fn preorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) -> Vec<ExprId> {
-    let mut seen = HashSet::default();
+    let mut seen = IdSet::new();
     let mut order = vec![];
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
@@ -121,7 +120,7 @@ pub(crate) fn preorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) 
 /// after all of its descendants (depth-first post-order). Reversed, it lists every node
 /// before anything it refers to.
 pub(crate) fn postorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool) -> Vec<ExprId> {
-    let mut seen = HashSet::default();
+    let mut seen = IdSet::new();
     let mut order = vec![];
     let mut stack = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {
@@ -135,7 +134,7 @@ pub(crate) fn postorder(m: &Module, root: ExprId, follow: impl Fn(Slot) -> bool)
         stack.push((e, true));
         let kids = children(&m.expr(e).kind);
         stack.extend(
-            kids.into_iter().rev().filter(|&(c, s)| follow(s) && !seen.contains(&c)).map(|(c, _)| (c, false)),
+            kids.into_iter().rev().filter(|&(c, s)| follow(s) && !seen.contains(c)).map(|(c, _)| (c, false)),
         );
     }
     order
