@@ -103,14 +103,28 @@ impl<K: ArenaId, V> IdMap<K, V> {
 
     /// Sets the value of `k`, returning the one it had.
     pub fn insert(&mut self, k: K, v: V) -> Option<V> {
+        let (at, slot) = self.place(k);
+        let old = self.slots[at][slot].replace(v);
+        self.len += usize::from(old.is_none());
+        old
+    }
+
+    /// The value of `k`, set to `make()` first if it has none (`entry(k).or_insert_with`).
+    pub fn get_or_insert_with(&mut self, k: K, make: impl FnOnce() -> V) -> &mut V {
+        let (at, slot) = self.place(k);
+        let value = &mut self.slots[at][slot];
+        self.len += usize::from(value.is_none());
+        value.get_or_insert_with(make)
+    }
+
+    /// The page position and slot of `k`, its page made if it has none.
+    fn place(&mut self, k: K) -> (usize, usize) {
         let (page, slot) = split(k.index());
         let (at, new) = self.pages.find_or_add(page, self.slots.len());
         if new {
             self.slots.push(std::array::from_fn(|_| None));
         }
-        let old = self.slots[at][slot].replace(v);
-        self.len += usize::from(old.is_none());
-        old
+        (at, slot)
     }
 
     /// The number of ids with a value.
@@ -236,6 +250,10 @@ mod tests {
             assert_eq!(map.get(ExprId(id)), reference.get(&id), "get {id}");
         }
         *map.get_mut(ExprId(5)).unwrap() = 7;
+        *map.get_or_insert_with(ExprId(2_500_000), || 0) += 2;
+        *map.get_or_insert_with(ExprId(2_500_000), || 0) += 3;
+        assert_eq!(map.get(ExprId(2_500_000)), Some(&5));
+        assert_eq!(map.len(), reference.len() + usize::from(!reference.contains_key(&2_500_000)));
         assert_eq!(map.get(ExprId(5)), Some(&7));
         for id in [6, 999_999, 2_000_000] {
             assert_eq!(map.get_mut(ExprId(id)).is_some(), reference.contains_key(&id), "get_mut {id}");

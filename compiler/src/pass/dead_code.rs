@@ -12,7 +12,7 @@ use super::util::builder::is_primitive;
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use super::util::walk::{preorder, Slot};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Module, Symbol, VarId};
+use crate::ir::{ExprId, ExprKind, IdSet, Module, Symbol, VarId};
 use crate::ty::TypeMap;
 use rustc_hash::FxHashSet as HashSet;
 
@@ -42,7 +42,7 @@ pub fn dead_code(m: &mut Module, _types: &TypeMap, entries: &[&str]) -> Result<(
 }
 
 /// The variables referenced anywhere under `root`.
-fn used_vars(m: &Module, root: ExprId) -> HashSet<VarId> {
+fn used_vars(m: &Module, root: ExprId) -> IdSet<VarId> {
     preorder(m, root, |_| true)
         .into_iter()
         .filter_map(|e| match m.expr(e).kind {
@@ -53,7 +53,7 @@ fn used_vars(m: &Module, root: ExprId) -> HashSet<VarId> {
 }
 
 struct Unused<'a> {
-    used: &'a HashSet<VarId>,
+    used: &'a IdSet<VarId>,
 }
 
 impl Rewrite for Unused<'_> {
@@ -63,7 +63,7 @@ impl Rewrite for Unused<'_> {
 
     fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
         if let ExprKind::Let { var, value, .. } = m.expr(old).kind {
-            if !self.used.contains(&var) && is_pure(m, value) {
+            if !self.used.contains(var) && is_pure(m, value) {
                 return Ok(kids[1]);
             }
         }

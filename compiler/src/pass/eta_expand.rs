@@ -13,9 +13,8 @@ use super::util::builder::{call, fresh_var, function, is_primitive, var_ref, Typ
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use super::util::walk::{children, Slot};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Function, Module};
+use crate::ir::{ExprId, ExprKind, Function, IdMap, Module};
 use crate::ty::TypeMap;
-use rustc_hash::FxHashMap as HashMap;
 
 /// Expands every constructor with fields and every global that is used other than as the
 /// callee of a call, in every global function except `Primitive=1` ones.
@@ -28,7 +27,7 @@ pub fn eta_expand(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
         if is_primitive(m, &m.functions[i].func) {
             continue;
         }
-        let mut eta = Eta { types: Types::new(types, "eta_expand"), expanded: HashMap::default() };
+        let mut eta = Eta { types: Types::new(types, "eta_expand"), expanded: IdMap::new() };
         let body = rewrite(m, m.functions[i].func.body, &mut eta)?;
         m.functions[i].func.body = eta.value(m, body)?;
     }
@@ -38,7 +37,7 @@ pub fn eta_expand(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
 struct Eta<'t> {
     types: Types<'t>,
     /// The expansion of each constructor or global node, so a shared node stays shared.
-    expanded: HashMap<ExprId, ExprId>,
+    expanded: IdMap<ExprId, ExprId>,
 }
 
 impl Eta<'_> {
@@ -52,7 +51,7 @@ impl Eta<'_> {
         if !expandable {
             return Ok(e);
         }
-        if let Some(&x) = self.expanded.get(&e) {
+        if let Some(&x) = self.expanded.get(e) {
             return Ok(x);
         }
         let ty = self.types.func(m, e)?;

@@ -26,12 +26,12 @@ use super::util::walk::preorder;
 use crate::codegen::constant_tensor;
 use crate::diagnostics::CompileError;
 use crate::ir::{
-    ConstantData, Dim, ExprId, ExprKind, Literal, LiteralValue, Module, PatId, PatternKind, TypeKind, VarId,
+    ConstantData, Dim, ExprId, ExprKind, IdMap, Literal, LiteralValue, Module, PatId, PatternKind, TypeKind,
+    VarId,
 };
 use crate::op::{AttrReader, OpPattern, OpRegistry};
 use crate::ty::TypeMap;
 use relay_devices::Tensor;
-use rustc_hash::FxHashMap as HashMap;
 
 /// Folds the constant subexpressions of every global function (see the module docs).
 /// Operator calls are folded only when `ops` has an evaluator.
@@ -48,7 +48,7 @@ pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Resul
                 _ => None,
             })
             .collect();
-        let mut fold = Fold { types, ops, let_of_value, bound: HashMap::default() };
+        let mut fold = Fold { types, ops, let_of_value, bound: IdMap::new() };
         m.functions[i].func.body = rewrite(m, body, &mut fold)?;
     }
     Ok(())
@@ -58,9 +58,9 @@ struct Fold<'a> {
     types: &'a TypeMap,
     ops: &'a OpRegistry,
     /// The variable each `let` value node is bound to.
-    let_of_value: HashMap<ExprId, VarId>,
+    let_of_value: IdMap<ExprId, VarId>,
     /// Variables whose `let` value folded to an atom, and that atom.
-    bound: HashMap<VarId, ExprId>,
+    bound: IdMap<VarId, ExprId>,
 }
 
 impl Rewrite for Fold<'_> {
@@ -71,7 +71,7 @@ impl Rewrite for Fold<'_> {
     fn leave(&mut self, m: &mut Module, old: ExprId, kids: &[ExprId]) -> Result<ExprId, CompileError> {
         let new = rebuild(m, old, kids);
         let folded = self.fold(m, old, new).unwrap_or(new);
-        if let Some(&var) = self.let_of_value.get(&old) {
+        if let Some(&var) = self.let_of_value.get(old) {
             if is_constant(m, folded) {
                 self.bound.insert(var, folded);
             }
@@ -86,7 +86,7 @@ impl Fold<'_> {
         let span = m.expr(new).span;
         match m.expr(new).kind.clone() {
             ExprKind::Var(v) => {
-                let atom = *self.bound.get(&v)?;
+                let atom = *self.bound.get(v)?;
                 Some(m.add_expr(m.expr(atom).kind.clone(), span))
             }
             ExprKind::Let { value, body, .. } => is_constant(m, value).then_some(body),

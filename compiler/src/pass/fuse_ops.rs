@@ -44,7 +44,7 @@ use super::util::builder::{flag, fresh_var, function, is_primitive, let_chain, v
 use super::util::walk::{children, preorder};
 use super::PRIMITIVE;
 use crate::diagnostics::CompileError;
-use crate::ir::{Dim, ExprId, ExprKind, Function, Module, TypeKind, VarId};
+use crate::ir::{Dim, ExprId, ExprKind, Function, IdMap, IdSet, Module, TypeKind, VarId};
 use crate::op::{OpPattern, OpRegistry};
 use crate::ty::TypeMap;
 use anchor_consumers::merge_anchors;
@@ -75,13 +75,8 @@ pub fn fuse_ops(
     ops: &OpRegistry,
     options: &FuseOptions,
 ) -> Result<(), CompileError> {
-    let mut cx = Fuse {
-        types: Types::new(types, "fuse_ops"),
-        map: types,
-        ops,
-        options: *options,
-        uses: HashMap::default(),
-    };
+    let mut cx =
+        Fuse { types: Types::new(types, "fuse_ops"), map: types, ops, options: *options, uses: IdMap::new() };
     for i in 0..m.functions.len() {
         if is_primitive(m, &m.functions[i].func) {
             continue;
@@ -99,13 +94,13 @@ struct Fuse<'a> {
     ops: &'a OpRegistry,
     options: FuseOptions,
     /// How many times each variable is referenced in the current global.
-    uses: HashMap<VarId, usize>,
+    uses: IdMap<VarId, usize>,
 }
 
 /// Variable references under `root`, counted with multiplicity, outside primitive functions.
-fn count_uses(m: &Module, root: ExprId) -> HashMap<VarId, usize> {
-    let mut uses = HashMap::default();
-    let mut seen = HashSet::default();
+fn count_uses(m: &Module, root: ExprId) -> IdMap<VarId, usize> {
+    let mut uses = IdMap::new();
+    let mut seen = IdSet::new();
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
         if !seen.insert(e) {
@@ -113,7 +108,7 @@ fn count_uses(m: &Module, root: ExprId) -> HashMap<VarId, usize> {
         }
         for (c, _) in children(&m.expr(e).kind) {
             match &m.expr(c).kind {
-                ExprKind::Var(v) => *uses.entry(*v).or_insert(0) += 1,
+                ExprKind::Var(v) => *uses.get_or_insert_with(*v, || 0) += 1,
                 ExprKind::Function(f) if is_primitive(m, f) => {}
                 _ => stack.push(c),
             }
@@ -228,7 +223,7 @@ impl Fuse<'_> {
             for &b in &ids {
                 let ExprKind::Call { callee, .. } = &m.expr(bindings[b].1).kind else { continue };
                 let ExprKind::Var(f) = m.expr(*callee).kind else { continue };
-                if let (Some(&(pos, _)), Some(1)) = (prims.get(&f), self.uses.get(&f)) {
+                if let (Some(&(pos, _)), Some(1)) = (prims.get(&f), self.uses.get(f)) {
                     replace.insert(pos, vec![]);
                 }
             }
@@ -282,7 +277,7 @@ impl Fuse<'_> {
         }
         for (&v, &n) in &node_of {
             let dataflow: usize = nodes[n].outputs.len();
-            nodes[n].extern_ref = self.uses.get(&v).copied().unwrap_or(0) > dataflow;
+            nodes[n].extern_ref = self.uses.get(v).copied().unwrap_or(0) > dataflow;
         }
         Ok(nodes)
     }

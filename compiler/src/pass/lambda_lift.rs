@@ -16,9 +16,8 @@ use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use super::util::walk::preorder;
 use super::{closure_literal, CLOSURE};
 use crate::diagnostics::CompileError;
-use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, Module, Symbol, TypeParamId, VarId};
+use crate::ir::{ExprId, ExprKind, Function, GlobalFunction, IdMap, Module, Symbol, TypeParamId, VarId};
 use crate::ty::TypeMap;
-use rustc_hash::FxHashMap as HashMap;
 
 /// What a lifted closure's name puts between its enclosing function's name and its number
 /// (`main_lifted_0`): hosts leave such functions out of listings meant for people.
@@ -82,7 +81,7 @@ pub fn lambda_lift(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> 
 
 /// For each `fn` literal bound by a `let`, the `let`'s variable (which the literal may call
 /// recursively).
-fn recursive_binders(m: &Module, root: ExprId) -> HashMap<ExprId, VarId> {
+fn recursive_binders(m: &Module, root: ExprId) -> IdMap<ExprId, VarId> {
     preorder(m, root, |_| true)
         .into_iter()
         .filter_map(|e| match &m.expr(e).kind {
@@ -102,7 +101,7 @@ struct Lifter<'t> {
     next: usize,
     /// Type parameters in scope: the global's, then each enclosing `fn` literal's.
     scopes: Vec<Vec<TypeParamId>>,
-    recursive: HashMap<ExprId, VarId>,
+    recursive: IdMap<ExprId, VarId>,
 }
 
 impl Rewrite for Lifter<'_> {
@@ -138,7 +137,7 @@ impl Lifter<'_> {
         let f = (**f).clone();
         let fn_ty = self.types.expr(m, old)?;
         let ret = self.types.func(m, old)?.ret;
-        let this = self.recursive.get(&old).copied();
+        let this = self.recursive.get(old).copied();
         let captured: Vec<VarId> = free_vars(m, new).into_iter().filter(|&v| Some(v) != this).collect();
         let name = self.fresh_name(m);
 
@@ -192,7 +191,7 @@ impl Lifter<'_> {
 /// Replaces captured variables by the lifted global's parameters, and the recursive `let`
 /// variable by a call rebuilding the closure.
 struct Subst<'p> {
-    vars: HashMap<VarId, VarId>,
+    vars: IdMap<VarId, VarId>,
     this: Option<VarId>,
     name: Symbol,
     params: &'p [VarId],
@@ -207,7 +206,7 @@ impl Rewrite for Subst<'_> {
             let args = self.params.iter().map(|&p| var_ref(m, p, span)).collect();
             return Ok(call(m, callee, args, span));
         }
-        Ok(match self.vars.get(&v) {
+        Ok(match self.vars.get(v) {
             Some(&p) => var_ref(m, p, span),
             None => old,
         })

@@ -15,11 +15,10 @@
 use super::util::builder::{as_op_call, op_call};
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use crate::diagnostics::CompileError;
-use crate::ir::{AttrValue, Dim, ExprId, ExprKind, LiteralValue, Module, TypeId, TypeKind};
+use crate::ir::{AttrValue, Dim, ExprId, ExprKind, IdMap, LiteralValue, Module, TypeId, TypeKind};
 use crate::op::AttrReader;
 use crate::ty::TypeMap;
 use relay_devices::{DType, DTypeCode};
-use rustc_hash::FxHashMap as HashMap;
 
 /// Simplifies every global function (see the module docs).
 ///
@@ -28,7 +27,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub fn simplify_expr(m: &mut Module, types: &TypeMap) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        let mut simplify = Simplify { types, new_types: HashMap::default() };
+        let mut simplify = Simplify { types, new_types: IdMap::new() };
         m.functions[i].func.body = rewrite(m, body, &mut simplify)?;
     }
     Ok(())
@@ -37,12 +36,12 @@ pub fn simplify_expr(m: &mut Module, types: &TypeMap) -> Result<(), CompileError
 struct Simplify<'a> {
     types: &'a TypeMap,
     /// Types of the nodes this pass made: each has the type of the node it replaced.
-    new_types: HashMap<ExprId, TypeId>,
+    new_types: IdMap<ExprId, TypeId>,
 }
 
 impl Simplify<'_> {
     fn ty(&self, e: ExprId) -> Option<TypeId> {
-        self.new_types.get(&e).copied().or_else(|| self.types.expr(e))
+        self.new_types.get(e).copied().or_else(|| self.types.expr(e))
     }
 
     /// The static shape and dtype of `e`'s tensor type.
@@ -122,7 +121,7 @@ impl Rewrite for Simplify<'_> {
         }
         match self.simplify(m, new, ty) {
             Some(simpler) => {
-                self.new_types.entry(simpler).or_insert(ty);
+                self.new_types.get_or_insert_with(simpler, || ty);
                 Ok(simpler)
             }
             None => Ok(new),
