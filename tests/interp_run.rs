@@ -5,6 +5,8 @@
 //! the function it runs, which lambda lifting chooses on the VM: any function value matches
 //! any other.
 //!
+//! Each file is a test of its own (`cargo test --test interp_run -- run/closures`).
+//!
 //! Also here: the deep programs the interpreter must run without host recursion.
 
 use common::directives::{parse_directives, Expect};
@@ -68,12 +70,26 @@ fn check_file(path: &Path) -> Result<(), String> {
     }
 }
 
-#[test]
-fn run_goldens_agree_with_the_vm() {
-    common::check_files("run", 60, |path, _| check_file(path));
+fn main() {
+    let mut trials = common::golden::file_trials("run", 60, |path, _| check_file(path));
+    for (name, test) in UNITS {
+        trials.push(common::golden::unit(name, *test));
+    }
+    common::golden::run(trials);
 }
 
-#[test]
+/// The tests besides the goldens.
+const UNITS: &[(&str, fn())] = &[
+    (
+        "function_names_are_ignored_in_printed_function_values",
+        function_names_are_ignored_in_printed_function_values,
+    ),
+    ("a_million_deep_non_tail_recursion_runs", a_million_deep_non_tail_recursion_runs),
+    ("a_hundred_thousand_deep_let_chain_runs", a_hundred_thousand_deep_let_chain_runs),
+    ("faults_name_the_relay_call_stack", faults_name_the_relay_call_stack),
+    ("closures_capture_values_and_refs_are_shared_cells", closures_capture_values_and_refs_are_shared_cells),
+];
+
 fn function_names_are_ignored_in_printed_function_values() {
     assert_eq!(without_function_names("(<fn @f_lifted_0>, 1)"), "(<fn>, 1)");
     assert_eq!(without_function_names("Cons(<fn @%k>, Nil)"), "Cons(<fn>, Nil)");
@@ -88,14 +104,12 @@ fn run_main(source: &str) -> Result<String, String> {
     relay::text::to_text(interp.signature(), &f.ret_type, &v)
 }
 
-#[test]
 fn a_million_deep_non_tail_recursion_runs() {
     let source = "def @depth(%n: int32) -> int32 { if (%n == 0) { 0 } else { 1 + @depth(%n - 1) } }
                   def @main() -> int32 { @depth(1000000) }";
     assert_eq!(run_main(source).as_deref(), Ok("1000000"));
 }
 
-#[test]
 fn a_hundred_thousand_deep_let_chain_runs() {
     let mut source = String::from("def @main() -> int32 {\n  let %x0 = 0;\n");
     for i in 1..=100_000 {
@@ -105,7 +119,6 @@ fn a_hundred_thousand_deep_let_chain_runs() {
     assert_eq!(run_main(&source).as_deref(), Ok("100000"));
 }
 
-#[test]
 fn faults_name_the_relay_call_stack() {
     let source = "def @inner(%xs: List[int32]) -> int32 { match? (%xs) { Cons(%x, _) => %x } }
                   def @main() -> int32 { 1 + @inner(Nil) }";
@@ -115,7 +128,6 @@ fn faults_name_the_relay_call_stack() {
     assert!(err.contains("match?"), "{err}");
 }
 
-#[test]
 fn closures_capture_values_and_refs_are_shared_cells() {
     let source = "def @main() -> (int32, int32) {
                     let %cell = ref(1);

@@ -44,35 +44,6 @@ pub fn relay_files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Runs `check(path, name)` on every `.relay` file of `tests/relay/<dir>`, where `name` is
-/// `tests/relay/<dir>/FILE.relay`, and fails once, listing every failing file and its reason.
-/// There must be at least `at_least` files.
-#[allow(dead_code)]
-pub fn check_files(dir: &str, at_least: usize, mut check: impl FnMut(&Path, &str) -> Result<(), String>) {
-    let files = relay_files(dir);
-    assert!(
-        files.len() >= at_least,
-        "expected at least {at_least} files in tests/relay/{dir}, found {}",
-        files.len()
-    );
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|path| {
-            let file = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            check(path, &format!("tests/relay/{dir}/{file}"))
-                .err()
-                .map(|reason| format!("--- {file}: {reason}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} files in tests/relay/{dir} failed:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
-}
-
 /// Reads a golden file, which must start with a `//` line saying what it shows.
 #[allow(dead_code)]
 pub fn read_described(path: &Path) -> Result<String, String> {

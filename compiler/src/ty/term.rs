@@ -56,7 +56,8 @@ pub(crate) struct Terms {
     /// [`Terms::finish`]'s result per representative. A finished term has no unbound
     /// variable left, so it can no longer change; without this, finishing every node of a
     /// `depth`-deep nested tuple walks `depth²` terms.
-    finished: HashMap<Tv, TypeId>,
+    /// Indexed by the representative's [`Tv`]; shorter than `terms` until needed.
+    finished: Vec<Option<TypeId>>,
     /// [`Terms::term_of`]'s result per written type without holes: such a term has no
     /// variable, so one copy serves every use (a deep annotated type is built once, not once
     /// per annotation).
@@ -311,11 +312,11 @@ impl Terms {
     /// The finished type of `t`, interned in `m`; `None` if a variable is still unbound.
     pub fn finish(&mut self, m: &mut Module, t: Tv) -> Option<TypeId> {
         crate::stack::grow(|| {
-            let (r, term) = self.get(t);
-            if let Some(&done) = self.finished.get(&r) {
+            let r = self.find(t);
+            if let Some(&Some(done)) = self.finished.get(r.0 as usize) {
                 return Some(done);
             }
-            let kind = match term {
+            let kind = match self.terms[r.0 as usize].clone() {
                 Term::Var | Term::Error => return None,
                 Term::Tensor(TensorType { shape, dtype }) => TypeKind::Tensor { shape, dtype },
                 Term::Tuple(xs) => TypeKind::Tuple(self.finish_all(m, xs)?),
@@ -329,7 +330,11 @@ impl Terms {
                 Term::Param(p) => TypeKind::Param(p),
             };
             let done = m.types.intern(kind);
-            self.finished.insert(r, done);
+            let at = r.0 as usize;
+            if self.finished.len() <= at {
+                self.finished.resize(self.terms.len(), None);
+            }
+            self.finished[at] = Some(done);
             Some(done)
         })
     }
