@@ -6,6 +6,7 @@
 use crate::program_args::check_unused;
 use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
+use relay::devices::SharedBytes;
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
 
@@ -57,13 +58,13 @@ impl Inputs {
     }
 }
 
-/// Weights to bind by name: a safetensors file's bytes and where they came from (for
-/// messages).
+/// Weights to bind by name: a safetensors file's bytes (mapped, for `--params`) and where they
+/// came from (for messages).
 pub(crate) struct Weights {
     /// The file named in messages: `--params`, or the ONNX model they were imported from.
     pub(crate) origin: String,
     /// The safetensors file.
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: SharedBytes,
 }
 
 /// What runs the entry function (`--executor`).
@@ -180,7 +181,7 @@ impl<'p> Job<'p> {
             Some(w) => {
                 let bound = BoundWeights {
                     origin: w.origin.clone(),
-                    bound: relay::params::bind_params(f, &w.bytes)
+                    bound: relay::params::bind_shared_params(f, &w.bytes)
                         .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
                 };
                 check_unused(&bound, &f.name, run.program.strict_params)?;
