@@ -17,6 +17,7 @@
 use crate::program::BoundWeights;
 use crate::{CompileFailure, Device, Error, Prelude, Program};
 use relay_compiler::pass::BoundParam;
+use relay_devices::SharedBytes;
 use relay_vm::{Executable, Limits};
 use std::path::{Path, PathBuf};
 
@@ -38,8 +39,9 @@ enum Source {
 enum Weights {
     /// A safetensors file.
     File(PathBuf),
-    /// Safetensors bytes in memory (an imported ONNX model's), named `origin` in messages.
-    Bytes { origin: PathBuf, bytes: Vec<u8> },
+    /// Safetensors bytes in memory (an imported ONNX model's, or a mapped file), named
+    /// `origin` in messages.
+    Bytes { origin: PathBuf, bytes: SharedBytes },
 }
 
 /// Compiles a Relay program (or loads an executable) into a [`Program`]; made by
@@ -94,16 +96,19 @@ impl ProgramBuilder {
     /// the other parameters. From opt-level 1 their shapes also replace `?` dimensions in the
     /// parameters' annotations, so operators reading them get static shapes and fuse
     /// ([`relay_compiler::pass::specialize_params`]) — the program `relay-vm run --params`
-    /// runs.
+    /// runs. The file is memory-mapped and its tensors are bound without copying where their
+    /// dtype and alignment allow ([`crate::params::map_file`]); it must not change while the
+    /// program lives.
     pub fn params(mut self, path: impl Into<PathBuf>) -> Self {
         self.params = Some(Weights::File(path.into()));
         self
     }
 
     /// [`ProgramBuilder::params`] from safetensors `bytes` already in memory (the weights of
-    /// an imported ONNX model), called `origin` in messages.
-    pub fn params_bytes(mut self, origin: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
-        self.params = Some(Weights::Bytes { origin: origin.into(), bytes });
+    /// an imported ONNX model, a `Vec<u8>`, or a mapped file), called `origin` in messages.
+    /// Tensors borrow `bytes` as [`ProgramBuilder::params`] describes.
+    pub fn params_bytes(mut self, origin: impl Into<PathBuf>, bytes: impl Into<SharedBytes>) -> Self {
+        self.params = Some(Weights::Bytes { origin: origin.into(), bytes: bytes.into() });
         self
     }
 
@@ -165,7 +170,10 @@ impl ProgramBuilder {
         // Moved out, not copied: a weights file is megabytes.
         let weights = match self.params.take() {
             Some(Weights::File(path)) => {
-                let bytes = read(&path)?;
+                let bytes = crate::params::map_file(&path).map_err(|e| Error::File {
+                    path: path.clone(),
+                    message: format!("cannot read {}: {e}", path.display()),
+                })?;
                 Some((path, bytes))
             }
             Some(Weights::Bytes { origin, bytes }) => Some((origin, bytes)),
@@ -197,7 +205,7 @@ impl ProgramBuilder {
         program.entry = self.entry.strip_prefix('@').unwrap_or(&self.entry).to_string();
         if let Some((path, bytes)) = weights {
             let main = program.function(&program.entry)?;
-            let bound = crate::params::bind_params(main, &bytes).map_err(|e| file_error(&path, &e))?;
+            let bound = crate::params::bind_shared_params(main, &bytes).map_err(|e| file_error(&path, &e))?;
             if self.strict_params && !bound.unused.is_empty() {
                 let message = format!(
                     "{} tensor(s) bind no parameter of `@{}`: {}",
@@ -217,10 +225,12 @@ impl ProgramBuilder {
         &self,
         name: &str,
         text: &str,
-        weights: Option<&(PathBuf, Vec<u8>)>,
+        weights: Option<&(PathBuf, SharedBytes)>,
     ) -> Result<Program, Error> {
         let bound: Vec<BoundParam> = match weights {
-            Some((path, bytes)) => crate::params::bound_shapes(bytes).map_err(|e| file_error(path, &e))?,
+            Some((path, bytes)) => {
+                crate::params::bound_shapes(bytes.as_bytes()).map_err(|e| file_error(path, &e))?
+            }
             None => vec![],
         };
         let started = std::time::Instant::now();

@@ -6,11 +6,12 @@
 use crate::program_args::check_unused;
 use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
 use relay::batch::{self, InputLine, LatencyStats};
+use relay::devices::SharedBytes;
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
 
 mod parallel;
-use relay::profile::KernelProfile;
+mod profile;
 use relay::{BoundWeights, Program};
 use std::io::BufRead;
 use std::path::Path;
@@ -57,13 +58,13 @@ impl Inputs {
     }
 }
 
-/// Weights to bind by name: a safetensors file's bytes and where they came from (for
-/// messages).
+/// Weights to bind by name: a safetensors file's bytes (mapped, for `--params`) and where they
+/// came from (for messages).
 pub(crate) struct Weights {
     /// The file named in messages: `--params`, or the ONNX model they were imported from.
     pub(crate) origin: String,
     /// The safetensors file.
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: SharedBytes,
 }
 
 /// What runs the entry function (`--executor`).
@@ -180,7 +181,7 @@ impl<'p> Job<'p> {
             Some(w) => {
                 let bound = BoundWeights {
                     origin: w.origin.clone(),
-                    bound: relay::params::bind_params(f, &w.bytes)
+                    bound: relay::params::bind_shared_params(f, &w.bytes)
                         .map_err(|e| Failure::bad_input(format!("error: {}: {e}\n", w.origin)))?,
                 };
                 check_unused(&bound, &f.name, run.program.strict_params)?;
@@ -416,91 +417,6 @@ impl<'p> Job<'p> {
             ms(s.max),
             throughput
         ))
-    }
-
-    /// Runs the inputs over `passes` on a VM whose kernels are counted, and prints where the
-    /// time went: each kernel's calls and time, most first, then the time outside kernels.
-    pub(crate) fn profile(self, inputs: Inputs, passes: Passes, format: Format) -> Result<(), Failure> {
-        let Engine::Vm { program, config, .. } = &self.engine else {
-            return Err(Failure::bad_input("error: profile runs the VM, not --executor interp\n"));
-        };
-        let mut all = Vec::with_capacity(inputs.items.len());
-        for (what, text) in &inputs.items {
-            all.push(self.entry.arguments(what, text)?.1);
-        }
-        let profile = KernelProfile::new(program);
-        let mut vm =
-            profile.vm(program, config.clone()).map_err(|e| Failure::bad_input(format!("error: {e}\n")))?;
-        let mut run = |args: &Vec<Value>| program.invoke(&mut vm, &self.entry.f.name, args.clone());
-        for _ in 0..passes.warmup {
-            all.iter().try_for_each(|a| run(a).map(drop))?;
-        }
-        profile.reset();
-        let started = Instant::now();
-        let mut reps = 0;
-        while passes.another(reps, started, 0) {
-            all.iter().try_for_each(|a| run(a).map(drop))?;
-            reps += 1;
-        }
-        let total = started.elapsed();
-        let rows = profile.rows();
-        let in_kernels: Duration = rows.iter().map(|r| r.time).sum();
-        let outside = total.saturating_sub(in_kernels);
-        let runs = (all.len() * reps).max(1) as f64;
-        let ms = |d: Duration| 1e3 * d.as_secs_f64();
-        let share = |d: Duration| 100.0 * d.as_secs_f64() / total.as_secs_f64().max(f64::MIN_POSITIVE);
-        if format == Format::Json {
-            let kernels: Vec<_> = rows
-                .iter()
-                .map(|r| {
-                    serde_json::json!({
-                        "kernel": r.index, "name": r.name, "fused": r.fused, "calls": r.calls,
-                        "time_ms": ms(r.time), "percent": share(r.time),
-                    })
-                })
-                .collect();
-            let out = serde_json::json!({
-                "function": self.entry.f.name, "inputs": all.len(), "reps": reps,
-                "total_ms": ms(total), "per_input_ms": ms(total) / runs,
-                "kernels": kernels, "outside_kernels_ms": ms(outside), "outside_kernels_percent": share(outside),
-            });
-            return write_stdout(&format!("{out}\n"));
-        }
-        let mut text = format!(
-            "@{}: {} input(s) x {reps} rep(s) in {:.3} ms ({:.4} ms per input)\n\
-             {:>6} {:>10} {:>10} {:>6} {:>9}  kernel\n",
-            self.entry.f.name,
-            all.len(),
-            ms(total),
-            ms(total) / runs,
-            "%",
-            "time ms",
-            "calls",
-            "/input",
-            "us/call"
-        );
-        for r in &rows {
-            text += &format!(
-                "{:>6.1} {:>10.3} {:>10} {:>6.1} {:>9.3}  kernel#{} {}{}\n",
-                share(r.time),
-                ms(r.time),
-                r.calls,
-                r.calls as f64 / runs,
-                1e3 * ms(r.time) / r.calls as f64,
-                r.index,
-                r.name,
-                if r.fused { " (fused)" } else { "" }
-            );
-        }
-        text += &format!(
-            "{:>6.1} {:>10.3} {:>10} {:>6} {:>9}  outside kernels (the VM)\n",
-            share(outside),
-            ms(outside),
-            "",
-            "",
-            ""
-        );
-        write_stdout(&text)
     }
 
     /// `bench`'s passes on this thread: warm-up, then timed passes.

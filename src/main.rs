@@ -157,8 +157,9 @@ enum Command {
         format: Format,
     },
     /// Where the time goes: runs the inputs like `bench` (one thread) and prints each
-    /// kernel's calls and time, most first, and the time outside kernels (the VM: control
-    /// flow, allocation, ADTs, calls).
+    /// kernel's calls and time, most first, the time outside kernels, and each VM instruction
+    /// class's count and self time (call, kernel call, alloc, adt construct/match, move,
+    /// branch, scalar, ...), most first.
     Profile {
         #[command(flatten)]
         run: RunArgs,

@@ -9,14 +9,42 @@
 //! `float32`, `int64` indices → `int32` while they fit). Tensors that bind no parameter
 //! (`num_batches_tracked`) are reported in [`Bound::unused`] for the caller to warn about or
 //! refuse; parameters without a tensor are left to the caller.
+//!
+//! A tensor whose dtype is its parameter's and whose bytes are aligned for it borrows them
+//! ([`Storage::Shared`]): with [`map_file`] the weights are read from the page cache as kernels
+//! touch them, never copied into the heap. Other tensors (misaligned data, `bool`, converted
+//! dtypes, a big-endian host) are copied.
 
 use crate::typed::{describe, shape_fits};
 use relay_compiler::ir::sanitize_name;
 use relay_compiler::pass::BoundParam;
 use relay_devices::arith::cast;
-use relay_devices::{DType, Scalar, Storage, Tensor};
+use relay_devices::{DType, Scalar, SharedBuffer, SharedBytes, Storage, Tensor};
 use relay_vm::{Value, ValueType, VmFunction};
 use safetensors::{Dtype, SafeTensors};
+use std::path::Path;
+
+/// The file at `path`, memory-mapped read-only, for [`bind_params`] to borrow tensors from.
+///
+/// # Errors
+/// The file cannot be opened or mapped.
+pub fn map_file(path: &Path) -> std::io::Result<SharedBytes> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        // Nothing to map (mapping zero bytes is an error on Linux); parsing reports it.
+        return Ok(SharedBytes::new(Vec::new()));
+    }
+    // SAFETY: `Mmap::map` is unsafe because the mapped bytes are not ours alone: if another
+    // process writes the file while it is mapped, the weights change under the running model
+    // (later reads see the new bytes, so results are garbage but every bit pattern is still a
+    // valid element: only dtypes without invalid values are ever borrowed, `bool` is copied),
+    // and if it truncates the file, touching a page past the new end raises SIGBUS and kills
+    // the process. We accept that as every memory-mapping weights loader does (safetensors'
+    // `safe_open`, `torch.load(mmap=True)`); `--params` documents that the file must not change
+    // while a program that bound it runs. The map is read-only: we never write through it.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(SharedBytes::new(map))
+}
 
 /// What a safetensors file binds of an entry function.
 #[derive(Debug, Clone)]
@@ -29,15 +57,26 @@ pub struct Bound {
     pub names: Vec<String>,
 }
 
-/// Reads the safetensors file `bytes` and binds its tensors to the parameters of `func`.
+/// Reads the safetensors file `bytes` and binds its tensors to the parameters of `func`
+/// (copying `bytes` once; [`bind_shared_params`] binds without copying).
+///
+/// # Errors
+/// As [`bind_shared_params`].
+pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Bound, String> {
+    bind_shared_params(func, &SharedBytes::new(bytes.to_vec()))
+}
+
+/// Reads the safetensors file `bytes` and binds its tensors to the parameters of `func`;
+/// tensors of their parameter's dtype borrow `bytes` when aligned (see the module header).
 ///
 /// # Errors
 /// A malformed file; a tensor whose dtype is not one safetensors tensors can have here
 /// (`bool`, `int8..64`, `uint8..64`, `float16`, `bfloat16`, `float32`, `float64`); a tensor
 /// whose shape does not fit its parameter's type, or whose elements do not all convert
 /// exactly to the parameter's dtype; two tensors binding the same parameter.
-pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Bound, String> {
-    let file = SafeTensors::deserialize(bytes).map_err(|e| format!("not a safetensors file: {e}"))?;
+pub fn bind_shared_params(func: &VmFunction, bytes: &SharedBytes) -> Result<Bound, String> {
+    let file =
+        SafeTensors::deserialize(bytes.as_bytes()).map_err(|e| format!("not a safetensors file: {e}"))?;
     let mut names: Vec<String> = file.names().into_iter().map(str::to_string).collect();
     names.sort();
     let mut values: Vec<(usize, Value)> = Vec::new();
@@ -54,8 +93,8 @@ pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Bound, String> {
             ));
         }
         let view = file.tensor(name).map_err(|e| format!("tensor `{name}`: {e}"))?;
-        let t =
-            tensor(view.dtype(), view.shape(), view.data()).map_err(|e| format!("tensor `{name}`: {e}"))?;
+        let t = tensor(view.dtype(), view.shape(), data_of(bytes, view.data()))
+            .map_err(|e| format!("tensor `{name}`: {e}"))?;
         let expected = &func.param_types[index];
         let param = &func.param_names[index];
         let converted = match expected {
@@ -178,12 +217,30 @@ fn element_type(dtype: Dtype) -> Option<DType> {
     })
 }
 
-/// A tensor from safetensors' little-endian element bytes; `float16` and `bfloat16` become
-/// `float32` (exactly: every half-precision value is a float32 value).
-fn tensor(dtype: Dtype, shape: &[usize], data: &[u8]) -> Result<Tensor, String> {
+/// `data`, a slice of `file`'s bytes, as shared bytes of `file` (`None` if it is not one).
+fn data_of(file: &SharedBytes, data: &[u8]) -> Option<SharedBytes> {
+    let start = (data.as_ptr() as usize).checked_sub(file.as_bytes().as_ptr() as usize)?;
+    file.slice(start..start.checked_add(data.len())?)
+}
+
+/// A tensor from safetensors' little-endian element bytes `data`: borrowed when the host is
+/// little-endian, the dtype has storage and the bytes are aligned for it; otherwise copied,
+/// `float16` and `bfloat16` becoming `float32` (exactly: every half-precision value is a
+/// float32 value).
+fn tensor(dtype: Dtype, shape: &[usize], data: Option<SharedBytes>) -> Result<Tensor, String> {
     fn le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
         data.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))).collect()
     }
+    let Some(data) = data else {
+        return Err("its data is not inside the file".to_string());
+    };
+    let borrowed = element_type(dtype)
+        .filter(|_| cfg!(target_endian = "little"))
+        .and_then(|d| SharedBuffer::new(d, data.clone()));
+    if let Some(buffer) = borrowed {
+        return Tensor::from_storage(shape.to_vec(), Storage::Shared(buffer)).map_err(|e| e.to_string());
+    }
+    let data = data.as_bytes();
     let storage = match dtype {
         Dtype::BOOL => Storage::Bool(data.iter().map(|&b| b != 0).collect()),
         Dtype::I8 => Storage::I8(le(data, i8::from_le_bytes)),

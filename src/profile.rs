@@ -1,7 +1,8 @@
 //! Where a program's time goes, kernel by kernel (`relay-vm profile`): every kernel of the
 //! program is wrapped in a counter of its calls and the time spent in them, and a VM runs
 //! over the wrapped table. Time outside kernels (control flow, allocation, ADTs, calls) is
-//! the run's time minus the kernels'.
+//! the run's time minus the kernels'; the VM's own split of it by instruction class is
+//! [`relay_vm::InstrProfile`].
 //!
 //! The wrapper costs two clock reads per kernel call and nothing per bytecode instruction,
 //! so the figures are those of the unprofiled program plus about 50 ns per call. Kernels that

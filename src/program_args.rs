@@ -3,7 +3,7 @@
 //! program `run` runs (the same weights binding, the same shapes specialised).
 
 use crate::job::Weights;
-use crate::{import, read_file, Failure};
+use crate::{import, Failure};
 use clap::Args;
 use relay::{BoundWeights, Program};
 use std::path::PathBuf;
@@ -22,7 +22,8 @@ pub(crate) struct ProgramArgs {
     /// `fc1.weight` binds `%fc1_weight`). float16/bfloat16 and integer tensors convert to the
     /// parameter's dtype where every element converts exactly. Their shapes specialise the
     /// entry's `?` dimensions before compiling. Tensors that bind no parameter are ignored
-    /// with a warning.
+    /// with a warning. The file is memory-mapped and tensors are read from it in place: it
+    /// must not change while the program runs.
     #[arg(long)]
     pub(crate) params: Option<PathBuf>,
     /// Make a --params tensor that binds no parameter an error instead of a warning.
@@ -55,11 +56,15 @@ impl ProgramArgs {
                 return Err(Failure::bad_input("error: --params: an ONNX model brings its own weights\n"));
             }
             let imported = import::read_onnx(&self.file)?;
-            let weights = Weights { origin: self.file.display().to_string(), bytes: imported.weights };
+            let weights = Weights { origin: self.file.display().to_string(), bytes: imported.weights.into() };
             return Ok(Sources { onnx_text: Some(imported.text), weights: Some(weights) });
         }
         let weights = match &self.params {
-            Some(p) => Some(Weights { origin: p.display().to_string(), bytes: read_file(p)? }),
+            Some(p) => Some(Weights {
+                origin: p.display().to_string(),
+                bytes: relay::params::map_file(p)
+                    .map_err(|e| Failure::bad_input(format!("error: cannot read {}: {e}\n", p.display())))?,
+            }),
             None => None,
         };
         Ok(Sources { onnx_text: None, weights })

@@ -125,3 +125,36 @@ fn the_cli_warns_once_refuses_when_strict_and_names_a_missing_weight() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn weights_of_the_parameters_dtype_are_borrowed_from_the_mapped_file() {
+    let path = std::env::temp_dir().join(format!("relay-vm-params-map-{}.safetensors", std::process::id()));
+    std::fs::write(&path, state_dict(true)).unwrap();
+    let program = Program::builder().source("mlp.relay", MLP).build().unwrap();
+    let main = program.function("main").unwrap();
+    let bytes = relay::params::map_file(&path).unwrap();
+    let bound = relay::params::bind_shared_params(main, &bytes).unwrap();
+    let storage = |i: usize| match &bound.values.iter().find(|(j, _)| *j == i).unwrap().1 {
+        Value::Tensor(t) => t.storage().clone(),
+        v => panic!("not a tensor: {}", v.kind()),
+    };
+    // float32 `fc2.weight` is read in place; float16 and int64 tensors are converted copies.
+    let fc2 = storage(3);
+    assert!(fc2.is_shared());
+    let start = fc2.as_ptr() as usize - bytes.as_bytes().as_ptr() as usize;
+    assert!(start < bytes.len(), "points into the mapping");
+    assert!(!storage(1).is_shared() && !storage(4).is_shared());
+    // Writing to a borrowed tensor copies it first: the mapping is never written.
+    let mut t = Tensor::from_storage(vec![1, 2], fc2).unwrap();
+    t.as_mut_slice::<f32>().unwrap()[0] = 9.0;
+    assert_eq!(t.as_slice::<f32>().unwrap(), [9.0, 4.0]);
+    assert_eq!(&bytes.as_bytes()[start..start + 4], 2f32.to_le_bytes());
+    // The program built from the file computes what the in-memory one does.
+    let x = relay::tensor(vec![1, 2], vec![1f32, 2.0]).unwrap();
+    let program = Program::builder().source("mlp.relay", MLP).params(&path).build().unwrap();
+    let out = program.run(&mut program.vm(), vec![x]).unwrap();
+    let Value::Adt(tuple) = out else { panic!("not a tuple") };
+    let Value::Tensor(y) = &tuple.fields[0] else { panic!("not a tensor") };
+    assert_eq!(y.as_slice::<f32>().unwrap(), [3.0]);
+    let _ = std::fs::remove_file(&path);
+}

@@ -1,7 +1,7 @@
 """Times the example NLP models on relay-vm and on PyTorch (eager and TorchScript), with the
 same weights on the same inputs, and prints one table of mean latencies per input.
 
-    python benches/pytorch/compare.py [--warmup N] [--reps N] [--opt-level O]
+    python benches/pytorch/compare.py [--warmup N] [--reps N] [--opt-level O] [-j N] [--models M,..]
 
 Models (all from examples/): the Tree-LSTM on the SST test set, CharRNN greedy generation for
 every (language, start letter) pair, and the RNN/GRU/LSTM cells folded over the shipped
@@ -10,9 +10,14 @@ binary; built with cargo when missing or with --build). Before any timing, every
 variant is checked against the reference outputs stored next to the models, so all variants
 compute the same function as the Relay programs.
 
-Everything runs on one thread. Each timed call is one input (a sentence, a name, a sequence);
-inputs are converted to the runtime's own values before timing, for every runtime. See
-README.md next to this file for how each PyTorch variant is built.
+By default everything runs on one thread. With `-j N`, requests (inputs) run on N worker
+threads at once, each running whole requests one at a time: relay-vm as `relay-vm bench -j N`
+(one VM per thread over one shared program), PyTorch as N Python threads calling the model
+(intra-op threads stay 1; TorchScript releases the GIL inside a call, eager code holds it
+between operators), and a second table gives throughput and the p99 latency per request. Each
+timed call is one input (a sentence, a name, a sequence); inputs are converted to the runtime's
+own values before timing, for every runtime. See README.md next to this file for how each
+PyTorch variant is built.
 """
 
 import argparse
@@ -26,7 +31,8 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import List, Tuple
+from concurrent.futures import ThreadPoolExecutor
+from typing import List, NamedTuple, Tuple
 
 import torch
 import torch.nn as nn
@@ -54,17 +60,39 @@ charrnn = import_script("charrnn_train", os.path.join(EXAMPLES, "charrnn", "trai
 # Timing
 
 
-def time_per_input(run, inputs, warmup, reps):
-    """Mean seconds per call of `run(x)` over `reps` passes of `inputs`, after `warmup` passes
-    (the same protocol as `relay-vm bench`)."""
-    samples = []
-    for rep in range(warmup + reps):
-        for x in inputs:
+class Stats(NamedTuple):
+    """Latency per request (seconds, mean and 99th percentile) and requests per second."""
+
+    mean: float
+    p99: float
+    throughput: float
+
+
+def percentile(samples, q):
+    """The nearest-rank `q`-th percentile of `samples` (as `relay-vm bench` computes it)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, -(-q * len(ordered) // 100) - 1))]
+
+
+def time_requests(run, inputs, warmup, reps, threads):
+    """`Stats` of calls `run(x)` over `reps` passes of `inputs`, after `warmup` passes (the same
+    protocol as `relay-vm bench`), with `threads` worker threads taking inputs in turn."""
+
+    def timed(x):
+        with torch.inference_mode():  # thread-local: each worker enters it
             start = time.perf_counter()
             run(x)
-            if rep >= warmup:
-                samples.append(time.perf_counter() - start)
-    return statistics.fmean(samples)
+            return time.perf_counter() - start
+
+    samples = []
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(warmup):
+            list(pool.map(timed, inputs))
+        started = time.perf_counter()
+        for _ in range(reps):
+            samples += pool.map(timed, inputs) if threads > 1 else map(timed, inputs)
+        wall = time.perf_counter() - started
+    return Stats(statistics.fmean(samples), percentile(samples, 99), len(samples) / wall)
 
 
 class RelayVm:
@@ -80,19 +108,20 @@ class RelayVm:
             if "--opt-level" not in usage.stdout:
                 sys.exit(f"error: {path} has no --opt-level option")
 
-    def bench(self, relay_file, params, input_file, warmup, reps):
-        """Mean seconds per input line, from `relay-vm bench`."""
+    def bench(self, relay_file, params, input_file, warmup, reps, threads):
+        """`Stats` per input line, from `relay-vm bench -j threads`."""
         command = [self.path, "bench", relay_file, "--params", params, "--input", input_file]
-        command += ["--warmup", str(warmup), "--reps", str(reps)]
+        command += ["--warmup", str(warmup), "--reps", str(reps), "-j", str(threads)]
         if self.opt_level is not None:
             command += ["--opt-level", self.opt_level]
         out = subprocess.run(command, capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"error: {' '.join(command)} failed:\n{out.stderr}")
-        mean = re.search(r"latency per input: mean ([0-9.]+) ms", out.stdout)
-        if mean is None:
+        mean = re.search(r"latency per input: mean ([0-9.]+) ms.* p99 ([0-9.]+) ms", out.stdout)
+        throughput = re.search(r"throughput: ([0-9.]+) inputs/s", out.stdout)
+        if mean is None or throughput is None:
             sys.exit(f"error: unexpected relay-vm bench output:\n{out.stdout}")
-        return float(mean.group(1)) / 1e3
+        return Stats(float(mean.group(1)) / 1e3, float(mean.group(2)) / 1e3, float(throughput.group(1)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,7 +436,10 @@ def main():
     ap.add_argument("--relay-vm", default=os.path.join(ROOT, "target", "release", "relay-vm"))
     ap.add_argument("--build", action="store_true", help="rebuild relay-vm with cargo first")
     ap.add_argument("--opt-level", help="passed to relay-vm bench (when the binary has the option)")
+    ap.add_argument("-j", "--threads", type=int, default=1, help="worker threads running requests (default 1)")
+    ap.add_argument("--models", help="only these models, comma-separated (tree-lstm,charrnn,rnn,gru,lstm)")
     args = ap.parse_args()
+    only = None if args.models is None else {m.strip().lower() for m in args.models.split(",")}
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
@@ -416,32 +448,41 @@ def main():
     rows, other_rows = [], []
     with tempfile.TemporaryDirectory() as tmp, torch.inference_mode():
         for model, note, relay_file, params, input_file, variants, check in benchmarks(args, tmp):
+            if only is not None and model.lower() not in only:
+                continue
             for variant, run, inputs in variants:
                 if check is not None and not check([run(x) for x in inputs]):
                     sys.exit(f"error: {model}, PyTorch {variant}: outputs differ from the stored reference")
             reps = max(args.reps, -(-args.min_runs // len(variants[0][2])))
             print(f"timing {model}, {note}: {reps} passes ...", file=sys.stderr)
-            r = relay.bench(relay_file, params, input_file, args.warmup, reps)
-            seconds = {v: time_per_input(run, inputs, args.warmup, reps) for v, run, inputs in variants}
-            rows.append((model, note, r, seconds.pop("eager"), seconds.pop("TorchScript")))
-            other_rows += [(model, note, variant, s, r) for variant, s in seconds.items()]
+            r = relay.bench(relay_file, params, input_file, args.warmup, reps, args.threads)
+            stats = {v: time_requests(run, inputs, args.warmup, reps, args.threads) for v, run, inputs in variants}
+            rows.append((model, note, r, stats.pop("eager"), stats.pop("TorchScript")))
+            other_rows += [(model, note, variant, s, r) for variant, s in stats.items()]
 
     ms = lambda s: f"{1e3 * s:.3f}"
-    ratio = lambda a, b: f"{a / b:.2f}"
+    ratio = lambda a, b: f"{a.mean / b.mean:.2f}"
     opt = f", relay-vm --opt-level {args.opt_level}" if args.opt_level is not None else ""
-    print(f"Mean latency per input in ms, one thread{opt}; {args.warmup} warm-up pass(es), then")
+    threads = "one thread" if args.threads == 1 else f"{args.threads} worker threads"
+    print(f"Mean latency per input in ms, {threads}{opt}; {args.warmup} warm-up pass(es), then")
     print(f"max({args.reps}, {args.min_runs} / inputs) timed passes over each input set.")
     print("Ratios are PyTorch time / relay-vm time: above 1, relay-vm is faster.\n")
     print("| model | inputs | relay-vm | PyTorch eager | TorchScript | eager / relay-vm ", end="")
     print("| TorchScript / relay-vm |")
     print("|---|---|--:|--:|--:|--:|--:|")
     for model, note, r, e, t in rows:
-        print(f"| {model} | {note} | {ms(r)} | {ms(e)} | {ms(t)} | {ratio(e, r)} | {ratio(t, r)} |")
+        print(f"| {model} | {note} | {ms(r.mean)} | {ms(e.mean)} | {ms(t.mean)} | {ratio(e, r)} | {ratio(t, r)} |")
     print("\nOther PyTorch formulations of the same models:\n")
     print("| model | inputs | PyTorch variant | ms | / relay-vm |")
     print("|---|---|---|--:|--:|")
     for model, note, variant, s, r in other_rows:
-        print(f"| {model} | {note} | {variant} | {ms(s)} | {ratio(s, r)} |")
+        print(f"| {model} | {note} | {variant} | {ms(s.mean)} | {ratio(s, r)} |")
+    print(f"\nThroughput (inputs/s) and latency per request (mean / p99, ms), {threads}:\n")
+    print("| model | inputs | runtime | inputs/s | mean ms | p99 ms |")
+    print("|---|---|---|--:|--:|--:|")
+    for model, note, r, e, t in rows:
+        for runtime, s in (("relay-vm", r), ("PyTorch eager", e), ("TorchScript", t)):
+            print(f"| {model} | {note} | {runtime} | {s.throughput:.0f} | {ms(s.mean)} | {ms(s.p99)} |")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,14 @@
 pub mod arith;
 mod dtype;
 pub mod opencl;
+#[macro_use]
+mod shared;
 mod storage;
 mod tensor;
 mod view;
 
 pub use dtype::{DType, DTypeCode, ParseDTypeError};
+pub use shared::{SharedBuffer, SharedBytes};
 pub use storage::{Element, Scalar, Storage};
 pub use tensor::{shape_size, Tensor, TensorError};
 pub use view::{Layout, TensorView, TensorViewMut};

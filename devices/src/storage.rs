@@ -1,12 +1,15 @@
 //! Element types a tensor can hold, and the typed buffer that holds them.
 //!
-//! A tensor's buffer is a [`Storage`]: one `Vec` per element type. This keeps the crate free of
-//! `unsafe` and of casting crates: every buffer is aligned for its element type because it *is*
-//! a `Vec` of that type, a `bool` buffer can only hold `false`/`true`, and typed access is a
-//! `match`, not a reinterpretation of bytes. JIT and OpenCL code still get one plain pointer to
+//! A tensor's buffer is a [`Storage`]: one `Vec` per element type, or elements borrowed from
+//! shared bytes ([`Storage::Shared`], a memory-mapped weights file). This keeps the crate free
+//! of `unsafe`: every owned buffer is aligned for its element type because it *is* a `Vec` of
+//! that type, a `bool` buffer can only hold `false`/`true`, and typed access is a `match`; the
+//! shared bytes are reinterpreted only through `bytemuck`'s checked casts ([`crate::shared`]),
+//! and written only after being copied into a `Vec` (copy-on-write). JIT and OpenCL code still get one plain pointer to
 //! contiguous row-major data ([`Storage::as_ptr`]). `float16` and vector dtypes (`float32x4`)
 //! have no storage: they are rejected with an error when a tensor of them is created.
 
+use crate::shared::{Pod, SharedBuffer};
 use crate::{DType, TensorError};
 use std::fmt::Debug;
 
@@ -27,7 +30,10 @@ pub enum Scalar {
 }
 
 /// The typed buffer of a tensor: contiguous elements in row-major order.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Two storages are equal when they hold the same elements of the same dtype, whether owned or
+/// shared.
+#[derive(Clone, Debug)]
 pub enum Storage {
     /// `bool` elements, one byte each.
     Bool(Vec<bool>),
@@ -51,6 +57,9 @@ pub enum Storage {
     F32(Vec<f32>),
     /// `float64` elements.
     F64(Vec<f64>),
+    /// Elements of any dtype but `bool`, borrowed from shared immutable bytes without a copy;
+    /// every mutable access first replaces them with an owned copy (copy-on-write).
+    Shared(SharedBuffer),
 }
 
 /// A Rust type that is the element type of some [`DType`]. Implemented for `bool`, `i8`, `i16`,
@@ -74,15 +83,24 @@ pub trait Element:
     fn from_storage(s: Storage) -> Result<Vec<Self>, Storage>;
 }
 
-mod sealed {
-    pub trait Sealed {}
+pub(crate) mod sealed {
+    /// What only this crate may implement or call.
+    pub trait Sealed: Sized {
+        /// `bytes` as elements without copying, when they are aligned, a whole number of
+        /// elements, and every bit pattern is a value of the type (never for `bool`).
+        fn cast_bytes(bytes: &[u8]) -> Option<&[Self]>;
+    }
 }
 
 // `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
 // numeric type, which is exactly the cast semantics documented on `Scalar`.
 macro_rules! numeric_element {
     ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
+                bytemuck::try_cast_slice(bytes).ok()
+            }
+        }
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
             fn from_scalar(s: Scalar) -> Self {
@@ -109,10 +127,14 @@ macro_rules! element_storage {
         fn slice(s: &Storage) -> Option<&[Self]> {
             match s {
                 Storage::$variant(v) => Some(v),
+                Storage::Shared(b) => b.elements(),
                 _ => None,
             }
         }
         fn slice_mut(s: &mut Storage) -> Option<&mut [Self]> {
+            if s.dtype() == Self::DTYPE {
+                s.unshare();
+            }
             match s {
                 Storage::$variant(v) => Some(v),
                 _ => None,
@@ -121,6 +143,9 @@ macro_rules! element_storage {
         fn from_storage(s: Storage) -> Result<Vec<Self>, Storage> {
             match s {
                 Storage::$variant(v) => Ok(v),
+                Storage::Shared(b) if b.dtype() == Self::DTYPE => {
+                    Ok(b.elements().unwrap_or_default().to_vec())
+                }
                 other => Err(other),
             }
         }
@@ -140,7 +165,11 @@ numeric_element! {
     F64 f64, F64, Float as f64;
 }
 
-impl sealed::Sealed for bool {}
+impl sealed::Sealed for bool {
+    fn cast_bytes(_: &[u8]) -> Option<&[Self]> {
+        None
+    }
+}
 impl Element for bool {
     const DTYPE: DType = DType::BOOL;
     fn from_scalar(s: Scalar) -> Self {
@@ -157,9 +186,9 @@ impl Element for bool {
     element_storage!(Bool bool);
 }
 
-// Evaluates `$body` with `$v` bound to the `Vec` of whichever element type the storage holds,
-// so that code over all of them is written once.
-macro_rules! each_storage {
+// Evaluates `$body` with `$v` bound to the elements (a `Vec` or a slice) of whichever element
+// type the storage holds, so that code reading any of them is written once.
+macro_rules! each_slice {
     ($s:expr, $v:ident => $body:expr) => {
         match $s {
             Storage::Bool($v) => $body,
@@ -173,6 +202,33 @@ macro_rules! each_storage {
             Storage::U64($v) => $body,
             Storage::F32($v) => $body,
             Storage::F64($v) => $body,
+            Storage::Shared(b) => each_pod!(b.pod(), T => {
+                let $v: &[T] = b.elements().unwrap_or_default();
+                $body
+            }),
+        }
+    };
+}
+
+// Evaluates `$body` with `$v` bound to the owned `Vec` of the storage, which a shared storage
+// first becomes (copy-on-write), so that code writing any element type is written once.
+macro_rules! each_vec_mut {
+    ($s:expr, $v:ident => $body:expr) => {
+        loop {
+            match $s {
+                Storage::Shared(_) => $s.unshare(),
+                Storage::Bool($v) => break $body,
+                Storage::I8($v) => break $body,
+                Storage::I16($v) => break $body,
+                Storage::I32($v) => break $body,
+                Storage::I64($v) => break $body,
+                Storage::U8($v) => break $body,
+                Storage::U16($v) => break $body,
+                Storage::U32($v) => break $body,
+                Storage::U64($v) => break $body,
+                Storage::F32($v) => break $body,
+                Storage::F64($v) => break $body,
+            }
         }
     };
 }
@@ -233,12 +289,13 @@ impl Storage {
             Storage::U64(_) => DType::U64,
             Storage::F32(_) => DType::F32,
             Storage::F64(_) => DType::F64,
+            Storage::Shared(b) => b.dtype(),
         }
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        each_storage!(self, v => v.len())
+        each_slice!(self, v => v.len())
     }
 
     /// Whether there are no elements.
@@ -248,13 +305,13 @@ impl Storage {
 
     /// Element `i` widened to a [`Scalar`], or `None` past the end.
     pub fn get(&self, i: usize) -> Option<Scalar> {
-        each_storage!(self, v => v.get(i).map(|x| x.to_scalar()))
+        each_slice!(self, v => v.get(i).map(|x| x.to_scalar()))
     }
 
     /// Sets element `i` to `value` converted with `as`-cast semantics (see [`Scalar`]);
     /// `false` if `i` is out of range.
     pub fn set(&mut self, i: usize, value: Scalar) -> bool {
-        each_storage!(self, v => match v.get_mut(i) {
+        each_vec_mut!(self, v => match v.get_mut(i) {
             Some(x) => {
                 *x = Element::from_scalar(value);
                 true
@@ -266,19 +323,41 @@ impl Storage {
     /// Sets every element to zero (`false`), keeping the buffer: a recycled buffer starts as
     /// a fresh one would.
     pub fn fill_zero(&mut self) {
-        each_storage!(self, v => v.fill(Default::default()))
+        each_vec_mut!(self, v => v.fill(Default::default()))
     }
 
     /// Address of the first element, for JIT and OpenCL code that reads the buffer as
     /// contiguous row-major bytes (`bool` is one byte, 0 or 1).
     pub fn as_ptr(&self) -> *const u8 {
-        each_storage!(self, v => v.as_ptr().cast::<u8>())
+        each_slice!(self, v => v.as_ptr().cast::<u8>())
     }
 
-    /// Mutable address of the first element. Writers must store valid values of the element
-    /// type (only 0 or 1 in a `bool` buffer).
+    /// Mutable address of the first element, of an owned copy if the elements were shared.
+    /// Writers must store valid values of the element type (only 0 or 1 in a `bool` buffer).
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        each_storage!(self, v => v.as_mut_ptr().cast::<u8>())
+        each_vec_mut!(self, v => v.as_mut_ptr().cast::<u8>())
+    }
+
+    /// Whether the elements are borrowed from shared bytes ([`Storage::Shared`]).
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Storage::Shared(_))
+    }
+
+    /// Replaces shared elements with an owned copy of them (the copy of copy-on-write).
+    fn unshare(&mut self) {
+        if let Storage::Shared(b) = self {
+            *self = each_pod!(b.pod(), T => T::into_storage(b.elements::<T>().unwrap_or_default().to_vec()));
+        }
+    }
+}
+
+impl PartialEq for Storage {
+    fn eq(&self, other: &Storage) -> bool {
+        // `v` coerces to a slice whichever variant it comes from.
+        fn holds<T: Element>(other: &Storage, v: &[T]) -> bool {
+            T::slice(other) == Some(v)
+        }
+        self.dtype() == other.dtype() && each_slice!(self, v => holds(other, v))
     }
 }
 
@@ -319,5 +398,31 @@ mod tests {
         // More than any machine has: refused by the allocator, reported, not aborted.
         let huge = isize::MAX as usize / 2;
         assert_eq!(Storage::zeros(DType::U8, huge), Err(TensorError::AllocationFailed { bytes: huge }));
+    }
+
+    #[test]
+    fn shared_elements_are_read_in_place_and_copied_on_write() {
+        let bytes = crate::SharedBytes::new(vec![1u8, 2, 3]);
+        let shared = Storage::Shared(SharedBuffer::new(DType::U8, bytes.clone()).unwrap());
+        assert_eq!(shared, u8::into_storage(vec![1, 2, 3]));
+        assert_ne!(shared, i8::into_storage(vec![1, 2, 3]));
+        assert_eq!(
+            (shared.len(), shared.get(2), shared.as_ptr()),
+            (3, Some(Scalar::UInt(3)), bytes.as_bytes().as_ptr())
+        );
+        assert_eq!(u8::slice(&shared), Some(&[1u8, 2, 3][..]));
+        let mut written = shared.clone();
+        assert!(written.set(0, Scalar::UInt(9)));
+        assert!(!written.is_shared() && shared.is_shared());
+        assert_eq!(u8::slice(&written), Some(&[9u8, 2, 3][..]));
+        assert_eq!(bytes.as_bytes(), &[1, 2, 3]);
+        let mut zeroed = shared.clone();
+        zeroed.fill_zero();
+        assert_eq!(zeroed, u8::into_storage(vec![0; 3]));
+        let mut other = shared.clone();
+        assert!(i32::slice_mut(&mut other).is_none() && other.is_shared());
+        assert_eq!(u8::slice_mut(&mut other).map(|v| v.len()), Some(3));
+        assert!(!other.is_shared());
+        assert_eq!(u8::from_storage(shared), Ok(vec![1, 2, 3]));
     }
 }

@@ -14,6 +14,7 @@ mod device;
 mod limit_tests;
 mod liveness;
 mod packed;
+mod probe;
 mod setup;
 mod stack;
 #[cfg(test)]
@@ -31,6 +32,8 @@ use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
 pub use device::CopyStats;
 use liveness::LastUses;
+pub use probe::{InstrClassRow, InstrProfile};
+use probe::{NoProbe, Probe};
 use relay_devices::DType;
 use stack::put;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -91,6 +94,9 @@ pub struct Vm<'e> {
     /// allocation — a recursive closure passing itself to `@map` on every tree node. Cleared
     /// after each run so that captured values do not outlive it.
     closures: Vec<Option<Arc<ClosureValue>>>,
+    /// Counts by instruction class while profiling ([`Vm::start_instr_profile`]); `None`
+    /// runs the dispatch loop compiled without the hook.
+    instr_profile: Option<Box<InstrProfile>>,
 }
 
 impl<'e> Vm<'e> {
@@ -121,7 +127,17 @@ impl<'e> Vm<'e> {
             *slot = Some(v);
         }
         self.running = true;
-        let mut result = self.run(func as u32, top);
+        // One check per run, none per instruction: the loop is compiled once with the
+        // profiling hook and once without.
+        let mut result = match self.instr_profile.take() {
+            None => self.run(func as u32, top, &mut NoProbe),
+            Some(mut profile) => {
+                let result = self.run(func as u32, top, &mut *profile);
+                profile.finish();
+                self.instr_profile = Some(profile);
+                result
+            }
+        };
         for c in self.closures.iter_mut().filter_map(Option::take) {
             self.pool.recycle_value(Value::Closure(c));
         }
@@ -141,7 +157,18 @@ impl<'e> Vm<'e> {
         result
     }
 
-    fn run(&mut self, entry: u32, mut top: usize) -> Result<Value, Trap> {
+    /// Counts the instructions of every later run and their time, by class, starting from
+    /// zero (again, if it was already counting); read them with [`Vm::instr_profile`].
+    pub fn start_instr_profile(&mut self) {
+        self.instr_profile = Some(Box::default());
+    }
+
+    /// The counts since [`Vm::start_instr_profile`], if it was called.
+    pub fn instr_profile(&self) -> Option<&InstrProfile> {
+        self.instr_profile.as_deref()
+    }
+
+    fn run<P: Probe>(&mut self, entry: u32, mut top: usize, probe: &mut P) -> Result<Value, Trap> {
         let exe = self.exe;
         let Vm {
             regs,
@@ -400,6 +427,7 @@ impl<'e> Vm<'e> {
                 trap!("control fell off the end of the function");
             };
             pc += 1;
+            probe.before(ins);
             match ins {
                 Instr::Move { dst, src } => {
                     let v = read!(src, dying.at(pc - 1), 0);

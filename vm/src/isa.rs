@@ -4,7 +4,8 @@
 //! need: which registers an instruction reads and writes, where control goes next, whether it
 //! may trap (as Cranelift's instruction definitions carry `branches()`/`terminates_block()`).
 //!
-//! Each row declares its control flow ([`ControlFlow`]) and whether it may trap, and each
+//! Each row declares its control flow ([`ControlFlow`]), whether it may trap and its class
+//! ([`InstrClass`], what `relay-vm profile` sums time by), and each
 //! operand its role: `read`, `write` or `readwrite` registers, `kill` (registers emptied, not
 //! read), `target` (jump targets) or `imm` (anything else). A role is checked against the
 //! operand's type (a register declared `imm` does not compile), and a row's control flow
@@ -47,6 +48,53 @@ impl ControlFlow {
     const fn has_targets(self) -> bool {
         matches!(self, ControlFlow::Branch | ControlFlow::Jump)
     }
+}
+
+macro_rules! instr_classes {
+    ($( $(#[doc = $doc:literal])+ $class:ident $name:literal, )*) => {
+        /// What kind of work an instruction does: the rows `relay-vm profile` sums the
+        /// interpreter's time and instruction counts by. Each row of the instruction table
+        /// names its class.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum InstrClass {
+            $( $(#[doc = $doc])+ $class, )*
+        }
+
+        impl InstrClass {
+            /// Every class, in declaration order (`class as usize` indexes it).
+            pub const ALL: &'static [InstrClass] = &[ $( InstrClass::$class, )* ];
+
+            /// The class's name in profiles (`kernel call`).
+            pub fn name(self) -> &'static str {
+                match self { $( InstrClass::$class => $name, )* }
+            }
+        }
+    };
+}
+
+instr_classes! {
+    /// Calls and tail calls of global functions and closures (the frame set-up only).
+    Call "call",
+    /// Returns (`RetBin`'s arithmetic included) and `Fatal`.
+    Return "return",
+    /// Kernel calls (`InvokePacked`), the kernel's own time included.
+    KernelCall "kernel call",
+    /// Tensor allocation (`AllocTensor`, `AllocFrame`).
+    Alloc "alloc",
+    /// Building constructor values, tuples and closures (`AllocADT`, `AllocClosure`).
+    AdtConstruct "adt construct",
+    /// Taking constructor values apart (`GetField`, `GetTag`, `SwitchTag`).
+    AdtMatch "adt match",
+    /// Jumps, conditional or not (`If`, `IfCmp`, `IfCmpImm`, `Goto`).
+    Branch "branch",
+    /// Register copies and loads (`Move`, `LoadConst`, `LoadImm`, `DeviceCopy`).
+    Move "move",
+    /// Arithmetic on unboxed scalars (`Bin`, `BinImm`, `Un`, `Cast`).
+    Scalar "scalar",
+    /// Reference cells (`RefNew`, `RefRead`, `RefWrite`).
+    Ref "ref",
+    /// Emptying dead registers (`Kill`).
+    Kill "kill",
 }
 
 /// Operands of the `read`, `write`, `readwrite` and `kill` roles: registers.
@@ -218,7 +266,7 @@ macro_rules! may_trap {
 }
 
 macro_rules! instructions {
-    ($( $(#[doc = $doc:literal])+ $opcode:literal $name:ident ($flow:ident, $trap:ident)
+    ($( $(#[doc = $doc:literal])+ $opcode:literal $name:ident ($flow:ident, $trap:ident, $class:ident)
         { $($field:ident : $role:ident $ty:ty),* $(,)? } )*) => {
         /// One VM instruction (see [`INSTRUCTION_DOCS`] for the list).
         #[derive(Clone, Debug, PartialEq)]
@@ -244,6 +292,12 @@ macro_rules! instructions {
             /// Where control goes after the instruction.
             pub fn control_flow(&self) -> ControlFlow {
                 match self { $( Instr::$name { .. } => ControlFlow::$flow, )* }
+            }
+
+            /// What kind of work the instruction does.
+            #[inline]
+            pub fn class(&self) -> InstrClass {
+                match self { $( Instr::$name { .. } => InstrClass::$class, )* }
             }
 
             /// Whether running the instruction can end in a trap (a kernel or arithmetic
@@ -378,80 +432,80 @@ impl fmt::Display for Instr {
 
 instructions! {
     /// Copies register `src` to `dst`.
-    0x01 Move (Next, total) { dst: write Reg, src: read Reg }
+    0x01 Move (Next, total, Move) { dst: write Reg, src: read Reg }
     /// Returns `src` from the current function to its caller's destination register.
-    0x02 Ret (Exit, total) { src: read Reg }
+    0x02 Ret (Exit, total, Return) { src: read Reg }
     /// Calls global function `func` with `args`; the result goes to `dst`.
-    0x03 Invoke (Next, traps) { dst: write Reg, func: imm FuncIdx, args: read Box<[Reg]> }
+    0x03 Invoke (Next, traps, Call) { dst: write Reg, func: imm FuncIdx, args: read Box<[Reg]> }
     /// Calls `func` with `args` in place of the current frame (a loop costs no stack).
-    0x04 TailCall (Exit, traps) { func: imm FuncIdx, args: read Box<[Reg]> }
+    0x04 TailCall (Exit, traps, Call) { func: imm FuncIdx, args: read Box<[Reg]> }
     /// Calls the closure in `closure` (captured values first, then `args`); result to `dst`.
-    0x05 InvokeClosure (Next, traps) { dst: write Reg, closure: read Reg, args: read Box<[Reg]> }
+    0x05 InvokeClosure (Next, traps, Call) { dst: write Reg, closure: read Reg, args: read Box<[Reg]> }
     /// Calls the closure in `closure` in place of the current frame.
-    0x06 TailCallClosure (Exit, traps) { closure: read Reg, args: read Box<[Reg]> }
+    0x06 TailCallClosure (Exit, traps, Call) { closure: read Reg, args: read Box<[Reg]> }
     /// Runs `kernel` on `inputs`, writing into `outputs` (preallocated by `AllocTensor`, or
     /// allocated from the kernel's shape function when empty): destination passing.
-    0x07 InvokePacked (Next, traps) {
+    0x07 InvokePacked (Next, traps, KernelCall) {
         kernel: imm KernelIdx, inputs: read Box<[Reg]>, outputs: readwrite Box<[Reg]>
     }
     /// Allocates an uninitialised tensor of `dtype` and static `shape` into `dst`.
-    0x08 AllocTensor (Next, traps) { dst: write Reg, dtype: imm DType, shape: imm Box<[i64]> }
+    0x08 AllocTensor (Next, traps, Alloc) { dst: write Reg, dtype: imm DType, shape: imm Box<[i64]> }
     /// Builds a constructor value (tuples are tag 0) from `fields` into `dst`.
-    0x09 AllocADT (Next, total) { dst: write Reg, tag: imm Imm, fields: read Box<[Reg]> }
+    0x09 AllocADT (Next, total, AdtConstruct) { dst: write Reg, tag: imm Imm, fields: read Box<[Reg]> }
     /// Builds a closure of `func` capturing `captured` (passed before the call's arguments).
-    0x0a AllocClosure (Next, total) { dst: write Reg, func: imm FuncIdx, captured: read Box<[Reg]> }
+    0x0a AllocClosure (Next, total, AdtConstruct) { dst: write Reg, func: imm FuncIdx, captured: read Box<[Reg]> }
     /// Loads field `index` of the ADT or tuple in `obj` into `dst`.
-    0x0b GetField (Next, traps) { dst: write Reg, obj: read Reg, index: imm Imm }
+    0x0b GetField (Next, traps, AdtMatch) { dst: write Reg, obj: read Reg, index: imm Imm }
     /// Loads the constructor tag of `obj` into `dst` as an unboxed `int32`.
-    0x0c GetTag (Next, traps) { dst: write Reg, obj: read Reg }
+    0x0c GetTag (Next, traps, AdtMatch) { dst: write Reg, obj: read Reg }
     /// Jumps to `targets[tag]` for the constructor tag of `obj` (a `match` decision node).
-    0x0d SwitchTag (Jump, traps) { obj: read Reg, targets: target Box<[Target]> }
+    0x0d SwitchTag (Jump, traps, AdtMatch) { obj: read Reg, targets: target Box<[Target]> }
     /// Falls through when the bool in `cond` is true, jumps to `else_target` otherwise.
-    0x0e If (Branch, traps) { cond: read Reg, else_target: target Target }
+    0x0e If (Branch, traps, Branch) { cond: read Reg, else_target: target Target }
     /// Jumps to `target`.
-    0x0f Goto (Jump, total) { target: target Target }
+    0x0f Goto (Jump, total, Branch) { target: target Target }
     /// Loads constant tensor `index` into `dst`.
-    0x10 LoadConst (Next, total) { dst: write Reg, index: imm ConstIdx }
+    0x10 LoadConst (Next, total, Move) { dst: write Reg, index: imm ConstIdx }
     /// Loads an unboxed scalar into `dst`.
-    0x11 LoadImm (Next, total) { dst: write Reg, value: imm ScalarValue }
+    0x11 LoadImm (Next, total, Move) { dst: write Reg, value: imm ScalarValue }
     /// Allocates a reference cell holding `value` into `dst`.
-    0x12 RefNew (Next, total) { dst: write Reg, value: read Reg }
+    0x12 RefNew (Next, total, Ref) { dst: write Reg, value: read Reg }
     /// Loads the contents of the reference in `cell` into `dst`.
-    0x13 RefRead (Next, traps) { dst: write Reg, cell: read Reg }
+    0x13 RefRead (Next, traps, Ref) { dst: write Reg, cell: read Reg }
     /// Stores `value` into the reference in `cell`.
-    0x14 RefWrite (Next, traps) { cell: read Reg, value: read Reg }
+    0x14 RefWrite (Next, traps, Ref) { cell: read Reg, value: read Reg }
     /// Stops with a trap carrying string `message` (e.g. no `match?` arm matched).
-    0x15 Fatal (Exit, traps) { message: imm StrIdx }
+    0x15 Fatal (Exit, traps, Return) { message: imm StrIdx }
     /// `dst = lhs op rhs` on unboxed scalars of one dtype.
-    0x16 Bin (Next, traps) { op: imm BinOp, dst: write Reg, lhs: read Reg, rhs: read Reg }
+    0x16 Bin (Next, traps, Scalar) { op: imm BinOp, dst: write Reg, lhs: read Reg, rhs: read Reg }
     /// `dst = op src` on an unboxed scalar.
-    0x17 Un (Next, traps) { op: imm UnOp, dst: write Reg, src: read Reg }
+    0x17 Un (Next, traps, Scalar) { op: imm UnOp, dst: write Reg, src: read Reg }
     /// Converts the unboxed scalar `src` to `dtype`.
-    0x18 Cast (Next, traps) { dst: write Reg, src: read Reg, dtype: imm DType }
+    0x18 Cast (Next, traps, Scalar) { dst: write Reg, src: read Reg, dtype: imm DType }
     /// `dst = lhs op imm` with an immediate right operand (loop counters, constants).
-    0x19 BinImm (Next, traps) { op: imm BinOp, dst: write Reg, lhs: read Reg, imm: imm ScalarValue }
+    0x19 BinImm (Next, traps, Scalar) { op: imm BinOp, dst: write Reg, lhs: read Reg, imm: imm ScalarValue }
     /// Falls through when `lhs op rhs` is true, jumps to `else_target` otherwise: a `Bin`
     /// whose result only feeds an `If`, in one dispatch and without writing a register.
-    0x1a IfCmp (Branch, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg, else_target: target Target }
+    0x1a IfCmp (Branch, traps, Branch) { op: imm BinOp, lhs: read Reg, rhs: read Reg, else_target: target Target }
     /// `IfCmp` with an immediate right operand (`if (%n == 0)`).
-    0x1b IfCmpImm (Branch, traps) {
+    0x1b IfCmpImm (Branch, traps, Branch) {
         op: imm BinOp, lhs: read Reg, imm: imm ScalarValue, else_target: target Target
     }
     /// Returns `lhs op rhs`: a `Bin` whose result is only returned (`fn (%a, %b) { %a + %b }`).
-    0x1c RetBin (Exit, traps) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
+    0x1c RetBin (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
-    0x1d RetBinImm (Exit, traps) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue }
+    0x1d RetBinImm (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue }
     /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` from slot `slot` of
     /// the frame arena: the buffer the slot's previous occupant used when that one is dead
     /// (the memory plan put tensors with disjoint live intervals in one slot).
-    0x1e AllocFrame (Next, traps) { dst: write Reg, slot: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
+    0x1e AllocFrame (Next, traps, Alloc) { dst: write Reg, slot: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
     /// Empties `regs`, whose values are dead: tensors go back to their frame slot or the
     /// VM's pool for reuse (the memory plan's kills at last use).
-    0x1f Kill (Next, total) { regs: kill Box<[Reg]> }
+    0x1f Kill (Next, total, Kill) { regs: kill Box<[Reg]> }
     /// Copies `src` to `dst` with a device-resident tensor brought to the host (TVM's
     /// `device_copy`); any other value is copied as by `Move`. The device-planning pass puts
     /// it where a device kernel's output reaches the host: a host kernel, a return.
-    0x20 DeviceCopy (Next, traps) { dst: write Reg, src: read Reg }
+    0x20 DeviceCopy (Next, traps, Move) { dst: write Reg, src: read Reg }
 }
 
 impl Instr {
@@ -555,6 +609,19 @@ mod tests {
         assert_eq!(branch.successors(1), vec![2, 9]);
         assert!(!s[2].falls_through() && branch.falls_through() && s[6].leaves_frame());
         assert!(!Instr::Goto { target: Target(0) }.may_trap() && s[1].may_trap());
+        assert_eq!(
+            s.iter().map(Instr::class).collect::<Vec<_>>(),
+            [
+                InstrClass::Move,
+                InstrClass::Call,
+                InstrClass::AdtMatch,
+                InstrClass::Move,
+                InstrClass::Alloc,
+                InstrClass::Scalar,
+                InstrClass::Return
+            ]
+        );
+        assert!(InstrClass::ALL.iter().enumerate().all(|(i, c)| *c as usize == i));
     }
 
     #[test]

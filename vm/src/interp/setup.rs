@@ -57,6 +57,7 @@ impl<'e> Vm<'e> {
             device: device::DeviceState::default(),
             nullary: vec![],
             closures: vec![None; exe.functions.len()],
+            instr_profile: None,
         })
     }
 

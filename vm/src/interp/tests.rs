@@ -477,3 +477,47 @@ fn kernels_get_the_handles_of_tensor_inputs() {
     let Value::Tensor(t) = out else { panic!("not a tensor: {}", out.kind()) };
     assert_eq!(t.as_slice::<i32>().unwrap(), &[1, 0]);
 }
+
+#[test]
+fn instruction_profile_counts_by_class() {
+    // f(n) = if n == 0 { n } else { f(n - 1) }
+    let f = func(
+        "f",
+        1,
+        2,
+        vec![
+            IfCmpImm { op: BinOp::Eq, lhs: Reg(0), imm: imm(0), else_target: Target(2) },
+            Ret { src: Reg(0) },
+            BinImm { op: BinOp::Sub, dst: Reg(1), lhs: Reg(0), imm: imm(1) },
+            TailCall { func: FuncIdx(0), args: vec![Reg(1)].into() },
+        ],
+    );
+    let exe = Executable { functions: vec![f], ..Default::default() };
+    verify(&exe).expect("verifies");
+    let kernels: Vec<Arc<dyn PackedFunc>> = vec![];
+    let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
+    assert_eq!(int(vm.invoke("f", vec![i32v(3)])), 0);
+    assert!(vm.instr_profile().is_none());
+    vm.start_instr_profile();
+    for _ in 0..2 {
+        assert_eq!(int(vm.invoke("f", vec![i32v(3)])), 0);
+    }
+    let counts = |vm: &Vm<'_>| {
+        let mut rows: Vec<(InstrClass, u64)> =
+            vm.instr_profile().expect("profiling").rows().iter().map(|r| (r.class, r.count)).collect();
+        rows.sort();
+        rows
+    };
+    use crate::isa::InstrClass;
+    let expected = vec![
+        (InstrClass::Call, 6),
+        (InstrClass::Return, 2),
+        (InstrClass::Branch, 8),
+        (InstrClass::Scalar, 6),
+    ];
+    assert_eq!(counts(&vm), expected);
+    // Restarting starts from zero.
+    vm.start_instr_profile();
+    assert_eq!(int(vm.invoke("f", vec![i32v(0)])), 0);
+    assert_eq!(counts(&vm), vec![(InstrClass::Return, 1), (InstrClass::Branch, 1)]);
+}
