@@ -464,6 +464,27 @@ fn check_and_fmt_still_work() {
     assert!(expect(&relay_vm(&["fmt", path(&f)]), 0).contains("def @main(%x: int32)"));
 }
 
+#[test]
+fn fmt_keeps_comments_and_checks_or_rewrites_the_file() {
+    let s = Scratch::new("fmtwrite");
+    let f = s.file("c.relay", "// the entry\ndef @main(%x: int32) { %x + 1 /* one */ }\n");
+    let formatted =
+        "#[version = \"0.0.5\"]\n// the entry\ndef @main(%x: int32) {\n  add(%x, 1) /* one */\n}\n";
+    assert_eq!(expect(&relay_vm(&["fmt", path(&f)]), 0), formatted);
+    let out = relay_vm(&["fmt", "--check", path(&f)]);
+    let message = stderr(&out);
+    expect(&out, 1);
+    assert!(message.starts_with(&format!("{}: not formatted", path(&f))), "{message}");
+    assert!(message.contains("@@ line 1 @@\n-// the entry\n"), "{message}");
+    assert_eq!(expect(&relay_vm(&["fmt", "--write", path(&f)]), 0), "");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), formatted);
+    assert_eq!(expect(&relay_vm(&["fmt", "--check", path(&f)]), 0), "");
+    // Nothing is written for a file that does not parse.
+    let bad = s.file("bad.relay", "def @main( {\n");
+    expect(&relay_vm(&["fmt", "--write", path(&bad)]), 1);
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), "def @main( {\n");
+}
+
 /// Never returns for `n != 0`.
 const FOREVER: &str = "def @main(%n: int32) -> int32 { if (%n == 0) { 0 } else { @main(%n) } }\n";
 
