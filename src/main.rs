@@ -6,6 +6,7 @@
 //! argument, safetensors weights); 130 `run` interrupted by SIGINT (Ctrl-C), after printing
 //! the results so far. Errors go to stderr.
 
+mod fmt;
 mod import;
 mod job;
 mod npy;
@@ -72,10 +73,19 @@ enum Command {
         #[arg(long)]
         types: bool,
     },
-    /// Print a Relay file in canonical form (comments are dropped; the prelude is not printed).
+    /// Print a Relay file in canonical form, keeping its comments (the prelude is not
+    /// printed); or check or rewrite the file.
     Fmt {
         /// The `.relay` file to format.
         file: PathBuf,
+        /// Print nothing; exit 1 and show the first differing lines if the file is not in
+        /// canonical form.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
+        /// Rewrite the file in place if it is not in canonical form (atomically: a temporary
+        /// file beside it is renamed over it).
+        #[arg(long)]
+        write: bool,
     },
     /// Run a function of a Relay file or a compiled executable and print its result.
     ///
@@ -340,11 +350,26 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Command::Fmt { file } => with_source(&file, |name, text| {
-            let (module, id) = relay::parse_with(name, text, prelude)?;
-            print!("{}", relay::compiler::syntax::printer::print_module(&module, Some(id)));
-            Ok(())
-        }),
+        Command::Fmt { file, check, write } => {
+            let mode = if check {
+                fmt::Mode::Check
+            } else if write {
+                fmt::Mode::Write
+            } else {
+                fmt::Mode::Print
+            };
+            let mut formatted = None;
+            let parsed = with_source(&file, |name, text| {
+                let (module, id) = relay::parse_with(name, text, prelude)?;
+                formatted =
+                    Some((text.to_string(), relay::compiler::syntax::printer::format_file(&module, id)));
+                Ok(())
+            });
+            match formatted {
+                Some((text, out)) => finish(fmt::apply(&file, &text, &out, mode)),
+                None => parsed,
+            }
+        }
         Command::Run { run, format, jobs } => {
             let jobs =
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);

@@ -177,12 +177,9 @@ fn traps_exit_2_naming_the_function() {
     expect(&out, 2);
     assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
     assert!(stderr(&out).contains("reshape"), "{}", stderr(&out));
-    // The call stack names where the faulting function is defined.
-    assert!(
-        stderr(&out).contains("in `main` defined at ") && stderr(&out).contains("reshape.relay:"),
-        "{}",
-        stderr(&out)
-    );
+    // The call stack gives the source position of the faulting expression, `reshape(...)`.
+    let at = format!("\n  at @main ({}:1:40)", path(&f));
+    assert!(stderr(&out).contains(&at), "{}", stderr(&out));
 }
 
 #[test]
@@ -462,6 +459,27 @@ fn check_and_fmt_still_work() {
     let f = s.file("ok.relay", "def @main(%x: int32)   { %x + 1 }\n");
     assert_eq!(expect(&relay_vm(&["check", path(&f), "--types"]), 0), "@main: fn (int32) -> int32\n");
     assert!(expect(&relay_vm(&["fmt", path(&f)]), 0).contains("def @main(%x: int32)"));
+}
+
+#[test]
+fn fmt_keeps_comments_and_checks_or_rewrites_the_file() {
+    let s = Scratch::new("fmtwrite");
+    let f = s.file("c.relay", "// the entry\ndef @main(%x: int32) { %x + 1 /* one */ }\n");
+    let formatted =
+        "#[version = \"0.0.5\"]\n// the entry\ndef @main(%x: int32) {\n  add(%x, 1) /* one */\n}\n";
+    assert_eq!(expect(&relay_vm(&["fmt", path(&f)]), 0), formatted);
+    let out = relay_vm(&["fmt", "--check", path(&f)]);
+    let message = stderr(&out);
+    expect(&out, 1);
+    assert!(message.starts_with(&format!("{}: not formatted", path(&f))), "{message}");
+    assert!(message.contains("@@ line 1 @@\n-// the entry\n"), "{message}");
+    assert_eq!(expect(&relay_vm(&["fmt", "--write", path(&f)]), 0), "");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), formatted);
+    assert_eq!(expect(&relay_vm(&["fmt", "--check", path(&f)]), 0), "");
+    // Nothing is written for a file that does not parse.
+    let bad = s.file("bad.relay", "def @main( {\n");
+    expect(&relay_vm(&["fmt", "--write", path(&bad)]), 1);
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), "def @main( {\n");
 }
 
 /// Never returns for `n != 0`.

@@ -177,6 +177,10 @@ fn main() {
         }
     });
     trials.push(common::golden::unit("directives_parse", directives_parse));
+    trials.push(common::golden::unit(
+        "trap_frames_point_at_their_expressions",
+        trap_frames_point_at_their_expressions,
+    ));
     common::golden::run(trials);
 }
 
@@ -196,4 +200,29 @@ fn directives_parse() {
     assert_eq!(d.max_call_depth, Some(100));
     assert!(parse_directives("// run: @main(1 == 2\n").is_err());
     assert!(parse_directives("// only a description\n").is_err());
+}
+
+/// Each frame of the VM's trap in `run/trap_call_stack.relay` gives the source position of
+/// its expression: the `match?` that fails, then each pending call, at every opt-level and
+/// after the executable is saved and loaded again.
+fn trap_frames_point_at_their_expressions() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/relay/run/trap_call_stack.relay");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let name = path.display().to_string();
+    let want: Vec<(String, String)> = [("pick", 10, 3), ("mid", 13, 7), ("main", 16, 12)]
+        .iter()
+        .map(|&(f, line, col)| (f.to_string(), format!("{name}:{line}:{col}")))
+        .collect();
+    for opt_level in OPT_LEVELS {
+        let program = Program::builder().source(name.clone(), &text).opt_level(opt_level).build().unwrap();
+        let loaded = Program::load(&program.save()).unwrap();
+        for p in [&program, &loaded] {
+            let Err(relay::Error::Trap(t)) = p.invoke(&mut p.vm(), "main", vec![]) else { panic!("no trap") };
+            let frames: Vec<(String, String)> =
+                t.stack.iter().map(|f| (f.function.clone(), f.span.clone())).collect();
+            assert_eq!(frames, want, "opt-level {opt_level}:\n{t}");
+            let (f, at) = &want[1];
+            assert!(t.to_string().contains(&format!("\n  at @{f} ({at})\n")), "{t}");
+        }
+    }
 }

@@ -124,7 +124,7 @@ fn faults_name_the_relay_call_stack() {
                   def @main() -> int32 { 1 + @inner(Nil) }";
     let err = run_main(source).unwrap_err();
     assert!(err.contains("trap in `inner`"), "{err}");
-    assert!(err.contains("`inner` <- `main`"), "{err}");
+    assert!(err.contains("\n  at @inner\n  at @main"), "{err}");
     assert!(err.contains("match?"), "{err}");
 }
 

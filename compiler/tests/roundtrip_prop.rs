@@ -6,7 +6,8 @@
 //! binder, globals and constructors are defined, shared nodes (the DAG case) are reused only
 //! where every variable they mention still means the same binder. The module need not type
 //! check. Each case checks `parse(print(m))` is structurally equal to `m` and that printing
-//! the parsed module gives the same text.
+//! the parsed module gives the same text; and, with comments added to the printed text, that
+//! `fmt` keeps them all, its output parses to `m` again, and formatting that changes nothing.
 
 use proptest::collection::vec;
 use proptest::option;
@@ -18,7 +19,7 @@ use relay_compiler::ir::{
     TypeParamId, VarId,
 };
 use relay_compiler::syntax::parse_module;
-use relay_compiler::syntax::printer::print_module;
+use relay_compiler::syntax::printer::{format_file, print_module};
 use relay_devices::DType;
 use std::collections::HashSet;
 
@@ -684,8 +685,59 @@ fn free_vars(m: &Module, e: ExprId) -> Vec<VarId> {
     used
 }
 
+/// `text` with a comment at each chosen line boundary (before `#[metadata]`): `(k, kind)`
+/// picks the `k % n`-th newline and a trailing or own-line, `//` or `/* */` comment.
+fn with_comments(text: &str, choices: &[(u16, u8)]) -> (String, Vec<String>) {
+    let code = text.find("#[metadata]").unwrap_or(text.len());
+    let newlines: Vec<usize> = text[..code].match_indices('\n').map(|(i, _)| i).collect();
+    let mut inserts: Vec<(usize, String)> = choices
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, kind))| {
+            let at = newlines[usize::from(k) % newlines.len()];
+            match kind {
+                0 => (at, format!(" // c{i}")),
+                1 => (at, format!(" /* c{i} */")),
+                2 => (at + 1, format!("// c{i}\n")),
+                _ => (at + 1, format!("/* c{i}\n   more */\n")),
+            }
+        })
+        .collect();
+    // Stable: comments chosen for one place keep their order.
+    inserts.sort_by_key(|(at, _)| *at);
+    let mut out = String::new();
+    let mut from = 0;
+    for (at, comment) in &inserts {
+        out.push_str(&text[from..*at]);
+        out.push_str(comment);
+        from = *at;
+    }
+    out.push_str(&text[from..]);
+    (out, inserts.into_iter().map(|(_, c)| c.trim().to_string()).collect())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn formatted_modules_keep_comments(s in sketch(), choices in vec((any::<u16>(), 0u8..4), 1..8)) {
+        let m = Builder::default().module(&s);
+        let (text, comments) = with_comments(&print_module(&m, None), &choices);
+        let commented = parse_module("commented.relay", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let formatted = format_file(&commented, relay_compiler::ir::FileId(0));
+        let mut from = 0;
+        for c in &comments {
+            match formatted[from..].find(c.as_str()) {
+                Some(i) => from += i + c.len(),
+                None => return Err(TestCaseError::fail(format!("lost `{c}`\n{text}\n---\n{formatted}"))),
+            }
+        }
+        let parsed = parse_module("formatted.relay", &formatted).map_err(|e| TestCaseError::fail(format!("{e:?}\n{formatted}")))?;
+        if let Err(diff) = structurally_equal(&m, None, &parsed, None) {
+            return Err(TestCaseError::fail(format!("{diff}\n{text}\n---\n{formatted}")));
+        }
+        prop_assert_eq!(format_file(&parsed, relay_compiler::ir::FileId(0)), formatted);
+    }
 
     #[test]
     fn printed_modules_parse_back_equal(s in sketch()) {

@@ -20,9 +20,11 @@ class Trap(RelayError):
     """The index of the faulting bytecode instruction in that function."""
     message: str
     """What went wrong."""
-    stack: list[tuple[str, str, int]]
+    stack: list[tuple[str, str, int, str]]
     """The Relay call stack, innermost first: each active call's function, where it is
-    defined (`file:line:col`, empty if unknown) and the instruction it was running."""
+    defined (`file:line:col`, empty if unknown), the instruction it was running, and where
+    that instruction's expression is (`file:line:col` of the fault or of the pending call,
+    empty if unknown)."""
 
 class Module:
     """A parsed Relay module (the user's file with the prelude)."""

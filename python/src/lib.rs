@@ -23,7 +23,7 @@ create_exception!(
     _relay_vm,
     Trap,
     RelayError,
-    "A run-time fault of the VM; `function` and `pc` say where it happened, `message` what, and `stack` the Relay call stack: `(function, defined_at, pc)` tuples, innermost first."
+    "A run-time fault of the VM; `function` and `pc` say where it happened, `message` what, and `stack` the Relay call stack: `(function, defined_at, pc, at)` tuples, innermost first (`at`: the `file:line:col` of the faulting expression or pending call)."
 );
 
 /// `e` as the Python exception a caller expects: `CompileError`, `Trap` (with `function`,
@@ -39,8 +39,8 @@ pub(crate) fn py_err(py: Python<'_>, e: Error) -> PyErr {
             let _ = value.setattr("function", &trap.function);
             let _ = value.setattr("pc", trap.pc);
             let _ = value.setattr("message", &trap.message);
-            let stack: Vec<(String, String, usize)> =
-                trap.stack.into_iter().map(|f| (f.function, f.source, f.pc)).collect();
+            let stack: Vec<(String, String, usize, String)> =
+                trap.stack.into_iter().map(|f| (f.function, f.source, f.pc, f.span)).collect();
             let _ = value.setattr("stack", stack);
             err
         }

@@ -31,8 +31,9 @@ def test_a_trap_names_the_function_and_instruction():
         prog(relay_vm.Nothing)
     assert e.value.function == "first_some" and isinstance(e.value.pc, int)
     assert "match" in e.value.message
-    (function, defined_at, pc), *callers = e.value.stack
+    (function, defined_at, pc, at), *callers = e.value.stack
     assert (function, pc) == ("first_some", e.value.pc) and defined_at.startswith("<string>:")
+    assert at == "<string>:3:3", "the `match?`, not the definition"
     assert isinstance(e.value, relay_vm.RelayError)
 
 

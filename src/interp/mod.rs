@@ -43,9 +43,13 @@ impl fmt::Display for Fault {
             Some(inner) => write!(f, "trap in `{inner}`: {}", self.message)?,
             None => write!(f, "trap: {}", self.message)?,
         }
+        // One line per call, innermost first, as the VM's traps print them (which add the
+        // source position of each frame's expression).
         if self.stack.len() > 1 {
-            let calls: Vec<String> = self.stack.iter().map(|s| format!("`{s}`")).collect();
-            write!(f, " (call stack: {})", calls.join(" <- "))?;
+            for name in &self.stack {
+                let sigil = if name.starts_with('%') { "" } else { "@" };
+                write!(f, "\n  at {sigil}{name}")?;
+            }
         }
         Ok(())
     }
@@ -176,6 +180,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                         ret_type,
                         num_regs: 0,
                         code: vec![],
+                        spans: relay_vm::SpanTable::default(),
                     }
                 }
                 Callable::Constructor { arity, .. } => VmFunction {
@@ -186,6 +191,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                     ret_type: ValueType::Param("_".into()),
                     num_regs: 0,
                     code: vec![],
+                    spans: relay_vm::SpanTable::default(),
                 },
             }
         })

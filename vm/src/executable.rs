@@ -2,6 +2,7 @@
 //! information a host needs to pass values in and read them out.
 
 use crate::isa::Instr;
+use crate::spans::SpanTable;
 use relay_devices::{DType, Tensor};
 
 /// A type as the executable records it, for converting host values (JSON) to and from VM
@@ -103,6 +104,9 @@ pub struct VmFunction {
     pub num_regs: u32,
     /// The code.
     pub code: Vec<Instr>,
+    /// The source position of each instruction of `code` (empty when unknown). Shown in a
+    /// [`Trap`](crate::Trap)'s call stack.
+    pub spans: SpanTable,
 }
 
 impl VmFunction {

@@ -9,13 +9,15 @@ use crate::executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, 
 use crate::isa::Instr;
 use crate::operand::Operand;
 use crate::scalar::ScalarValue;
+use crate::spans::SpanTable;
 use crate::verify::Limits;
 use relay_devices::{DType, Scalar, Tensor};
 
 /// The first bytes of every executable file: how a host tells one from Relay source.
 pub const MAGIC: &[u8; 8] = b"RELAYVM\0";
-/// Bumped on any change to the layout (7: each function records where it is defined).
-pub const FORMAT_VERSION: u32 = 7;
+/// Bumped on any change to the layout (7: each function records where it is defined; 8: and
+/// the source position of each instruction).
+pub const FORMAT_VERSION: u32 = 8;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -66,7 +68,7 @@ impl Executable {
         let version = r.u32()?;
         if version != FORMAT_VERSION {
             return Err(FormatError::BadHeader(format!(
-                "format version {version}, expected {FORMAT_VERSION}"
+                "format version {version}, expected {FORMAT_VERSION}: compile the program again with this relay-vm"
             ))
             .into());
         }
@@ -141,6 +143,7 @@ fn write_body(exe: &Executable, w: &mut ByteWriter) {
         w.u32(f.num_regs);
         w.u32(f.code.len() as u32);
         f.code.iter().for_each(|i| i.encode(w));
+        f.spans.write(w);
     }
 }
 
@@ -176,6 +179,7 @@ fn read_body(r: &mut ByteReader<'_>) -> Result<Executable, FormatError> {
             ret_type: read_type(r)?,
             num_regs: r.u32()?,
             code: read_vec(r, Instr::decode)?,
+            spans: SpanTable::read(r)?,
         })
     })?;
     Ok(Executable { functions, constants, kernels, strings, adts })
@@ -366,5 +370,14 @@ mod tests {
         w.u64(7);
         let err = read_tensor(&mut ByteReader::new(&w.buf)).unwrap_err();
         assert!(matches!(&err, FormatError::Invalid(m) if m.starts_with("dtype int0 ")), "{err}");
+    }
+
+    #[test]
+    fn an_executable_of_the_previous_version_is_a_clear_error() {
+        let mut bytes = Executable::default().save();
+        assert_eq!(Executable::load(&bytes), Ok(Executable::default()));
+        bytes[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
+        let err = Executable::load(&bytes).unwrap_err().to_string();
+        assert!(err.contains(&format!("format version {}, expected {FORMAT_VERSION}", FORMAT_VERSION - 1)), "{err}");
     }
 }

@@ -14,6 +14,7 @@ mod memory;
 mod operand;
 mod packed_func;
 mod scalar;
+mod spans;
 mod value;
 mod verify;
 
@@ -31,5 +32,6 @@ pub use packed_func::{DevicePackedFunc, KernelTable, PackedFunc};
 /// The scalar operators of `Bin`/`Un`, shared with kir and the kernels.
 pub use relay_devices::arith::{BinOp, UnOp};
 pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};
+pub use spans::{SourcePos, SpanTable};
 pub use value::{AdtValue, ClosureValue, Fields, Value};
 pub use verify::{check_dtype, verify, verify_with, Limits, VerifyError};

@@ -291,6 +291,7 @@ mod tests {
             ret_type: ValueType::Func,
             num_regs,
             code,
+            spans: crate::SpanTable::default(),
         };
         Executable { functions: vec![f], ..Executable::default() }
     }

@@ -21,6 +21,7 @@ fn func(name: &str, params: &[&str], num_regs: u32, code: Vec<Instr>) -> VmFunct
         ret_type: int_ty(),
         num_regs,
         code,
+        spans: relay_vm::SpanTable::default(),
     }
 }
 

@@ -3,8 +3,8 @@
 
 use super::{is_flag, ModuleCx};
 use crate::diagnostics::Diagnostic;
-use crate::ir::{ExprId, ExprKind, Literal, LiteralValue, Symbol, VarId};
-use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, StrIdx, Target};
+use crate::ir::{ExprId, ExprKind, FileId, Literal, LiteralValue, Span, Symbol, VarId};
+use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, SourcePos, StrIdx, Target};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Where an expression's value goes.
@@ -31,6 +31,12 @@ pub(crate) struct FnEmitter<'c, 'a> {
     pub cx: &'c mut ModuleCx<'a>,
     pub name: String,
     pub code: Vec<Instr>,
+    /// The source position of each instruction of `code`.
+    pub positions: Vec<SourcePos>,
+    /// The file of the function being emitted: positions are recorded only in it.
+    file: FileId,
+    /// The position of the expression being emitted.
+    pos: SourcePos,
     next_reg: u32,
     var_reg: HashMap<VarId, Reg>,
     /// `let`-bound `Primitive=1` functions: called as kernels, never materialised.
@@ -48,11 +54,15 @@ pub(crate) struct FnEmitter<'c, 'a> {
 }
 
 impl<'c, 'a> FnEmitter<'c, 'a> {
-    pub fn new(cx: &'c mut ModuleCx<'a>, name: &str) -> FnEmitter<'c, 'a> {
+    /// An emitter for the function `name`, defined in `file`.
+    pub fn new(cx: &'c mut ModuleCx<'a>, name: &str, file: FileId) -> FnEmitter<'c, 'a> {
         FnEmitter {
             cx,
             name: name.to_string(),
             code: vec![],
+            positions: vec![],
+            file,
+            pos: SourcePos::UNKNOWN,
             next_reg: 0,
             var_reg: HashMap::default(),
             prim_fns: HashMap::default(),
@@ -67,14 +77,19 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
         self.next_reg
     }
 
-    /// Emits a function whose parameters are `params` (registers `0..n`) and body `body`.
-    pub fn function(&mut self, params: &[VarId], body: ExprId) -> Result<Vec<Instr>, Diagnostic> {
+    /// Emits a function whose parameters are `params` (registers `0..n`) and body `body`;
+    /// returns its code and the source position of each instruction.
+    pub fn function(
+        &mut self,
+        params: &[VarId],
+        body: ExprId,
+    ) -> Result<(Vec<Instr>, Vec<SourcePos>), Diagnostic> {
         for &p in params {
             let r = self.fresh();
             self.var_reg.insert(p, r);
         }
         self.expr(body, Dest::Return)?;
-        Ok(std::mem::take(&mut self.code))
+        Ok((std::mem::take(&mut self.code), std::mem::take(&mut self.positions)))
     }
 
     pub fn fresh(&mut self) -> Reg {
@@ -84,7 +99,23 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
 
     pub fn emit(&mut self, i: Instr) -> usize {
         self.code.push(i);
+        self.positions.push(self.pos);
         self.code.len() - 1
+    }
+
+    /// Runs `f` with the instructions it emits attributed to `e`, when `e` has a position in
+    /// the function's file; otherwise (a node a pass made up elsewhere) to the enclosing
+    /// expression.
+    fn at<T>(&mut self, e: ExprId, f: impl FnOnce(&mut Self) -> T) -> T {
+        let span = self.cx.m.expr(e).span;
+        let outer = self.pos;
+        if span.file == self.file && span != Span::default() {
+            let (line, col) = self.cx.m.sources.line_col(span.file, span.lo);
+            self.pos = SourcePos { line: line as u32, col: col as u32 };
+        }
+        let result = f(self);
+        self.pos = outer;
+        result
     }
 
     /// The current position, as a jump target.
@@ -170,6 +201,10 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
     }
 
     fn bind(&mut self, var: VarId, value: ExprId) -> Result<(), Diagnostic> {
+        self.at(value, |em| em.bind_here(var, value))
+    }
+
+    fn bind_here(&mut self, var: VarId, value: ExprId) -> Result<(), Diagnostic> {
         let m = self.cx.m;
         match &m.expr(value).kind {
             _ if self.is_primitive(value) => {
@@ -278,7 +313,7 @@ impl<'c, 'a> FnEmitter<'c, 'a> {
     /// `match` arms, nested values) passes through here, so it runs under
     /// [`crate::stack::grow`]: nesting as deep as the parser accepts emits on any stack.
     fn value(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {
-        crate::stack::grow(|| self.value_here(e, dest))
+        crate::stack::grow(|| self.at(e, |em| em.value_here(e, dest)))
     }
 
     fn value_here(&mut self, e: ExprId, dest: Dest) -> Result<(), Diagnostic> {

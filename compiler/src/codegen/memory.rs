@@ -24,7 +24,7 @@
 //!   the placement of kills at branch targets simple.
 
 use relay_devices::DType;
-use relay_vm::{Executable, Imm, Instr, Liveness, Reg, Target, ValueType, VmFunction};
+use relay_vm::{Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType, VmFunction};
 
 /// Arena offsets are multiples of this many bytes (a cache line).
 const ALIGN: usize = 64;
@@ -222,7 +222,13 @@ fn assign_offsets(cands: &[Candidate]) -> (Vec<usize>, usize) {
 /// `tensor_results[f]` says whether function `f` returns a (non-scalar) tensor.
 pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     // Kills from an earlier plan are dropped and placed again.
-    f.code.retain(|i| !matches!(i, Instr::Kill { .. }));
+    let positions = f.spans.positions(f.code.len());
+    let (kept, positions): (Vec<Instr>, Vec<SourcePos>) = std::mem::take(&mut f.code)
+        .into_iter()
+        .zip(positions)
+        .filter(|(i, _)| !matches!(i, Instr::Kill { .. }))
+        .unzip();
+    f.code = kept;
     let num_regs = f.num_regs as usize;
     let code = &f.code;
     let liveness = Liveness::of(code, f.num_regs);
@@ -292,11 +298,15 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     let old = std::mem::take(&mut f.code);
     let mut new_index = Vec::with_capacity(old.len() + 1);
     let mut code = Vec::with_capacity(old.len() + kills);
-    for (pc, ins) in old.into_iter().enumerate() {
+    let mut new_positions = Vec::with_capacity(old.len() + kills);
+    for ((pc, ins), pos) in old.into_iter().enumerate().zip(positions) {
         new_index.push(code.len() as u32);
         if !before[pc].is_empty() {
+            // A kill belongs to the instruction it precedes.
             code.push(Instr::Kill { regs: std::mem::take(&mut before[pc]).into() });
+            new_positions.push(pos);
         }
+        new_positions.push(pos);
         code.push(match ins {
             Instr::AllocTensor { dst, dtype, shape } | Instr::AllocFrame { dst, dtype, shape, .. } => {
                 match slot_of(dst) {
@@ -319,5 +329,6 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
         t.live = (at(t.live.0), at(t.live.1));
     }
     f.code = code;
+    f.spans = SpanTable::from_positions(&f.spans.file, &new_positions);
     FramePlan { function: f.name.clone(), tensors, arena_bytes, num_slots: slot_keys.len() as u32, kills }
 }

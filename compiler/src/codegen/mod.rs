@@ -23,7 +23,7 @@ use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 pub use emit::literal_value;
 use relay_devices::Tensor;
-use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, VmFunction};
+use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, SpanTable, VmFunction};
 use rustc_hash::FxHashMap as HashMap;
 pub use types::{adt_infos, value_type};
 
@@ -239,9 +239,10 @@ fn compile_global(
         cx.types.expr(ret).map(|t| value_type(m, t)).ok_or_else(|| {
             Diagnostic::error(span, format!("internal: untyped body in `@{}`", m.name(name)))
         })?;
-    let mut em = emit::FnEmitter::new(cx, m.name(name));
-    let mut code = em.function(&params, body)?;
-    let num_regs = peephole::optimize(&mut code, params.len() as u32, em.num_regs());
+    let mut em = emit::FnEmitter::new(cx, m.name(name), span.file);
+    let (mut code, mut positions) = em.function(&params, body)?;
+    let num_regs = peephole::optimize(&mut code, &mut positions, params.len() as u32, em.num_regs());
+    let file = m.sources.file(span.file).name.as_str();
     Ok(VmFunction {
         name: m.name(name).to_string(),
         source: m.sources.location(span).unwrap_or_default(),
@@ -250,6 +251,7 @@ fn compile_global(
         ret_type,
         num_regs,
         code,
+        spans: SpanTable::from_positions(file, &positions),
     })
 }
 

@@ -2,21 +2,28 @@
 //! is the `If` right after it becomes one `IfCmp`/`IfCmpImm`, and a scalar operation whose
 //! only use is the `Ret` right after it becomes one `RetBin`/`RetBinImm` (one dispatch
 //! instead of two, and no register write); then registers nothing uses any more are
-//! numbered away.
+//! numbered away. A fused instruction keeps the source position of the operation, which is
+//! what can fault.
 
-use relay_vm::{Instr, Reg, Target};
+use relay_vm::{Instr, Reg, SourcePos, Target};
 
-/// Rewrites `code` in place and returns the number of registers it still uses (at least
-/// `num_params`, whose registers keep their numbers).
-pub(crate) fn optimize(code: &mut Vec<Instr>, num_params: u32, num_regs: u32) -> u32 {
-    fuse_pairs(code, num_regs);
+/// Rewrites `code` in place, with `positions` (the source position of each instruction),
+/// and returns the number of registers it still uses (at least `num_params`, whose
+/// registers keep their numbers).
+pub(crate) fn optimize(
+    code: &mut Vec<Instr>,
+    positions: &mut Vec<SourcePos>,
+    num_params: u32,
+    num_regs: u32,
+) -> u32 {
+    fuse_pairs(code, positions, num_regs);
     compact_registers(code, num_params, num_regs)
 }
 
 /// Fuses a `Bin`/`BinImm` into `r` with the `If r` (for a comparison) or `Ret r` right after
 /// it, when nothing else reads `r` and no jump lands on the second instruction (so the first
 /// always runs right before it).
-fn fuse_pairs(code: &mut Vec<Instr>, num_regs: u32) {
+fn fuse_pairs(code: &mut Vec<Instr>, positions: &mut Vec<SourcePos>, num_regs: u32) {
     let mut reads = vec![0u32; num_regs as usize];
     let mut jumped_to = vec![false; code.len() + 1];
     for ins in code.iter_mut() {
@@ -56,9 +63,14 @@ fn fuse_pairs(code: &mut Vec<Instr>, num_regs: u32) {
             continue;
         }
         code[pc] = fused;
+        if let (Some(&op), Some(_)) = (positions.get(pc - 1), positions.get(pc)) {
+            positions[pc] = op;
+        }
         removed[pc - 1] = true;
     }
     remove(code, &removed);
+    let mut kept = removed.iter().map(|gone| !gone);
+    positions.retain(|_| kept.next().unwrap_or(true));
 }
 
 /// Deletes the instructions marked in `removed`, retargeting jumps. A jump to a removed
@@ -129,6 +141,27 @@ mod tests {
     use relay_devices::DType;
     use relay_vm::{BinOp, ScalarValue};
 
+    /// [`optimize`] with unknown positions.
+    fn optimize_all(code: &mut Vec<Instr>, num_params: u32, num_regs: u32) -> u32 {
+        let mut positions = vec![SourcePos::UNKNOWN; code.len()];
+        let regs = optimize(code, &mut positions, num_params, num_regs);
+        assert_eq!(positions.len(), code.len());
+        regs
+    }
+
+    #[test]
+    fn a_fused_instruction_keeps_the_operation_s_position() {
+        let pos = |line| SourcePos { line, col: 3 };
+        let mut code = vec![
+            Instr::Bin { op: BinOp::Div, dst: Reg(2), lhs: Reg(0), rhs: Reg(1) },
+            Instr::Ret { src: Reg(2) },
+        ];
+        let mut positions = vec![pos(4), pos(5)];
+        optimize(&mut code, &mut positions, 2, 3);
+        assert_eq!(code, vec![Instr::RetBin { op: BinOp::Div, lhs: Reg(0), rhs: Reg(1) }]);
+        assert_eq!(positions, vec![pos(4)]);
+    }
+
     fn zero() -> ScalarValue {
         ScalarValue::int(DType::I32, 0)
     }
@@ -143,7 +176,7 @@ mod tests {
             Instr::BinImm { op: BinOp::Sub, dst: Reg(3), lhs: Reg(0), imm: zero() },
             Instr::Goto { target: Target(3) },
         ];
-        let regs = optimize(&mut code, 2, 4);
+        let regs = optimize_all(&mut code, 2, 4);
         assert_eq!(regs, 3);
         assert_eq!(
             code,
@@ -165,7 +198,7 @@ mod tests {
             Instr::Ret { src: Reg(2) },
         ];
         let mut code = read_twice.clone();
-        assert_eq!(optimize(&mut code, 2, 3), 3);
+        assert_eq!(optimize_all(&mut code, 2, 3), 3);
         assert_eq!(code, read_twice);
 
         let jumped = vec![
@@ -176,7 +209,7 @@ mod tests {
             Instr::Ret { src: Reg(1) },
         ];
         let mut code = jumped.clone();
-        optimize(&mut code, 2, 3);
+        optimize_all(&mut code, 2, 3);
         assert_eq!(code, jumped);
 
         let not_a_comparison = vec![
@@ -186,7 +219,7 @@ mod tests {
             Instr::Ret { src: Reg(1) },
         ];
         let mut code = not_a_comparison.clone();
-        optimize(&mut code, 2, 3);
+        optimize_all(&mut code, 2, 3);
         assert_eq!(code, not_a_comparison);
     }
 
@@ -198,7 +231,7 @@ mod tests {
             Instr::BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(1), imm: one },
             Instr::Ret { src: Reg(2) },
         ];
-        assert_eq!(optimize(&mut code, 1, 3), 2);
+        assert_eq!(optimize_all(&mut code, 1, 3), 2);
         assert_eq!(code[1], Instr::RetBinImm { op: BinOp::Add, lhs: Reg(1), imm: one });
         assert_eq!(code.len(), 2);
 
@@ -206,14 +239,14 @@ mod tests {
             Instr::Bin { op: BinOp::Mul, dst: Reg(2), lhs: Reg(0), rhs: Reg(1) },
             Instr::Ret { src: Reg(2) },
         ];
-        optimize(&mut code, 2, 3);
+        optimize_all(&mut code, 2, 3);
         assert_eq!(code, vec![Instr::RetBin { op: BinOp::Mul, lhs: Reg(0), rhs: Reg(1) }]);
     }
 
     #[test]
     fn parameters_keep_their_registers() {
         let mut code = vec![Instr::Ret { src: Reg(0) }];
-        assert_eq!(optimize(&mut code, 3, 9), 3);
+        assert_eq!(optimize_all(&mut code, 3, 9), 3);
         assert_eq!(code, vec![Instr::Ret { src: Reg(0) }]);
     }
 }

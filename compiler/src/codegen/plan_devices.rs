@@ -18,7 +18,7 @@
 //! inside an ADT value, a callee's result): the pass makes the common crossings visible in
 //! the disassembly and moves them out of the kernel call, it is not needed for correctness.
 
-use relay_vm::{Executable, Instr, Reg, Target};
+use relay_vm::{Executable, Instr, Reg, SourcePos, SpanTable, Target};
 use rustc_hash::FxHashSet as HashSet;
 
 /// Inserts the `DeviceCopy` instructions of every function of `exe`; returns how many.
@@ -40,13 +40,21 @@ pub fn plan_executable(exe: &mut Executable) -> usize {
     }
     let mut inserted = 0;
     for (f, called) in exe.functions.iter_mut().zip(called) {
-        inserted += plan_code(&mut f.code, &on_device, !called);
+        let mut positions = f.spans.positions(f.code.len());
+        inserted += plan_code(&mut f.code, &mut positions, &on_device, !called);
+        f.spans = SpanTable::from_positions(&f.spans.file, &positions);
     }
     inserted
 }
 
-/// Plans one function's `code`; `on_device[k]` says whether kernel `k` runs on the device.
-fn plan_code(code: &mut Vec<Instr>, on_device: &[bool], entry: bool) -> usize {
+/// Plans one function's `code`, with `positions` (the source position of each instruction);
+/// `on_device[k]` says whether kernel `k` runs on the device.
+fn plan_code(
+    code: &mut Vec<Instr>,
+    positions: &mut Vec<SourcePos>,
+    on_device: &[bool],
+    entry: bool,
+) -> usize {
     let device_kernel = |k: u32| on_device.get(k as usize).copied().unwrap_or(false);
     let device_regs: HashSet<Reg> = code
         .iter()
@@ -74,20 +82,24 @@ fn plan_code(code: &mut Vec<Instr>, on_device: &[bool], entry: bool) -> usize {
     };
     let unneeded = host_buffers_for_device_outputs(code, &device_kernel);
     let old = std::mem::take(code);
+    let old_positions = std::mem::take(positions);
     let mut new_index = Vec::with_capacity(old.len() + 1);
     let mut inserted = 0;
-    for (pc, ins) in old.into_iter().enumerate() {
+    for ((pc, ins), pos) in old.into_iter().enumerate().zip(old_positions) {
         // A jump to the instruction lands on its copies (or, for a dropped one, on what
         // follows it).
         new_index.push(code.len() as u32);
         if unneeded[pc] {
             continue;
         }
+        // A copy belongs to the instruction it feeds.
         for r in copies_before(&ins) {
             code.push(Instr::DeviceCopy { dst: r, src: r });
+            positions.push(pos);
             inserted += 1;
         }
         code.push(ins);
+        positions.push(pos);
     }
     new_index.push(code.len() as u32);
     for ins in code.iter_mut() {
@@ -145,6 +157,7 @@ mod tests {
             ret_type: t,
             num_regs: 4,
             code,
+            spans: relay_vm::SpanTable::default(),
         }
     }
 

@@ -25,11 +25,24 @@ use relay_devices::DType;
 pub struct Lexed {
     /// Tokens in order; comments and whitespace are dropped.
     pub tokens: Vec<Token>,
+    /// The `//` and `/* */` comments in order, for the formatter (the parser ignores them).
+    pub comments: Vec<Comment>,
     /// Malformed tokens, unterminated comments and strings, stray characters.
     pub diagnostics: Vec<Diagnostic>,
     /// Whether some text could not be turned into a token at all (a stray character, an
     /// unterminated comment or string): parsing what is left would only report consequences.
     pub fatal: bool,
+}
+
+/// A comment's place in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Comment {
+    /// First byte (the `/`).
+    pub lo: u32,
+    /// One past the last byte (a `//` comment stops before its newline).
+    pub hi: u32,
+    /// Whether only whitespace precedes it on its line; otherwise it trails code.
+    pub own_line: bool,
 }
 
 /// Splits `text` (the contents of `file`) into tokens.
@@ -40,11 +53,17 @@ pub fn lex(text: &str, file: FileId) -> Lexed {
         pos: 0,
         file,
         tokens: vec![],
+        comments: vec![],
         diagnostics: vec![],
         fatal: false,
     };
     lexer.run();
-    Lexed { tokens: lexer.tokens, diagnostics: lexer.diagnostics, fatal: lexer.fatal }
+    Lexed {
+        tokens: lexer.tokens,
+        comments: lexer.comments,
+        diagnostics: lexer.diagnostics,
+        fatal: lexer.fatal,
+    }
 }
 
 struct Lexer<'a> {
@@ -53,6 +72,7 @@ struct Lexer<'a> {
     pos: usize,
     file: FileId,
     tokens: Vec<Token>,
+    comments: Vec<Comment>,
     diagnostics: Vec<Diagnostic>,
     fatal: bool,
 }
@@ -141,8 +161,16 @@ impl Lexer<'_> {
                     while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
                         self.pos += 1;
                     }
+                    // A `\r\n` line ending is not part of the comment.
+                    let hi = if self.bytes[..self.pos].ends_with(b"\r") { self.pos - 1 } else { self.pos };
+                    self.comment(lo, hi);
                 }
-                b'/' if self.peek_at(1) == b'*' => self.block_comment(),
+                b'/' if self.peek_at(1) == b'*' => {
+                    self.block_comment();
+                    if !self.fatal {
+                        self.comment(lo, self.pos);
+                    }
+                }
                 b'0'..=b'9' => self.number(),
                 b'"' => self.string(),
                 b'%' => self.sigil_name(TokenKind::Local),
@@ -163,6 +191,13 @@ impl Lexer<'_> {
         self.pos = self.bytes.len();
         let end = self.pos;
         self.push(TokenKind::Eof, TokenValue::None, end);
+    }
+
+    fn comment(&mut self, lo: usize, hi: usize) {
+        // Only the blanks just before it are scanned, so lexing stays linear.
+        let before = self.bytes[..lo].iter().rev().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\x0c'));
+        let own_line = before.is_none_or(|&b| b == b'\n');
+        self.comments.push(Comment { lo: lo as u32, hi: hi as u32, own_line });
     }
 
     /// `/* ... */`, nesting like TVM's.

@@ -33,6 +33,7 @@
 //! Nothing recurses per `let` of a chain; the remaining recursion (nested calls, types,
 //! patterns) runs under [`crate::stack::grow`], so deep programs print on small threads.
 
+mod comments;
 mod expr;
 mod leaf;
 mod names;
@@ -40,6 +41,7 @@ mod sharing;
 
 use super::token::TokenKind;
 use crate::ir::{ExprId, FileId, GlobalFunction, Module, TypeDef, TypeId, TypeParamId, VarId};
+use comments::Comments;
 use names::{is_identifier, Scopes};
 use rustc_hash::FxHashMap as HashMap;
 use sharing::{Layout, ROOT};
@@ -58,6 +60,46 @@ pub fn print_module(module: &Module, file: Option<FileId>) -> String {
     for func in module.functions.iter().filter(|g| in_file(g.span.file)) {
         items.push(Printer::new(module, Some(&mut meta)).global(func));
     }
+    join_items(module, &items, &meta)
+}
+
+/// `relay-vm fmt`: prints the definitions of source file `file` as [`print_module`] does,
+/// but in their order in the file and with the file's comments, each before the node it
+/// preceded or after the line it trailed (see `printer/comments.rs`). The output parses
+/// back to the same module, and formatting it again gives the same text.
+pub fn format_file(module: &Module, file: FileId) -> String {
+    let mut comments = Comments::new(file, &module.sources.file(file).text);
+    let mut meta = Meta::default();
+    enum Item<'a> {
+        Type(&'a TypeDef),
+        Global(&'a GlobalFunction),
+    }
+    let mut order: Vec<(u32, Item)> = module
+        .type_defs
+        .iter()
+        .filter(|d| d.span.file == file)
+        .map(|d| (d.span.lo, Item::Type(d)))
+        .chain(module.functions.iter().filter(|g| g.span.file == file).map(|g| (g.span.lo, Item::Global(g))))
+        .collect();
+    order.sort_by_key(|(lo, _)| *lo);
+    let mut items: Vec<String> = order
+        .into_iter()
+        .map(|(_, item)| match item {
+            Item::Type(def) => Printer::new(module, None).with_comments(&mut comments).type_def(def),
+            Item::Global(g) => Printer::new(module, Some(&mut meta)).with_comments(&mut comments).global(g),
+        })
+        .collect();
+    let mut rest = Printer::new(module, None).with_comments(&mut comments);
+    rest.remaining_comments();
+    let rest = rest.finish();
+    if !rest.is_empty() {
+        items.push(rest.trim_end().to_string());
+    }
+    join_items(module, &items, &meta)
+}
+
+/// The version header, the items separated by blank lines, and the `#[metadata]` section.
+fn join_items(module: &Module, items: &[String], meta: &Meta) -> String {
     let mut text = String::from("#[version = \"0.0.5\"]\n");
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -176,6 +218,11 @@ struct Printer<'m> {
     free_decls: Option<Out>,
     /// Renumbering of constants for `#[metadata]`; `None` prints module indices.
     meta: Option<&'m mut Meta>,
+    /// The source comments still to print (`fmt`); `None` prints none.
+    comments: Option<&'m mut Comments>,
+    /// Where the `\n` after the last `//` comment printed is (or will be), so that
+    /// nothing is appended to that line.
+    line_comment_end: Option<usize>,
 }
 
 impl<'m> Printer<'m> {
@@ -190,7 +237,14 @@ impl<'m> Printer<'m> {
             graph: HashMap::default(),
             free_decls: None,
             meta,
+            comments: None,
+            line_comment_end: None,
         }
+    }
+
+    fn with_comments(mut self, comments: &'m mut Comments) -> Self {
+        self.comments = Some(comments);
+        self
     }
 
     fn w(&mut self, s: &str) {
@@ -224,13 +278,20 @@ impl<'m> Printer<'m> {
     fn global(mut self, g: &GlobalFunction) -> String {
         self.layout = Layout::analyze(self.m, g.func.body);
         self.free_decls = Some(Out::default());
+        self.comments_before(g.span.file, g.span.lo);
         self.w("def @");
         self.w(self.m.name(g.name));
         self.function(&g.func, ROOT);
+        let body = self.m.expr(g.func.body).span;
+        if let Some(end) = self.comments.as_deref().and_then(|c| c.token_end_after(body.hi)) {
+            self.comments_after_item(body.file, end);
+        }
         self.finish()
     }
 
     fn type_def(mut self, def: &TypeDef) -> String {
+        let file = def.span.file;
+        self.comments_before(file, def.span.lo);
         if def.is_extern {
             self.w("extern ");
         }
@@ -242,6 +303,9 @@ impl<'m> Printer<'m> {
             self.indent += 1;
             for &c in &def.constructors {
                 self.nl();
+                if let Some(c) = self.m.constructor(c) {
+                    self.comments_before(c.span.file, c.span.lo);
+                }
                 self.w(self.m.name(c));
                 let fields = self.m.constructor(c).map(|c| c.fields.as_slice()).unwrap_or_default();
                 if !fields.is_empty() {
@@ -251,11 +315,21 @@ impl<'m> Printer<'m> {
                 }
                 self.w(",");
             }
+            let close = self.comments.as_deref().and_then(|c| c.brace_end_after(def.span.hi));
+            if let Some(close) = close {
+                self.comments_before_close(file, close - 1);
+            }
             self.indent -= 1;
-            if !def.constructors.is_empty() {
+            if !def.constructors.is_empty() || self.line_comment_end.is_some_and(|e| e >= self.out.text.len())
+            {
                 self.nl();
             }
             self.w("}");
+            if let Some(close) = close {
+                self.comments_after_item(file, close);
+            }
+        } else {
+            self.comments_after_item(file, def.span.hi);
         }
         self.finish()
     }

@@ -18,6 +18,7 @@ fn func(num_regs: u32, code: Vec<Instr>) -> VmFunction {
         ret_type: ty,
         num_regs,
         code,
+        spans: crate::SpanTable::default(),
     }
 }
 

@@ -85,6 +85,7 @@ mod tests {
             ret_type: ty,
             num_regs,
             code,
+            spans: crate::SpanTable::default(),
         }
     }
 

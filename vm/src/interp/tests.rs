@@ -28,6 +28,7 @@ fn func(name: &str, num_params: usize, num_regs: u32, code: Vec<Instr>) -> VmFun
         ret_type: ty,
         num_regs,
         code,
+        spans: crate::SpanTable::default(),
     }
 }
 
@@ -288,13 +289,15 @@ fn a_trap_reports_the_relay_call_stack_innermost_first() {
     // main calls mid at pc 1, mid calls leaf at pc 0, leaf faults at pc 0.
     let mut leaf = func("leaf", 0, 1, vec![Fatal { message: crate::operand::StrIdx(0) }]);
     leaf.source = "m.relay:7:1".into();
-    let mid = func(
+    let mut mid = func(
         "mid",
         0,
         1,
         vec![Invoke { dst: Reg(0), func: FuncIdx(0), args: vec![].into() }, Ret { src: Reg(0) }],
     );
-    let main = func(
+    let at = |line, col| crate::SourcePos { line, col };
+    mid.spans = crate::SpanTable::from_positions("m.relay", &[at(12, 9), at(11, 3)]);
+    let mut main = func(
         "main",
         0,
         1,
@@ -304,6 +307,7 @@ fn a_trap_reports_the_relay_call_stack_innermost_first() {
             Ret { src: Reg(0) },
         ],
     );
+    main.spans = crate::SpanTable::from_positions("m.relay", &[at(20, 3), at(21, 5), at(20, 3)]);
     let exe =
         Executable { functions: vec![leaf, mid, main], strings: vec!["bottom".into()], ..Default::default() };
     verify(&exe).expect("verifies");
@@ -312,9 +316,11 @@ fn a_trap_reports_the_relay_call_stack_innermost_first() {
     assert_eq!(frames, [("leaf", 0), ("mid", 0), ("main", 1)]);
     assert_eq!(
         t.to_string(),
-        "trap in `leaf` at instruction 0: bottom\n  in `leaf` defined at m.relay:7:1\n  \
-         called from `mid` at instruction 0\n  called from `main` at instruction 1"
+        "trap in `leaf` at instruction 0: bottom\n  at @leaf (instruction 0, defined at m.relay:7:1)\n  \
+         at @mid (m.relay:12:9)\n  at @main (m.relay:21:5)"
     );
+    let spans: Vec<&str> = t.stack.iter().map(|f| f.span.as_str()).collect();
+    assert_eq!(spans, ["", "m.relay:12:9", "m.relay:21:5"]);
 }
 
 #[test]

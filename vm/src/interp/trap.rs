@@ -9,9 +9,10 @@ use crate::value::Value;
 /// A run-time fault, returned to the host: which function, which instruction, what happened,
 /// and the Relay call stack that led there.
 ///
-/// Displayed as `trap in `f` at instruction 3: message`, then one `called from` line per
-/// caller, innermost first, each with the caller's definition site when the executable
-/// records it.
+/// Displayed as `trap in `f` at instruction 3: message`, then one `at @f (file:line:col)` line
+/// per active call, innermost first: the source of the faulting instruction, then of each
+/// caller's pending call (its definition site, or its instruction, when the executable does
+/// not record that).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("trap in `{function}` at instruction {pc}: {message}{}", CallStack(stack))]
 pub struct Trap {
@@ -35,6 +36,9 @@ pub struct TrapFrame {
     pub source: String,
     /// The instruction it was running: the fault, or the call it waits on.
     pub pc: usize,
+    /// Where that instruction comes from (`file:line:col`): the faulting expression, or the
+    /// call expression; empty when the executable does not record it.
+    pub span: String,
 }
 
 /// How many frames a [`Trap`] keeps: a fault 100,000 calls deep reports the innermost ones
@@ -46,13 +50,14 @@ struct CallStack<'a>(&'a [TrapFrame]);
 
 impl std::fmt::Display for CallStack<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(def) = self.0.first().filter(|d| !d.source.is_empty()) {
-            write!(f, "\n  in `{}` defined at {}", def.function, def.source)?;
-        }
-        for caller in self.0.iter().skip(1) {
-            write!(f, "\n  called from `{}` at instruction {}", caller.function, caller.pc)?;
-            if !caller.source.is_empty() {
-                write!(f, " (defined at {})", caller.source)?;
+        for frame in self.0 {
+            write!(f, "\n  at @{} (", frame.function)?;
+            if !frame.span.is_empty() {
+                write!(f, "{})", frame.span)?;
+            } else if !frame.source.is_empty() {
+                write!(f, "instruction {}, defined at {})", frame.pc, frame.source)?;
+            } else {
+                write!(f, "instruction {})", frame.pc)?;
             }
         }
         Ok(())
@@ -90,8 +95,13 @@ pub(super) fn trap_at(
     message: String,
 ) -> Trap {
     let frame = |(func, pc): (u32, usize)| match exe.functions.get(func as usize) {
-        Some(f) => TrapFrame { function: f.name.clone(), source: f.source.clone(), pc },
-        None => TrapFrame { function: format!("#{func}"), source: String::new(), pc },
+        Some(f) => TrapFrame {
+            function: f.name.clone(),
+            source: f.source.clone(),
+            pc,
+            span: f.spans.location(pc).unwrap_or_default(),
+        },
+        None => TrapFrame { function: format!("#{func}"), source: String::new(), pc, span: String::new() },
     };
     let stack: Vec<TrapFrame> =
         std::iter::once((func, pc)).chain(callers.rev()).take(MAX_TRAP_FRAMES).map(frame).collect();

@@ -3,7 +3,7 @@
 use super::names::Use;
 use super::sharing::{continues_chain, ScopeKey, ROOT};
 use super::{Hole, Printer};
-use crate::ir::{ExprId, ExprKind, Function, PatId, PatternKind, VarId};
+use crate::ir::{Expr, ExprId, ExprKind, Function, PatId, PatternKind, VarId};
 use crate::stack::grow;
 use std::fmt::Write;
 
@@ -89,6 +89,8 @@ impl Printer<'_> {
                 break;
             }
             let ExprKind::Let { var, value, body } = &m.expr(e).kind else { break };
+            let span = m.expr(e).span;
+            self.comments_before(span.file, span.lo);
             // Only a `fn` on the right sees its own variable (a local recursive function).
             let recursive = matches!(m.expr(*value).kind, ExprKind::Function(_));
             self.w("let ");
@@ -107,6 +109,8 @@ impl Printer<'_> {
             (e, stmt, first) = (*body, stmt + 1, false);
         }
         self.expr(e, Ctx::Stmt);
+        let span = m.expr(e).span;
+        self.comments_before_close(span.file, span.hi);
         // Innermost first: each is then on top of its stack.
         lets.iter().rev().for_each(|&v| self.vars.unbind(v));
     }
@@ -114,6 +118,8 @@ impl Printer<'_> {
     fn graph_bindings(&mut self, key: ScopeKey, stmt: u32) {
         let bindings = self.layout.bindings_at(key, stmt).to_vec();
         for b in bindings {
+            let span = self.m.expr(b).span;
+            self.comments_before(span.file, span.lo);
             let n = self.graph.len() as u32;
             self.graph.insert(b, n);
             let _ = write!(self.out.text, "%{n} = ");
@@ -146,7 +152,8 @@ impl Printer<'_> {
     /// Prints `e` itself, even if it is a graph binding.
     fn content(&mut self, e: ExprId, ctx: Ctx) {
         let m = self.m;
-        let kind = &m.expr(e).kind;
+        let Expr { kind, span } = m.expr(e);
+        self.comments_before(span.file, span.lo);
         let parens = needs_parens(kind, ctx);
         if parens {
             self.w("(");
@@ -210,6 +217,8 @@ impl Printer<'_> {
                 self.indent += 1;
                 for (i, arm) in arms.iter().enumerate() {
                     self.nl();
+                    let pattern = m.pattern(arm.pattern).span;
+                    self.comments_before(pattern.file, pattern.lo);
                     let mut bound = Vec::new();
                     self.pattern(arm.pattern, &mut bound);
                     self.w(" => ");
