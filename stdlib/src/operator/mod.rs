@@ -44,6 +44,9 @@ pub trait Operator: 'static {
     /// Whether the one argument is a tuple whose fields are the inputs (`concatenate`,
     /// `stack`): the relation unpacks it, and the runtime passes the fields.
     const TUPLE_INPUT: bool = false;
+    /// Whether the result is a tuple even when it has one field (`split` into one part); by
+    /// default one output is a tensor and several a tuple.
+    const TUPLE_OUTPUT: bool = false;
     /// The operand dtypes it accepts, for listings (the dtype rule is [`Operator::dtypes`]).
     const DTYPES: DTypeSet;
     /// One line for listings: what it computes.
@@ -161,7 +164,7 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
     let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
-    Ok(Some(if outs.len() == 1 { outs.remove(0) } else { RelType::Tuple(outs) }))
+    Ok(Some(if outs.len() == 1 && !T::TUPLE_OUTPUT { outs.remove(0) } else { RelType::Tuple(outs) }))
 }
 
 /// Every argument as a tensor: `Ok(None)` while any is unknown.

@@ -215,6 +215,7 @@ impl Operator for Split {
     const NAME: &'static str = "split";
     const PATTERN: OpPattern = OpPattern::Injective;
     const NUM_INPUTS: usize = 1;
+    const TUPLE_OUTPUT: bool = true;
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "cut along axis into a tuple";
     type Attrs = SplitAttrs;
