@@ -213,6 +213,8 @@ fn listed_ops(pattern: OpPattern, arity: usize) -> Vec<(&'static str, &'static s
     operators()
         .filter(|e| e.def.num_inputs == arity && e.def.pattern == pattern && e.def.compute.is_some())
         .filter(|e| (e.reference.attr_defaults)().iter().all(|(_, default)| default.is_some()))
+        // `full`'s one input is its 0-d fill value, not an elementwise operand (a fixed case).
+        .filter(|e| e.def.name != "full")
         .filter_map(|e| {
             let dtype = match e.dtypes? {
                 DTypeSet::Bools => "bool",

@@ -56,6 +56,10 @@ pub trait FromAttr: Sized {
     fn absent() -> Option<Self> {
         None
     }
+
+    /// The value as Relay's text format writes it (`"float32"`, `[1, 1]`, `True`), for
+    /// listings of defaults such as `relay-vm ops`.
+    fn text(&self) -> String;
 }
 
 /// Reads attribute `name` as `T`, or `default` when absent (`None` means required).
@@ -77,6 +81,9 @@ impl FromAttr for i64 {
             _ => Err("an integer"),
         }
     }
+    fn text(&self) -> String {
+        self.to_string()
+    }
 }
 
 impl FromAttr for f64 {
@@ -86,6 +93,9 @@ impl FromAttr for f64 {
             AttrValue::Int(i) => Ok(*i as f64),
             _ => Err("a number"),
         }
+    }
+    fn text(&self) -> String {
+        format!("{self:?}")
     }
 }
 
@@ -97,6 +107,9 @@ impl FromAttr for bool {
             _ => Err("a boolean"),
         }
     }
+    fn text(&self) -> String {
+        (if *self { "True" } else { "False" }).to_string()
+    }
 }
 
 impl FromAttr for String {
@@ -106,6 +119,9 @@ impl FromAttr for String {
             _ => Err("a string"),
         }
     }
+    fn text(&self) -> String {
+        format!("{self:?}")
+    }
 }
 
 impl FromAttr for DType {
@@ -114,6 +130,9 @@ impl FromAttr for DType {
             AttrValue::Str(s) => s.parse().map_err(|_| "a dtype name"),
             _ => Err("a dtype name"),
         }
+    }
+    fn text(&self) -> String {
+        format!("\"{self}\"")
     }
 }
 
@@ -127,6 +146,9 @@ impl FromAttr for Vec<i64> {
             AttrValue::List(items) => items.iter().map(|x| i64::from_attr(x).map_err(|_| WHAT)).collect(),
             _ => Err(WHAT),
         }
+    }
+    fn text(&self) -> String {
+        list_text(self)
     }
 }
 
@@ -145,6 +167,9 @@ impl FromAttr for Vec<Vec<i64>> {
             _ => Err(WHAT),
         }
     }
+    fn text(&self) -> String {
+        list_text(self)
+    }
 }
 
 impl FromAttr for Option<i64> {
@@ -154,6 +179,9 @@ impl FromAttr for Option<i64> {
     fn absent() -> Option<Self> {
         Some(None)
     }
+    fn text(&self) -> String {
+        option_text(self)
+    }
 }
 
 impl FromAttr for Option<Vec<i64>> {
@@ -162,6 +190,9 @@ impl FromAttr for Option<Vec<i64>> {
     }
     fn absent() -> Option<Self> {
         Some(None)
+    }
+    fn text(&self) -> String {
+        option_text(self)
     }
 }
 
@@ -176,6 +207,20 @@ impl FromAttr for Option<DType> {
     fn absent() -> Option<Self> {
         Some(None)
     }
+    fn text(&self) -> String {
+        option_text(self)
+    }
+}
+
+/// A list as Relay text: `[a, b]`, each item in its own text form.
+fn list_text<T: FromAttr>(items: &[T]) -> String {
+    let items: Vec<String> = items.iter().map(T::text).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// An optional value as Relay text: `None` or the value's own text.
+fn option_text<T: FromAttr>(value: &Option<T>) -> String {
+    value.as_ref().map_or_else(|| "None".to_string(), T::text)
 }
 
 /// Declares string-valued attribute enums (`mode="clip"`) with their TVM spellings.
@@ -192,6 +237,12 @@ macro_rules! attr_enum {
                 match v {
                     $(AttrValue::Str(s) if s == $text => Ok($name::$variant),)+
                     _ => Err($what),
+                }
+            }
+
+            fn text(&self) -> String {
+                match self {
+                    $($name::$variant => format!("{:?}", $text),)+
                 }
             }
         }
@@ -262,6 +313,12 @@ impl FromAttr for IndicesOrSections {
             _ => Err("an integer or a list of integers"),
         }
     }
+    fn text(&self) -> String {
+        match self {
+            IndicesOrSections::Sections(n) => n.text(),
+            IndicesOrSections::Indices(list) => list.text(),
+        }
+    }
 }
 
 /// Declares an attribute struct: fields as `name: Type = default`, where `default` is one token
@@ -309,7 +366,7 @@ macro_rules! attr_text {
         None
     };
     ($value:expr, $default:tt) => {
-        Some(format!("{:?}", $value))
+        Some($crate::attrs::FromAttr::text(&$value))
     };
 }
 
@@ -382,5 +439,27 @@ mod tests {
         assert!(!BatchMatmulAttrs::default().transpose_b);
         assert_eq!(ClipAttrs::defaults(), vec![("a_min", None), ("a_max", None)]);
         assert_eq!(LeakyReluAttrs::defaults(), vec![("alpha", Some("0.25".to_string()))]);
+    }
+
+    #[test]
+    fn defaults_print_as_relay_text() {
+        let text = |pairs: Vec<(&'static str, Option<String>)>| -> Vec<(&'static str, String)> {
+            pairs.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect()
+        };
+        assert_eq!(text(ShapeOfAttrs::defaults()), vec![("dtype", "\"int32\"".to_string())]);
+        assert_eq!(
+            text(TakeAttrs::defaults()),
+            vec![
+                ("batch_dims", "0".to_string()),
+                ("axis", "None".to_string()),
+                ("mode", "\"clip\"".to_string())
+            ]
+        );
+        assert_eq!(Some(DType::F32).text(), "\"float32\"");
+        assert_eq!(Some(vec![1i64, 2]).text(), "[1, 2]");
+        assert_eq!(
+            (true.text(), IndicesOrSections::Sections(2).text()),
+            ("True".to_string(), "2".to_string())
+        );
     }
 }

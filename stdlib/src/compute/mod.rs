@@ -7,21 +7,14 @@
 //! division, for now), it refuses the input and the op runs its reference kernel.
 
 mod nn;
-mod project;
 pub(crate) mod reduce;
-mod transform;
+pub(crate) mod transform;
 pub(crate) mod util;
 mod window;
 
-use relay_compiler::op::{ComputeFn, ProjectFn};
+use relay_compiler::op::ComputeFn;
 
 /// The compute rule of operator `name`, if it has one.
 pub fn compute_rule(name: &str) -> Option<ComputeFn> {
-    transform::rule(name).or_else(|| nn::rule(name))
-}
-
-/// The projection of operator `name` (how to compute one field of its tuple result), if it
-/// has one.
-pub fn project_rule(name: &str) -> Option<ProjectFn> {
-    project::rule(name)
+    nn::rule(name)
 }

@@ -1,40 +1,20 @@
-//! Injective and creation rules (reference: `crate::kernels::transform`): each output
-//! element reads input elements at computed indices, so these fuse into their consumers.
+//! Injective and creation rules (the operators: `crate::ops::transform`), each an item's
+//! `COMPUTE`: each output element reads input elements at computed indices, so these fuse
+//! into their consumers. `split`'s projection is here too.
 
-use super::util::{attrs, flatten, lazy, lit, norm_axis, tensors, unflatten};
+use super::util::{flatten, lazy, lit, norm_axis, tensors, unflatten};
 use crate::attrs::{
-    ConcatenateAttrs, InitOpAttrs, PadAttrs, PadMode, StackAttrs, StridedSliceAttrs, TakeAttrs, TakeMode,
-    TransposeAttrs,
+    ConcatenateAttrs, InitOpAttrs, OpAttrs, PadAttrs, PadMode, SplitAttrs, StackAttrs, StridedSliceAttrs,
+    TakeAttrs, TakeMode, TransposeAttrs,
 };
+use crate::ops::transform::split_sizes;
+use relay_compiler::ir::AttrValue;
 use relay_compiler::kir::{Expr, Index};
-use relay_compiler::op::{AttrReader, ComputeFn, ComputeInput, LazyTensor, OutType, TensorDef};
+use relay_compiler::op::{AttrReader, ComputeInput, LazyTensor, OutType, ProjectedCall, TensorDef};
 use relay_devices::DType;
 
-/// The rule of transform `name`.
-pub(super) fn rule(name: &str) -> Option<ComputeFn> {
-    let f: ComputeFn = match name {
-        "reshape" | "squeeze" | "expand_dims" | "nn.batch_flatten" => same_order,
-        "transpose" => transpose,
-        "broadcast_to" => |i, _, _| {
-            let [x] = tensors(i)?;
-            let x = x.clone();
-            Ok(lazy(move |k, idx| x.at_broadcast(k, idx)))
-        },
-        "concatenate" => concatenate,
-        "stack" => stack,
-        "take" => take,
-        "strided_slice" => strided_slice,
-        "nn.pad" => pad,
-        "zeros" => |_, _, o| fill_const(o, 0.0),
-        "ones" => |_, _, o| fill_const(o, 1.0),
-        "full" => full,
-        _ => return None,
-    };
-    Some(f)
-}
-
 /// Ops that keep the row-major order of the elements and only change the shape.
-fn same_order(inputs: &[ComputeInput], _: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn same_order<A>(inputs: &[ComputeInput], _: &A, out: &OutType) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
     if x.size() != out.shape.iter().product::<i64>() {
         return Err("element counts differ".into());
@@ -46,11 +26,14 @@ fn same_order(inputs: &[ComputeInput], _: &AttrReader, out: &OutType) -> Result<
     }))
 }
 
-fn transpose(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn transpose(
+    inputs: &[ComputeInput],
+    a: &TransposeAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
-    let a: TransposeAttrs = attrs(r)?;
     let rank = x.shape.len();
-    let axes: Vec<usize> = match a.axes {
+    let axes: Vec<usize> = match &a.axes {
         None => (0..rank).rev().collect(),
         Some(axes) => axes.iter().map(|&ax| norm_axis(ax, rank)).collect::<Result<_, _>>()?,
     };
@@ -69,9 +52,12 @@ fn transpose(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<Ten
 
 /// `select(i < end_0, v_0, select(i < end_1, v_1, ...))` over the non-empty parts, each read
 /// at a clamped position so every load stays in bounds.
-fn concatenate(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn concatenate(
+    inputs: &[ComputeInput],
+    a: &ConcatenateAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
     let [ComputeInput::Tuple(parts)] = inputs else { return Err("concatenate takes one tuple".into()) };
-    let a: ConcatenateAttrs = attrs(r)?;
     let axis = norm_axis(a.axis, out.shape.len())?;
     let parts: Vec<LazyTensor> =
         parts.iter().filter(|p| p.shape.get(axis).copied().unwrap_or(0) > 0).cloned().collect();
@@ -101,9 +87,8 @@ fn concatenate(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result
     }))
 }
 
-fn stack(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn stack(inputs: &[ComputeInput], a: &StackAttrs, out: &OutType) -> Result<TensorDef, String> {
     let [ComputeInput::Tuple(parts)] = inputs else { return Err("stack takes one tuple".into()) };
-    let a: StackAttrs = attrs(r)?;
     let axis = norm_axis(a.axis, out.shape.len())?;
     let Some((last, rest)) = parts.split_last() else { return Err("nothing to stack".into()) };
     let (last, rest) = (last.clone(), rest.to_vec());
@@ -119,9 +104,8 @@ fn stack(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<Tenso
     }))
 }
 
-fn take(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn take(inputs: &[ComputeInput], a: &TakeAttrs, _: &OutType) -> Result<TensorDef, String> {
     let [data, indices] = tensors(inputs)?;
-    let a: TakeAttrs = attrs(r)?;
     if a.batch_dims != 0 || a.mode == TakeMode::Fast {
         return Err("this take runs in the reference kernel".into());
     }
@@ -155,11 +139,14 @@ fn take(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDe
     }))
 }
 
-fn strided_slice(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn strided_slice(
+    inputs: &[ComputeInput],
+    a: &StridedSliceAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
-    let a: StridedSliceAttrs = attrs(r)?;
     let shape: Vec<usize> = x.shape.iter().map(|&d| d as usize).collect();
-    let plan = crate::kernels::slice_plan(&shape, &a).map_err(|e| e.to_string())?;
+    let plan = crate::ops::transform::slice_plan(&shape, a).map_err(|e| e.to_string())?;
     let x = x.clone();
     Ok(lazy(move |k, idx| {
         let mut src = idx.to_vec();
@@ -170,9 +157,8 @@ fn strided_slice(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result
     }))
 }
 
-fn pad(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn pad(inputs: &[ComputeInput], a: &PadAttrs, _: &OutType) -> Result<TensorDef, String> {
     let [x, value] = tensors(inputs)?;
-    let a: PadAttrs = attrs(r)?;
     if a.pad_mode == PadMode::Reflect
         || a.pad_width.len() != x.shape.len()
         || a.pad_width.iter().any(|w| w.len() != 2 || w[0] < 0 || w[1] < 0)
@@ -200,14 +186,45 @@ fn pad(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef
     }))
 }
 
-fn fill_const(out: &OutType, v: f64) -> Result<TensorDef, String> {
+pub(crate) fn fill_const(out: &OutType, v: f64) -> Result<TensorDef, String> {
     let d = out.dtype;
     Ok(lazy(move |_, _| lit(d, v)))
 }
 
-fn full(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn full(inputs: &[ComputeInput], _: &InitOpAttrs, out: &OutType) -> Result<TensorDef, String> {
     let [v] = tensors(inputs)?;
-    let _: InitOpAttrs = attrs(r)?;
     let (v, d) = (v.clone(), out.dtype);
     Ok(lazy(move |k, _| v.at(k, &[]).cast(d)))
+}
+
+/// `broadcast_to`: each output element reads the input at the broadcast position.
+pub(crate) fn broadcast_to(
+    inputs: &[ComputeInput],
+    _: &InitOpAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    let x = x.clone();
+    Ok(lazy(move |k, idx| x.at_broadcast(k, idx)))
+}
+
+/// `split`'s projection: field `field` of `split(x, indices_or_sections, axis)` is the slice of
+/// `x` between the field's split points along `axis` (the sizes the shape function gives).
+pub(crate) fn split_field(
+    r: &AttrReader,
+    shapes: &[Vec<i64>],
+    field: usize,
+) -> Result<ProjectedCall, String> {
+    let [shape] = shapes else { return Err("split takes one input".into()) };
+    let a = SplitAttrs::from_attrs(r)?;
+    let axis = norm_axis(a.axis, shape.len())?;
+    let dim = usize::try_from(shape[axis]).map_err(|_| "split of an unknown dimension".to_string())?;
+    let sizes = split_sizes(dim, &a.indices_or_sections).map_err(|e| e.to_string())?;
+    let begin: usize = sizes.iter().take(field).sum();
+    let size = sizes.get(field).ok_or_else(|| format!("split has no field {field}"))?;
+    let ints = |v: usize| AttrValue::List(vec![AttrValue::Int(v as i64)]);
+    Ok(ProjectedCall {
+        op: "strided_slice",
+        attrs: vec![("begin", ints(begin)), ("end", ints(begin + size)), ("axes", ints(axis))],
+    })
 }

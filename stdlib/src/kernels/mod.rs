@@ -9,12 +9,9 @@
 pub mod nn;
 pub(crate) mod num;
 pub mod table;
-mod transform;
 pub(crate) mod util;
 
 pub use num::{Float, Num};
-pub(crate) use transform::slice_plan;
-pub use transform::*;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;

@@ -22,8 +22,8 @@ use crate::relations::tensor_arg;
 use crate::RefOp;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{
-    AttrReader, ComputeFn, ComputeInput, OpDef, OpPattern, OutType, RelType, RelationResult, ScalarForm,
-    TensorDef,
+    AttrReader, ComputeFn, ComputeInput, OpDef, OpPattern, OutType, ProjectFn, RelType, RelationResult,
+    ScalarForm, TensorDef, TensorType,
 };
 use relay_devices::{DType, Tensor};
 
@@ -41,6 +41,12 @@ pub trait Operator: 'static {
     const PATTERN: OpPattern;
     /// Number of value inputs.
     const NUM_INPUTS: usize;
+    /// Whether the one argument is a tuple whose fields are the inputs (`concatenate`,
+    /// `stack`): the relation unpacks it, and the runtime passes the fields.
+    const TUPLE_INPUT: bool = false;
+    /// Whether the result is a tuple even when it has one field (`split` into one part); by
+    /// default one output is a tensor and several a tuple.
+    const TUPLE_OUTPUT: bool = false;
     /// The operand dtypes it accepts, for listings (the dtype rule is [`Operator::dtypes`]).
     const DTYPES: DTypeSet;
     /// One line for listings: what it computes.
@@ -51,6 +57,9 @@ pub trait Operator: 'static {
     const COMPUTE: Option<ComputeRule<Self::Attrs>> = None;
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
     const SCALAR: Option<ScalarForm> = None;
+    /// How to compute one field of a tuple result on its own (`split(x).i` as a slice), so
+    /// that each field fuses with its consumers; `None`: the whole call.
+    const PROJECT: Option<ProjectFn> = None;
 
     /// Output shapes from input shapes, over concrete sizes (the reference kernel, sizing
     /// outputs at run time) and symbolic dimensions (the type relation, `?` allowed).
@@ -127,7 +136,7 @@ impl OpEntry {
                     Some(_) => Some(compute::<T> as ComputeFn),
                     None => None,
                 },
-                project: None,
+                project: T::PROJECT,
                 scalar: T::SCALAR,
                 doc: T::DOC,
             },
@@ -147,6 +156,19 @@ impl OpEntry {
 /// on the parsed attributes.
 fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResult {
     let attrs = <T as Operator>::Attrs::from_attrs(reader)?;
+    let fields = if T::TUPLE_INPUT { tensor_tuple_arg(args, 0)? } else { tensor_args(args)? };
+    let Some(inputs) = fields else { return Ok(None) };
+    let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
+    let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
+    let out_dtypes = <T as Operator>::dtypes(&dtypes, &attrs).map_err(message)?;
+    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
+    let mut outs: Vec<RelType> =
+        out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
+    Ok(Some(if outs.len() == 1 && !T::TUPLE_OUTPUT { outs.remove(0) } else { RelType::Tuple(outs) }))
+}
+
+/// Every argument as a tensor: `Ok(None)` while any is unknown.
+fn tensor_args(args: &[RelType]) -> Result<Option<Vec<&TensorType>>, String> {
     let mut inputs = Vec::with_capacity(args.len());
     for i in 0..args.len() {
         match tensor_arg(args, i)? {
@@ -154,17 +176,33 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
             None => return Ok(None),
         }
     }
-    let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
-    let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
-    let out_dtypes = <T as Operator>::dtypes(&dtypes, &attrs).map_err(message)?;
-    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
-    let mut outs: Vec<RelType> =
-        out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
-    Ok(Some(if outs.len() == 1 { outs.remove(0) } else { RelType::Tuple(outs) }))
+    Ok(Some(inputs))
+}
+
+/// Argument `i` as a non-empty tuple of tensors: `Ok(None)` while any field is unknown.
+fn tensor_tuple_arg(args: &[RelType], i: usize) -> Result<Option<Vec<&TensorType>>, String> {
+    let fields = match args.get(i) {
+        Some(RelType::Tuple(fields)) => fields,
+        Some(RelType::Unknown) => return Ok(None),
+        Some(other) => return Err(format!("expects a tuple of tensors, found `{other}`")),
+        None => return Err(format!("missing argument {}", i + 1)),
+    };
+    if fields.is_empty() {
+        return Err("expects at least one tensor, found `()`".to_string());
+    }
+    let mut out = Vec::with_capacity(fields.len());
+    for f in fields {
+        match f {
+            RelType::Tensor(t) => out.push(t),
+            RelType::Unknown => return Ok(None),
+            other => return Err(format!("expects a tuple of tensors, found a field of type `{other}`")),
+        }
+    }
+    Ok(Some(out))
 }
 
 /// A kernel error as a type error: the message without the kernel's category prefix.
-fn message(e: KernelError) -> String {
+pub(crate) fn message(e: KernelError) -> String {
     match e {
         KernelError::DType(m) | KernelError::Shape(m) | KernelError::Attr(m) => m,
         other => other.to_string(),

@@ -3,10 +3,12 @@
 //! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
 //! unchanged.
 //!
-//! The elementwise, broadcast, reduction and scan families, gather/scatter, tile/repeat/reverse,
-//! sorting, creation, `trilu`, `nn.prelu`, the sub-pixel and the normalisation operators are [`Operator`](crate::operator::Operator) items. Transforms and nn operators are still registered the old way
-//! (`legacy!`): a relation function of their own next to a separate reference kernel, with
-//! the compute rule looked up by name.
+//! Every family but nn is made of [`Operator`](crate::operator::Operator) items: elementwise,
+//! broadcast, reductions, scans, the transforms (`transform/`), gather/scatter,
+//! tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel and the
+//! normalisation operators. The nn operators are still registered the old way (`legacy!`): a
+//! relation function of their own next to a separate reference kernel, with the compute rule
+//! looked up by name.
 
 mod activation;
 mod algorithm;
@@ -23,7 +25,7 @@ mod replicate;
 mod scan;
 mod shape;
 mod sub_pixel;
-mod transform;
+pub(crate) mod transform;
 mod triangle;
 
 pub use activation::*;
@@ -37,6 +39,7 @@ pub use reduce::*;
 pub use replicate::*;
 pub use scan::*;
 pub use sub_pixel::*;
+pub use transform::*;
 pub use triangle::*;
 
 use crate::operator::OpEntry;
@@ -45,7 +48,7 @@ use relay_compiler::op::OpRegistry;
 /// Declares an operator registered the old way in one line:
 /// `legacy!(Kernel, num_inputs, relation, Pattern, "doc")`. Its name is the kernel's `NAME`
 /// (TVM's) and its attribute names those of the kernel's attribute struct, so neither is
-/// written twice; its compute rule and projection are filled in by name in [`register_all`].
+/// written twice; its compute rule is filled in by name in [`register_all`].
 macro_rules! legacy {
     ($kernel:ty, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal $(,)?) => {
         $crate::operator::OpEntry::legacy(
@@ -95,7 +98,7 @@ pub fn operators() -> impl Iterator<Item = &'static OpEntry> {
 }
 
 /// Registers every operator of the library into `registry`; operators registered the old way
-/// get their compute rule and projection by name.
+/// get their compute rule by name.
 ///
 /// # Errors
 /// The name of an operator that is already registered.
@@ -106,7 +109,6 @@ pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
         if def.compute.is_none() {
             def.compute = crate::compute::compute_rule(name);
         }
-        def.project = crate::compute::project_rule(name);
         registry.register(def).map_err(|_| name)?;
     }
     registry.set_evaluator(crate::kernels::table::evaluate);

@@ -1,4 +1,4 @@
-//! Attribute readers and dimension arithmetic shared by the transform and nn relations.
+//! Attribute readers and dimension arithmetic shared by the nn relations.
 //!
 //! Sizes come from user attributes, so every sum and product is checked: an absurd `shape` or
 //! `padding` is an error message, never an overflow panic.
@@ -15,25 +15,6 @@ pub fn dtype_attr(attrs: &AttrReader, name: &str, default: DType) -> Result<DTyp
         return Ok(default);
     }
     s.parse().map_err(|e| format!("{e} in attribute `{name}`"))
-}
-
-/// A list-of-integers attribute that must be given.
-pub fn required_ints(attrs: &AttrReader, name: &str) -> Result<Vec<i64>, String> {
-    attrs.ints(name)?.ok_or_else(|| format!("attribute `{name}` is required"))
-}
-
-/// A `shape=[...]` attribute: non-negative sizes.
-pub fn shape_attr(attrs: &AttrReader, name: &str) -> Result<Vec<Dim>, String> {
-    required_ints(attrs, name)?
-        .into_iter()
-        .map(|d| {
-            if d >= 0 {
-                Ok(Dim::Known(d))
-            } else {
-                Err(format!("attribute `{name}` has negative size {d}"))
-            }
-        })
-        .collect()
 }
 
 /// A 2-d window attribute (`strides`, `dilation`, `pool_size`, `kernel_size`): one integer for
@@ -74,27 +55,6 @@ pub fn too_large() -> String {
     "the resulting size is too large".to_string()
 }
 
-/// A count (of tensors, of dimensions) as a dimension.
-pub fn dim_from_len(n: usize) -> Result<Dim, String> {
-    i64::try_from(n).map(Dim::Known).map_err(|_| too_large())
-}
-
-/// `a * b` with `?` absorbing: the product is unknown if either factor is.
-pub fn mul_dims(a: Dim, b: Dim) -> Result<Dim, String> {
-    match (a, b) {
-        (Dim::Known(x), Dim::Known(y)) => x.checked_mul(y).map(Dim::Known).ok_or_else(too_large),
-        _ => Ok(Dim::Any),
-    }
-}
-
-/// `a + b` with `?` absorbing.
-pub fn add_dims(a: Dim, b: Dim) -> Result<Dim, String> {
-    match (a, b) {
-        (Dim::Known(x), Dim::Known(y)) => x.checked_add(y).map(Dim::Known).ok_or_else(too_large),
-        _ => Ok(Dim::Any),
-    }
-}
-
 /// The one dimension two compatible dimensions stand for: equal sizes, or the known one when
 /// the other is `?`. `None` when both are known and differ.
 pub fn merge_dims(a: Dim, b: Dim) -> Option<Dim> {
@@ -115,16 +75,6 @@ pub fn show_dim(d: Dim) -> String {
     match d {
         Dim::Known(n) => n.to_string(),
         Dim::Any => "?".to_string(),
-    }
-}
-
-/// A shape as the text format writes it: `(2, ?, 3)`.
-pub fn show_shape(shape: &[Dim]) -> String {
-    let dims: Vec<String> = shape.iter().map(|&d| show_dim(d)).collect();
-    if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
     }
 }
 
@@ -198,12 +148,7 @@ mod tests {
 
     #[test]
     fn dim_arithmetic() {
-        assert_eq!(mul_dims(Dim::Known(3), Dim::Known(4)), Ok(Dim::Known(12)));
-        assert_eq!(mul_dims(Dim::Any, Dim::Known(4)), Ok(Dim::Any));
-        assert!(mul_dims(Dim::Known(i64::MAX), Dim::Known(2)).is_err());
         assert_eq!(merge_dims(Dim::Any, Dim::Known(4)), Some(Dim::Known(4)));
         assert_eq!(merge_dims(Dim::Known(3), Dim::Known(4)), None);
-        assert_eq!(show_shape(&[Dim::Known(3)]), "(3,)");
-        assert_eq!(show_shape(&[Dim::Known(3), Dim::Any]), "(3, ?)");
     }
 }

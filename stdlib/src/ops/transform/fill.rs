@@ -1,12 +1,15 @@
 //! Operators that create values: `zeros`, `ones`, `full` and `nn.pad` (TVM
 //! `src/relay/op/tensor/transform.cc`, `src/relay/op/nn/pad.cc`).
 
-use super::shape::init_shape;
+use super::{dim_from_i64, init_shape};
 use crate::attrs::{InitOpAttrs, PadAttrs, PadMode};
+use crate::compute::transform as rule;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, fill, for_each_index, only_output, scalar_value, to_size};
-use crate::kernels::{Checked, Kernel};
-use relay_devices::{shape_size, DType, Element, Scalar, Storage, Tensor};
+use crate::kernels::Checked;
+use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use relay_compiler::op::OpPattern;
+use relay_devices::{DType, Element, Scalar, Storage, Tensor};
 
 /// The dtype of a created tensor: `attrs.dtype`, else `default`; it must have storage.
 fn init_dtype(attrs: &InitOpAttrs, default: DType) -> Result<DType, KernelError> {
@@ -21,16 +24,22 @@ fn init_dtype(attrs: &InitOpAttrs, default: DType) -> Result<DType, KernelError>
 /// Declares `zeros`/`ones`: no inputs, `shape` and `dtype` (default `float32`) from the
 /// attributes, every element `value`.
 macro_rules! constant {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $value:expr) => {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $value:literal, $tvm_doc:literal) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
 
-        impl Kernel for $name {
+        impl Operator for $name {
             const NAME: &'static str = $op;
+            const PATTERN: OpPattern = OpPattern::ElemWise;
+            const NUM_INPUTS: usize = 0;
+            const DTYPES: DTypeSet = DTypeSet::Any;
+            const DOC: &'static str = $tvm_doc;
             type Attrs = InitOpAttrs;
+            const COMPUTE: Option<crate::operator::ComputeRule<InitOpAttrs>> =
+                Some(|_, _, out| rule::fill_const(out, $value as f64));
 
-            fn shapes(inputs: &[&[usize]], attrs: &InitOpAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+            fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &InitOpAttrs) -> Result<Vec<Vec<D>>, KernelError> {
                 let [] = args(inputs)?;
                 Ok(vec![init_shape($op, attrs)?])
             }
@@ -40,8 +49,8 @@ macro_rules! constant {
                 Ok(vec![init_dtype(attrs, DType::F32)?])
             }
 
-            fn compute(_: &[&Tensor], _: &InitOpAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
-                fill(only_output(outputs)?, $value)
+            fn reference(_: &[&Tensor], _: &InitOpAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+                fill(only_output(outputs)?, Scalar::Int($value))
             }
         }
     };
@@ -49,12 +58,12 @@ macro_rules! constant {
 
 constant! {
     /// `zeros`: a tensor of `shape` and `dtype` (default `float32`) filled with 0.
-    Zeros = "zeros", Scalar::Int(0)
+    Zeros = "zeros", 0, "a tensor of zeros"
 }
 
 constant! {
     /// `ones`: a tensor of `shape` and `dtype` (default `float32`) filled with 1.
-    Ones = "ones", Scalar::Int(1)
+    Ones = "ones", 1, "a tensor of ones"
 }
 
 /// `full(fill_value)`: a tensor of `shape` filled with the scalar input, converted to `dtype`
@@ -62,14 +71,22 @@ constant! {
 #[derive(Debug)]
 pub struct Full;
 
-impl Kernel for Full {
+impl Operator for Full {
     const NAME: &'static str = "full";
+    const PATTERN: OpPattern = OpPattern::ElemWise;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Any;
+    const DOC: &'static str = "a tensor filled with a scalar";
     type Attrs = InitOpAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<InitOpAttrs>> = Some(rule::full);
 
-    fn shapes(inputs: &[&[usize]], attrs: &InitOpAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &InitOpAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [v] = args(inputs)?;
-        if shape_size(v) != Some(1) {
-            return Err(KernelError::Shape(format!("fill value must be a scalar, got shape {v:?}")));
+        if !v.is_empty() {
+            return Err(KernelError::Shape(format!(
+                "the fill value must be a scalar, found shape {}",
+                shape_text(v)
+            )));
         }
         Ok(vec![init_shape(Self::NAME, attrs)?])
     }
@@ -79,7 +96,7 @@ impl Kernel for Full {
         Ok(vec![init_dtype(attrs, v)?])
     }
 
-    fn compute(
+    fn reference(
         inputs: &[&Tensor],
         _: &InitOpAttrs,
         outputs: &mut [Tensor],
@@ -98,23 +115,8 @@ pub struct Pad;
 
 /// Per axis, for each output coordinate, the input coordinate it copies (`None`: pad value).
 fn pad_maps(shape: &[usize], attrs: &PadAttrs) -> Result<Vec<Vec<Option<usize>>>, KernelError> {
-    if attrs.pad_width.len() != shape.len() {
-        return Err(KernelError::Attr(format!(
-            "pad_width has {} entries for rank {}",
-            attrs.pad_width.len(),
-            shape.len()
-        )));
-    }
     let mut maps = Vec::with_capacity(shape.len());
-    for (&d, w) in shape.iter().zip(&attrs.pad_width) {
-        let (before, after) = match w.as_slice() {
-            &[b, a] => (to_size(b, "pad width")?, to_size(a, "pad width")?),
-            _ => return Err(KernelError::Attr(format!("pad_width entry {w:?} must be [before, after]"))),
-        };
-        let padded = before + after > 0;
-        if padded && d == 0 && attrs.pad_mode != PadMode::Constant {
-            return Err(KernelError::Shape("cannot pad an empty axis from its edges".into()));
-        }
+    for (&d, (before, after)) in shape.iter().zip(pad_widths(attrs, shape.len())?) {
         let total = before.checked_add(d).and_then(|n| n.checked_add(after));
         let total = total.ok_or_else(|| KernelError::Attr("pad width overflows".into()))?;
         let map = (0..total).map(|o| {
@@ -137,24 +139,68 @@ fn pad_maps(shape: &[usize], attrs: &PadAttrs) -> Result<Vec<Vec<Option<usize>>>
     Ok(maps)
 }
 
-impl Kernel for Pad {
-    const NAME: &'static str = "nn.pad";
-    type Attrs = PadAttrs;
+/// Each axis's `(before, after)` pad widths: one non-negative pair per dimension of a
+/// rank-`rank` input.
+fn pad_widths(attrs: &PadAttrs, rank: usize) -> Result<Vec<(usize, usize)>, KernelError> {
+    if attrs.pad_width.len() != rank {
+        return Err(KernelError::Attr(format!(
+            "pad_width gives {} pair(s) for a tensor of rank {rank}",
+            attrs.pad_width.len()
+        )));
+    }
+    attrs
+        .pad_width
+        .iter()
+        .map(|w| match w.as_slice() {
+            &[b, a] => Ok((to_size(b, "pad width")?, to_size(a, "pad width")?)),
+            _ => Err(KernelError::Attr(format!("pad_width entry {w:?} must be [before, after]"))),
+        })
+        .collect()
+}
 
-    fn shapes(inputs: &[&[usize]], attrs: &PadAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+impl Operator for Pad {
+    const NAME: &'static str = "nn.pad";
+    const PATTERN: OpPattern = OpPattern::Injective;
+    const NUM_INPUTS: usize = 2;
+    const DTYPES: DTypeSet = DTypeSet::Any;
+    const DOC: &'static str = "pad each dimension with a scalar, edge or reflection";
+    type Attrs = PadAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<PadAttrs>> = Some(rule::pad);
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &PadAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, v] = args(inputs)?;
-        if shape_size(v) != Some(1) {
-            return Err(KernelError::Shape(format!("pad value must be a scalar, got shape {v:?}")));
+        if !v.is_empty() {
+            return Err(KernelError::Shape(format!(
+                "the pad value must be a scalar, found shape {}",
+                shape_text(v)
+            )));
         }
-        Ok(vec![pad_maps(x, attrs)?.iter().map(Vec::len).collect()])
+        let widths = pad_widths(attrs, x.len())?;
+        let mut out = Vec::with_capacity(x.len());
+        for (i, (&d, &(before, after))) in x.iter().zip(&widths).enumerate() {
+            if let Some(n) = d.value() {
+                if attrs.pad_mode == PadMode::Reflect && (before >= n || after >= n) && n > 0 {
+                    return Err(KernelError::Shape(format!(
+                        "reflect padding [{before}, {after}] of axis {i} needs pads below its size {n}"
+                    )));
+                }
+                if n == 0 && before + after > 0 && attrs.pad_mode != PadMode::Constant {
+                    return Err(KernelError::Shape("cannot pad an empty axis from its edges".into()));
+                }
+            }
+            let pads =
+                before.checked_add(after).ok_or_else(|| KernelError::Attr("pad width overflows".into()))?;
+            out.push(super::sum(&[d, dim_from_i64(pads as i64)?])?);
+        }
+        Ok(vec![out])
     }
 
     fn dtypes(inputs: &[DType], _: &PadAttrs) -> Result<Vec<DType>, KernelError> {
         let [d, _] = args(inputs)?;
-        Ok(vec![d])
+        Ok(vec![DTypeSet::Any.check(d)?])
     }
 
-    fn compute(
+    fn reference(
         inputs: &[&Tensor],
         attrs: &PadAttrs,
         outputs: &mut [Tensor],
