@@ -15,7 +15,8 @@ pub(crate) fn reads_what_it_writes(body: &[Stmt]) -> bool {
     !stored.is_disjoint(&read)
 }
 
-fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut HashSet<BufferId>) {
+/// Adds the buffers `s` stores to (or a `gemm` writes) to `stored`, and those it reads to `read`.
+pub(crate) fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut HashSet<BufferId>) {
     match s {
         Stmt::For { extent, body, .. } => {
             index_buffers(extent, read);

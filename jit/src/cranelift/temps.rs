@@ -5,18 +5,28 @@
 //! them, though: a product's output, a fused data operand, an anchor's result materialised
 //! for the gate arithmetic (a Tree-LSTM node's kernel has 7 KB of them). Zeroing those is
 //! wasted stores on every call, so only the others are refilled. Only an im2col buffer, whose
-//! padding is never written, relies on the promise among today's compute rules.
+//! padding is never written, relies on the promise among today's compute rules — and it
+//! needs no refill either: every call stores to the same elements (loops of constant extents,
+//! no branches, indices of loop variables) before anything reads it, so the elements no call
+//! writes are still the zeros the temp was allocated with (a 3×3 convolution's im2col buffer
+//! is megabytes, whose refill cost an eighth of the convolution).
 
-use super::buffers::{expr_buffers, index_buffers, stmt_buffers};
+use super::buffers::{accesses, expr_buffers, index_buffers, stmt_buffers};
 use relay_kir::{BufferId, BufferRole, Extent, Index, IndexOp, Kernel, Stmt, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// For each buffer of `kernel`, in order: whether it is a temp that must be zero when a call
 /// starts. A temp is exempt when the first top-level statement that mentions it writes every
 /// one of its elements without reading it: a `gemm` into exactly its elements, or a perfect
-/// loop nest of constant extents whose one store covers it in row-major order.
+/// loop nest of constant extents whose one store covers it in row-major order. It is also
+/// exempt when every call writes the same elements before reading any ([`rewritten_first`]).
 pub(crate) fn needs_zero(kernel: &Kernel) -> Vec<bool> {
     let mut needs: Vec<bool> = kernel.buffers.iter().map(|b| b.role == BufferRole::Temp).collect();
+    for buf in kernel.buffers_with_role(BufferRole::Temp) {
+        if rewritten_first(&kernel.body, buf) {
+            needs[buf.index()] = false;
+        }
+    }
     let mut seen = HashSet::new();
     for s in &kernel.body {
         if let Some(buf) = writes_whole(kernel, s) {
@@ -59,6 +69,48 @@ fn writes_whole(kernel: &Kernel, s: &Stmt) -> Option<BufferId> {
             (whole && !reads.contains(&buf)).then_some(buf)
         }
         _ => None,
+    }
+}
+
+/// Whether the top-level statements of `body` that write `buf` all come before the first
+/// that reads it, and each writes the same elements on every call: no branches, loops of
+/// constant extents, store indices of loop variables and constants only (or a `gemm`). The
+/// elements of a reused temp that no call writes then keep the zeros it was allocated with,
+/// and the others are rewritten before they are read, so refilling it changes nothing.
+fn rewritten_first(body: &[Stmt], buf: BufferId) -> bool {
+    let mut reading = false;
+    for s in body {
+        let (mut stored, mut read) = (HashSet::new(), HashSet::new());
+        accesses(s, &mut stored, &mut read);
+        if read.contains(&buf) {
+            reading = true;
+        }
+        if stored.contains(&buf) && (reading || !same_stores(s, buf)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `s` stores to the same elements of `buf` every time it runs (see
+/// [`rewritten_first`]).
+fn same_stores(s: &Stmt, buf: BufferId) -> bool {
+    match s {
+        Stmt::For { extent, body, .. } => {
+            extent.as_const().is_some() && body.iter().all(|s| same_stores(s, buf))
+        }
+        Stmt::Store { buf: b, index, .. } => *b != buf || fixed(index),
+        Stmt::Assign { .. } | Stmt::Gemm { .. } => true,
+        Stmt::If { .. } => false,
+    }
+}
+
+/// Whether `index` is built from constants and loop variables only.
+fn fixed(index: &Index) -> bool {
+    match index {
+        Index::Const(_) | Index::Var(_) => true,
+        Index::Bin(_, a, b) => fixed(a) && fixed(b),
+        Index::Sym(_) | Index::Value(_) => false,
     }
 }
 
@@ -140,29 +192,61 @@ mod tests {
     }
 
     #[test]
-    fn partly_written_read_first_or_transposed_temps_are_zeroed() {
+    fn temps_each_call_rewrites_before_reading_are_not_zeroed() {
         let mut k = KernelBuilder::new("t");
         let x = k.input("x", DType::F32, [4]);
         let y = k.output("y", DType::F32, [4]);
         let part = k.temp("part", DType::F32, [4]);
-        let acc = k.temp("acc", DType::F32, [4]);
         let transposed = k.temp("transposed", DType::F32, [2, 2]);
-        // Only the first three elements: the last stays as the call found it.
+        // Only the first three elements (an im2col buffer's padding is never written): the
+        // last is zero from the allocation on, and no call changes it.
         k.for_(3, LoopKind::Serial, |k, i| k.store(part, i.clone(), Expr::load(x, i)));
+        // Every element, column-major, in two statements.
+        for row in 0..2 {
+            k.for_(2, LoopKind::Serial, |k, j| k.store(transposed, j * 2 + row, Expr::f32(1.0)));
+        }
+        k.for_(4, LoopKind::Serial, |k, i| {
+            let v = Expr::load(part, i.clone()) + Expr::load(transposed, i.clone());
+            k.store(y, i, v)
+        });
+        assert!(temps_to_zero(&k.finish().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn temps_read_before_written_or_written_where_data_says_are_zeroed() {
+        let mut k = KernelBuilder::new("t");
+        let x = k.input("x", DType::F32, [4]);
+        let at = k.input("at", DType::I32, [4]);
+        let y = k.output("y", DType::F32, [4]);
+        let acc = k.temp("acc", DType::F32, [4]);
+        let later = k.temp("later", DType::F32, [4]);
+        let gathered = k.temp("gathered", DType::F32, [4]);
+        let branched = k.temp("branched", DType::F32, [4]);
         // Accumulates: reads itself.
         k.for_(4, LoopKind::Serial, |k, i| {
             let v = Expr::load(acc, i.clone()) + Expr::load(x, i.clone());
             k.store(acc, i, v)
         });
-        // Covers every element, but column-major: not recognised, so zeroed (conservative).
+        // Read, then written: the next call would read this call's values.
+        k.for_(4, LoopKind::Serial, |k, i| k.store(y, i.clone(), Expr::load(later, i)));
+        k.for_(2, LoopKind::Serial, |k, i| k.store(later, i.clone(), Expr::load(x, i)));
+        // Where the data says: other elements on other calls.
+        k.for_(1, LoopKind::Serial, |k, i| {
+            let to = Index::value(Expr::load(at, i.clone())).clamp(0, 3);
+            k.store(gathered, to, Expr::load(x, i))
+        });
+        // Under a branch on the data.
         k.for_(2, LoopKind::Serial, |k, i| {
-            k.for_(2, LoopKind::Serial, |k, j| k.store(transposed, j * 2 + i.clone(), Expr::f32(1.0)))
+            let cond = Expr::load(x, i.clone()).gt(Expr::f32(0.0));
+            k.if_then(cond, |k| k.store(branched, i.clone(), Expr::f32(1.0)))
         });
         k.for_(4, LoopKind::Serial, |k, i| {
-            let v =
-                Expr::load(part, i.clone()) + Expr::load(acc, i.clone()) + Expr::load(transposed, i.clone());
+            let v = Expr::load(acc, i.clone())
+                + Expr::load(later, i.clone())
+                + Expr::load(gathered, i.clone())
+                + Expr::load(branched, i.clone());
             k.store(y, i, v)
         });
-        assert_eq!(temps_to_zero(&k.finish().unwrap()), ["part", "acc", "transposed"]);
+        assert_eq!(temps_to_zero(&k.finish().unwrap()), ["acc", "later", "gathered", "branched"]);
     }
 }
