@@ -178,7 +178,7 @@ fn traps_exit_2_naming_the_function() {
     assert!(stderr(&out).contains("trap in `main`"), "{}", stderr(&out));
     assert!(stderr(&out).contains("reshape"), "{}", stderr(&out));
     // The call stack gives the source position of the faulting expression, `reshape(...)`.
-    let at = format!("\n  at @main ({}:1:40)", path(&f));
+    let at = format!("\n  at @main ({}:1:39)", path(&f));
     assert!(stderr(&out).contains(&at), "{}", stderr(&out));
 }
 

@@ -703,8 +703,10 @@ fn with_comments(text: &str, choices: &[(u16, u8)]) -> (String, Vec<String>) {
             }
         })
         .collect();
-    // Stable: comments chosen for one place keep their order.
-    inserts.sort_by_key(|(at, _)| *at);
+    // Stable: comments chosen for one place keep their order. Where a trailing comment and
+    // an own-line one land at the same place (the line after an empty one starts where the
+    // empty line ends), the own-line one goes first: a trailing `//` must end its line.
+    inserts.sort_by_key(|(at, c)| (*at, c.starts_with(' ')));
     let mut out = String::new();
     let mut from = 0;
     for (at, comment) in &inserts {
