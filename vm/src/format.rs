@@ -378,6 +378,9 @@ mod tests {
         assert_eq!(Executable::load(&bytes), Ok(Executable::default()));
         bytes[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
         let err = Executable::load(&bytes).unwrap_err().to_string();
-        assert!(err.contains(&format!("format version {}, expected {FORMAT_VERSION}", FORMAT_VERSION - 1)), "{err}");
+        assert!(
+            err.contains(&format!("format version {}, expected {FORMAT_VERSION}", FORMAT_VERSION - 1)),
+            "{err}"
+        );
     }
 }
