@@ -73,15 +73,15 @@ impl Job<'_> {
             });
             return write_stdout(&format!("{out}\n"));
         }
-        let header = |what: &str, per: &str| {
-            format!("{:>6} {:>10} {:>10} {:>8} {:>9}  {what}\n", "%", "time ms", "calls", "/input", per)
+        let header = |what: &str, count: &str, per: &str| {
+            format!("{:>6} {:>10} {:>10} {:>8} {:>9}  {what}\n", "%", "time ms", count, "/input", per)
         };
         let mut text = format!(
             "@{name}: {} input(s) x {reps} rep(s) in {:.3} ms ({:.4} ms per input)\n{}",
             all.len(),
             ms(total),
             ms(total) / runs,
-            header("kernel", "us/call")
+            header("kernel", "calls", "us/call")
         );
         let line = |time: Duration, count: u64, per: f64, what: &str| {
             format!(
@@ -104,7 +104,11 @@ impl Job<'_> {
             "",
             "",
             "",
-            header("VM instruction class (self time; kernel call includes the kernel)", "ns/instr")
+            header(
+                "VM instruction class (self time; kernel call includes the kernel)",
+                "executed",
+                "ns/instr"
+            )
         );
         for r in &classes {
             text += &line(r.time, r.count, 1e6 * ms(r.time) / r.count as f64, r.class.name());
