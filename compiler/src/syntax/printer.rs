@@ -282,9 +282,8 @@ impl<'m> Printer<'m> {
         self.w("def @");
         self.w(self.m.name(g.name));
         self.function(&g.func, ROOT);
-        let body = self.m.expr(g.func.body).span;
-        if let Some(end) = self.comments.as_deref().and_then(|c| c.token_end_after(body.hi)) {
-            self.comments_after_item(body.file, end);
+        if let Some(end) = self.comments.as_deref().and_then(|c| c.def_end_after(g.span.hi)) {
+            self.comments_after_item(g.span.file, end);
         }
         self.finish()
     }

@@ -47,10 +47,21 @@ impl Comments {
         self.tokens[from..].iter().find(|t| t.kind == TokenKind::RBrace).map(|t| t.hi)
     }
 
-    /// The end of the first token at or after byte `pos`: a function's closing brace when
-    /// `pos` is the end of its body.
-    pub(super) fn token_end_after(&self, pos: u32) -> Option<u32> {
-        self.token_at(pos).map(|t| t.hi)
+    /// The end of a definition's closing brace, the definition's name ending at byte `pos`:
+    /// the last `}` before the next item (`def`, `type`, `extern`, the metadata section) or
+    /// the end of the file. Found from the tokens, since no node's span ends there: a `let`
+    /// ends before the expressions it scopes, and a graph-form body's tail is a node bound
+    /// earlier.
+    pub(super) fn def_end_after(&self, pos: u32) -> Option<u32> {
+        let from = self.tokens.partition_point(|t| t.lo < pos);
+        let rest = &self.tokens[from..];
+        let next_item = rest
+            .iter()
+            .position(|t| {
+                matches!(t.kind, TokenKind::Def | TokenKind::Type | TokenKind::Extern | TokenKind::Metadata)
+            })
+            .unwrap_or(rest.len());
+        rest[..next_item].iter().rev().find(|t| t.kind == TokenKind::RBrace).map(|t| t.hi)
     }
 
     /// Takes the unprinted comments that start before `pos`.
@@ -205,6 +216,19 @@ mod tests {
         }
         assert_eq!(format_file(&reparsed, file2), formatted, "{name}: not idempotent");
         Some(formatted)
+    }
+
+    #[test]
+    fn a_comment_after_a_definitions_closing_brace_stays_there() {
+        // A `let` body's span ends before its scope, and a graph-form body's tail is a node
+        // bound earlier: neither ends at the closing brace.
+        for text in [
+            "def @f() {\n  let %x = 1;\n  %x\n} // c0\ndef @g() {\n  0\n}\n",
+            "def @f() {\n  %0 = add(1, 2);\n  let %x = %0;\n  %0\n} // c0\n",
+        ] {
+            let out = check_format("t.relay", text).expect("parses");
+            assert!(out.contains("} // c0\n"), "{out}");
+        }
     }
 
     fn relay_files(dir: &Path, out: &mut Vec<PathBuf>) {
