@@ -201,8 +201,9 @@ enum Command {
         /// Print the module after the pass of this name (on stderr).
         #[arg(long, value_name = "NAME")]
         print_after: Option<String>,
-        /// Print each pass's time and the module's expression nodes before and after it (on
-        /// stderr).
+        /// Print each pass's time, the time of the type inference after it (`-` where the
+        /// pass changed nothing; only the functions it changed are inferred again), and the
+        /// module's expression nodes before and after it (on stderr).
         #[arg(long)]
         time_passes: bool,
         /// Print the transformed module's dataflow as Graphviz DOT instead of Relay text:

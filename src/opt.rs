@@ -84,13 +84,17 @@ struct Report<'a> {
 }
 
 impl Instrument for Report<'_> {
-    fn after(&mut self, pass: &PassInfo, module: &Module, elapsed: Duration) {
+    fn after(&mut self, pass: &PassInfo, module: &Module, elapsed: Duration, inferred: Option<Duration>) {
         let after = node_count(module);
         if self.args.time_passes {
             let ms = elapsed.as_secs_f64() * 1e3;
+            let infer = match inferred {
+                Some(t) => format!("{:>9.3} ms", t.as_secs_f64() * 1e3),
+                None => format!("{:>12}", "-"),
+            };
             let _ = writeln!(
                 self.log,
-                "{:<24} {ms:>9.3} ms  nodes {:>7} -> {:>7}",
+                "{:<24} {ms:>9.3} ms  infer {infer}  nodes {:>7} -> {:>7}",
                 pass.name, self.before, after
             );
         }

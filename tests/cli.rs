@@ -563,7 +563,7 @@ fn opt_prints_relay_that_checks_again() {
     let text = expect(&out, 0);
     assert!(text.contains("add(%x, 3f)") && !text.contains("unused"), "{text}");
     let log = stderr(&out);
-    assert!(log.contains("FoldConstant") && log.contains("nodes"), "{log}");
+    assert!(log.contains("FoldConstant") && log.contains("infer") && log.contains("nodes"), "{log}");
     let again = dir.file("again.relay", &text);
     expect(&relay_vm(&["check", path(&again)]), 0);
     // A level's whole pipeline, and the module after one pass of it.

@@ -14,7 +14,7 @@ use super::{FuseOptions, InlineOptions};
 use crate::diagnostics::CompileError;
 use crate::ir::{Function, Module, Symbol, TypeId};
 use crate::op::OpRegistry;
-use crate::ty::{infer_types, TypeMap};
+use crate::ty::{infer_types, reinfer_types, TypeMap};
 use rustc_hash::FxHashSet as HashSet;
 use std::time::{Duration, Instant};
 
@@ -38,15 +38,16 @@ pub type PassFn = fn(&mut Module, &TypeMap, &PassContext) -> Result<(), CompileE
 
 /// Told about each pass as it finishes.
 pub trait Instrument {
-    /// Pass `pass` took `elapsed` (its inference afterwards not counted) and left `module`.
-    fn after(&mut self, pass: &PassInfo, module: &Module, elapsed: Duration);
+    /// Pass `pass` took `elapsed` and left `module`; the inference after it took `inferred`
+    /// (`None`: the pass changed nothing, so there was none).
+    fn after(&mut self, pass: &PassInfo, module: &Module, elapsed: Duration, inferred: Option<Duration>);
 }
 
 /// An [`Instrument`] that does nothing.
 pub struct Silent;
 
 impl Instrument for Silent {
-    fn after(&mut self, _: &PassInfo, _: &Module, _: Duration) {}
+    fn after(&mut self, _: &PassInfo, _: &Module, _: Duration, _: Option<Duration>) {}
 }
 
 /// The passes named in `names`, each preceded by the passes it requires (transitively) that
@@ -96,21 +97,46 @@ pub fn run_passes(
         let start = Instant::now();
         (pass.run)(module, &types, cx)?;
         let elapsed = start.elapsed();
-        if Revision::of(module) != before {
-            types = infer_types(module, cx.ops)?;
+        let after = Revision::of(module);
+        let mut inferred = None;
+        if after != before {
+            let start = Instant::now();
+            types = match after.changed_functions(&before) {
+                Some(changed) => {
+                    let types = reinfer_types(module, cx.ops, types, &changed)?;
+                    if cfg!(debug_assertions) {
+                        check_types_agree(
+                            module,
+                            cx,
+                            &types,
+                            pass,
+                            "re-inferring what it changed disagrees with a whole inference",
+                        );
+                    }
+                    types
+                }
+                None => infer_types(module, cx.ops)?,
+            };
+            inferred = Some(start.elapsed());
         } else if cfg!(debug_assertions) {
             // Test builds check the premise of the skip: an unchanged revision means
             // unchanged types.
-            let again = infer_types(module, cx.ops)?;
-            assert!(
-                again.exprs == types.exprs && again.vars == types.vars,
-                "{} changed the module unseen",
-                pass.name
-            );
+            check_types_agree(module, cx, &types, pass, "changed the module unseen");
         }
-        instrument.after(pass, module, elapsed);
+        instrument.after(pass, module, elapsed, inferred);
     }
     Ok(types)
+}
+
+/// A test-build check of the types after `pass`: each expression and variable that a whole
+/// inference types has the same type in `types` (which may also hold stale entries for nodes
+/// the pass made unreachable, [`reinfer_types`]).
+fn check_types_agree(module: &mut Module, cx: &PassContext, types: &TypeMap, pass: &PassInfo, what: &str) {
+    let whole = infer_types(module, cx.ops).unwrap_or_else(|e| panic!("{}: {e:?}", pass.name));
+    let agrees = |whole: &[Option<TypeId>], part: &[Option<TypeId>]| {
+        whole.len() == part.len() && whole.iter().zip(part).all(|(w, p)| w.is_none() || w == p)
+    };
+    assert!(agrees(&whole.exprs, &types.exprs) && agrees(&whole.vars, &types.vars), "{} {what}", pass.name);
 }
 
 /// What inference reads of a module, in a form cheap to compare: whether a pass changed it.
@@ -142,6 +168,22 @@ impl Revision {
             functions: m.functions.iter().map(|f| (f.name, f.func.clone())).collect(),
             var_types: m.vars.iter().map(|v| v.ty).collect(),
         }
+    }
+
+    /// The globals of `self` that are new or differ from those of `before`, where only
+    /// functions changed: `None` if a type definition was added or a variable that existed
+    /// before changed its annotation (then every function may type differently).
+    fn changed_functions(&self, before: &Revision) -> Option<HashSet<Symbol>> {
+        let old_vars = before.var_types.len();
+        if self.type_defs != before.type_defs
+            || self.var_types.len() < old_vars
+            || self.var_types[..old_vars] != before.var_types[..]
+        {
+            return None;
+        }
+        let old: rustc_hash::FxHashMap<Symbol, &Function> =
+            before.functions.iter().map(|(g, f)| (*g, f)).collect();
+        Some(self.functions.iter().filter(|(g, f)| old.get(g) != Some(&f)).map(|(g, _)| *g).collect())
     }
 }
 

@@ -5,7 +5,7 @@
 use super::solve::Deferred;
 use super::term::{Term, Terms, Tv, UnifyError};
 use crate::diagnostics::Diagnostic;
-use crate::ir::{ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeParamId};
+use crate::ir::{ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeId, TypeParamId};
 use crate::op::{OpRegistry, TensorType};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -41,13 +41,20 @@ impl<'a> Checker<'a> {
 
     /// Declares every global's signature (annotations, or fresh variables where none are
     /// written), then checks every body; globals may thus call each other in any order.
-    pub fn check_module(&mut self) {
+    ///
+    /// A global in `kept` is taken as already checked: its signature is the finished type
+    /// given there and its body is not visited (re-inference after a pass that left it as it
+    /// was, [`super::reinfer_types`]).
+    pub fn check_module(&mut self, kept: &HashMap<Symbol, TypeId>) {
         let m = self.m;
         for g in &m.functions {
-            let t = self.declare_function(&g.func);
+            let t = match kept.get(&g.name) {
+                Some(&ty) => self.terms.term_of(m, ty),
+                None => self.declare_function(&g.func),
+            };
             self.global_ty.insert(g.name, t);
         }
-        for g in &m.functions {
+        for g in m.functions.iter().filter(|g| !kept.contains_key(&g.name)) {
             let Some(&sig) = self.global_ty.get(&g.name) else { continue };
             if let (_, Term::Func { ret, .. }) = self.terms.get(sig) {
                 self.check_body(&g.func, ret);

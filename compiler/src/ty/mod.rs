@@ -18,13 +18,14 @@ use crate::diagnostics::{CompileError, Diagnostic};
 use crate::ir::{ExprId, ExprKind, Module, Symbol, TypeId, VarId};
 use crate::op::OpRegistry;
 use infer::Checker;
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The inferred types of a module.
 #[derive(Debug, Clone, Default)]
 pub struct TypeMap {
     /// The type of each expression, indexed by [`ExprId`]; `None` for nodes not reachable
-    /// from any global function.
+    /// from any global function (or, after [`reinfer_types`], possibly the type of a node
+    /// that a pass made unreachable).
     pub exprs: Vec<Option<TypeId>>,
     /// The type of each variable, indexed by [`VarId`].
     pub vars: Vec<Option<TypeId>>,
@@ -53,18 +54,62 @@ impl TypeMap {
 /// relation failures name the operator and its argument types, non-exhaustive matches list
 /// the missing patterns, and expressions whose type cannot be determined say what to annotate.
 pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, CompileError> {
+    let map = TypeMap {
+        exprs: vec![None; module.exprs.len()],
+        vars: vec![None; module.vars.len()],
+        globals: HashMap::default(),
+    };
+    infer_into(module, ops, map, &HashMap::default())
+}
+
+/// [`infer_types`] after a pass changed `module` only in the global functions named in
+/// `changed` (new globals included), given `prev`, the types of the module before the pass:
+/// only the changed functions' bodies are inferred, against the other globals' finished
+/// signatures from `prev`, whose expression and variable types are kept.
+///
+/// Sound because passes never edit an expression node in place (a global whose
+/// `Function` is unchanged reaches the same nodes) and the caller has checked that no type
+/// definition or variable annotation changed. Where a changed function's signature differs
+/// from before, its unchanged callers were typed against the old one, so the whole module is
+/// inferred again. Entries of the result for nodes no longer reachable may be stale.
+///
+/// # Errors
+/// As [`infer_types`], for the changed functions.
+pub fn reinfer_types(
+    module: &mut Module,
+    ops: &OpRegistry,
+    mut prev: TypeMap,
+    changed: &HashSet<Symbol>,
+) -> Result<TypeMap, CompileError> {
+    let kept: HashMap<Symbol, TypeId> =
+        prev.globals.iter().filter(|(g, _)| !changed.contains(*g)).map(|(&g, &t)| (g, t)).collect();
+    let before: Vec<(Symbol, TypeId)> =
+        changed.iter().filter_map(|g| Some((*g, *prev.globals.get(g)?))).collect();
+    prev.globals.clear();
+    prev.exprs.resize(module.exprs.len(), None);
+    prev.vars.resize(module.vars.len(), None);
+    let map = infer_into(module, ops, prev, &kept)?;
+    if before.iter().any(|(g, t)| map.globals.get(g) != Some(t)) {
+        return infer_types(module, ops);
+    }
+    Ok(map)
+}
+
+/// Infers every global not in `kept` (whose signatures are taken as given) and writes the
+/// finished types over `map`.
+fn infer_into(
+    module: &mut Module,
+    ops: &OpRegistry,
+    mut map: TypeMap,
+    kept: &HashMap<Symbol, TypeId>,
+) -> Result<TypeMap, CompileError> {
     let mut ck = Checker::new(module, ops);
-    ck.check_module();
+    ck.check_module(kept);
     ck.solve();
     ck.report_unsolved();
     check_exhaustiveness(&mut ck);
     let Checker { mut terms, expr_ty, var_ty, global_ty, mut diags, .. } = ck;
 
-    let mut map = TypeMap {
-        exprs: vec![None; expr_ty.len()],
-        vars: vec![None; var_ty.len()],
-        globals: HashMap::default(),
-    };
     let had_errors = !diags.is_empty();
     // One "cannot infer" per function: the outermost unknown explains the inner ones, and one
     // report per unsolved type variable (a `let` variable explains the value bound to it).
