@@ -79,20 +79,15 @@ impl ScalarValue {
         v.cast(dtype)
     }
 
-    /// Converts to `dtype` with C-style cast semantics (floats to integers truncate and
-    /// saturate; anything non-zero to bool is true).
+    /// Converts to `dtype` by the workspace's one cast, [`arith::cast`] (Rust `as` semantics:
+    /// integers wrap, floats to integers truncate, saturate and map NaN to 0, anything
+    /// non-zero to bool is true), as the reference kernels, kir and the JIT do.
     pub fn cast(self, dtype: DType) -> ScalarValue {
-        match dtype.code {
-            DTypeCode::Bool => ScalarValue::bool(self.is_true()),
-            DTypeCode::Float => ScalarValue::float(dtype, self.as_f64()),
-            DTypeCode::Int | DTypeCode::UInt => match self.dtype.code {
-                DTypeCode::Float => {
-                    let f = self.as_f64();
-                    let v = if dtype.code == DTypeCode::UInt { f as u64 } else { f as i64 as u64 };
-                    ScalarValue { dtype, bits: wrap(dtype, v) }
-                }
-                _ => ScalarValue { dtype, bits: wrap(dtype, self.bits) },
-            },
+        match arith::cast(self.to_scalar(), dtype) {
+            Scalar::Bool(b) => ScalarValue::bool(b),
+            Scalar::Int(i) => ScalarValue::int(dtype, i),
+            Scalar::UInt(u) => ScalarValue { dtype, bits: wrap(dtype, u) },
+            Scalar::Float(f) => ScalarValue::float(dtype, f),
         }
     }
 
@@ -354,5 +349,14 @@ mod tests {
         assert_eq!(i32v(300).cast(DType::I8).as_i64(), 44);
         assert_eq!(i32v(-1).cast(DType::U8).bits, 255);
         assert!(i32v(5).cast(DType::BOOL).is_true());
+        // Floats to integers saturate and NaN becomes 0, as `arith::cast` and the kernels do
+        // (a wrap through i64 would give 44 and 0 for the first two).
+        let f = |v: f64| ScalarValue::float(DType::F32, v);
+        assert_eq!(f(300.0).cast(DType::I8).as_i64(), 127);
+        assert_eq!(f(-1.0).cast(DType::U8).bits, 0);
+        assert_eq!(f(f64::NAN).cast(DType::I32).as_i64(), 0);
+        assert_eq!(f(1e20).cast(DType::I64).as_i64(), i64::MAX);
+        assert_eq!(ScalarValue::int(DType::I64, -1).cast(DType::F32).as_f64(), -1.0);
+        assert_eq!(ScalarValue::bool(true).cast(DType::I32).as_i64(), 1);
     }
 }
