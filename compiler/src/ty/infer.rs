@@ -7,6 +7,7 @@ use super::term::{Term, Terms, Tv, UnifyError};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Function, Module, PatId, PatternKind, Span, Symbol, TypeId, TypeParamId};
 use crate::op::{OpRegistry, TensorType};
+use crate::ty::TypeMap;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The state of inference over one module.
@@ -22,10 +23,14 @@ pub(crate) struct Checker<'a> {
     pub diags: Vec<Diagnostic>,
     /// `match` expressions to check for exhaustiveness once types are known.
     pub matches: Vec<ExprId>,
+    /// Finished types known from an earlier inference of the same module, by expression and
+    /// by variable (empty for a whole inference): a node found here is not visited again
+    /// ([`super::reinfer_types`]).
+    pub seed: &'a TypeMap,
 }
 
 impl<'a> Checker<'a> {
-    pub fn new(m: &'a Module, ops: &'a OpRegistry) -> Checker<'a> {
+    pub fn new(m: &'a Module, ops: &'a OpRegistry, seed: &'a TypeMap) -> Checker<'a> {
         Checker {
             m,
             ops,
@@ -36,6 +41,7 @@ impl<'a> Checker<'a> {
             deferred: vec![],
             diags: vec![],
             matches: vec![],
+            seed,
         }
     }
 
@@ -74,7 +80,9 @@ impl<'a> Checker<'a> {
     }
 
     fn declare_var(&mut self, v: crate::ir::VarId) -> Tv {
-        let t = match self.m.var(v).ty {
+        // The earlier inference's finished type first: it is the annotation with its holes
+        // (`_`) filled, which the seeded uses, not visited again, would otherwise not fill.
+        let t = match self.seed.var(v).or(self.m.var(v).ty) {
             Some(ty) => self.terms.term_of(self.m, ty),
             None => self.terms.fresh(),
         };
@@ -127,7 +135,13 @@ impl<'a> Checker<'a> {
         if let Some(t) = self.expr_ty[e.index()] {
             return t;
         }
-        let t = crate::stack::grow(|| self.infer_uncached(e));
+        // A node the earlier inference typed has that type still: nodes are never edited in
+        // place, and the caller has checked that the variables and globals it may refer to
+        // kept their types. Its subtree is not visited (nor its relations solved again).
+        let t = match self.seed.expr(e) {
+            Some(ty) => self.terms.term_of(self.m, ty),
+            None => crate::stack::grow(|| self.infer_uncached(e)),
+        };
         self.expr_ty[e.index()] = Some(t);
         t
     }
@@ -244,7 +258,7 @@ impl<'a> Checker<'a> {
         let mut chain = vec![];
         let mut cur = first;
         while let ExprKind::Let { var, value, body } = &m.expr(cur).kind {
-            if self.expr_ty[cur.index()].is_some() {
+            if self.expr_ty[cur.index()].is_some() || self.seed.expr(cur).is_some() {
                 break;
             }
             chain.push(cur);

@@ -59,17 +59,18 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
         vars: vec![None; module.vars.len()],
         globals: HashMap::default(),
     };
-    infer_into(module, ops, map, &HashMap::default())
+    infer_into(module, ops, map, &TypeMap::default(), &HashMap::default())
 }
 
 /// [`infer_types`] after a pass changed `module` only in the global functions named in
 /// `changed` (new globals included), given `prev`, the types of the module before the pass:
 /// only the changed functions' bodies are inferred, against the other globals' finished
-/// signatures from `prev`, whose expression and variable types are kept.
+/// signatures from `prev`, whose expression and variable types are kept; within them, only
+/// the nodes the pass added are visited (the others keep their types from `prev`).
 ///
 /// Sound because passes never edit an expression node in place (a global whose
-/// `Function` is unchanged reaches the same nodes) and the caller has checked that no type
-/// definition or variable annotation changed. Where a changed function's signature differs
+/// `Function` is unchanged reaches the same nodes, a node reaches the same subtree) and the
+/// caller has checked that no type definition or variable annotation changed. Where a changed function's signature differs
 /// from before, its unchanged callers were typed against the old one, so the whole module is
 /// inferred again. Entries of the result for nodes no longer reachable may be stale.
 ///
@@ -85,25 +86,27 @@ pub fn reinfer_types(
         prev.globals.iter().filter(|(g, _)| !changed.contains(*g)).map(|(&g, &t)| (g, t)).collect();
     let before: Vec<(Symbol, TypeId)> =
         changed.iter().filter_map(|g| Some((*g, *prev.globals.get(g)?))).collect();
+    let seed = prev.clone();
     prev.globals.clear();
     prev.exprs.resize(module.exprs.len(), None);
     prev.vars.resize(module.vars.len(), None);
-    let map = infer_into(module, ops, prev, &kept)?;
+    let map = infer_into(module, ops, prev, &seed, &kept)?;
     if before.iter().any(|(g, t)| map.globals.get(g) != Some(t)) {
         return infer_types(module, ops);
     }
     Ok(map)
 }
 
-/// Infers every global not in `kept` (whose signatures are taken as given) and writes the
-/// finished types over `map`.
+/// Infers every global not in `kept` (whose signatures are taken as given), not visiting
+/// the nodes `seed` types, and writes the finished types over `map`.
 fn infer_into(
     module: &mut Module,
     ops: &OpRegistry,
     mut map: TypeMap,
+    seed: &TypeMap,
     kept: &HashMap<Symbol, TypeId>,
 ) -> Result<TypeMap, CompileError> {
-    let mut ck = Checker::new(module, ops);
+    let mut ck = Checker::new(module, ops, seed);
     ck.check_module(kept);
     ck.solve();
     ck.report_unsolved();
