@@ -252,7 +252,30 @@ mod x86 {
             while j0 < n {
                 let nr = AVX2_ROWS.min(n - j0);
                 let mut acc = [[_mm256_setzero_ps(); AVX2_VECTORS]; AVX2_ROWS];
-                for p in 0..full {
+                if nv == AVX2_VECTORS && nr == AVX2_ROWS {
+                    // The full block with named accumulators, which stay in registers (the
+                    // loops below keep their array in memory).
+                    let z = _mm256_setzero_ps();
+                    let [mut a0, mut a1, mut a2, mut a3, mut b0, mut b1, mut b2, mut b3] = [z; 8];
+                    for p in 0..full {
+                        // SAFETY: vectors `v0..v0 + 4 <= m` and matrix rows `j0..j0 + 2 <= n`
+                        // each hold `k >= (p + 1) * 8` floats.
+                        let [x0, x1, x2, x3] =
+                            [0, 1, 2, 3].map(|v| unsafe { _mm256_loadu_ps(xp.add((v0 + v) * k + p * 8)) });
+                        let [w0, w1] =
+                            [0, 1].map(|r| unsafe { _mm256_loadu_ps(wp.add((j0 + r) * k + p * 8)) });
+                        a0 = _mm256_fmadd_ps(w0, x0, a0);
+                        a1 = _mm256_fmadd_ps(w0, x1, a1);
+                        a2 = _mm256_fmadd_ps(w0, x2, a2);
+                        a3 = _mm256_fmadd_ps(w0, x3, a3);
+                        b0 = _mm256_fmadd_ps(w1, x0, b0);
+                        b1 = _mm256_fmadd_ps(w1, x1, b1);
+                        b2 = _mm256_fmadd_ps(w1, x2, b2);
+                        b3 = _mm256_fmadd_ps(w1, x3, b3);
+                    }
+                    acc = [[a0, a1, a2, a3], [b0, b1, b2, b3]];
+                }
+                for p in (if nv == AVX2_VECTORS && nr == AVX2_ROWS { full } else { 0 })..full {
                     let mut xv = [_mm256_setzero_ps(); AVX2_VECTORS];
                     for (v, xr) in xv.iter_mut().enumerate().take(nv) {
                         // SAFETY: vector `v0 + v < m` holds `k >= (p + 1) * 8` floats.
