@@ -10,6 +10,7 @@ use relay::devices::SharedBytes;
 use relay::interp::Interpreter;
 use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
 
+mod autobatch;
 mod parallel;
 mod profile;
 use relay::{BoundWeights, Program};
@@ -242,14 +243,28 @@ impl<'p> Job<'p> {
     /// Runs every input, printing one result per input in input order, and for labelled
     /// inputs a final accuracy line. With `jobs` > 1 (the VM only, without `--stats`) the
     /// inputs run on that many worker threads, each with its own VM; results are the same
-    /// bits as on one. SIGINT cancels the runs in progress: the summary then covers the
-    /// inputs printed, and the exit code is [`EXIT_INTERRUPTED`].
-    pub(crate) fn run(mut self, inputs: Inputs, format: Format, jobs: usize) -> Result<(), Failure> {
-        let jobs = if self.stats { 1 } else { jobs.clamp(1, inputs.items.len().max(1)) };
+    /// bits as on one. With `batch` > 1 (the VM only, without `--stats`; on one thread) that
+    /// many inputs run together, their kernel calls batched (`autobatch.rs`). SIGINT cancels
+    /// the runs in progress: the summary then covers the inputs printed, and the exit code is
+    /// [`EXIT_INTERRUPTED`].
+    pub(crate) fn run(
+        mut self,
+        inputs: Inputs,
+        format: Format,
+        jobs: usize,
+        batch: usize,
+    ) -> Result<(), Failure> {
+        let batch = if self.stats { 1 } else { batch.clamp(1, inputs.items.len().max(1)) };
+        let jobs = if self.stats || batch > 1 { 1 } else { jobs.clamp(1, inputs.items.len().max(1)) };
         let mut tally = Tally::default();
         let started = Instant::now();
         let entry = &self.entry;
         match &self.engine {
+            Engine::Vm { program, config, .. } if batch > 1 => {
+                autobatch::run(program, config, entry, &inputs.items, batch, |line, result, time| {
+                    tally.emit(entry, line, &result, time, format)
+                })?;
+            }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::run(program, config, entry, &inputs.items, jobs, |line, result, time| {
                     tally.emit(entry, line, &result, time, format)
@@ -315,7 +330,9 @@ impl<'p> Job<'p> {
         passes: Passes,
         format: Format,
         jobs: usize,
+        batch: usize,
     ) -> Result<(), Failure> {
+        let jobs = if batch > 1 { 1 } else { jobs };
         let mut all = Vec::with_capacity(inputs.items.len());
         for (what, text) in &inputs.items {
             all.push(self.entry.arguments(what, text)?.1);
@@ -332,6 +349,9 @@ impl<'p> Job<'p> {
             passes.warmup.checked_add(reps).ok_or_else(|| too_many(reps))?;
         }
         let timed = match &self.engine {
+            Engine::Vm { program, config, .. } if batch > 1 => {
+                autobatch::bench(program, config, &self.entry, &all, &passes, batch)?
+            }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::bench(program, config, &self.entry, &all, &passes, jobs)?
             }
@@ -358,6 +378,7 @@ impl<'p> Job<'p> {
                 "warmup": passes.warmup,
                 "reps": reps,
                 "threads": jobs,
+                "batch": batch,
                 "latency_ms": {
                     "mean": ms(s.mean), "p50": ms(s.p50), "p90": ms(s.p90), "p99": ms(s.p99), "max": ms(s.max),
                 },
@@ -404,7 +425,7 @@ impl<'p> Job<'p> {
             ))?;
         }
         write_stdout(&format!(
-            "@{}: {} input(s) x {reps} rep(s) after {} warm-up pass(es), on {jobs} thread(s)\n\
+            "@{}: {} input(s) x {reps} rep(s) after {} warm-up pass(es), on {jobs} thread(s), batch {batch}\n\
              latency per input: mean {:.4} ms, p50 {:.4} ms, p90 {:.4} ms, p99 {:.4} ms, max {:.4} ms\n\
              throughput: {:.1} inputs/s\n",
             self.entry.f.name,

@@ -183,7 +183,19 @@ fn compile(
     limits: &Limits,
 ) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
-    let compiled = jit.compile_cached(cache, &kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
+    jit_kernel(jit, cache, &kernel)
+}
+
+/// `kernel` JIT-compiled (once per structure in `cache`), callable by the VM.
+///
+/// # Errors
+/// A message naming the kernel when it does not compile.
+pub(crate) fn jit_kernel(
+    jit: &Jit,
+    cache: &KernelCache<CompiledKernel>,
+    kernel: &Kernel,
+) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
+    let compiled = jit.compile_cached(cache, kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(JitPackedFunc { compiled }))
 }
 

@@ -16,6 +16,7 @@ pub use relay_onnx as onnx;
 pub use relay_stdlib as stdlib;
 pub use relay_vm as vm;
 
+pub mod autobatch;
 pub mod batch;
 mod builder;
 pub mod device;

@@ -108,6 +108,11 @@ enum Command {
         /// one. Default: the machine's cores. `--stats` and `--executor interp` use one.
         #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: Option<u16>,
+        /// Inputs run together (at most 1024) on one thread: their calls of one fused kernel
+        /// with the same weights become one batched call over stacked rows (DyNet's
+        /// autobatching). Results equal those of 1 (the default). Implies -j 1.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        batch: u16,
     },
     /// Time a function over its inputs: per-input latency (mean, p50, p90, max) and
     /// throughput, on one thread.
@@ -123,6 +128,10 @@ enum Command {
         /// throughput counts all their runs. Latency is per input on its thread.
         #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: u16,
+        /// Inputs run together on one thread, their kernel calls batched (see `run --batch`);
+        /// latency is per input from its start to its result. Implies -j 1.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        batch: u16,
     },
     /// Compile a Relay file to an executable file, and/or its fused kernels to OpenCL C.
     Compile {
@@ -371,14 +380,16 @@ fn main() -> ExitCode {
                 None => parsed,
             }
         }
-        Command::Run { run, format, jobs } => {
+        Command::Run { run, format, jobs, batch } => {
             let jobs =
                 jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
-            finish(with_job(&run, prelude, |job, inputs| job.run(inputs, format, jobs)))
+            finish(with_job(&run, prelude, |job, inputs| job.run(inputs, format, jobs, usize::from(batch))))
         }
-        Command::Bench { run, passes, format, jobs } => finish(with_job(&run, prelude, |job, inputs| {
-            job.bench(inputs, passes, format, usize::from(jobs))
-        })),
+        Command::Bench { run, passes, format, jobs, batch } => {
+            finish(with_job(&run, prelude, |job, inputs| {
+                job.bench(inputs, passes, format, usize::from(jobs), usize::from(batch))
+            }))
+        }
         Command::Compile { program, output, emit_opencl, binaries, device } => finish(compile(
             &program,
             output.as_deref(),

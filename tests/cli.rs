@@ -360,6 +360,44 @@ fn parallel_runs_print_in_input_order_the_same_as_one_thread() {
     expect(&relay_vm(&["run", path(&f), "--input", path(&input), "-j", "0"]), 3);
 }
 
+/// `@main(x, n)` applies `tanh` to a row `n` times: one kernel, called a different number of
+/// times per input.
+const TANH_TIMES: &str = "def @main(%x: Tensor[(1, 4), float32], %n: int32) -> Tensor[(1, 4), float32] {
+  if (%n <= 0) { %x } else { @main(tanh(add(%x, 1f)), %n - 1) }
+}
+";
+
+#[test]
+fn batched_runs_print_in_input_order_the_same_as_one_at_a_time() {
+    let s = Scratch::new("batch");
+    let f = s.file("tanh.relay", TANH_TIMES);
+    let lines: String = (0..23).map(|i| format!("[[[{i}, -1, 0.5, 2]], {}]\n", (i * 7) % 11)).collect();
+    let input = s.file("in.jsonl", lines);
+    let one = expect(&relay_vm(&["run", path(&f), "--input", path(&input), "--batch", "1"]), 0);
+    let five = expect(&relay_vm(&["run", path(&f), "--input", path(&input), "--batch", "5"]), 0);
+    assert_eq!(one.lines().count(), 23);
+    // An elementwise kernel batched is the same loop per request: the same bits.
+    assert_eq!(one, five);
+    let bad = s.file("bad.jsonl", format!("{}[1, 2]\n", "[[[0, 0, 0, 0]], 3]\n".repeat(4)));
+    let out = relay_vm(&["run", path(&f), "--input", path(&bad), "--batch", "3"]);
+    assert_eq!(expect(&out, 3).lines().count(), 4);
+    assert!(stderr(&out).contains("bad.jsonl:5"), "{}", stderr(&out));
+    let bench = relay_vm(&[
+        "bench",
+        path(&f),
+        "--input",
+        path(&input),
+        "--batch",
+        "4",
+        "--reps",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let b: serde_json::Value = serde_json::from_str(&expect(&bench, 0)).unwrap();
+    assert_eq!((b["batch"].as_u64(), b["reps"].as_u64()), (Some(4), Some(2)));
+}
+
 #[test]
 fn profile_counts_each_kernel_call() {
     let s = Scratch::new("profile");

@@ -83,6 +83,7 @@
 //! in `vectorize` loops, and use approximations for `exp log tanh sigmoid erf` with the error
 //! bounds they document.
 
+mod batch;
 mod bounds;
 mod builder;
 mod call;
@@ -97,6 +98,7 @@ mod simplify;
 mod stmt;
 mod verify;
 
+pub use batch::{batched, per_request_inputs, BatchError};
 pub use bounds::{check_bounds, BoundsError};
 pub use builder::KernelBuilder;
 pub use call::{buffer_shape, check_args, infer_syms, CallError};

@@ -20,7 +20,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// What a worker reports for one input.
-enum Outcome {
+pub(super) enum Outcome {
     /// The input ran: its line, its result and its time in the VM.
     Ran(InputLine, Value, Duration),
     /// Its run was cancelled (SIGINT).
@@ -99,7 +99,7 @@ pub(super) fn run(
 
 /// Emits the outcomes of `outcomes` (in completion order) in input order, until an input
 /// fails (its error), is cancelled, or all are emitted.
-fn in_order(
+pub(super) fn in_order(
     outcomes: impl Iterator<Item = (usize, Outcome)>,
     emit: &mut impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
@@ -184,7 +184,7 @@ pub(super) fn bench(
 }
 
 /// Two VMs' allocation counts together (peaks are each VM's own: the larger is kept).
-fn sum(a: MemoryStats, b: MemoryStats) -> MemoryStats {
+pub(super) fn sum(a: MemoryStats, b: MemoryStats) -> MemoryStats {
     MemoryStats {
         arena_allocs: a.arena_allocs + b.arena_allocs,
         pool_allocs: a.pool_allocs + b.pool_allocs,

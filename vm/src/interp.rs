@@ -10,6 +10,7 @@
 //! order (a loop) swaps them into place without a buffer.
 
 mod device;
+mod lane;
 #[cfg(test)]
 mod limit_tests;
 mod liveness;
@@ -31,6 +32,7 @@ use crate::packed_func::PackedFunc;
 use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
 pub use device::CopyStats;
+pub use lane::Step;
 use liveness::LastUses;
 pub use probe::{InstrClassRow, InstrProfile};
 use probe::{NoProbe, Probe};
@@ -56,6 +58,26 @@ struct Frame<'e> {
     slot_base: usize,
     /// The caller's register that receives the callee's result.
     ret_dst: u32,
+}
+
+/// Where a run continues: the running function, its next instruction, its register window
+/// `base..top` and its frame-arena slots `slot_base..slot_top` (the callers' are in `frames`).
+#[derive(Clone, Copy, Debug)]
+struct Resume {
+    func: u32,
+    pc: usize,
+    base: usize,
+    top: usize,
+    slot_base: usize,
+    slot_top: usize,
+}
+
+/// How the dispatch loop stopped.
+enum Exit {
+    /// The entry function returned this.
+    Done(Value),
+    /// Paused before the kernel call just before `pc` (a lane run, `lane.rs`).
+    Paused(Resume),
 }
 
 /// A virtual machine running one executable; one per thread (the executable is shared).
@@ -97,6 +119,8 @@ pub struct Vm<'e> {
     /// Counts by instruction class while profiling ([`Vm::start_instr_profile`]); `None`
     /// runs the dispatch loop compiled without the hook.
     instr_profile: Option<Box<InstrProfile>>,
+    /// A lane run paused at a kernel call (`lane.rs`): where it continues and its entry's name.
+    paused: Option<(Resume, String)>,
 }
 
 impl<'e> Vm<'e> {
@@ -107,6 +131,28 @@ impl<'e> Vm<'e> {
     /// memory limit exceeded, a cancelled run or a passed deadline
     /// ([`crate::StopReason`], which [`CancelHandle::stop_reason`] then tells).
     pub fn invoke(&mut self, name: &str, args: Vec<Value>) -> Result<Value, Trap> {
+        let start = self.begin(name, args)?;
+        // One check per run, none per instruction: the loop is compiled once with the
+        // profiling hook and once without.
+        let result = match self.instr_profile.take() {
+            None => self.run(start, &mut NoProbe, None),
+            Some(mut profile) => {
+                let result = self.run(start, &mut *profile, None);
+                profile.finish();
+                self.instr_profile = Some(profile);
+                result
+            }
+        };
+        let value = result.and_then(|exit| match exit {
+            Exit::Done(v) => Ok(v),
+            // Neither probe pauses.
+            Exit::Paused(at) => Err(trap_at(self.exe, std::iter::empty(), at.func, at.pc, "paused".into())),
+        });
+        self.end(name, value)
+    }
+
+    /// Checks the call of `name` with `args` and lays out its first frame: where a run starts.
+    fn begin(&mut self, name: &str, args: Vec<Value>) -> Result<Resume, Trap> {
         let trap = |message: String| Trap { function: name.to_string(), pc: 0, message, stack: vec![] };
         let func = self.exe.function_index(name).ok_or_else(|| trap(format!("no function `{name}`")))?;
         let f = &self.exe.functions[func];
@@ -127,17 +173,14 @@ impl<'e> Vm<'e> {
             *slot = Some(v);
         }
         self.running = true;
-        // One check per run, none per instruction: the loop is compiled once with the
-        // profiling hook and once without.
-        let mut result = match self.instr_profile.take() {
-            None => self.run(func as u32, top, &mut NoProbe),
-            Some(mut profile) => {
-                let result = self.run(func as u32, top, &mut *profile);
-                profile.finish();
-                self.instr_profile = Some(profile);
-                result
-            }
-        };
+        let slot_top = self.layouts.get(func).map_or(0, |l| l.num_slots as usize);
+        Ok(Resume { func: func as u32, pc: 0, base: 0, top, slot_base: 0, slot_top })
+    }
+
+    /// Ends the run of `name` that gave `result`: drops what the run kept alive and brings
+    /// device results home.
+    fn end(&mut self, name: &str, mut result: Result<Value, Trap>) -> Result<Value, Trap> {
+        let trap = |message: String| Trap { function: name.to_string(), pc: 0, message, stack: vec![] };
         for c in self.closures.iter_mut().filter_map(Option::take) {
             self.pool.recycle_value(Value::Closure(c));
         }
@@ -168,7 +211,16 @@ impl<'e> Vm<'e> {
         self.instr_profile.as_deref()
     }
 
-    fn run<P: Probe>(&mut self, entry: u32, mut top: usize, probe: &mut P) -> Result<Value, Trap> {
+    /// The dispatch loop, from `start` until the entry function returns or, for a probe that
+    /// pauses ([`Probe::pauses_at`]), a kernel call it pauses at. `replace`, when given, first
+    /// runs the kernel call a paused run stopped at (the instruction before `start.pc`) with
+    /// that kernel instead of the table's.
+    fn run<P: Probe>(
+        &mut self,
+        start: Resume,
+        probe: &mut P,
+        replace: Option<&dyn PackedFunc>,
+    ) -> Result<Exit, Trap> {
         let exe = self.exe;
         let Vm {
             regs,
@@ -192,21 +244,22 @@ impl<'e> Vm<'e> {
         // Polled at every call, tail call, kernel call and backward jump: a byte load, as
         // the clock is read by the deadline thread, not here.
         let stop: &AtomicU8 = cancel.as_atomic();
-        let mut func = entry;
-        let mut code: &[Instr] = &exe.functions[entry as usize].code;
-        let mut pc: usize = 0;
-        let mut base: usize = 0;
-        let mut slot_base: usize = 0;
-        let mut slot_top: usize = layouts.get(entry as usize).map_or(0, |l| l.num_slots as usize);
+        let Resume { mut func, pc, mut base, mut top, mut slot_base, mut slot_top } = start;
+        let entry = func;
+        let mut code: &[Instr] = match exe.functions.get(func as usize) {
+            Some(f) => &f.code,
+            None => return Err(trap_at(exe, std::iter::empty(), func, 0, "no such function".into())),
+        };
+        let mut pc: usize = pc;
         if let Err(e) = arena.reserve(slot_top) {
             return Err(trap_at(exe, std::iter::empty(), entry, 0, e));
         }
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
         // stack changes (calls, tail calls, returns).
-        let mut window: &mut [Option<Value>] = &mut regs[..top];
+        let mut window: &mut [Option<Value>] = &mut regs[base..top];
         // The running function's last uses, re-derived with `code`.
         let last_uses: &[LastUses] = last_uses;
-        let mut dying: &LastUses = last_uses.get(entry as usize).unwrap_or(&NO_LAST_USES);
+        let mut dying: &LastUses = last_uses.get(func as usize).unwrap_or(&NO_LAST_USES);
         macro_rules! trap {
             ($($arg:tt)*) => {
                 return Err(trap_at(
@@ -396,7 +449,7 @@ impl<'e> Vm<'e> {
                 let v = $v;
                 stack::leave(regs, base, top, pool);
                 arena.release(slot_base, slot_top, pool);
-                let Some(caller) = frames.pop() else { return Ok(v) };
+                let Some(caller) = frames.pop() else { return Ok(Exit::Done(v)) };
                 slot_top = slot_base;
                 slot_base = caller.slot_base;
                 func = caller.func;
@@ -421,6 +474,18 @@ impl<'e> Vm<'e> {
             }};
         }
 
+        if let Some(k) = replace {
+            match pc.checked_sub(1).and_then(|p| code.get(p)) {
+                Some(Instr::InvokePacked { kernel, inputs, outputs }) => {
+                    let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs, cancel };
+                    if let Err(m) = call.run_with(k, window, pool, scratch, device) {
+                        poll!();
+                        trap!("{m}");
+                    }
+                }
+                _ => trap!("resumed after an instruction that is not a kernel call"),
+            }
+        }
         loop {
             let Some(ins) = code.get(pc) else {
                 pc += 1;
@@ -482,6 +547,9 @@ impl<'e> Vm<'e> {
                 }
                 Instr::InvokePacked { kernel, inputs, outputs } => {
                     poll!();
+                    if probe.pauses_at(kernel.0) {
+                        return Ok(Exit::Paused(Resume { func, pc, base, top, slot_base, slot_top }));
+                    }
                     let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs, cancel };
                     if let Err(m) = call.run(window, pool, scratch, device) {
                         // A kernel stopped by the flag says why in its own words; the trap

@@ -31,7 +31,9 @@ pub(super) fn gemv(out: &mut [f32], w: &[f32], x: &[f32]) {
 /// `out[i·n + j] = Σ_{p < k} x[i·k + p] · w[j·k + p]` for every row `i` of `x` (a few vectors
 /// through one row-major `[n, k]` matrix, `k = x.len() / out.len() · n`): with AVX-512 each
 /// block of four matrix rows is read once for up to four vectors, so the matrix streams from
-/// cache a quarter as often as with one [`gemv`] per vector; otherwise one [`gemv`] per row.
+/// cache a quarter as often as with one [`gemv`] per vector; with AVX2 each pair of matrix
+/// rows is read once for up to four vectors (each output summed exactly as [`gemv`] sums
+/// it); otherwise one [`gemv`] per row.
 /// Lengths that do not fit give zeros, as for [`gemv`].
 pub(super) fn gemv_rows(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
     let n = w.len().checked_div(k).unwrap_or(0);
@@ -43,6 +45,11 @@ pub(super) fn gemv_rows(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F; the lengths were checked above.
         return unsafe { x86::gemv_rows_avx512(out, w, x, k, n) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA; the lengths were checked above.
+        return unsafe { x86::gemv_rows_avx2(out, w, x, k, n) };
     }
     for (row, v) in out.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
         gemv(row, w, v);
@@ -219,11 +226,110 @@ mod x86 {
             i += n;
         }
     }
+
+    /// Vectors per pass over a pair of matrix rows in [`gemv_rows_avx2`] (8 accumulators of
+    /// the 16 AVX2 registers).
+    const AVX2_VECTORS: usize = 4;
+    /// Matrix rows per pass in [`gemv_rows_avx2`].
+    const AVX2_ROWS: usize = 2;
+
+    /// [`super::gemv_rows`] with AVX2: each output is summed as [`gemv_avx2`] sums it (one
+    /// accumulator per output, chunks of 8 in order, then the lanes, then the scalar tail), so
+    /// the results are the same bits as one [`gemv_avx2`] per vector.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `k > 0`, `w.len() == n * k`, `x.len()` a multiple of
+    /// `k` and `out.len() == x.len() / k * n`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn gemv_rows_avx2(out: &mut [f32], w: &[f32], x: &[f32], k: usize, n: usize) {
+        let m = x.len() / k;
+        let full = k / 8;
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        let mut v0 = 0;
+        while v0 < m {
+            let nv = AVX2_VECTORS.min(m - v0);
+            let mut j0 = 0;
+            while j0 < n {
+                let nr = AVX2_ROWS.min(n - j0);
+                let mut acc = [[_mm256_setzero_ps(); AVX2_VECTORS]; AVX2_ROWS];
+                if nv == AVX2_VECTORS && nr == AVX2_ROWS {
+                    // The full block with named accumulators, which stay in registers (the
+                    // loops below keep their array in memory).
+                    let z = _mm256_setzero_ps();
+                    let [mut a0, mut a1, mut a2, mut a3, mut b0, mut b1, mut b2, mut b3] = [z; 8];
+                    for p in 0..full {
+                        // SAFETY: vectors `v0..v0 + 4 <= m` and matrix rows `j0..j0 + 2 <= n`
+                        // each hold `k >= (p + 1) * 8` floats.
+                        let [x0, x1, x2, x3] =
+                            [0, 1, 2, 3].map(|v| unsafe { _mm256_loadu_ps(xp.add((v0 + v) * k + p * 8)) });
+                        let [w0, w1] =
+                            [0, 1].map(|r| unsafe { _mm256_loadu_ps(wp.add((j0 + r) * k + p * 8)) });
+                        a0 = _mm256_fmadd_ps(w0, x0, a0);
+                        a1 = _mm256_fmadd_ps(w0, x1, a1);
+                        a2 = _mm256_fmadd_ps(w0, x2, a2);
+                        a3 = _mm256_fmadd_ps(w0, x3, a3);
+                        b0 = _mm256_fmadd_ps(w1, x0, b0);
+                        b1 = _mm256_fmadd_ps(w1, x1, b1);
+                        b2 = _mm256_fmadd_ps(w1, x2, b2);
+                        b3 = _mm256_fmadd_ps(w1, x3, b3);
+                    }
+                    acc = [[a0, a1, a2, a3], [b0, b1, b2, b3]];
+                }
+                for p in (if nv == AVX2_VECTORS && nr == AVX2_ROWS { full } else { 0 })..full {
+                    let mut xv = [_mm256_setzero_ps(); AVX2_VECTORS];
+                    for (v, xr) in xv.iter_mut().enumerate().take(nv) {
+                        // SAFETY: vector `v0 + v < m` holds `k >= (p + 1) * 8` floats.
+                        *xr = unsafe { _mm256_loadu_ps(xp.add((v0 + v) * k + p * 8)) };
+                    }
+                    for (r, row) in acc.iter_mut().enumerate().take(nr) {
+                        // SAFETY: matrix row `j0 + r < n` holds `k >= (p + 1) * 8` floats.
+                        let wv = unsafe { _mm256_loadu_ps(wp.add((j0 + r) * k + p * 8)) };
+                        for (a, xr) in row.iter_mut().zip(&xv).take(nv) {
+                            *a = _mm256_fmadd_ps(wv, *xr, *a);
+                        }
+                    }
+                }
+                for (r, row) in acc.iter().enumerate().take(nr) {
+                    let wr = &w[(j0 + r) * k..(j0 + r + 1) * k];
+                    for (v, a) in row.iter().enumerate().take(nv) {
+                        let mut lanes = [0f32; 8];
+                        // SAFETY: `lanes` holds 8 floats.
+                        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *a) };
+                        let xs = &x[(v0 + v) * k..(v0 + v + 1) * k];
+                        let tail: f32 = wr[full * 8..].iter().zip(&xs[full * 8..]).map(|(a, b)| a * b).sum();
+                        out[(v0 + v) * n + j0 + r] = lanes.iter().sum::<f32>() + tail;
+                    }
+                }
+                j0 += nr;
+            }
+            v0 += nv;
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_with_avx2_are_the_bits_of_one_gemv_per_vector() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 9, 16), (7, 450, 300), (5, 3, 17)] {
+                let w: Vec<f32> = (0..n * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+                let x: Vec<f32> = (0..m * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+                let mut want = vec![0f32; m * n];
+                for (row, v) in want.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
+                    // SAFETY: checked AVX2 and FMA above; `w` is `n × k`, `v` has `k` floats.
+                    unsafe { x86::gemv_avx2(row, &w, v, k) };
+                }
+                let mut got = vec![f32::NAN; m * n];
+                // SAFETY: as above; `x` is `m` vectors of `k`, `got` is `m × n`.
+                unsafe { x86::gemv_rows_avx2(&mut got, &w, &x, k, n) };
+                assert_eq!(got, want, "{m}x{n}x{k}");
+            }
+        }
+    }
 
     #[test]
     fn every_path_matches_the_definition() {

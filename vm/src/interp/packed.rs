@@ -57,23 +57,44 @@ impl Call<'_> {
             return super::device::invoke(dk, self.inputs, self.outputs, window, pool, device)
                 .map_err(|e| format!("{desc}: {e}"));
         }
-        let result = self.run_into(window, pool, scratch, device);
+        let result = self.run_into(None, window, pool, scratch, device);
         // On a fault the outputs are dropped, as the trap ends the run.
+        scratch.boxes.clear();
+        result
+    }
+
+    /// [`Call::run`] on the host with kernel `k` in place of the table's (a lane's share of
+    /// a batched call, `lane.rs`).
+    ///
+    /// # Errors
+    /// As [`Call::run`].
+    pub(super) fn run_with(
+        &self,
+        k: &dyn PackedFunc,
+        window: &mut [Option<Value>],
+        pool: &mut Pool,
+        scratch: &mut Scratch,
+        device: &mut DeviceState,
+    ) -> Result<(), String> {
+        let result = self.run_into(Some(k), window, pool, scratch, device);
         scratch.boxes.clear();
         result
     }
 
     fn run_into(
         &self,
+        replace: Option<&dyn PackedFunc>,
         window: &mut [Option<Value>],
         pool: &mut Pool,
         scratch: &mut Scratch,
         device: &mut DeviceState,
     ) -> Result<(), String> {
         let (exe, kernels, kernel) = (self.exe, self.kernels, self.kernel);
-        let (Some(k), Some(desc)) = (kernels.get(kernel as usize), exe.kernels.get(kernel as usize)) else {
+        let (Some(table_k), Some(desc)) = (kernels.get(kernel as usize), exe.kernels.get(kernel as usize))
+        else {
             return Err(format!("kernel #{kernel} does not exist"));
         };
+        let k: &dyn PackedFunc = replace.unwrap_or(table_k.as_ref());
         let out_of_frame = |r: Reg| format!("register ${} outside the frame", r.0);
         let boxes = &mut scratch.boxes;
         boxes.clear();

@@ -12,6 +12,13 @@ pub(super) trait Probe {
     fn before(&mut self, ins: &Instr);
     /// The run ended (returned or trapped) after the last instruction `before` saw.
     fn finish(&mut self);
+    /// Whether the run stops before calling `kernel`, to be resumed later (a lane of a
+    /// batched run, `lane.rs`); no by default, which the compiler folds away.
+    #[inline(always)]
+    fn pauses_at(&self, kernel: u32) -> bool {
+        let _ = kernel;
+        false
+    }
 }
 
 /// The hook of a normal run: does nothing.

@@ -58,6 +58,7 @@ impl<'e> Vm<'e> {
             nullary: vec![],
             closures: vec![None; exe.functions.len()],
             instr_profile: None,
+            paused: None,
         })
     }
 

@@ -1,0 +1,311 @@
+//! Batching across requests (`relay-vm run --input FILE --batch B`, DyNet's autobatching):
+//! up to B inputs run together, each on its own VM (a *lane*), and the calls they make of one
+//! fused kernel with the same weights become one call of the kernel's batched form
+//! ([`relay_kir::batched`]) over their stacked rows, so the weights are read once for all.
+//!
+//! The schedule is DyNet's agenda: every lane runs until it pauses before a call of a
+//! batchable kernel ([`Vm::start_lane`]) or finishes; the paused calls are grouped by kernel
+//! and by the identity of their shared inputs (the very same weight tensors); the largest
+//! group runs as one batched call (split into power-of-two chunks, each a kernel compiled on
+//! first use), and each of its lanes resumes with its share of the results
+//! ([`Vm::resume_lane`]); a lane that finishes takes the next input. Each lane computes what
+//! running its input alone computes (a batched kernel is the original per request, and the
+//! JIT's `gemm` computes a row independently of the others), so results equal `--batch 1`'s.
+
+use crate::kernels::jit_kernel;
+use crate::program::Program;
+use crate::typed;
+use crate::vm::{CancelHandle, Limits, PackedFunc, Step, Value, Vm};
+use crate::Error;
+use relay_devices::{DType, Tensor};
+use relay_jit::{CompiledKernel, Jit, KernelCache};
+use relay_kir::{batched, per_request_inputs, BufferRole, Extent, Kernel};
+use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A kernel with batched forms.
+struct Form {
+    /// The kernel of one request.
+    kernel: Kernel,
+    /// Per input: whether it is per request (stacked) rather than shared.
+    per_request: Vec<bool>,
+    /// Per output: dtype and shape for one request.
+    outputs: Vec<(DType, Vec<usize>)>,
+    /// The compiled batched forms, by number of requests.
+    sizes: HashMap<usize, Arc<dyn PackedFunc>>,
+}
+
+/// The batched forms of a program's kernels and the agenda that uses them.
+pub struct Batcher<'p> {
+    program: &'p Program,
+    /// Per kernel of the table: whether lanes pause at its calls (it has batched forms).
+    pause: Vec<bool>,
+    forms: Vec<Option<Form>>,
+    jit: Jit,
+    cache: KernelCache<CompiledKernel>,
+}
+
+/// A lane paused before a kernel call.
+struct Paused {
+    /// The caller's tag of the input the lane runs, and when it started.
+    input: (usize, Instant),
+    kernel: u32,
+    inputs: Vec<Arc<Tensor>>,
+}
+
+impl<'p> Batcher<'p> {
+    /// Finds the kernels of `program` that have batched forms: JIT kernels without `?`
+    /// dimensions whose every `gemm` multiplies per-request rows by a shared matrix.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the program's kernels run on an OpenCL device (batching is for
+    /// the host), [`Error::Compile`]-like failures of the JIT as [`Error::Input`].
+    pub fn new(program: &'p Program) -> Result<Batcher<'p>, Error> {
+        if program.device().is_opencl() {
+            return Err(Error::Input("--batch runs on the host only, not with --device opencl".into()));
+        }
+        let forms: Vec<Option<Form>> = program
+            .executable()
+            .kernels
+            .iter()
+            .map(|desc| {
+                let kernel = Kernel::from_bytes_with(desc.kernel.as_deref()?, &Limits::default()).ok()?;
+                batched(&kernel, 2).ok()?;
+                let outputs = kernel
+                    .buffers_with_role(BufferRole::Output)
+                    .map(|b| {
+                        let decl = &kernel.buffers[b.index()];
+                        let shape = decl.shape.iter().map(|e| match e {
+                            Extent::Const(c) => usize::try_from(*c).ok(),
+                            Extent::Sym(_) => None,
+                        });
+                        Some((decl.dtype, shape.collect::<Option<Vec<usize>>>()?))
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                let per_request = per_request_inputs(&kernel);
+                Some(Form { kernel, per_request, outputs, sizes: HashMap::default() })
+            })
+            .collect();
+        let pause = forms.iter().map(Option::is_some).collect();
+        let jit = Jit::new().map_err(|e| Error::Input(e.to_string()))?;
+        Ok(Batcher { program, pause, forms, jit, cache: KernelCache::new() })
+    }
+
+    /// How many of the program's kernels have batched forms.
+    pub fn batchable_kernels(&self) -> usize {
+        self.pause.iter().filter(|&&p| p).count()
+    }
+
+    /// Runs function `name` on each input `next` gives (`(tag, arguments)`) with the inputs
+    /// of up to `lanes.len()` at a time batched together, and calls `done` with each tag,
+    /// result and latency (from taking the input to its result) as the input finishes (not in
+    /// input order). Stops taking inputs once `done` returns `false`.
+    ///
+    /// # Errors
+    /// An unknown function. A failing input (bad arguments or a trap) is its `done` result.
+    pub fn run(
+        &mut self,
+        lanes: &mut [Vm<'p>],
+        name: &str,
+        mut next: impl FnMut() -> Option<(usize, Vec<Value>)>,
+        mut done: impl FnMut(usize, Result<Value, Error>, Duration) -> bool,
+    ) -> Result<(), Error> {
+        let f = self.program.function(name)?;
+        let mut paused: Vec<Option<Paused>> = (0..lanes.len()).map(|_| None).collect();
+        let mut idle: Vec<usize> = (0..lanes.len()).rev().collect();
+        let mut taking = true;
+        loop {
+            // Fill the idle lanes; a lane whose input finishes at once takes the next.
+            while taking {
+                let Some(&l) = idle.last() else { break };
+                let Some((tag, args)) = next() else { break };
+                let start = Instant::now();
+                let step = typed::check_arguments(self.program.executable(), f, &args)
+                    .and_then(|()| lanes[l].start_lane(&f.name, args, &self.pause).map_err(Error::from));
+                if let Some(p) = self.settle(&mut lanes[l], (tag, start), step, &mut done, &mut taking) {
+                    paused[l] = Some(p);
+                    idle.pop();
+                }
+            }
+            let Some(group) = largest_group(&paused, &self.forms) else { return Ok(()) };
+            let kernel = paused[group[0]].as_ref().map_or(0, |p| p.kernel);
+            let mut rest = &group[..];
+            while !rest.is_empty() {
+                let n = 1 << rest.len().ilog2();
+                let (chunk, later) = rest.split_at(n);
+                rest = later;
+                let calls: Vec<Paused> = chunk.iter().filter_map(|&l| paused[l].take()).collect();
+                let results = self.call(kernel, &calls, lanes[chunk[0]].cancel_handle());
+                for (block, (&l, p)) in chunk.iter().zip(calls).enumerate() {
+                    let step = match &results {
+                        Ok(Some(outs)) => {
+                            let share = Share { outs, block, form: self.form(kernel) };
+                            lanes[l].resume_lane(&share, &self.pause).map_err(Error::from)
+                        }
+                        Ok(None) => match self.program.kernel_table().get(kernel as usize) {
+                            Some(k) => lanes[l].resume_lane(k.as_ref(), &self.pause).map_err(Error::from),
+                            None => Err(Error::Input(format!("kernel #{kernel} does not exist"))),
+                        },
+                        Err(e) => Err(Error::Input(e.clone())),
+                    };
+                    match self.settle(&mut lanes[l], p.input, step, &mut done, &mut taking) {
+                        Some(p) => paused[l] = Some(p),
+                        None => idle.push(l),
+                    }
+                }
+            }
+        }
+    }
+
+    fn form(&self, kernel: u32) -> Option<&Form> {
+        self.forms.get(kernel as usize).and_then(Option::as_ref)
+    }
+
+    /// A lane's step: its pause, or its result handed to `done`.
+    fn settle(
+        &self,
+        vm: &mut Vm<'p>,
+        input: (usize, Instant),
+        step: Result<Step, Error>,
+        done: &mut impl FnMut(usize, Result<Value, Error>, Duration) -> bool,
+        taking: &mut bool,
+    ) -> Option<Paused> {
+        let result = match step {
+            Ok(Step::Paused { kernel }) => match vm.paused_inputs() {
+                Ok(inputs) => return Some(Paused { input, kernel, inputs }),
+                Err(e) => Err(Error::Input(e)),
+            },
+            Ok(Step::Done(v)) => Ok(v),
+            Err(e) => Err(e),
+        };
+        if !done(input.0, result, input.1.elapsed()) {
+            *taking = false;
+        }
+        None
+    }
+
+    /// Runs `calls` of `kernel` as one batched call: the outputs of all, stacked; `None` for
+    /// a single call, which runs on the table's kernel.
+    fn call(
+        &mut self,
+        kernel: u32,
+        calls: &[Paused],
+        cancel: &CancelHandle,
+    ) -> Result<Option<Vec<Tensor>>, String> {
+        let n = calls.len();
+        let Some(form) = self.forms.get_mut(kernel as usize).and_then(Option::as_mut) else {
+            return Ok(None);
+        };
+        if n < 2 {
+            return Ok(None);
+        }
+        let variant = match form.sizes.get(&n) {
+            Some(v) => v.clone(),
+            None => {
+                let k = batched(&form.kernel, n as i64).map_err(|e| e.to_string())?;
+                let v = jit_kernel(&self.jit, &self.cache, &k)?;
+                form.sizes.insert(n, v.clone());
+                v
+            }
+        };
+        let mut stacked: Vec<Option<Tensor>> = Vec::with_capacity(form.per_request.len());
+        for (j, &per_request) in form.per_request.iter().enumerate() {
+            stacked.push(if per_request { Some(stack(calls.iter().map(|c| &*c.inputs[j]))?) } else { None });
+        }
+        let first = &calls[0].inputs;
+        let ins: Vec<&Tensor> =
+            stacked.iter().zip(first).map(|(s, shared)| s.as_ref().unwrap_or(shared)).collect();
+        let handles: Vec<Option<&Arc<Tensor>>> =
+            stacked.iter().zip(first).map(|(s, shared)| s.is_none().then_some(shared)).collect();
+        let mut outs = variant
+            .output_types(&ins)?
+            .into_iter()
+            .map(|(dtype, shape)| Tensor::zeros(dtype, shape).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        variant.run_shared(&ins, &handles, &mut outs, cancel)?;
+        Ok(Some(outs))
+    }
+}
+
+/// The groups of paused calls that may run together: same kernel, same shared inputs (by
+/// identity); the largest, its lanes in lane order.
+fn largest_group(paused: &[Option<Paused>], forms: &[Option<Form>]) -> Option<Vec<usize>> {
+    let mut groups: HashMap<(u32, Vec<usize>), Vec<usize>> = HashMap::default();
+    for (l, p) in paused.iter().enumerate() {
+        let Some(p) = p else { continue };
+        let shared: Vec<usize> = match forms.get(p.kernel as usize).and_then(Option::as_ref) {
+            Some(form) => p
+                .inputs
+                .iter()
+                .zip(&form.per_request)
+                .filter(|(_, &per_request)| !per_request)
+                .map(|(t, _)| Arc::as_ptr(t) as usize)
+                .collect(),
+            // Not batchable: a group of its own.
+            None => vec![usize::MAX - l],
+        };
+        groups.entry((p.kernel, shared)).or_default().push(l);
+    }
+    groups.into_values().max_by_key(|g| (g.len(), std::cmp::Reverse(g[0])))
+}
+
+/// The tensors end to end, shaped as [`relay_kir::batched`] declares a stacked input:
+/// `[parts, rest...]` for parts of shape `[1, rest...]`, else `[parts, shape...]`.
+fn stack<'t>(parts: impl ExactSizeIterator<Item = &'t Tensor> + Clone) -> Result<Tensor, String> {
+    let n = parts.len();
+    let first = parts.clone().next().ok_or("no tensors to stack")?;
+    let rest = match first.shape() {
+        [1, rest @ ..] => rest,
+        shape => shape,
+    };
+    let shape = std::iter::once(n).chain(rest.iter().copied()).collect();
+    let mut out = Tensor::zeros(first.dtype(), shape).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    for p in parts {
+        if p.dtype() != first.dtype() || p.shape() != first.shape() {
+            return Err("stacked requests' inputs differ in shape or dtype".into());
+        }
+        copy_block(p, 0, &mut out, at, p.len());
+        at += p.len();
+    }
+    Ok(out)
+}
+
+/// Copies `len` elements of `src` from `from` into `dst` at `to` (same dtype).
+fn copy_block(src: &Tensor, from: usize, dst: &mut Tensor, to: usize, len: usize) {
+    if let (Ok(s), Ok(d)) = (src.as_slice::<f32>(), dst.as_mut_slice::<f32>()) {
+        d[to..to + len].copy_from_slice(&s[from..from + len]);
+        return;
+    }
+    for i in 0..len {
+        if let Some(v) = src.get(from + i) {
+            dst.set(to + i, v);
+        }
+    }
+}
+
+/// One lane's share of a batched call: block `block` of each stacked output, as the kernel
+/// the lane's paused call runs.
+struct Share<'a> {
+    outs: &'a [Tensor],
+    block: usize,
+    form: Option<&'a Form>,
+}
+
+impl PackedFunc for Share<'_> {
+    fn output_types(&self, _: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
+        Ok(self.form.map(|f| f.outputs.clone()).unwrap_or_default())
+    }
+
+    fn run(&self, _: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
+        for (out, stacked) in outputs.iter_mut().zip(self.outs) {
+            let len = out.len();
+            if stacked.len() < (self.block + 1) * len || stacked.dtype() != out.dtype() {
+                return Err("a batched output does not fit its requests".into());
+            }
+            copy_block(stacked, self.block * len, out, 0, len);
+        }
+        Ok(())
+    }
+}
