@@ -332,6 +332,31 @@ case("op_instancenormalization", [node("InstanceNormalization", ["x", "s", "b"],
 case("op_lrn", [node("LRN", ["x"], ["y"], size=3, alpha=0.5, beta=0.6, bias=1.5)], [("x", F, [2, 5, 3, 3])],
      [("y", F, [2, 5, 3, 3])])
 
+case("op_layernormalization", [node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+     [("x", F, [2, 3, 6])], [("y", F, [2, 3, 6])], inits={"s": f32(6, seed=15), "b": f32(6, seed=16)})
+case("op_layernormalization_axis1_no_bias", [node("LayerNormalization", ["x", "s"], ["y"], axis=1)],
+     [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], inits={"s": f32(3, 4, seed=17)})
+case("op_mod", [node("Mod", ["a", "b"], ["y"])], [("a", I64, [2, 3]), ("b", I64, [3])], [("y", I64, [2, 3])],
+     feeds={"b": np.array([3, -2, 5], dtype=np.int64)})
+case("op_mod_fmod", [node("Mod", ["a", "b"], ["y"], fmod=1)], [("a", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"b": np.array([0.7, -1.5, 2.0], dtype=np.float32)})
+case("op_shape", [node("Shape", ["x"], ["s"]), node("Cast", ["s"], ["f"], to=F), node("Mul", ["x", "f"], ["y"])],
+     [("x", F, [2, 3, 3])], [("y", F, [2, 3, 3])])
+case("op_shape_start_end", [node("Shape", ["x"], ["s"], start=1, end=-1), node("Cast", ["s"], ["f"], to=F),
+                            node("Mul", ["x", "f"], ["y"])], [("x", F, [2, 4, 1])], [("y", F, [2, 4, 1])])
+# The chains exporters write for a shape, folded at import: x viewed as [batch, 2, -1], the
+# batch read from x and the rest computed (Gather, Unsqueeze, Concat, Mod, Div, Slice, Reshape).
+case("fold_shape_chain", [
+    node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["n"]), node("Unsqueeze", ["n", "axes"], ["n1"]),
+    node("Slice", ["s", "one", "three"], ["rest"]), node("Mod", ["rest", "four"], ["m"]),
+    node("Div", ["m", "two"], ["half"]), node("Sub", ["half", "half"], ["zeros"]), node("Add", ["zeros", "minus"], ["last"]),
+    node("Slice", ["last", "zero1", "one"], ["last1"]), node("Concat", ["n1", "two1", "last1"], ["shape"], axis=0),
+    node("Reshape", ["x", "shape"], ["y"])],
+     [("x", F, [3, 4, 2])], [("y", F, [3, 2, 4])],
+     inits={"zero": np.int64(0), "axes": np.array([0], np.int64), "one": np.array([1], np.int64),
+            "three": np.array([3], np.int64), "four": np.array([4], np.int64), "two": np.array([2], np.int64),
+            "minus": np.array([-1], np.int64), "zero1": np.array([0], np.int64), "two1": np.array([2], np.int64)})
+
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
 def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, **attrs):

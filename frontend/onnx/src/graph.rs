@@ -7,6 +7,7 @@
 //! constants become literals.
 
 use crate::error::ImportError;
+use crate::fold;
 use crate::node::Node;
 use crate::ops;
 use crate::shape::{self, Dims};
@@ -319,7 +320,7 @@ impl Converter {
         for i in dependency_order(graph)? {
             let node = Node { proto: &graph.node[i], label: label(graph, i) };
             let convert = ops::converter(&node.proto.op_type).ok_or_else(|| node.error("unsupported"))?;
-            let outputs = convert(self, &node)?;
+            let outputs = self.convert_folding(&node, convert)?;
             if node.used_outputs() > outputs.len() {
                 return Err(node.error(format!(
                     "only the first {} output(s) are supported, and output {} is used",
@@ -349,6 +350,29 @@ impl Converter {
             results.push(v);
         }
         Ok(results)
+    }
+
+    /// `convert(node)`, with the outputs folded to constants when the node's inputs are all
+    /// known and its operator folds (`fold.rs`). A folded node leaves no trace: the weights
+    /// its converter read and the bindings it wrote are dropped.
+    fn convert_folding(&mut self, node: &Node, convert: ops::Convert) -> Result<Vec<Value>, ImportError> {
+        let inputs: Vec<Option<Rc<Const>>> = (0..node.proto.input.len())
+            .map(|i| self.lookup(node, i).map(|v| v.and_then(|v| v.constant)))
+            .collect::<Result<_, _>>()?;
+        let known = node.proto.input.iter().zip(&inputs).all(|(name, c)| name.is_empty() || c.is_some());
+        if !(known && fold::foldable(&node.proto.op_type)) {
+            return convert(self, node);
+        }
+        let (weights, body) = (self.weights.clone(), self.body.len());
+        let outputs = convert(self, node)?;
+        match fold::evaluate(node, &inputs, &outputs).map_err(|m| node.error(m))? {
+            Some(c) => {
+                self.weights = weights;
+                self.body.truncate(body);
+                Ok(vec![self.constant(&node.name_hint(), c)])
+            }
+            None => Ok(outputs),
+        }
     }
 
     /// A subgraph (a branch of `If`, a `Loop` body) with its inputs bound to `inputs`: the

@@ -16,8 +16,10 @@ use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
 
+pub use transform::slice_ranges;
+
 /// A converter: the node's outputs, as Relay expressions over its inputs.
-type Convert = fn(&mut Converter, &Node) -> Result<Vec<Value>, ImportError>;
+pub type Convert = fn(&mut Converter, &Node) -> Result<Vec<Value>, ImportError>;
 
 /// Every supported operator of the default domain.
 const OPERATORS: &[(&str, Convert)] = &[
@@ -58,6 +60,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("InstanceNormalization", nn::instance_norm),
     ("LRN", nn::lrn),
     ("LSTM", |cx, n| recurrent::recurrent(cx, n, recurrent::Cell::Lstm)),
+    ("LayerNormalization", nn::layer_norm),
     ("LeakyRelu", elementwise::leaky_relu),
     ("Less", |cx, n| elementwise::compare(cx, n, "less")),
     ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
@@ -68,6 +71,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Max", |cx, n| elementwise::variadic(cx, n, "maximum")),
     ("MaxPool", nn::max_pool),
     ("Min", |cx, n| elementwise::variadic(cx, n, "minimum")),
+    ("Mod", elementwise::mod_),
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
@@ -88,6 +92,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Reshape", transform::reshape),
     ("ScatterElements", indexing::scatter_elements),
     ("ScatterND", indexing::scatter_nd),
+    ("Shape", transform::shape),
     ("Sigmoid", |cx, n| elementwise::unary(cx, n, "sigmoid")),
     ("Sign", |cx, n| elementwise::unary(cx, n, "sign")),
     ("Slice", transform::slice),
