@@ -28,10 +28,12 @@ BOOL = TensorProto.BOOL
 CASES = []
 
 
-def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None):
+def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None, reference=None):
     """Registers graph `name`: `inputs`/`outputs` are (name, elem type, shape) triples,
-    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays."""
-    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}))
+    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays, and
+    `reference` (the input arrays to the outputs) stands in for onnxruntime where it lacks
+    the form."""
+    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}, reference))
 
 
 def rng(name):
@@ -51,8 +53,7 @@ def random_input(r, elem, shape):
     return r.integers(-3, 3, size=shape).astype(np.int64)
 
 
-def build(name, nodes, inputs, outputs, inits, opset, feeds):
-    r = rng(name)
+def make_model(name, nodes, inputs, outputs, inits, opset):
     graph = helper.make_graph(
         nodes,
         name,
@@ -63,11 +64,22 @@ def build(name, nodes, inputs, outputs, inits, opset, feeds):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_models.py")
     model.ir_version = 8
     onnx.checker.check_model(model)
-    arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
+    return model
+
+
+def onnxruntime(model, arrays):
+    """onnxruntime's outputs of `model` on one thread."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    results = session.run(None, arrays)
+    return session.run(None, arrays)
+
+
+def build(name, nodes, inputs, outputs, inits, opset, feeds, reference):
+    r = rng(name)
+    model = make_model(name, nodes, inputs, outputs, inits, opset)
+    arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
+    results = reference(arrays) if reference else onnxruntime(model, arrays)
     doc = {"inputs": {n: tensor(a) for n, a in arrays.items()}, "outputs": [tensor(a) for a in results]}
     return model.SerializeToString(), doc
 
@@ -359,20 +371,39 @@ case("fold_shape_chain", [
 
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
-def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, **attrs):
+def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,
+                   lens=None, layout=0, **attrs):
     d, h = directions, 5
     inits = {"w": f32(d, gates * h, 4, seed=10) * 0.5, "r": f32(d, gates * h, h, seed=11) * 0.5}
-    names = ["x", "w", "r", "b" if bias else ""]
+    names = ["x", "w", "r", "b" if bias else ""] + (["lens" if lens else ""] if lens or initial or peepholes else [])
     if bias:
         inits["b"] = f32(d, 2 * gates * h, seed=12) * 0.5
+    if lens:
+        inits["lens"] = np.array(lens, dtype=np.int32)
+    state = [2, d, h] if layout else [d, 2, h]
     if initial:
-        names += ["", "h0"] + (["c0"] if op == "LSTM" else [])
-        inits["h0"] = f32(d, 2, h, seed=13)
+        names += ["h0"] + (["c0"] if op == "LSTM" else [])
+        inits["h0"] = f32(*state, seed=13)
         if op == "LSTM":
-            inits["c0"] = f32(d, 2, h, seed=14)
-    shapes = {"y": [3, d, 2, h], "y_h": [d, 2, h], "y_c": [d, 2, h]}
-    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
-         [(o, F, shapes[o]) for o in outputs if o], inits=inits)
+            inits["c0"] = f32(*state, seed=14)
+    if peepholes:
+        names += [""] * (7 - len(names)) + ["p"]
+        inits["p"] = f32(d, 3 * h, seed=15)
+    shapes = {"y": [2, 3, d, h] if layout else [3, d, 2, h], "y_h": state, "y_c": state}
+    reference = None
+    if layout:
+        # onnxruntime has no `layout` 1: the reference is the layout-0 node on transposed
+        # operands, its outputs transposed back.
+        swapped = {k: v.transpose(1, 0, 2) if k in ("h0", "c0") else v for k, v in inits.items()}
+        plain = make_model(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
+                           [(o, F, [3, d, 2, h] if o == "y" else [d, 2, h]) for o in outputs if o], swapped, 17)
+        back = {"y": (2, 0, 1, 3), "y_h": (1, 0, 2), "y_c": (1, 0, 2)}
+        reference = lambda arrays: [  # noqa: E731
+            y.transpose(back[o]) for o, y in zip([o for o in outputs if o],
+                                                 onnxruntime(plain, {"x": arrays["x"].transpose(1, 0, 2)}))]
+        attrs["layout"] = 1
+    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [2, 3, 4] if layout else [3, 2, 4])],
+         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference)
 
 
 recurrent_case("op_rnn", "RNN", 1)
@@ -385,6 +416,14 @@ recurrent_case("op_lstm", "LSTM", 4, outputs=("y", "y_h", "y_c"))
 recurrent_case("op_lstm_bidirectional_initial", "LSTM", 4, directions=2, direction="bidirectional",
                outputs=("y", "y_h", "y_c"), initial=True)
 recurrent_case("op_lstm_clip_last_state_only", "LSTM", 4, outputs=("", "y_h"), clip=0.5)
+recurrent_case("op_lstm_peepholes", "LSTM", 4, outputs=("y", "y_h", "y_c"), peepholes=True, initial=True)
+recurrent_case("op_lstm_sequence_lens_bidirectional", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), lens=[3, 1], initial=True)
+recurrent_case("op_lstm_layout1_peepholes_lens", "LSTM", 4, outputs=("y", "y_h", "y_c"), layout=1, peepholes=True,
+               lens=[2, 3], initial=True)
+recurrent_case("op_gru_layout1_bidirectional", "GRU", 3, directions=2, direction="bidirectional", layout=1, initial=True)
+recurrent_case("op_gru_sequence_lens_reverse", "GRU", 3, direction="reverse", lens=[1, 3])
+recurrent_case("op_rnn_layout1_sequence_lens", "RNN", 1, layout=1, lens=[2, 1], initial=True)
 
 
 def main():

@@ -2,9 +2,12 @@
 //! as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`): each
 //! step is `nn.dense` of the input and of the previous hidden state, the gates split off the
 //! sum. Forward, reverse and bidirectional; the `activations` attribute (Sigmoid, Tanh, Relu)
-//! and `clip`; optional biases and initial states; GRU's `linear_before_reset`. Not converted
-//! (an error naming the attribute or input): `activation_alpha`/`activation_beta`, `layout` 1,
-//! LSTM's `input_forget` and peepholes `P`, and `sequence_lens`.
+//! and `clip`; optional biases and initial states; GRU's `linear_before_reset`; LSTM's
+//! peepholes `P`; `layout` 1 (batch first); `sequence_lens` (a step past a sequence's length
+//! keeps its state and outputs zeros, which also makes a reverse pass start at each
+//! sequence's own end). Not converted (an error naming the attribute or input):
+//! `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and a sequence length or
+//! batch known only at run time.
 
 use super::on;
 use crate::dtype;
@@ -45,6 +48,8 @@ struct Direction {
     bias: Option<(String, String)>,
     /// Relay operator names, one per activation the cell uses.
     activations: Vec<&'static str>,
+    /// LSTM's peephole weights, a tuple `(P_i, P_o, P_f)` of `[hidden]` vectors.
+    peepholes: Option<String>,
 }
 
 /// The Relay operator of ONNX activation `name`.
@@ -119,12 +124,18 @@ impl Unroll<'_, '_> {
             Cell::Rnn => Ok((self.bind("h", self.act(a[0], &format!("add({xw}, {hr})"))), None)),
             Cell::Lstm => {
                 let g = self.bind("gates", format!("split(add({xw}, {hr}), indices_or_sections=4, axis=1)"));
-                let i = self.bind("i", self.act(a[0], &format!("{g}.0")));
-                let o = self.bind("o", self.act(a[0], &format!("{g}.1")));
-                let f = self.bind("f", self.act(a[0], &format!("{g}.2")));
-                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
                 let c_prev = c.ok_or_else(|| self.node.error("an LSTM step needs a cell state"))?;
+                // Peepholes add `P (.) C` to a gate's input: the previous cell state for the
+                // input and forget gates, the new one for the output gate.
+                let peep = |gate: usize, part: usize, state: &str| match &d.peepholes {
+                    Some(p) => format!("add({g}.{gate}, multiply({p}.{part}, {state}))"),
+                    None => format!("{g}.{gate}"),
+                };
+                let i = self.bind("i", self.act(a[0], &peep(0, 0, c_prev)));
+                let f = self.bind("f", self.act(a[0], &peep(2, 2, c_prev)));
+                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
                 let c = self.bind("c", format!("add(multiply({f}, {c_prev}), multiply({i}, {cand}))"));
+                let o = self.bind("o", self.act(a[0], &peep(1, 1, &c)));
                 // `clip` bounds the gates' inputs, not the cell state (as onnxruntime).
                 let h = self.bind("h", format!("multiply({o}, {}({c}))", a[2]));
                 Ok((h, Some(c)))
@@ -169,25 +180,21 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     for name in ["activation_alpha", "activation_beta"] {
         node.reject(name)?;
     }
-    if node.int("layout", 0)? != 0 {
-        return Err(node.error("attribute `layout` 1 (batch first) is not supported"));
-    }
+    let batch_first = match node.int("layout", 0)? {
+        0 => false,
+        1 => true,
+        other => return Err(node.error(format!("attribute `layout`: {other} is not 0 or 1"))),
+    };
     if cell == Cell::Lstm && node.int("input_forget", 0)? != 0 {
         return Err(node.error("attribute `input_forget` is not supported"));
-    }
-    let optional_inputs: &[(usize, &str)] =
-        if cell == Cell::Lstm { &[(4, "sequence_lens"), (7, "P")] } else { &[(4, "sequence_lens")] };
-    for &(i, name) in optional_inputs {
-        if cx.optional_input(node, i)?.is_some() {
-            return Err(node.error(format!("input `{name}` is not supported")));
-        }
     }
     let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
     let xdims = on(node, known(&x.dims, "the input X"))?;
     let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
-    let (&[steps, batch, _], &[_, _, hidden]) = (xdims.as_slice(), rdims.as_slice()) else {
+    let (&[a, b, _], &[_, _, hidden]) = (xdims.as_slice(), rdims.as_slice()) else {
         return Err(node.error("X and R must have rank 3"));
     };
+    let (steps, batch) = if batch_first { (b, a) } else { (a, b) };
     if steps < 1 {
         return Err(node.error("the sequence is empty"));
     }
@@ -206,15 +213,27 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             );
         }
     }
-    let (bias, h0, c0) =
-        (cx.optional_input(node, 3)?, cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
+    let (bias, lens) = (cx.optional_input(node, 3)?, cx.optional_input(node, 4)?);
+    let (h0, c0) = (cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
+    let peepholes = if cell == Cell::Lstm { cx.optional_input(node, 7)? } else { None };
     let clip =
         node.proto.attribute.iter().any(|a| a.name == "clip").then(|| node.float("clip", 0.0)).transpose()?;
     let dtype = x.dtype;
     let mut u = Unroll { cx, node, dtype, clip };
+    // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
+    let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
     let xs: Vec<String> =
-        (0..steps).map(|t| u.bind("x", format!("take({}, {t}i64, axis=0)", x.expr))).collect();
+        (0..steps).map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr))).collect();
     let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
+    // Per step, `[batch, 1]`: whether the step is within each sequence's length.
+    let masks: Option<Vec<String>> = lens.as_ref().map(|l| {
+        (0..steps)
+            .map(|t| {
+                let t = dtype::literal(l.dtype, t as f64);
+                u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr))
+            })
+            .collect()
+    });
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
         let activations = match &names {
@@ -233,36 +252,53 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             }
             None => None,
         };
+        let peepholes = peepholes.as_ref().map(|p| {
+            u.bind("peepholes", format!("split(take({}, {k}i64, axis=0), indices_or_sections=3)", p.expr))
+        });
         let d = Direction {
             w: u.bind("w", format!("take({}, {k}i64, axis=0)", w.expr)),
             r: u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr)),
             bias,
             activations,
+            peepholes,
         };
         let initial = |v: &Option<Value>| {
-            v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis=0)", v.expr))
+            v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis={direction_axis})", v.expr))
         };
         let (mut h, mut c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
         let mut outputs = vec![String::new(); xs.len()];
         let order: Vec<usize> = if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
         for t in order {
-            let (h_next, c_next) = u.step(cell, &d, &xs[t], &h, c.as_deref())?;
+            let (mut h_next, mut c_next) = u.step(cell, &d, &xs[t], &h, c.as_deref())?;
             outputs[t] = h_next.clone();
+            if let Some(valid) = masks.as_ref().map(|m| &m[t]) {
+                outputs[t] = u.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
+                h_next = u.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
+                if let (Some(new), Some(old)) = (&c_next, &c) {
+                    c_next = Some(u.bind("c_kept", format!("where({valid}, {new}, {old})")));
+                }
+            }
             (h, c) = (h_next, c_next);
         }
         ys.push(u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))));
         hs.push(h);
         cs.extend(c);
     }
-    let state = |v: &[String]| Value::new(format!("stack({}, axis=0)", tuple(v)), dtype, vec![]);
     let nd = Some(directions.len() as i64);
-    let (b, hdim) = (Some(batch), Some(hidden));
-    let mut results = vec![
-        Value::new(format!("stack({}, axis=1)", tuple(&ys)), dtype, vec![Some(steps), nd, b, hdim]),
-        Value { dims: vec![nd, b, hdim], ..state(&hs) },
-    ];
+    let (b, hdim, t) = (Some(batch), Some(hidden), Some(steps));
+    let state = |v: &[String]| {
+        let dims = if batch_first { vec![b, nd, hdim] } else { vec![nd, b, hdim] };
+        Value::new(format!("stack({}, axis={direction_axis})", tuple(v)), dtype, dims)
+    };
+    let y = format!("stack({}, axis=1)", tuple(&ys));
+    let y = if batch_first {
+        Value::new(format!("transpose({y}, axes=[2, 0, 1, 3])"), dtype, vec![b, t, nd, hdim])
+    } else {
+        Value::new(y, dtype, vec![t, nd, b, hdim])
+    };
+    let mut results = vec![y, state(&hs)];
     if cell == Cell::Lstm {
-        results.push(Value { dims: vec![nd, b, hdim], ..state(&cs) });
+        results.push(state(&cs));
     }
     Ok(results)
 }
