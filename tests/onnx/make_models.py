@@ -369,6 +369,23 @@ case("fold_shape_chain", [
             "three": np.array([3], np.int64), "four": np.array([4], np.int64), "two": np.array([2], np.int64),
             "minus": np.array([-1], np.int64), "zero1": np.array([0], np.int64), "two1": np.array([2], np.int64)})
 
+# Scan: a running sum (state) and its doubles (scan output) over the rows of x; then two scan
+# inputs read along axis 1 (one from the end), scan outputs reversed and along axis 1.
+case("op_scan", [node("Scan", ["s0", "x"], ["s", "ys"], num_scan_inputs=1, body=helper.make_graph(
+    [node("Add", ["s_in", "x_t"], ["s_out"]), node("Mul", ["s_out", "two"], ["y_t"])], "scan_body",
+    [helper.make_tensor_value_info("s_in", F, [2]), helper.make_tensor_value_info("x_t", F, [2])],
+    [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("y_t", F, [2])],
+    [numpy_helper.from_array(np.float32(2.0), "two")]))],
+     [("s0", F, [2]), ("x", F, [4, 2])], [("s", F, [2]), ("ys", F, [4, 2])])
+case("op_scan_axes_directions", [node("Scan", ["s0", "a", "b"], ["s", "ya", "yb"], num_scan_inputs=2,
+                                      scan_input_axes=[1, 1], scan_input_directions=[0, 1],
+                                      scan_output_axes=[1, 0], scan_output_directions=[1, 0],
+                                      body=helper.make_graph(
+    [node("Mul", ["a_t", "b_t"], ["p"]), node("Add", ["s_in", "p"], ["s_out"]), node("Sub", ["s_out", "a_t"], ["d"])],
+    "scan_body2",
+    [helper.make_tensor_value_info(n, F, [2]) for n in ["s_in", "a_t", "b_t"]],
+    [helper.make_tensor_value_info(n, F, [2]) for n in ["s_out", "d", "p"]]))],
+     [("s0", F, [2]), ("a", F, [2, 3]), ("b", F, [2, 3])], [("s", F, [2]), ("ya", F, [2, 3]), ("yb", F, [3, 2])])
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
 def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,

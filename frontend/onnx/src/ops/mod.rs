@@ -90,6 +90,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("ReduceSum", |cx, n| reduce::reduce(cx, n, "sum")),
     ("Relu", |cx, n| elementwise::unary(cx, n, "nn.relu")),
     ("Reshape", transform::reshape),
+    ("Scan", control::scan),
     ("ScatterElements", indexing::scatter_elements),
     ("ScatterND", indexing::scatter_nd),
     ("Shape", transform::shape),
@@ -116,6 +117,12 @@ const OPERATORS: &[(&str, Convert)] = &[
 /// The converter of default-domain operator `op_type`, if it is supported.
 pub fn converter(op_type: &str) -> Option<Convert> {
     OPERATORS.iter().find(|(name, _)| *name == op_type).map(|&(_, f)| f)
+}
+
+/// A Relay tuple (value or type) of `items` (a one-element tuple keeps its trailing comma).
+fn tuple(items: &[String]) -> String {
+    let comma = if items.len() == 1 { "," } else { "" };
+    format!("({}{comma})", items.join(", "))
 }
 
 /// `name=[...]` for an integer-list attribute.
@@ -158,6 +165,6 @@ mod tests {
     fn the_table_is_sorted_and_unique() {
         let names: Vec<&str> = super::OPERATORS.iter().map(|(n, _)| *n).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
-        assert!(super::converter("Conv").is_some() && super::converter("Scan").is_none());
+        assert!(super::converter("Conv").is_some() && super::converter("SequenceAt").is_none());
     }
 }

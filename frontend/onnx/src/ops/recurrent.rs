@@ -9,7 +9,7 @@
 //! `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and a sequence length or
 //! batch known only at run time.
 
-use super::on;
+use super::{on, tuple};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
@@ -60,12 +60,6 @@ fn activation(node: &Node, name: &str) -> Result<&'static str, ImportError> {
         "Relu" => Ok("nn.relu"),
         other => Err(node.error(format!("attribute `activations`: `{other}` is not supported"))),
     }
-}
-
-/// A Relay tuple of `items` (a one-element tuple keeps its trailing comma).
-fn tuple(items: &[String]) -> String {
-    let comma = if items.len() == 1 { "," } else { "" };
-    format!("({}{comma})", items.join(", "))
 }
 
 /// The state of one conversion: the node, its dtype, and the converter binding each step.
