@@ -386,6 +386,20 @@ case("op_scan_axes_directions", [node("Scan", ["s0", "a", "b"], ["s", "ya", "yb"
     [helper.make_tensor_value_info(n, F, [2]) for n in ["s_in", "a_t", "b_t"]],
     [helper.make_tensor_value_info(n, F, [2]) for n in ["s_out", "d", "p"]]))],
      [("s0", F, [2]), ("a", F, [2, 3]), ("b", F, [2, 3])], [("s", F, [2]), ("ya", F, [2, 3]), ("yb", F, [3, 2])])
+# Sequences (the prelude's List): built, inserted into (at the end and at a position), read,
+# measured, concatenated, split.
+case("op_sequence", [node("SequenceConstruct", ["a", "b"], ["s1"]), node("SequenceInsert", ["s1", "c"], ["s2"]),
+                     node("SequenceInsert", ["s2", "a", "minus1"], ["s3"]), node("SequenceAt", ["s3", "two"], ["y"]),
+                     node("SequenceLength", ["s3"], ["n"]), node("ConcatFromSequence", ["s2"], ["cat"], axis=1)],
+     [("a", F, [2, 3]), ("b", F, [2, 3]), ("c", F, [2, 3])], [("y", F, [2, 3]), ("n", I64, []), ("cat", F, [2, 9])],
+     inits={"minus1": np.int64(-1), "two": np.array(2, dtype=np.int64)})
+case("op_sequence_split", [node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+                           node("ConcatFromSequence", ["rows"], ["t"], axis=1, new_axis=1),
+                           node("SplitToSequence", ["x", "sizes"], ["parts"]), node("SequenceAt", ["parts", "last"], ["tail"]),
+                           node("SequenceEmpty", [], ["e"]), node("SequenceInsert", ["e", "x"], ["one"]),
+                           node("SequenceLength", ["one"], ["n"])],
+     [("x", F, [4, 3])], [("t", F, [3, 4]), ("tail", F, [3, 3]), ("n", I64, [])],
+     inits={"sizes": np.array([1, 3], dtype=np.int64), "last": np.int64(-1)})
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
 def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,

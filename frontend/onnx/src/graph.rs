@@ -35,12 +35,15 @@ pub struct Value {
     pub dims: Dims,
     /// The tensor, when it is known at import time (initializers, `Constant` outputs).
     pub constant: Option<Rc<Const>>,
+    /// For an ONNX sequence (a prelude `List` of tensors of `dtype` and `dims`, `?` where the
+    /// elements' sizes differ): its length, when the importer knows it.
+    pub sequence: Option<Option<usize>>,
 }
 
 impl Value {
     /// A computed value (no constant).
     pub fn new(expr: String, dtype: DType, dims: Dims) -> Value {
-        Value { expr, dtype, dims, constant: None }
+        Value { expr, dtype, dims, constant: None, sequence: None }
     }
 }
 
@@ -82,7 +85,7 @@ impl Converter {
     fn constant(&mut self, name: &str, c: Const) -> Value {
         let expr = c.scalar_literal().unwrap_or_else(|| format!("%{}", self.fresh(name)));
         let dims = c.dims.iter().map(|&d| Some(d)).collect();
-        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)) }
+        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)), sequence: None }
     }
 
     /// Input `i` of `node` as data (a constant read this way becomes a weight).
