@@ -403,7 +403,7 @@ case("op_sequence_split", [node("SplitToSequence", ["x"], ["rows"], axis=0, keep
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
 def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,
-                   lens=None, layout=0, **attrs):
+                   lens=None, layout=0, dynamic=False, **attrs):
     d, h = directions, 5
     inits = {"w": f32(d, gates * h, 4, seed=10) * 0.5, "r": f32(d, gates * h, h, seed=11) * 0.5}
     names = ["x", "w", "r", "b" if bias else ""] + (["lens" if lens else ""] if lens or initial or peepholes else [])
@@ -433,8 +433,15 @@ def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=
             y.transpose(back[o]) for o, y in zip([o for o in outputs if o],
                                                  onnxruntime(plain, {"x": arrays["x"].transpose(1, 0, 2)}))]
         attrs["layout"] = 1
-    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [2, 3, 4] if layout else [3, 2, 4])],
-         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference)
+    x_shape = [2, 3, 4] if layout else [3, 2, 4]
+    feeds = None
+    if dynamic:
+        # The sequence length is a `dim_param`: the importer loops instead of unrolling.
+        feeds = {"x": f32(*x_shape, seed=16)}
+        x_shape[1 if layout else 0] = "T"
+        shapes["y"][1 if layout else 0] = "T"
+    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, x_shape)],
+         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference, feeds=feeds)
 
 
 recurrent_case("op_rnn", "RNN", 1)
@@ -455,6 +462,10 @@ recurrent_case("op_lstm_layout1_peepholes_lens", "LSTM", 4, outputs=("y", "y_h",
 recurrent_case("op_gru_layout1_bidirectional", "GRU", 3, directions=2, direction="bidirectional", layout=1, initial=True)
 recurrent_case("op_gru_sequence_lens_reverse", "GRU", 3, direction="reverse", lens=[1, 3])
 recurrent_case("op_rnn_layout1_sequence_lens", "RNN", 1, layout=1, lens=[2, 1], initial=True)
+recurrent_case("op_lstm_dynamic_bidirectional_peepholes", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), peepholes=True, initial=True, dynamic=True)
+recurrent_case("op_gru_dynamic_reverse_lens", "GRU", 3, direction="reverse", lens=[2, 3], dynamic=True)
+recurrent_case("op_rnn_dynamic_layout1_lens", "RNN", 1, layout=1, lens=[3, 1], initial=True, dynamic=True)
 
 
 def main():

@@ -145,6 +145,12 @@ impl Converter {
         let _ = writeln!(self.body, "  let {variable} = {expr};");
     }
 
+    /// Replaces the bindings written so far by `body` and returns them: a converter that
+    /// builds a function's body swaps in an empty one, converts, and swaps the outer back.
+    pub fn swap_body(&mut self, body: String) -> String {
+        std::mem::replace(&mut self.body, body)
+    }
+
     /// The model's default-domain opset.
     pub fn opset(&self) -> i64 {
         self.opset

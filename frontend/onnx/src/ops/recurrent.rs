@@ -1,13 +1,14 @@
-//! The recurrent operators `RNN`, `GRU` and `LSTM`, unrolled over their static sequence length
-//! as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`): each
-//! step is `nn.dense` of the input and of the previous hidden state, the gates split off the
-//! sum. Forward, reverse and bidirectional; the `activations` attribute (Sigmoid, Tanh, Relu)
-//! and `clip`; optional biases and initial states; GRU's `linear_before_reset`; LSTM's
-//! peepholes `P`; `layout` 1 (batch first); `sequence_lens` (a step past a sequence's length
-//! keeps its state and outputs zeros, which also makes a reverse pass start at each
-//! sequence's own end). Not converted (an error naming the attribute or input):
-//! `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and a sequence length or
-//! batch known only at run time.
+//! The recurrent operators `RNN`, `GRU` and `LSTM`. Over a static sequence length they
+//! unroll as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`):
+//! each step is `nn.dense` of the input and of the previous hidden state, the gates split off
+//! the sum. Over a length known only at run time each direction is a local function that runs
+//! one such step and calls itself, as `Loop` is. Forward, reverse and bidirectional; the
+//! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
+//! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
+//! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
+//! also makes a reverse pass start at each sequence's own end). Not converted (an error naming
+//! the attribute or input): `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and
+//! a batch size known only at run time.
 
 use super::{on, tuple};
 use crate::dtype;
@@ -156,10 +157,109 @@ impl Unroll<'_, '_> {
         }
     }
 
+    /// One step, masked when `valid` (`[batch, 1]`) says which sequences are still running:
+    /// past its end a sequence keeps its state and outputs `zeros`. Returns the step's
+    /// output and the new `(h, c)`.
+    fn masked_step(
+        &mut self,
+        cell: Cell,
+        d: &Direction,
+        x: &str,
+        (h, c): (&str, Option<&str>),
+        valid: Option<&str>,
+        zeros: &str,
+    ) -> Result<(String, String, Option<String>), ImportError> {
+        let (h_next, c_next) = self.step(cell, d, x, h, c)?;
+        let Some(valid) = valid else { return Ok((h_next.clone(), h_next, c_next)) };
+        let y = self.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
+        let h_kept = self.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
+        let c_kept = match (c_next, c) {
+            (Some(new), Some(old)) => Some(self.bind("c_kept", format!("where({valid}, {new}, {old})"))),
+            (new, _) => new,
+        };
+        Ok((y, h_kept, c_kept))
+    }
+
+    /// One direction over a sequence whose length is known only at run time: a local function
+    /// of the step number, the states and the outputs so far (`[?, batch, hidden]`, grown by
+    /// `concatenate`, at the front when `reverse`) that runs a step and calls itself until the
+    /// sequence ends. `valid` gives the mask of step `t` (see [`Unroll::masked_step`]).
+    /// Returns the outputs `Y` of the direction and the final `(h, c)`.
+    fn recurrence(
+        &mut self,
+        cell: Cell,
+        d: &Direction,
+        r: &Recurrence,
+        (h0, c0): (&str, Option<&str>),
+        valid: impl Fn(&mut Self, &str) -> Option<String>,
+    ) -> Result<(String, String, Option<String>), ImportError> {
+        let hint = self.node.name_hint();
+        let (f, t) = (self.cx.fresh_variable(&format!("{hint}_recurrence")), self.cx.fresh_variable("t"));
+        let (h, ys) = (self.cx.fresh_variable("h"), self.cx.fresh_variable("ys"));
+        let c = c0.map(|_| self.cx.fresh_variable("c"));
+        let count = format!("take(shape_of({}, dtype=\"int64\"), {}i64)", r.x, r.time_axis);
+        let outer = self.cx.swap_body(String::new());
+        let at = if r.reverse { format!("subtract(subtract({count}, 1i64), {t})") } else { t.clone() };
+        let x = self.bind("x", format!("take({}, {at}, axis={})", r.x, r.time_axis));
+        let mask = valid(self, &at);
+        let stepped = self.masked_step(cell, d, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
+        let body = self.cx.swap_body(outer);
+        let (y_t, h_next, c_next) = stepped?;
+        let state = format!("Tensor[({}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let outputs = format!("Tensor[(?, {}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let row = format!("expand_dims({y_t}, axis=0)");
+        let grown = if r.reverse { format!("({row}, {ys})") } else { format!("({ys}, {row})") };
+        let mut params = vec![format!("{t}: int64"), format!("{h}: {state}")];
+        let mut again = vec![format!("add({t}, 1i64)"), h_next];
+        let mut done = vec![h.clone()];
+        let mut types = vec![state.clone()];
+        if let (Some(c), Some(c_next)) = (&c, c_next) {
+            params.push(format!("{c}: {state}"));
+            again.push(c_next);
+            done.push(c.clone());
+            types.push(state.clone());
+        }
+        params.push(format!("{ys}: {outputs}"));
+        again.push(format!("concatenate({grown}, axis=0)"));
+        done.push(ys.clone());
+        types.push(outputs);
+        let definition = format!(
+            "fn ({}) -> {} {{\n    if (less({t}, {count})) {{\n{}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
+            params.join(", "),
+            tuple(&types),
+            body.lines().map(|l| format!("    {l}\n")).collect::<String>(),
+            again.join(", "),
+            tuple(&done)
+        );
+        self.cx.bind_as(&f, &definition);
+        let mut start = vec!["0i64".to_string(), h0.to_string()];
+        start.extend(c0.map(str::to_string));
+        start.push(format!("zeros(shape=[0, {}, {}], dtype=\"{}\")", r.batch, r.hidden, self.dtype));
+        let result = self.bind("recurrence", format!("{f}({})", start.join(", ")));
+        let last = done.len() - 1;
+        let c = c0.map(|_| format!("{result}.1"));
+        Ok((format!("{result}.{last}"), format!("{result}.0"), c))
+    }
+
     /// `b` split into its three gates' parts (GRU's recurrent bias).
     fn split_bias(&mut self, b: &str) -> String {
         self.bind("rb_gates", format!("split({b}, indices_or_sections=3, axis=0)"))
     }
+}
+
+/// What a direction over a dynamic-length sequence reads: the input and its layout, and the
+/// sizes of the states.
+struct Recurrence<'a> {
+    /// The input `X` (a variable).
+    x: &'a str,
+    /// Its time axis: 0, or 1 with `layout` 1.
+    time_axis: usize,
+    /// Whether the direction runs from the end.
+    reverse: bool,
+    batch: i64,
+    hidden: i64,
+    /// A `[batch, hidden]` tensor of zeros, the output past a sequence's end.
+    zeros: &'a str,
 }
 
 /// `GRU`, with its `linear_before_reset` attribute.
@@ -183,13 +283,15 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         return Err(node.error("attribute `input_forget` is not supported"));
     }
     let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
-    let xdims = on(node, known(&x.dims, "the input X"))?;
     let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
-    let (&[a, b, _], &[_, _, hidden]) = (xdims.as_slice(), rdims.as_slice()) else {
+    let (&[a, b, _], &[_, _, hidden]) = (x.dims.as_slice(), rdims.as_slice()) else {
         return Err(node.error("X and R must have rank 3"));
     };
+    // A static sequence unrolls; one known only at run time becomes a local function that
+    // calls itself once per step.
     let (steps, batch) = if batch_first { (b, a) } else { (a, b) };
-    if steps < 1 {
+    let batch = batch.ok_or_else(|| node.error("the batch size must be static"))?;
+    if steps.is_some_and(|t| t < 1) {
         return Err(node.error("the sequence is empty"));
     }
     let directions: &[bool] = match node.string("direction", "forward")?.as_str() {
@@ -216,18 +318,17 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let mut u = Unroll { cx, node, dtype, clip };
     // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
     let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
-    let xs: Vec<String> =
-        (0..steps).map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr))).collect();
+    let xs: Vec<String> = (0..steps.unwrap_or(0))
+        .map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr)))
+        .collect();
     let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
     // Per step, `[batch, 1]`: whether the step is within each sequence's length.
-    let masks: Option<Vec<String>> = lens.as_ref().map(|l| {
-        (0..steps)
-            .map(|t| {
-                let t = dtype::literal(l.dtype, t as f64);
-                u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr))
-            })
-            .collect()
-    });
+    let valid = |u: &mut Unroll, t: &str| {
+        lens.as_ref().map(|l| u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr)))
+    };
+    let masks: Vec<Option<String>> = (0..xs.len())
+        .map(|t| valid(&mut u, &dtype::literal(lens.as_ref().map_or(DType::I64, |l| l.dtype), t as f64)))
+        .collect();
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
         let activations = match &names {
@@ -259,27 +360,36 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         let initial = |v: &Option<Value>| {
             v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis={direction_axis})", v.expr))
         };
-        let (mut h, mut c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
-        let mut outputs = vec![String::new(); xs.len()];
-        let order: Vec<usize> = if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
-        for t in order {
-            let (mut h_next, mut c_next) = u.step(cell, &d, &xs[t], &h, c.as_deref())?;
-            outputs[t] = h_next.clone();
-            if let Some(valid) = masks.as_ref().map(|m| &m[t]) {
-                outputs[t] = u.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
-                h_next = u.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
-                if let (Some(new), Some(old)) = (&c_next, &c) {
-                    c_next = Some(u.bind("c_kept", format!("where({valid}, {new}, {old})")));
+        let (h, c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
+        let (y, h, c) = match steps {
+            Some(_) => {
+                let (mut h, mut c) = (h, c);
+                let mut outputs = vec![String::new(); xs.len()];
+                let order: Vec<usize> =
+                    if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
+                for t in order {
+                    let (y_t, h_next, c_next) =
+                        u.masked_step(cell, &d, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros)?;
+                    outputs[t] = y_t;
+                    (h, c) = (h_next, c_next);
                 }
+                (u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))), h, c)
             }
-            (h, c) = (h_next, c_next);
-        }
-        ys.push(u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))));
+            None => {
+                let step = Recurrence { x: &x.expr, time_axis, reverse, batch, hidden, zeros: &zeros };
+                u.recurrence(cell, &d, &step, (&h, c.as_deref()), |u, t| {
+                    let t =
+                        lens.as_ref().map_or(t.to_string(), |l| format!("cast({t}, dtype=\"{}\")", l.dtype));
+                    valid(u, &t)
+                })?
+            }
+        };
+        ys.push(y);
         hs.push(h);
         cs.extend(c);
     }
     let nd = Some(directions.len() as i64);
-    let (b, hdim, t) = (Some(batch), Some(hidden), Some(steps));
+    let (b, hdim, t) = (Some(batch), Some(hidden), steps);
     let state = |v: &[String]| {
         let dims = if batch_first { vec![b, nd, hdim] } else { vec![nd, b, hdim] };
         Value::new(format!("stack({}, axis={direction_axis})", tuple(v)), dtype, dims)
