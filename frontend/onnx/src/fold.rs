@@ -57,8 +57,8 @@ pub fn evaluate(
 ) -> Result<Option<Const>, String> {
     let [out] = outputs else { return Ok(None) };
     let Some(dims) = out.dims.iter().copied().collect::<Option<Vec<i64>>>() else { return Ok(None) };
-    let count = dims.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
-    if count.is_none_or(|n| n > MAX_FOLDED) {
+    let elements = dims.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+    if elements.is_none_or(|n| n > MAX_FOLDED) {
         return Ok(None);
     }
     let input = |i: usize| inputs.get(i).and_then(Option::as_ref).ok_or(format!("input {i} is missing"));
@@ -69,12 +69,23 @@ pub fn evaluate(
     };
     Ok(Some(match op {
         "Identity" | "Reshape" | "Squeeze" | "Unsqueeze" | "Flatten" => {
-            Const { dtype: out.dtype, dims, data: input(0)?.data.clone() }
+            let x = input(0)?;
+            if count(&dims) != count(&x.dims) {
+                return Err(format!("{} elements cannot take shape {dims:?}", count(&x.dims)));
+            }
+            Const { dtype: out.dtype, dims, data: x.data.clone() }
         }
         "Cast" => cast(input(0)?, out.dtype, dims),
         "Concat" => {
             let parts: Vec<&Rc<Const>> = (0..inputs.len()).map(input).collect::<Result<_, _>>()?;
-            concat(&parts, axis(dims.len())?, out.dtype, dims)
+            let axis = axis(dims.len())?;
+            let fits = |p: &&Rc<Const>| {
+                p.dims.len() == dims.len() && (0..dims.len()).all(|a| a == axis || p.dims[a] == dims[a])
+            };
+            if !parts.iter().all(fits) {
+                return Err("the inputs' shapes differ off the concatenation axis".into());
+            }
+            concat(&parts, axis, out.dtype, dims)
         }
         "Gather" => {
             let x = input(0)?;

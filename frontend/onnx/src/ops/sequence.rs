@@ -11,6 +11,9 @@ use crate::node::Node;
 use crate::shape::{list, normalize_axis, tensor_type, Dims};
 use relay_devices::DType;
 
+/// The most tensors `SplitToSequence` makes: each is a list cell and a projection in the text.
+const MAX_PIECES: i64 = 1 << 12;
+
 /// A sequence value of elements of `dtype` and `dims`, of `len` elements if known.
 fn sequence(expr: String, dtype: DType, dims: Dims, len: Option<usize>) -> Value {
     Value { sequence: Some(len), ..Value::new(expr, dtype, dims) }
@@ -176,13 +179,26 @@ pub fn split(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
     let size = x.dims[axis].ok_or_else(|| node.error("the split axis must have a static size"))?;
     let split = cx.constant_input(node, 1)?.map(|c| c.to_i64().map(|v| (c.dims.is_empty(), v)));
-    let (sizes, squeeze) = match split.transpose().map_err(|m| node.error(m))? {
-        None => (vec![1; size as usize], node.int("keepdims", 1)? == 0),
-        Some((true, v)) if v[0] > 0 => {
-            let chunk = v[0];
-            ((0..(size + chunk - 1) / chunk).map(|i| chunk.min(size - i * chunk)).collect(), false)
+    let pieces = |n: i64| {
+        if n > MAX_PIECES {
+            return Err(node.error(format!("splitting into {n} tensors is more than {MAX_PIECES}")));
         }
-        Some((false, v)) if v.iter().sum::<i64>() == size && v.iter().all(|&d| d >= 0) => (v, false),
+        Ok(n.max(0) as usize)
+    };
+    let (sizes, squeeze) = match split.transpose().map_err(|m| node.error(m))? {
+        None => (vec![1; pieces(size)?], node.int("keepdims", 1)? == 0),
+        Some((true, v)) if v.first().is_some_and(|&c| c > 0) => {
+            let chunk = v[0];
+            let n = pieces(size / chunk + i64::from(size % chunk != 0))?;
+            ((0..n as i64).map(|i| chunk.min(size - i * chunk)).collect(), false)
+        }
+        Some((false, v))
+            if pieces(v.len() as i64)? > 0
+                && v.iter().all(|&d| d >= 0)
+                && v.iter().try_fold(0i64, |s, &d| s.checked_add(d)) == Some(size) =>
+        {
+            (v, false)
+        }
         Some(_) => return Err(node.error("`split` must be a positive size or sizes summing to the axis")),
     };
     let mut at = 0;
