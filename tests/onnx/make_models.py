@@ -368,6 +368,13 @@ case("fold_shape_chain", [
      inits={"zero": np.int64(0), "axes": np.array([0], np.int64), "one": np.array([1], np.int64),
             "three": np.array([3], np.int64), "four": np.array([4], np.int64), "two": np.array([2], np.int64),
             "minus": np.array([-1], np.int64), "zero1": np.array([0], np.int64), "two1": np.array([2], np.int64)})
+# The Shape of a tensor with a dynamic size: the static sizes it reads still fold.
+case("fold_shape_partial", [
+    node("Shape", ["x"], ["s"]), node("Gather", ["s", "one"], ["c"]), node("Unsqueeze", ["c", "axes"], ["c1"]),
+    node("Concat", ["minus", "c1"], ["shape"], axis=0), node("Reshape", ["x", "shape"], ["y"])],
+     [("x", F, ["N", 2, 3])], [("y", F, ["M", 2])],
+     inits={"one": np.int64(1), "axes": np.array([0], np.int64), "minus": np.array([-1], np.int64)},
+     feeds={"x": f32(4, 2, 3, seed=17)})
 
 # Scan: a running sum (state) and its doubles (scan output) over the rows of x; then two scan
 # inputs read along axis 1 (one from the end), scan outputs reversed and along axis 1.

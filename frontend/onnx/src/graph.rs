@@ -38,12 +38,15 @@ pub struct Value {
     /// For an ONNX sequence (a prelude `List` of tensors of `dtype` and `dims`, `?` where the
     /// elements' sizes differ): its length, when the importer knows it.
     pub sequence: Option<Option<usize>>,
+    /// For the `Shape` of a tensor with dynamic sizes (computed at run time): the sizes known
+    /// at import time, so that `Gather` of those alone is a constant.
+    pub shape_elements: Option<Dims>,
 }
 
 impl Value {
     /// A computed value (no constant).
     pub fn new(expr: String, dtype: DType, dims: Dims) -> Value {
-        Value { expr, dtype, dims, constant: None, sequence: None }
+        Value { expr, dtype, dims, constant: None, sequence: None, shape_elements: None }
     }
 }
 
@@ -85,7 +88,7 @@ impl Converter {
     fn constant(&mut self, name: &str, c: Const) -> Value {
         let expr = c.scalar_literal().unwrap_or_else(|| format!("%{}", self.fresh(name)));
         let dims = c.dims.iter().map(|&d| Some(d)).collect();
-        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)), sequence: None }
+        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)), sequence: None, shape_elements: None }
     }
 
     /// Input `i` of `node` as data (a constant read this way becomes a weight).
@@ -118,6 +121,14 @@ impl Converter {
                 node.proto.input[i]
             ))),
         }
+    }
+
+    /// Input `i` of `node` if it is known at import time (`None` if it is computed or absent).
+    ///
+    /// # Errors
+    /// An input that nothing defines.
+    pub fn known_input(&self, node: &Node, i: usize) -> Result<Option<Rc<Const>>, ImportError> {
+        Ok(self.lookup(node, i)?.and_then(|v| v.constant))
     }
 
     fn lookup(&self, node: &Node, i: usize) -> Result<Option<Value>, ImportError> {
@@ -365,9 +376,8 @@ impl Converter {
     /// known and its operator folds (`fold.rs`). A folded node leaves no trace: the weights
     /// its converter read and the bindings it wrote are dropped.
     fn convert_folding(&mut self, node: &Node, convert: ops::Convert) -> Result<Vec<Value>, ImportError> {
-        let inputs: Vec<Option<Rc<Const>>> = (0..node.proto.input.len())
-            .map(|i| self.lookup(node, i).map(|v| v.and_then(|v| v.constant)))
-            .collect::<Result<_, _>>()?;
+        let inputs: Vec<Option<Rc<Const>>> =
+            (0..node.proto.input.len()).map(|i| self.known_input(node, i)).collect::<Result<_, _>>()?;
         let known = node.proto.input.iter().zip(&inputs).all(|(name, c)| name.is_empty() || c.is_some());
         if !(known && fold::foldable(&node.proto.op_type)) {
             return convert(self, node);

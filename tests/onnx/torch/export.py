@@ -4,6 +4,7 @@ random weights, seeded inputs, and the outputs of PyTorch and onnxruntime (tests
 
 Models (eval mode, weights inside the file, TorchScript exporter, opset 17):
     lstm         nn.LSTM, 2 layers, batch_first, with a Linear head on the last step
+    lstm_dynamic the same with the sequence length a dynamic axis (the importer loops)
     gru          nn.GRU, 2 layers, bidirectional, with a Linear head on every step
     transformer  nn.TransformerEncoderLayer (d_model 32, 2 heads, batch_first, GELU)
     scripted     a torch.jit.script'ed module: a data-dependent `while` loop and an `if`
@@ -82,12 +83,13 @@ class Scripted(torch.nn.Module):
         return y
 
 
-# name -> (constructor, input shapes, whether to torch.jit.script it)
+# name -> (constructor, input shapes, whether to torch.jit.script it, dynamic axes)
 MODELS = {
-    "lstm": (Lstm, [(2, 5, 8)], False),
-    "gru": (Gru, [(6, 2, 8)], False),
-    "transformer": (Transformer, [(2, 7, 32)], False),
-    "scripted": (Scripted, [(3, 4)], True),
+    "lstm": (Lstm, [(2, 5, 8)], False, None),
+    "lstm_dynamic": (Lstm, [(2, 5, 8)], False, {"input": {1: "steps"}}),
+    "gru": (Gru, [(6, 2, 8)], False, None),
+    "transformer": (Transformer, [(2, 7, 32)], False, None),
+    "scripted": (Scripted, [(3, 4)], True, None),
 }
 
 
@@ -102,7 +104,7 @@ def tensor(a):
 
 
 def export(name):
-    make, shapes, script = MODELS[name]
+    make, shapes, script, dynamic = MODELS[name]
     torch.manual_seed(0)
     model = make().eval()
     r = np.random.default_rng(0)
@@ -114,7 +116,7 @@ def export(name):
     path = HERE / f"{name}.onnx"
     exported = torch.jit.script(model) if script else model
     torch.onnx.export(exported, tuple(torch.from_numpy(x) for x in xs), str(path), input_names=names,
-                      output_names=["output"], opset_version=17, dynamo=False)
+                      output_names=["output"], opset_version=17, dynamo=False, dynamic_axes=dynamic)
     onnx.checker.check_model(str(path))
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

@@ -67,7 +67,8 @@ pub fn shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     if (start, end) != (0, rank as usize) {
         expr = format!("strided_slice({expr}, begin=[{start}], end=[{end}])");
     }
-    Ok(vec![Value::new(expr, DType::I64, vec![Some(dims.len() as i64)])])
+    let shape = Value::new(expr, DType::I64, vec![Some(dims.len() as i64)]);
+    Ok(vec![Value { shape_elements: Some(dims.to_vec()), ..shape }])
 }
 
 /// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers).
@@ -182,7 +183,22 @@ pub fn expand(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError
 
 /// `Gather` along `axis`: `take` (negative indices count from the end, as `wrap` does).
 pub fn gather(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
-    let (x, indices) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let x = cx.input(node, 0)?;
+    // Sizes read from a partly dynamic `Shape` (a batch beside a `?` sequence length) are
+    // constants when every size read is known.
+    if let (Some(known), Some(c)) = (&x.shape_elements, cx.known_input(node, 1)?) {
+        let rank = known.len() as i64;
+        let picked: Option<Vec<i64>> = c
+            .to_i64()
+            .map_err(|m| node.error(m))?
+            .iter()
+            .map(|&i| known.get(usize::try_from(if i < 0 { i + rank } else { i }).ok()?).copied().flatten())
+            .collect();
+        if let Some(sizes) = picked {
+            return Ok(vec![cx.constant_output(node, Const::from_i64s(DType::I64, c.dims.clone(), &sizes))]);
+        }
+    }
+    let indices = cx.input(node, 1)?;
     let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
     let dims = [&x.dims[..axis], &indices.dims[..], &x.dims[axis + 1..]].concat();
     let expr = format!("take({}, {}, axis={axis}, mode=\"wrap\")", x.expr, indices.expr);
