@@ -1,6 +1,8 @@
 //! The ONNX importer against onnxruntime: every model `tests/onnx/make_models.py` wrote (one
 //! graph per supported operator, an MLP with a dynamic batch, a small CNN) is imported, run
-//! on the VM with the script's inputs, and compared with onnxruntime's outputs. Tolerance:
+//! on the VM with the script's inputs, and compared with onnxruntime's outputs; so is every
+//! PyTorch export of `tests/onnx/torch/export.py` (LSTM, GRU, a transformer encoder layer, a
+//! scripted loop), against PyTorch's outputs too. Tolerance:
 //! `|ours - ort| <= 1e-4 * |ort| + 1e-5` per element (1e-4 relative, with an absolute floor
 //! for results near zero); integer and boolean outputs must be equal.
 
@@ -9,8 +11,9 @@ use relay::Program;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
-fn models() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx");
+/// The `.onnx` files of `tests/` folder `folder`, sorted.
+fn models(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(folder);
     let mut models: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -21,8 +24,8 @@ fn models() -> Vec<PathBuf> {
 }
 
 /// Imports, compiles and runs `model` on the inputs of its `.json`, returning the result as
-/// JSON (an array for several outputs) and the expected outputs.
-fn run(model: &Path, opt_level: u8) -> Result<(Json, Vec<Json>), String> {
+/// JSON (an array for several outputs) and the `.json` itself.
+fn run(model: &Path, opt_level: u8) -> Result<(Json, Json), String> {
     let imported = relay::onnx::import(&std::fs::read(model).unwrap()).map_err(|e| format!("import: {e}"))?;
     let doc: Json =
         serde_json::from_str(&std::fs::read_to_string(model.with_extension("json")).unwrap()).unwrap();
@@ -50,8 +53,7 @@ fn run(model: &Path, opt_level: u8) -> Result<(Json, Vec<Json>), String> {
     let mut vm = program.vm();
     let result = program.invoke(&mut vm, "main", args).map_err(|e| e.to_string())?;
     let printed = relay::json::to_json(program.executable(), &f.ret_type, &result)?;
-    let expected = doc["outputs"].as_array().unwrap().clone();
-    Ok((serde_json::from_str(&printed).unwrap(), expected))
+    Ok((serde_json::from_str(&printed).unwrap(), doc))
 }
 
 /// Why `ours` differs from onnxruntime's `expected` tensor, if it does.
@@ -75,17 +77,25 @@ fn compare(ours: &Json, expected: &Json) -> Result<(), String> {
     Ok(())
 }
 
-fn check_all(opt_level: u8) {
+/// Why `ours` (one tensor, or an array of them) differs from the `expected` tensors.
+fn compare_all(ours: &Json, expected: &Json) -> Result<(), String> {
+    match expected.as_array().unwrap().as_slice() {
+        [one] => compare(ours, one),
+        many => ours
+            .as_array()
+            .ok_or("not a tuple".to_string())
+            .and_then(|o| o.iter().zip(many).try_for_each(|(x, y)| compare(x, y))),
+    }
+}
+
+/// Runs every model of `folder` at `opt_level` and compares it with each reference output
+/// list its `.json` has under the keys `references`.
+fn check_all(folder: &str, opt_level: u8, references: &[&str]) {
     let mut failures = vec![];
-    let all = models();
-    assert!(all.len() > 80, "tests/onnx has {} models", all.len());
+    let all = models(folder);
     for model in &all {
-        let outcome = run(model, opt_level).and_then(|(ours, expected)| match expected.len() {
-            1 => compare(&ours, &expected[0]),
-            _ => ours
-                .as_array()
-                .ok_or("not a tuple".to_string())
-                .and_then(|o| o.iter().zip(&expected).try_for_each(|(x, y)| compare(x, y))),
+        let outcome = run(model, opt_level).and_then(|(ours, doc)| {
+            references.iter().try_for_each(|r| compare_all(&ours, &doc[r]).map_err(|e| format!("{r}: {e}")))
         });
         if let Err(e) = outcome {
             failures.push(format!("{}: {e}", model.file_name().unwrap().to_string_lossy()));
@@ -100,14 +110,38 @@ fn check_all(opt_level: u8) {
     );
 }
 
+/// The operator models of `make_models.py`, against onnxruntime.
+fn check_operators(opt_level: u8) {
+    let count = models("onnx").len();
+    assert!(count > 80, "tests/onnx has {count} models");
+    check_all("onnx", opt_level, &["outputs"]);
+}
+
+/// The PyTorch exports, against onnxruntime and PyTorch.
+fn check_pytorch(opt_level: u8) {
+    let count = models("onnx/torch").len();
+    assert!(count >= 4, "tests/onnx/torch has {count} models");
+    check_all("onnx/torch", opt_level, &["outputs", "torch"]);
+}
+
 #[test]
 fn imported_models_match_onnxruntime() {
-    check_all(relay::DEFAULT_OPT_LEVEL);
+    check_operators(relay::DEFAULT_OPT_LEVEL);
 }
 
 #[test]
 fn imported_models_match_onnxruntime_on_reference_kernels() {
-    check_all(0);
+    check_operators(0);
+}
+
+#[test]
+fn pytorch_exports_match_pytorch_and_onnxruntime() {
+    check_pytorch(relay::DEFAULT_OPT_LEVEL);
+}
+
+#[test]
+fn pytorch_exports_match_pytorch_and_onnxruntime_on_reference_kernels() {
+    check_pytorch(0);
 }
 
 /// `relay-vm` with `args`; (exit code, stdout, stderr).

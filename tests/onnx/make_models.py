@@ -28,10 +28,12 @@ BOOL = TensorProto.BOOL
 CASES = []
 
 
-def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None):
+def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None, reference=None):
     """Registers graph `name`: `inputs`/`outputs` are (name, elem type, shape) triples,
-    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays."""
-    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}))
+    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays, and
+    `reference` (the input arrays to the outputs) stands in for onnxruntime where it lacks
+    the form."""
+    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}, reference))
 
 
 def rng(name):
@@ -51,8 +53,7 @@ def random_input(r, elem, shape):
     return r.integers(-3, 3, size=shape).astype(np.int64)
 
 
-def build(name, nodes, inputs, outputs, inits, opset, feeds):
-    r = rng(name)
+def make_model(name, nodes, inputs, outputs, inits, opset):
     graph = helper.make_graph(
         nodes,
         name,
@@ -63,11 +64,22 @@ def build(name, nodes, inputs, outputs, inits, opset, feeds):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_models.py")
     model.ir_version = 8
     onnx.checker.check_model(model)
-    arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
+    return model
+
+
+def onnxruntime(model, arrays):
+    """onnxruntime's outputs of `model` on one thread."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    results = session.run(None, arrays)
+    return session.run(None, arrays)
+
+
+def build(name, nodes, inputs, outputs, inits, opset, feeds, reference):
+    r = rng(name)
+    model = make_model(name, nodes, inputs, outputs, inits, opset)
+    arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
+    results = reference(arrays) if reference else onnxruntime(model, arrays)
     doc = {"inputs": {n: tensor(a) for n, a in arrays.items()}, "outputs": [tensor(a) for a in results]}
     return model.SerializeToString(), doc
 
@@ -332,22 +344,111 @@ case("op_instancenormalization", [node("InstanceNormalization", ["x", "s", "b"],
 case("op_lrn", [node("LRN", ["x"], ["y"], size=3, alpha=0.5, beta=0.6, bias=1.5)], [("x", F, [2, 5, 3, 3])],
      [("y", F, [2, 5, 3, 3])])
 
+case("op_layernormalization", [node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+     [("x", F, [2, 3, 6])], [("y", F, [2, 3, 6])], inits={"s": f32(6, seed=15), "b": f32(6, seed=16)})
+case("op_layernormalization_axis1_no_bias", [node("LayerNormalization", ["x", "s"], ["y"], axis=1)],
+     [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], inits={"s": f32(3, 4, seed=17)})
+case("op_mod", [node("Mod", ["a", "b"], ["y"])], [("a", I64, [2, 3]), ("b", I64, [3])], [("y", I64, [2, 3])],
+     feeds={"b": np.array([3, -2, 5], dtype=np.int64)})
+case("op_mod_fmod", [node("Mod", ["a", "b"], ["y"], fmod=1)], [("a", F, [2, 3])], [("y", F, [2, 3])],
+     inits={"b": np.array([0.7, -1.5, 2.0], dtype=np.float32)})
+case("op_shape", [node("Shape", ["x"], ["s"]), node("Cast", ["s"], ["f"], to=F), node("Mul", ["x", "f"], ["y"])],
+     [("x", F, [2, 3, 3])], [("y", F, [2, 3, 3])])
+case("op_shape_start_end", [node("Shape", ["x"], ["s"], start=1, end=-1), node("Cast", ["s"], ["f"], to=F),
+                            node("Mul", ["x", "f"], ["y"])], [("x", F, [2, 4, 1])], [("y", F, [2, 4, 1])])
+# The chains exporters write for a shape, folded at import: x viewed as [batch, 2, -1], the
+# batch read from x and the rest computed (Gather, Unsqueeze, Concat, Mod, Div, Slice, Reshape).
+case("fold_shape_chain", [
+    node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["n"]), node("Unsqueeze", ["n", "axes"], ["n1"]),
+    node("Slice", ["s", "one", "three"], ["rest"]), node("Mod", ["rest", "four"], ["m"]),
+    node("Div", ["m", "two"], ["half"]), node("Sub", ["half", "half"], ["zeros"]), node("Add", ["zeros", "minus"], ["last"]),
+    node("Slice", ["last", "zero1", "one"], ["last1"]), node("Concat", ["n1", "two1", "last1"], ["shape"], axis=0),
+    node("Reshape", ["x", "shape"], ["y"])],
+     [("x", F, [3, 4, 2])], [("y", F, [3, 2, 4])],
+     inits={"zero": np.int64(0), "axes": np.array([0], np.int64), "one": np.array([1], np.int64),
+            "three": np.array([3], np.int64), "four": np.array([4], np.int64), "two": np.array([2], np.int64),
+            "minus": np.array([-1], np.int64), "zero1": np.array([0], np.int64), "two1": np.array([2], np.int64)})
+# The Shape of a tensor with a dynamic size: the static sizes it reads still fold.
+case("fold_shape_partial", [
+    node("Shape", ["x"], ["s"]), node("Gather", ["s", "one"], ["c"]), node("Unsqueeze", ["c", "axes"], ["c1"]),
+    node("Concat", ["minus", "c1"], ["shape"], axis=0), node("Reshape", ["x", "shape"], ["y"])],
+     [("x", F, ["N", 2, 3])], [("y", F, ["M", 2])],
+     inits={"one": np.int64(1), "axes": np.array([0], np.int64), "minus": np.array([-1], np.int64)},
+     feeds={"x": f32(4, 2, 3, seed=17)})
+
+# Scan: a running sum (state) and its doubles (scan output) over the rows of x; then two scan
+# inputs read along axis 1 (one from the end), scan outputs reversed and along axis 1.
+case("op_scan", [node("Scan", ["s0", "x"], ["s", "ys"], num_scan_inputs=1, body=helper.make_graph(
+    [node("Add", ["s_in", "x_t"], ["s_out"]), node("Mul", ["s_out", "two"], ["y_t"])], "scan_body",
+    [helper.make_tensor_value_info("s_in", F, [2]), helper.make_tensor_value_info("x_t", F, [2])],
+    [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("y_t", F, [2])],
+    [numpy_helper.from_array(np.float32(2.0), "two")]))],
+     [("s0", F, [2]), ("x", F, [4, 2])], [("s", F, [2]), ("ys", F, [4, 2])])
+case("op_scan_axes_directions", [node("Scan", ["s0", "a", "b"], ["s", "ya", "yb"], num_scan_inputs=2,
+                                      scan_input_axes=[1, 1], scan_input_directions=[0, 1],
+                                      scan_output_axes=[1, 0], scan_output_directions=[1, 0],
+                                      body=helper.make_graph(
+    [node("Mul", ["a_t", "b_t"], ["p"]), node("Add", ["s_in", "p"], ["s_out"]), node("Sub", ["s_out", "a_t"], ["d"])],
+    "scan_body2",
+    [helper.make_tensor_value_info(n, F, [2]) for n in ["s_in", "a_t", "b_t"]],
+    [helper.make_tensor_value_info(n, F, [2]) for n in ["s_out", "d", "p"]]))],
+     [("s0", F, [2]), ("a", F, [2, 3]), ("b", F, [2, 3])], [("s", F, [2]), ("ya", F, [2, 3]), ("yb", F, [3, 2])])
+# Sequences (the prelude's List): built, inserted into (at the end and at a position), read,
+# measured, concatenated, split.
+case("op_sequence", [node("SequenceConstruct", ["a", "b"], ["s1"]), node("SequenceInsert", ["s1", "c"], ["s2"]),
+                     node("SequenceInsert", ["s2", "a", "minus1"], ["s3"]), node("SequenceAt", ["s3", "two"], ["y"]),
+                     node("SequenceLength", ["s3"], ["n"]), node("ConcatFromSequence", ["s2"], ["cat"], axis=1)],
+     [("a", F, [2, 3]), ("b", F, [2, 3]), ("c", F, [2, 3])], [("y", F, [2, 3]), ("n", I64, []), ("cat", F, [2, 9])],
+     inits={"minus1": np.int64(-1), "two": np.array(2, dtype=np.int64)})
+case("op_sequence_split", [node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+                           node("ConcatFromSequence", ["rows"], ["t"], axis=1, new_axis=1),
+                           node("SplitToSequence", ["x", "sizes"], ["parts"]), node("SequenceAt", ["parts", "last"], ["tail"]),
+                           node("SequenceEmpty", [], ["e"]), node("SequenceInsert", ["e", "x"], ["one"]),
+                           node("SequenceLength", ["one"], ["n"])],
+     [("x", F, [4, 3])], [("t", F, [3, 4]), ("tail", F, [3, 3]), ("n", I64, [])],
+     inits={"sizes": np.array([1, 3], dtype=np.int64), "last": np.int64(-1)})
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
-def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, **attrs):
+def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,
+                   lens=None, layout=0, dynamic=False, **attrs):
     d, h = directions, 5
     inits = {"w": f32(d, gates * h, 4, seed=10) * 0.5, "r": f32(d, gates * h, h, seed=11) * 0.5}
-    names = ["x", "w", "r", "b" if bias else ""]
+    names = ["x", "w", "r", "b" if bias else ""] + (["lens" if lens else ""] if lens or initial or peepholes else [])
     if bias:
         inits["b"] = f32(d, 2 * gates * h, seed=12) * 0.5
+    if lens:
+        inits["lens"] = np.array(lens, dtype=np.int32)
+    state = [2, d, h] if layout else [d, 2, h]
     if initial:
-        names += ["", "h0"] + (["c0"] if op == "LSTM" else [])
-        inits["h0"] = f32(d, 2, h, seed=13)
+        names += ["h0"] + (["c0"] if op == "LSTM" else [])
+        inits["h0"] = f32(*state, seed=13)
         if op == "LSTM":
-            inits["c0"] = f32(d, 2, h, seed=14)
-    shapes = {"y": [3, d, 2, h], "y_h": [d, 2, h], "y_c": [d, 2, h]}
-    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
-         [(o, F, shapes[o]) for o in outputs if o], inits=inits)
+            inits["c0"] = f32(*state, seed=14)
+    if peepholes:
+        names += [""] * (7 - len(names)) + ["p"]
+        inits["p"] = f32(d, 3 * h, seed=15)
+    shapes = {"y": [2, 3, d, h] if layout else [3, d, 2, h], "y_h": state, "y_c": state}
+    reference = None
+    if layout:
+        # onnxruntime has no `layout` 1: the reference is the layout-0 node on transposed
+        # operands, its outputs transposed back.
+        swapped = {k: v.transpose(1, 0, 2) if k in ("h0", "c0") else v for k, v in inits.items()}
+        plain = make_model(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
+                           [(o, F, [3, d, 2, h] if o == "y" else [d, 2, h]) for o in outputs if o], swapped, 17)
+        back = {"y": (2, 0, 1, 3), "y_h": (1, 0, 2), "y_c": (1, 0, 2)}
+        reference = lambda arrays: [  # noqa: E731
+            y.transpose(back[o]) for o, y in zip([o for o in outputs if o],
+                                                 onnxruntime(plain, {"x": arrays["x"].transpose(1, 0, 2)}))]
+        attrs["layout"] = 1
+    x_shape = [2, 3, 4] if layout else [3, 2, 4]
+    feeds = None
+    if dynamic:
+        # The sequence length is a `dim_param`: the importer loops instead of unrolling.
+        feeds = {"x": f32(*x_shape, seed=16)}
+        x_shape[1 if layout else 0] = "T"
+        shapes["y"][1 if layout else 0] = "T"
+    case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, x_shape)],
+         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference, feeds=feeds)
 
 
 recurrent_case("op_rnn", "RNN", 1)
@@ -360,6 +461,18 @@ recurrent_case("op_lstm", "LSTM", 4, outputs=("y", "y_h", "y_c"))
 recurrent_case("op_lstm_bidirectional_initial", "LSTM", 4, directions=2, direction="bidirectional",
                outputs=("y", "y_h", "y_c"), initial=True)
 recurrent_case("op_lstm_clip_last_state_only", "LSTM", 4, outputs=("", "y_h"), clip=0.5)
+recurrent_case("op_lstm_peepholes", "LSTM", 4, outputs=("y", "y_h", "y_c"), peepholes=True, initial=True)
+recurrent_case("op_lstm_sequence_lens_bidirectional", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), lens=[3, 1], initial=True)
+recurrent_case("op_lstm_layout1_peepholes_lens", "LSTM", 4, outputs=("y", "y_h", "y_c"), layout=1, peepholes=True,
+               lens=[2, 3], initial=True)
+recurrent_case("op_gru_layout1_bidirectional", "GRU", 3, directions=2, direction="bidirectional", layout=1, initial=True)
+recurrent_case("op_gru_sequence_lens_reverse", "GRU", 3, direction="reverse", lens=[1, 3])
+recurrent_case("op_rnn_layout1_sequence_lens", "RNN", 1, layout=1, lens=[2, 1], initial=True)
+recurrent_case("op_lstm_dynamic_bidirectional_peepholes", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), peepholes=True, initial=True, dynamic=True)
+recurrent_case("op_gru_dynamic_reverse_lens", "GRU", 3, direction="reverse", lens=[2, 3], dynamic=True)
+recurrent_case("op_rnn_dynamic_layout1_lens", "RNN", 1, layout=1, lens=[3, 1], initial=True, dynamic=True)
 
 
 def main():

@@ -7,6 +7,7 @@
 //! constants become literals.
 
 use crate::error::ImportError;
+use crate::fold;
 use crate::node::Node;
 use crate::ops;
 use crate::shape::{self, Dims};
@@ -34,12 +35,18 @@ pub struct Value {
     pub dims: Dims,
     /// The tensor, when it is known at import time (initializers, `Constant` outputs).
     pub constant: Option<Rc<Const>>,
+    /// For an ONNX sequence (a prelude `List` of tensors of `dtype` and `dims`, `?` where the
+    /// elements' sizes differ): its length, when the importer knows it.
+    pub sequence: Option<Option<usize>>,
+    /// For the `Shape` of a tensor with dynamic sizes (computed at run time): the sizes known
+    /// at import time, so that `Gather` of those alone is a constant.
+    pub shape_elements: Option<Dims>,
 }
 
 impl Value {
     /// A computed value (no constant).
     pub fn new(expr: String, dtype: DType, dims: Dims) -> Value {
-        Value { expr, dtype, dims, constant: None }
+        Value { expr, dtype, dims, constant: None, sequence: None, shape_elements: None }
     }
 }
 
@@ -81,7 +88,7 @@ impl Converter {
     fn constant(&mut self, name: &str, c: Const) -> Value {
         let expr = c.scalar_literal().unwrap_or_else(|| format!("%{}", self.fresh(name)));
         let dims = c.dims.iter().map(|&d| Some(d)).collect();
-        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)) }
+        Value { expr, dtype: c.dtype, dims, constant: Some(Rc::new(c)), sequence: None, shape_elements: None }
     }
 
     /// Input `i` of `node` as data (a constant read this way becomes a weight).
@@ -116,6 +123,14 @@ impl Converter {
         }
     }
 
+    /// Input `i` of `node` if it is known at import time (`None` if it is computed or absent).
+    ///
+    /// # Errors
+    /// An input that nothing defines.
+    pub fn known_input(&self, node: &Node, i: usize) -> Result<Option<Rc<Const>>, ImportError> {
+        Ok(self.lookup(node, i)?.and_then(|v| v.constant))
+    }
+
     fn lookup(&self, node: &Node, i: usize) -> Result<Option<Value>, ImportError> {
         match node.proto.input.get(i).filter(|n| !n.is_empty()) {
             None => Ok(None),
@@ -139,6 +154,12 @@ impl Converter {
     /// Binds the variable `%name` (from [`Converter::fresh_variable`]) to `expr`.
     pub fn bind_as(&mut self, variable: &str, expr: &str) {
         let _ = writeln!(self.body, "  let {variable} = {expr};");
+    }
+
+    /// Replaces the bindings written so far by `body` and returns them: a converter that
+    /// builds a function's body swaps in an empty one, converts, and swaps the outer back.
+    pub fn swap_body(&mut self, body: String) -> String {
+        std::mem::replace(&mut self.body, body)
     }
 
     /// The model's default-domain opset.
@@ -319,7 +340,7 @@ impl Converter {
         for i in dependency_order(graph)? {
             let node = Node { proto: &graph.node[i], label: label(graph, i) };
             let convert = ops::converter(&node.proto.op_type).ok_or_else(|| node.error("unsupported"))?;
-            let outputs = convert(self, &node)?;
+            let outputs = self.convert_folding(&node, convert)?;
             if node.used_outputs() > outputs.len() {
                 return Err(node.error(format!(
                     "only the first {} output(s) are supported, and output {} is used",
@@ -349,6 +370,28 @@ impl Converter {
             results.push(v);
         }
         Ok(results)
+    }
+
+    /// `convert(node)`, with the outputs folded to constants when the node's inputs are all
+    /// known and its operator folds (`fold.rs`). A folded node leaves no trace: the weights
+    /// its converter read and the bindings it wrote are dropped.
+    fn convert_folding(&mut self, node: &Node, convert: ops::Convert) -> Result<Vec<Value>, ImportError> {
+        let inputs: Vec<Option<Rc<Const>>> =
+            (0..node.proto.input.len()).map(|i| self.known_input(node, i)).collect::<Result<_, _>>()?;
+        let known = node.proto.input.iter().zip(&inputs).all(|(name, c)| name.is_empty() || c.is_some());
+        if !(known && fold::foldable(&node.proto.op_type)) {
+            return convert(self, node);
+        }
+        let (weights, body) = (self.weights.clone(), self.body.len());
+        let outputs = convert(self, node)?;
+        match fold::evaluate(node, &inputs, &outputs).map_err(|m| node.error(m))? {
+            Some(c) => {
+                self.weights = weights;
+                self.body.truncate(body);
+                Ok(vec![self.constant(&node.name_hint(), c)])
+            }
+            None => Ok(outputs),
+        }
     }
 
     /// A subgraph (a branch of `If`, a `Loop` body) with its inputs bound to `inputs`: the

@@ -11,6 +11,7 @@
 
 mod dtype;
 mod error;
+mod fold;
 mod graph;
 mod node;
 mod ops;

@@ -75,6 +75,20 @@ impl Const {
         Ok(Const { dtype, dims: t.dims.clone(), data })
     }
 
+    /// A tensor of `dtype` and shape `dims` holding `values` (converted: floats to integers
+    /// truncate, anything to `bool` is "not zero").
+    pub fn from_f64s(dtype: DType, dims: Vec<i64>, values: &[f64]) -> Const {
+        let data = values.iter().flat_map(|&v| encode(dtype, v as i64, v)).collect();
+        Const { dtype, dims, data }
+    }
+
+    /// A tensor of integer (or `bool`) `dtype` and shape `dims` holding `values` (wrapping
+    /// to the dtype's width).
+    pub fn from_i64s(dtype: DType, dims: Vec<i64>, values: &[i64]) -> Const {
+        let data = values.iter().flat_map(|&v| encode(dtype, v, v as f64)).collect();
+        Const { dtype, dims, data }
+    }
+
     /// The elements as `f64` (integers converted, booleans 0 or 1).
     pub fn to_f64(&self) -> Vec<f64> {
         let w = self.dtype.size_bytes();
@@ -106,6 +120,17 @@ impl Const {
             element_i64(self.dtype, &self.data) as f64 as i64 == element_i64(self.dtype, &self.data)
         };
         exact.then(|| dtype::literal(self.dtype, v))
+    }
+}
+
+/// One element of `dtype` as little-endian bytes: `int` for integer types, `float` for
+/// floating-point ones, "not zero" for `bool`.
+fn encode(dtype: DType, int: i64, float: f64) -> Vec<u8> {
+    match (dtype.code, dtype.bits) {
+        (DTypeCode::Bool, _) => vec![u8::from(int != 0 || float != 0.0)],
+        (DTypeCode::Float, 32) => (float as f32).to_le_bytes().to_vec(),
+        (DTypeCode::Float, _) => float.to_le_bytes().to_vec(),
+        _ => int.to_le_bytes()[..dtype.size_bytes()].to_vec(),
     }
 }
 

@@ -1,11 +1,13 @@
 //! Control flow: `If` becomes Relay's `if`, its branches blocks of their own; `Loop` becomes
 //! a tail-recursive local function, so a loop runs as dynamic control flow, not unrolled.
 
+use super::{on, tuple};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{result_expr, Converter, Value};
 use crate::node::Node;
-use crate::shape::{tensor_type, Dims};
+use crate::shape::{known, list, normalize_axis, tensor_type, Dims};
+use onnx_protobuf::GraphProto;
 use relay_devices::DType;
 
 /// `If(cond)`: `if (cond) { then_branch } else { else_branch }`; several outputs are a tuple
@@ -50,30 +52,8 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     let (f, i, c) =
         (cx.fresh_variable("loop"), cx.fresh_variable("iteration"), cx.fresh_variable("condition"));
     let carried: Vec<String> = initial.iter().map(|_| cx.fresh_variable("carried")).collect();
-    // The carried values' types are the initial ones; if the body changes one, every size
-    // becomes `?` and the body is converted again (a second pass cannot change them further;
-    // `MAX_SUBGRAPH_DEPTH` bounds what nested loops cost).
-    let mut dims: Vec<Dims> = initial.iter().map(|v| v.dims.clone()).collect();
-    let (text, outputs) = loop {
-        let mut inputs =
-            vec![Value::new(i.clone(), DType::I64, vec![]), Value::new(c.clone(), DType::BOOL, vec![])];
-        inputs.extend(
-            initial
-                .iter()
-                .zip(&carried)
-                .zip(&dims)
-                .map(|((v, name), d)| Value::new(name.clone(), v.dtype, d.clone())),
-        );
-        let (text, outputs) = cx.block(body, inputs)?;
-        let mut merged = vec![];
-        for ((v, d), out) in initial.iter().zip(&dims).zip(&outputs[1..]) {
-            merged.push(merge(node, &Value::new(String::new(), v.dtype, d.clone()), out)?);
-        }
-        if merged == dims {
-            break (text, outputs);
-        }
-        dims = dims.iter().map(|d| vec![None; d.len()]).collect();
-    };
+    let fixed = vec![Value::new(i.clone(), DType::I64, vec![]), Value::new(c.clone(), DType::BOOL, vec![])];
+    let (text, outputs, dims) = carried_block(cx, node, body, (fixed, 1), &initial, &carried, &[])?;
     let types: Vec<String> = initial.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)).collect();
     let mut params = vec![format!("{i}: int64"), format!("{c}: bool")];
     params.extend(carried.iter().zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
@@ -102,6 +82,157 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     let whole = format!("{f}({})", start.join(", "));
     let outputs = initial.iter().zip(dims).map(|(v, d)| Value::new(String::new(), v.dtype, d)).collect();
     Ok(project(cx, node, whole, outputs))
+}
+
+/// `Scan(initial states..., scan inputs...)`: a local function of the step number, the states
+/// and one accumulator per scan output that runs the body on each scan input's slice along
+/// its `scan_input_axes` axis (from the end for `scan_input_directions` 1), appends the
+/// body's scan outputs to the accumulators and calls itself until every slice is seen. The
+/// accumulated scan outputs are then reversed where `scan_output_directions` says so, given
+/// their static length when it is known, and moved to their `scan_output_axes` axis.
+pub fn scan(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let body = node.graph("body")?;
+    let m = usize::try_from(node.int("num_scan_inputs", 0)?).unwrap_or(0);
+    let n = node.proto.input.len().checked_sub(m).filter(|_| m > 0).ok_or_else(|| {
+        node.error("attribute `num_scan_inputs` must be between 1 and the number of inputs")
+    })?;
+    let k = body.output.len().checked_sub(n).ok_or_else(|| node.error("the body has too few outputs"))?;
+    let per = |name: &str, count: usize| -> Result<Vec<i64>, ImportError> {
+        let v = node.ints(name)?.unwrap_or_else(|| vec![0; count]);
+        if v.len() != count {
+            return Err(node.error(format!("attribute `{name}` must have {count} entries")));
+        }
+        Ok(v)
+    };
+    let (in_axes, in_reverse) = (per("scan_input_axes", m)?, per("scan_input_directions", m)?);
+    let (out_axes, out_reverse) = (per("scan_output_axes", k)?, per("scan_output_directions", k)?);
+    let states: Vec<Value> = (0..n).map(|i| cx.input(node, i)).collect::<Result<_, _>>()?;
+    let inputs: Vec<Value> = (n..n + m).map(|i| cx.input(node, i)).collect::<Result<_, _>>()?;
+    let in_axes: Vec<usize> = inputs
+        .iter()
+        .zip(&in_axes)
+        .map(|(x, &a)| normalize_axis(a, x.dims.len()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| node.error(e))?;
+    let (first, axis) = (&inputs[0], in_axes[0]);
+    let steps = first.dims[axis];
+    let count = match steps {
+        Some(t) => dtype::literal(DType::I64, t as f64),
+        None => format!("take(shape_of({}, dtype=\"int64\"), {axis}i64)", first.expr),
+    };
+    let (f, i) = (cx.fresh_variable("scan"), cx.fresh_variable("step"));
+    let carried: Vec<String> = states.iter().map(|_| cx.fresh_variable("state")).collect();
+    let mut slices = vec![];
+    let mut lets = String::new();
+    for ((x, &a), &reverse) in inputs.iter().zip(&in_axes).zip(&in_reverse) {
+        let name = cx.fresh_variable("scan_slice");
+        let at = if reverse != 0 { format!("subtract(subtract({count}, 1i64), {i})") } else { i.clone() };
+        lets += &format!("      let {name} = take({}, {at}, axis={a});\n", x.expr);
+        let dims = [&x.dims[..a], &x.dims[a + 1..]].concat();
+        slices.push(Value::new(name, x.dtype, dims));
+    }
+    let (text, outputs, dims) = carried_block(cx, node, body, (vec![], 0), &states, &carried, &slices)?;
+    let scanned = &outputs[n..];
+    let accumulators: Vec<String> = scanned.iter().map(|_| cx.fresh_variable("scanned")).collect();
+    let mut types: Vec<String> = states.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)).collect();
+    let mut empty = vec![];
+    for y in scanned {
+        let element = on(node, known(&y.dims, "a scan output"))?;
+        types.push(tensor_type(y.dtype, &[&[None], &y.dims[..]].concat()));
+        empty.push(format!("zeros(shape={}, dtype=\"{}\")", list(&[&[0], &element[..]].concat()), y.dtype));
+    }
+    let mut params = vec![format!("{i}: int64")];
+    params.extend(carried.iter().chain(&accumulators).zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
+    let mut again = vec![format!("add({i}, 1i64)")];
+    again.extend(outputs[..n].iter().map(|v| v.expr.clone()));
+    again.extend(
+        accumulators
+            .iter()
+            .zip(scanned)
+            .map(|(acc, y)| format!("concatenate(({acc}, expand_dims({}, axis=0)), axis=0)", y.expr)),
+    );
+    let finals: Vec<String> = carried.iter().chain(&accumulators).cloned().collect();
+    let definition = format!(
+        "fn ({}) -> {} {{\n    if (less({i}, {count})) {{\n{lets}  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
+        params.join(", "),
+        tuple(&types),
+        text.replace('\n', "\n  ").trim_end_matches(' '),
+        again.join(", "),
+        tuple(&finals)
+    );
+    cx.bind_as(&f, &definition);
+    let mut start = vec![dtype::literal(DType::I64, 0.0)];
+    start.extend(states.iter().map(|v| v.expr.clone()));
+    start.extend(empty);
+    let whole =
+        cx.bind(&node.name_hint(), Value::new(format!("{f}({})", start.join(", ")), DType::BOOL, vec![]));
+    let mut results: Vec<Value> = states
+        .iter()
+        .zip(dims)
+        .enumerate()
+        .map(|(j, (v, d))| Value::new(format!("{}.{j}", whole.expr), v.dtype, d))
+        .collect();
+    for (j, y) in scanned.iter().enumerate() {
+        let mut expr = format!("{}.{}", whole.expr, n + j);
+        if out_reverse[j] != 0 {
+            expr = format!("reverse({expr}, axis=0)");
+        }
+        let mut dims: Dims = [&[steps], &y.dims[..]].concat();
+        if let Some(shape) = dims.iter().copied().collect::<Option<Vec<i64>>>() {
+            expr = format!("reshape({expr}, newshape={})", list(&shape));
+        }
+        let a = on(node, normalize_axis(out_axes[j], dims.len()))?;
+        if a != 0 {
+            let mut axes: Vec<i64> = (1..dims.len() as i64).collect();
+            axes.insert(a, 0);
+            expr = format!("transpose({expr}, axes={})", list(&axes));
+            let t = dims.remove(0);
+            dims.insert(a, t);
+        }
+        results.push(Value::new(expr, y.dtype, dims));
+    }
+    Ok(results)
+}
+
+/// Converts `body`, whose inputs are `before`, then the carried values `carried` (variables
+/// with `initial`'s types), then `after`, and whose outputs list the carried values' new
+/// ones after `skip` others. Returns the body's text, its outputs and the
+/// carried values' shapes: the initial ones, or, if the body changes one, all sizes `?` and
+/// the body converted again (a second pass cannot change them further; `MAX_SUBGRAPH_DEPTH`
+/// bounds what nested loops cost).
+fn carried_block(
+    cx: &mut Converter,
+    node: &Node,
+    body: &GraphProto,
+    (before, skip): (Vec<Value>, usize),
+    initial: &[Value],
+    carried: &[String],
+    after: &[Value],
+) -> Result<(String, Vec<Value>, Vec<Dims>), ImportError> {
+    let mut dims: Vec<Dims> = initial.iter().map(|v| v.dims.clone()).collect();
+    loop {
+        let mut inputs = before.clone();
+        inputs.extend(
+            initial
+                .iter()
+                .zip(carried)
+                .zip(&dims)
+                .map(|((v, name), d)| Value::new(name.clone(), v.dtype, d.clone())),
+        );
+        inputs.extend_from_slice(after);
+        let (text, outputs) = cx.block(body, inputs)?;
+        if outputs.len() < skip + initial.len() {
+            return Err(node.error("the body has fewer outputs than carried values"));
+        }
+        let mut merged = vec![];
+        for ((v, d), out) in initial.iter().zip(&dims).zip(&outputs[skip..]) {
+            merged.push(merge(node, &Value::new(String::new(), v.dtype, d.clone()), out)?);
+        }
+        if merged == dims {
+            return Ok((text, outputs, dims));
+        }
+        dims = dims.iter().map(|d| vec![None; d.len()]).collect();
+    }
 }
 
 /// A one-element tensor as the 0-d value Relay's `if` and scalar arithmetic take.

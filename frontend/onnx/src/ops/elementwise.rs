@@ -115,3 +115,10 @@ pub fn where_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError
     let dims = on(node, broadcast(&c.dims, &x.dims).and_then(|d| broadcast(&d, &y.dims)))?;
     Ok(vec![Value::new(format!("where({}, {}, {})", c.expr, x.expr, y.expr), x.dtype, dims)])
 }
+
+/// `Mod`: the remainder with the divisor's sign (`floor_mod`), or with `fmod` the dividend's
+/// (`mod`, C's `fmod`).
+pub fn mod_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let op = if node.int("fmod", 0)? != 0 { "mod" } else { "floor_mod" };
+    binary(cx, node, op)
+}

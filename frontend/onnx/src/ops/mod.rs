@@ -10,14 +10,17 @@ mod nn;
 mod rearrange;
 mod recurrent;
 mod reduce;
+mod sequence;
 mod transform;
 
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
 
+pub use transform::slice_ranges;
+
 /// A converter: the node's outputs, as Relay expressions over its inputs.
-type Convert = fn(&mut Converter, &Node) -> Result<Vec<Value>, ImportError>;
+pub type Convert = fn(&mut Converter, &Node) -> Result<Vec<Value>, ImportError>;
 
 /// Every supported operator of the default domain.
 const OPERATORS: &[(&str, Convert)] = &[
@@ -30,6 +33,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Ceil", |cx, n| elementwise::unary(cx, n, "ceil")),
     ("Clip", elementwise::clip),
     ("Concat", transform::concat),
+    ("ConcatFromSequence", sequence::concat),
     ("Constant", transform::constant),
     ("ConstantOfShape", generate::constant_of_shape),
     ("Conv", nn::conv),
@@ -58,6 +62,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("InstanceNormalization", nn::instance_norm),
     ("LRN", nn::lrn),
     ("LSTM", |cx, n| recurrent::recurrent(cx, n, recurrent::Cell::Lstm)),
+    ("LayerNormalization", nn::layer_norm),
     ("LeakyRelu", elementwise::leaky_relu),
     ("Less", |cx, n| elementwise::compare(cx, n, "less")),
     ("LessOrEqual", |cx, n| elementwise::compare(cx, n, "less_equal")),
@@ -68,6 +73,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Max", |cx, n| elementwise::variadic(cx, n, "maximum")),
     ("MaxPool", nn::max_pool),
     ("Min", |cx, n| elementwise::variadic(cx, n, "minimum")),
+    ("Mod", elementwise::mod_),
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
@@ -86,14 +92,22 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("ReduceSum", |cx, n| reduce::reduce(cx, n, "sum")),
     ("Relu", |cx, n| elementwise::unary(cx, n, "nn.relu")),
     ("Reshape", transform::reshape),
+    ("Scan", control::scan),
     ("ScatterElements", indexing::scatter_elements),
     ("ScatterND", indexing::scatter_nd),
+    ("SequenceAt", sequence::at),
+    ("SequenceConstruct", sequence::construct),
+    ("SequenceEmpty", sequence::empty),
+    ("SequenceInsert", sequence::insert),
+    ("SequenceLength", sequence::length),
+    ("Shape", transform::shape),
     ("Sigmoid", |cx, n| elementwise::unary(cx, n, "sigmoid")),
     ("Sign", |cx, n| elementwise::unary(cx, n, "sign")),
     ("Slice", transform::slice),
     ("Softmax", |cx, n| nn::softmax(cx, n, "nn.softmax")),
     ("SpaceToDepth", rearrange::space_to_depth),
     ("Split", transform::split),
+    ("SplitToSequence", sequence::split),
     ("Sqrt", |cx, n| elementwise::unary(cx, n, "sqrt")),
     ("Squeeze", transform::squeeze),
     ("Sub", |cx, n| elementwise::binary(cx, n, "subtract")),
@@ -111,6 +125,12 @@ const OPERATORS: &[(&str, Convert)] = &[
 /// The converter of default-domain operator `op_type`, if it is supported.
 pub fn converter(op_type: &str) -> Option<Convert> {
     OPERATORS.iter().find(|(name, _)| *name == op_type).map(|&(_, f)| f)
+}
+
+/// A Relay tuple (value or type) of `items` (a one-element tuple keeps its trailing comma).
+fn tuple(items: &[String]) -> String {
+    let comma = if items.len() == 1 { "," } else { "" };
+    format!("({}{comma})", items.join(", "))
 }
 
 /// `name=[...]` for an integer-list attribute.
@@ -153,6 +173,6 @@ mod tests {
     fn the_table_is_sorted_and_unique() {
         let names: Vec<&str> = super::OPERATORS.iter().map(|(n, _)| *n).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
-        assert!(super::converter("Conv").is_some() && super::converter("Scan").is_none());
+        assert!(super::converter("Conv").is_some() && super::converter("StringNormalizer").is_none());
     }
 }

@@ -361,3 +361,38 @@ pub fn lrn(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     );
     Ok(vec![Value::new(expr, x.dtype, x.dims)])
 }
+
+/// `LayerNormalization(X, Scale, B)`: each lane over the axes from `axis` on normalised by its
+/// mean and variance, then scaled and shifted. Over the last axis alone this is Relay's
+/// `nn.layer_norm`; over several it is composed from `mean`, `variance` and arithmetic.
+/// Only the first output (`Y`) is converted.
+pub fn layer_norm(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, scale) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let bias = cx.optional_input(node, 2)?;
+    let rank = x.dims.len();
+    let axis = on(node, normalize_axis(node.int("axis", -1)?, rank))?;
+    let eps = f64::from(node.float("epsilon", 1e-5)?);
+    let shift = |expr: String| match &bias {
+        Some(b) => format!("add({expr}, {})", b.expr),
+        None => expr,
+    };
+    let expr = if axis + 1 == rank {
+        let beta = match &bias {
+            Some(b) => b.expr.clone(),
+            None => format!("zeros_like({})", scale.expr),
+        };
+        format!("nn.layer_norm({}, {}, {beta}, axis={axis}, epsilon={eps:?})", x.expr, scale.expr)
+    } else {
+        let axes: Vec<i64> = (axis as i64..rank as i64).collect();
+        let over = format!("{}, keepdims=True", list_attr("axis", &axes));
+        let centred = cx.bind(
+            &node.name_hint(),
+            Value::new(format!("subtract({x}, mean({x}, {over}))", x = x.expr), x.dtype, x.dims.clone()),
+        );
+        let variance = format!("mean(multiply({c}, {c}), {over})", c = centred.expr);
+        let eps = dtype::literal(x.dtype, eps);
+        let normalised = format!("divide({}, sqrt(add({variance}, {eps})))", centred.expr);
+        shift(format!("multiply({normalised}, {})", scale.expr))
+    };
+    Ok(vec![Value::new(expr, x.dtype, x.dims)])
+}

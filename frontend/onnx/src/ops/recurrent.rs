@@ -1,12 +1,16 @@
-//! The recurrent operators `RNN`, `GRU` and `LSTM`, unrolled over their static sequence length
-//! as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`): each
-//! step is `nn.dense` of the input and of the previous hidden state, the gates split off the
-//! sum. Forward, reverse and bidirectional; the `activations` attribute (Sigmoid, Tanh, Relu)
-//! and `clip`; optional biases and initial states; GRU's `linear_before_reset`. Not converted
-//! (an error naming the attribute or input): `activation_alpha`/`activation_beta`, `layout` 1,
-//! LSTM's `input_forget` and peepholes `P`, and `sequence_lens`.
+//! The recurrent operators `RNN`, `GRU` and `LSTM`. Over a static sequence length they
+//! unroll as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`):
+//! each step is `nn.dense` of the input and of the previous hidden state, the gates split off
+//! the sum. Over a length known only at run time each direction is a local function that runs
+//! one such step and calls itself, as `Loop` is. Forward, reverse and bidirectional; the
+//! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
+//! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
+//! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
+//! also makes a reverse pass start at each sequence's own end). Not converted (an error naming
+//! the attribute or input): `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and
+//! a batch size known only at run time.
 
-use super::on;
+use super::{on, tuple};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
@@ -45,6 +49,8 @@ struct Direction {
     bias: Option<(String, String)>,
     /// Relay operator names, one per activation the cell uses.
     activations: Vec<&'static str>,
+    /// LSTM's peephole weights, a tuple `(P_i, P_o, P_f)` of `[hidden]` vectors.
+    peepholes: Option<String>,
 }
 
 /// The Relay operator of ONNX activation `name`.
@@ -55,12 +61,6 @@ fn activation(node: &Node, name: &str) -> Result<&'static str, ImportError> {
         "Relu" => Ok("nn.relu"),
         other => Err(node.error(format!("attribute `activations`: `{other}` is not supported"))),
     }
-}
-
-/// A Relay tuple of `items` (a one-element tuple keeps its trailing comma).
-fn tuple(items: &[String]) -> String {
-    let comma = if items.len() == 1 { "," } else { "" };
-    format!("({}{comma})", items.join(", "))
 }
 
 /// The state of one conversion: the node, its dtype, and the converter binding each step.
@@ -119,12 +119,18 @@ impl Unroll<'_, '_> {
             Cell::Rnn => Ok((self.bind("h", self.act(a[0], &format!("add({xw}, {hr})"))), None)),
             Cell::Lstm => {
                 let g = self.bind("gates", format!("split(add({xw}, {hr}), indices_or_sections=4, axis=1)"));
-                let i = self.bind("i", self.act(a[0], &format!("{g}.0")));
-                let o = self.bind("o", self.act(a[0], &format!("{g}.1")));
-                let f = self.bind("f", self.act(a[0], &format!("{g}.2")));
-                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
                 let c_prev = c.ok_or_else(|| self.node.error("an LSTM step needs a cell state"))?;
+                // Peepholes add `P (.) C` to a gate's input: the previous cell state for the
+                // input and forget gates, the new one for the output gate.
+                let peep = |gate: usize, part: usize, state: &str| match &d.peepholes {
+                    Some(p) => format!("add({g}.{gate}, multiply({p}.{part}, {state}))"),
+                    None => format!("{g}.{gate}"),
+                };
+                let i = self.bind("i", self.act(a[0], &peep(0, 0, c_prev)));
+                let f = self.bind("f", self.act(a[0], &peep(2, 2, c_prev)));
+                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
                 let c = self.bind("c", format!("add(multiply({f}, {c_prev}), multiply({i}, {cand}))"));
+                let o = self.bind("o", self.act(a[0], &peep(1, 1, &c)));
                 // `clip` bounds the gates' inputs, not the cell state (as onnxruntime).
                 let h = self.bind("h", format!("multiply({o}, {}({c}))", a[2]));
                 Ok((h, Some(c)))
@@ -151,10 +157,109 @@ impl Unroll<'_, '_> {
         }
     }
 
+    /// One step, masked when `valid` (`[batch, 1]`) says which sequences are still running:
+    /// past its end a sequence keeps its state and outputs `zeros`. Returns the step's
+    /// output and the new `(h, c)`.
+    fn masked_step(
+        &mut self,
+        cell: Cell,
+        d: &Direction,
+        x: &str,
+        (h, c): (&str, Option<&str>),
+        valid: Option<&str>,
+        zeros: &str,
+    ) -> Result<(String, String, Option<String>), ImportError> {
+        let (h_next, c_next) = self.step(cell, d, x, h, c)?;
+        let Some(valid) = valid else { return Ok((h_next.clone(), h_next, c_next)) };
+        let y = self.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
+        let h_kept = self.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
+        let c_kept = match (c_next, c) {
+            (Some(new), Some(old)) => Some(self.bind("c_kept", format!("where({valid}, {new}, {old})"))),
+            (new, _) => new,
+        };
+        Ok((y, h_kept, c_kept))
+    }
+
+    /// One direction over a sequence whose length is known only at run time: a local function
+    /// of the step number, the states and the outputs so far (`[?, batch, hidden]`, grown by
+    /// `concatenate`, at the front when `reverse`) that runs a step and calls itself until the
+    /// sequence ends. `valid` gives the mask of step `t` (see [`Unroll::masked_step`]).
+    /// Returns the outputs `Y` of the direction and the final `(h, c)`.
+    fn recurrence(
+        &mut self,
+        cell: Cell,
+        d: &Direction,
+        r: &Recurrence,
+        (h0, c0): (&str, Option<&str>),
+        valid: impl Fn(&mut Self, &str) -> Option<String>,
+    ) -> Result<(String, String, Option<String>), ImportError> {
+        let hint = self.node.name_hint();
+        let (f, t) = (self.cx.fresh_variable(&format!("{hint}_recurrence")), self.cx.fresh_variable("t"));
+        let (h, ys) = (self.cx.fresh_variable("h"), self.cx.fresh_variable("ys"));
+        let c = c0.map(|_| self.cx.fresh_variable("c"));
+        let count = format!("take(shape_of({}, dtype=\"int64\"), {}i64)", r.x, r.time_axis);
+        let outer = self.cx.swap_body(String::new());
+        let at = if r.reverse { format!("subtract(subtract({count}, 1i64), {t})") } else { t.clone() };
+        let x = self.bind("x", format!("take({}, {at}, axis={})", r.x, r.time_axis));
+        let mask = valid(self, &at);
+        let stepped = self.masked_step(cell, d, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
+        let body = self.cx.swap_body(outer);
+        let (y_t, h_next, c_next) = stepped?;
+        let state = format!("Tensor[({}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let outputs = format!("Tensor[(?, {}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let row = format!("expand_dims({y_t}, axis=0)");
+        let grown = if r.reverse { format!("({row}, {ys})") } else { format!("({ys}, {row})") };
+        let mut params = vec![format!("{t}: int64"), format!("{h}: {state}")];
+        let mut again = vec![format!("add({t}, 1i64)"), h_next];
+        let mut done = vec![h.clone()];
+        let mut types = vec![state.clone()];
+        if let (Some(c), Some(c_next)) = (&c, c_next) {
+            params.push(format!("{c}: {state}"));
+            again.push(c_next);
+            done.push(c.clone());
+            types.push(state.clone());
+        }
+        params.push(format!("{ys}: {outputs}"));
+        again.push(format!("concatenate({grown}, axis=0)"));
+        done.push(ys.clone());
+        types.push(outputs);
+        let definition = format!(
+            "fn ({}) -> {} {{\n    if (less({t}, {count})) {{\n{}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
+            params.join(", "),
+            tuple(&types),
+            body.lines().map(|l| format!("    {l}\n")).collect::<String>(),
+            again.join(", "),
+            tuple(&done)
+        );
+        self.cx.bind_as(&f, &definition);
+        let mut start = vec!["0i64".to_string(), h0.to_string()];
+        start.extend(c0.map(str::to_string));
+        start.push(format!("zeros(shape=[0, {}, {}], dtype=\"{}\")", r.batch, r.hidden, self.dtype));
+        let result = self.bind("recurrence", format!("{f}({})", start.join(", ")));
+        let last = done.len() - 1;
+        let c = c0.map(|_| format!("{result}.1"));
+        Ok((format!("{result}.{last}"), format!("{result}.0"), c))
+    }
+
     /// `b` split into its three gates' parts (GRU's recurrent bias).
     fn split_bias(&mut self, b: &str) -> String {
         self.bind("rb_gates", format!("split({b}, indices_or_sections=3, axis=0)"))
     }
+}
+
+/// What a direction over a dynamic-length sequence reads: the input and its layout, and the
+/// sizes of the states.
+struct Recurrence<'a> {
+    /// The input `X` (a variable).
+    x: &'a str,
+    /// Its time axis: 0, or 1 with `layout` 1.
+    time_axis: usize,
+    /// Whether the direction runs from the end.
+    reverse: bool,
+    batch: i64,
+    hidden: i64,
+    /// A `[batch, hidden]` tensor of zeros, the output past a sequence's end.
+    zeros: &'a str,
 }
 
 /// `GRU`, with its `linear_before_reset` attribute.
@@ -169,26 +274,24 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     for name in ["activation_alpha", "activation_beta"] {
         node.reject(name)?;
     }
-    if node.int("layout", 0)? != 0 {
-        return Err(node.error("attribute `layout` 1 (batch first) is not supported"));
-    }
+    let batch_first = match node.int("layout", 0)? {
+        0 => false,
+        1 => true,
+        other => return Err(node.error(format!("attribute `layout`: {other} is not 0 or 1"))),
+    };
     if cell == Cell::Lstm && node.int("input_forget", 0)? != 0 {
         return Err(node.error("attribute `input_forget` is not supported"));
     }
-    let optional_inputs: &[(usize, &str)] =
-        if cell == Cell::Lstm { &[(4, "sequence_lens"), (7, "P")] } else { &[(4, "sequence_lens")] };
-    for &(i, name) in optional_inputs {
-        if cx.optional_input(node, i)?.is_some() {
-            return Err(node.error(format!("input `{name}` is not supported")));
-        }
-    }
     let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
-    let xdims = on(node, known(&x.dims, "the input X"))?;
     let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
-    let (&[steps, batch, _], &[_, _, hidden]) = (xdims.as_slice(), rdims.as_slice()) else {
+    let (&[a, b, _], &[_, _, hidden]) = (x.dims.as_slice(), rdims.as_slice()) else {
         return Err(node.error("X and R must have rank 3"));
     };
-    if steps < 1 {
+    // A static sequence unrolls; one known only at run time becomes a local function that
+    // calls itself once per step.
+    let (steps, batch) = if batch_first { (b, a) } else { (a, b) };
+    let batch = batch.ok_or_else(|| node.error("the batch size must be static"))?;
+    if steps.is_some_and(|t| t < 1) {
         return Err(node.error("the sequence is empty"));
     }
     let directions: &[bool] = match node.string("direction", "forward")?.as_str() {
@@ -206,15 +309,26 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             );
         }
     }
-    let (bias, h0, c0) =
-        (cx.optional_input(node, 3)?, cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
+    let (bias, lens) = (cx.optional_input(node, 3)?, cx.optional_input(node, 4)?);
+    let (h0, c0) = (cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
+    let peepholes = if cell == Cell::Lstm { cx.optional_input(node, 7)? } else { None };
     let clip =
         node.proto.attribute.iter().any(|a| a.name == "clip").then(|| node.float("clip", 0.0)).transpose()?;
     let dtype = x.dtype;
     let mut u = Unroll { cx, node, dtype, clip };
-    let xs: Vec<String> =
-        (0..steps).map(|t| u.bind("x", format!("take({}, {t}i64, axis=0)", x.expr))).collect();
+    // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
+    let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
+    let xs: Vec<String> = (0..steps.unwrap_or(0))
+        .map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr)))
+        .collect();
     let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
+    // Per step, `[batch, 1]`: whether the step is within each sequence's length.
+    let valid = |u: &mut Unroll, t: &str| {
+        lens.as_ref().map(|l| u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr)))
+    };
+    let masks: Vec<Option<String>> = (0..xs.len())
+        .map(|t| valid(&mut u, &dtype::literal(lens.as_ref().map_or(DType::I64, |l| l.dtype), t as f64)))
+        .collect();
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
         let activations = match &names {
@@ -233,36 +347,62 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             }
             None => None,
         };
+        let peepholes = peepholes.as_ref().map(|p| {
+            u.bind("peepholes", format!("split(take({}, {k}i64, axis=0), indices_or_sections=3)", p.expr))
+        });
         let d = Direction {
             w: u.bind("w", format!("take({}, {k}i64, axis=0)", w.expr)),
             r: u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr)),
             bias,
             activations,
+            peepholes,
         };
         let initial = |v: &Option<Value>| {
-            v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis=0)", v.expr))
+            v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis={direction_axis})", v.expr))
         };
-        let (mut h, mut c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
-        let mut outputs = vec![String::new(); xs.len()];
-        let order: Vec<usize> = if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
-        for t in order {
-            let (h_next, c_next) = u.step(cell, &d, &xs[t], &h, c.as_deref())?;
-            outputs[t] = h_next.clone();
-            (h, c) = (h_next, c_next);
-        }
-        ys.push(u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))));
+        let (h, c) = (initial(&h0), (cell == Cell::Lstm).then(|| initial(&c0)));
+        let (y, h, c) = match steps {
+            Some(_) => {
+                let (mut h, mut c) = (h, c);
+                let mut outputs = vec![String::new(); xs.len()];
+                let order: Vec<usize> =
+                    if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
+                for t in order {
+                    let (y_t, h_next, c_next) =
+                        u.masked_step(cell, &d, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros)?;
+                    outputs[t] = y_t;
+                    (h, c) = (h_next, c_next);
+                }
+                (u.bind("y", format!("stack({}, axis=0)", tuple(&outputs))), h, c)
+            }
+            None => {
+                let step = Recurrence { x: &x.expr, time_axis, reverse, batch, hidden, zeros: &zeros };
+                u.recurrence(cell, &d, &step, (&h, c.as_deref()), |u, t| {
+                    let t =
+                        lens.as_ref().map_or(t.to_string(), |l| format!("cast({t}, dtype=\"{}\")", l.dtype));
+                    valid(u, &t)
+                })?
+            }
+        };
+        ys.push(y);
         hs.push(h);
         cs.extend(c);
     }
-    let state = |v: &[String]| Value::new(format!("stack({}, axis=0)", tuple(v)), dtype, vec![]);
     let nd = Some(directions.len() as i64);
-    let (b, hdim) = (Some(batch), Some(hidden));
-    let mut results = vec![
-        Value::new(format!("stack({}, axis=1)", tuple(&ys)), dtype, vec![Some(steps), nd, b, hdim]),
-        Value { dims: vec![nd, b, hdim], ..state(&hs) },
-    ];
+    let (b, hdim, t) = (Some(batch), Some(hidden), steps);
+    let state = |v: &[String]| {
+        let dims = if batch_first { vec![b, nd, hdim] } else { vec![nd, b, hdim] };
+        Value::new(format!("stack({}, axis={direction_axis})", tuple(v)), dtype, dims)
+    };
+    let y = format!("stack({}, axis=1)", tuple(&ys));
+    let y = if batch_first {
+        Value::new(format!("transpose({y}, axes=[2, 0, 1, 3])"), dtype, vec![b, t, nd, hdim])
+    } else {
+        Value::new(y, dtype, vec![t, nd, b, hdim])
+    };
+    let mut results = vec![y, state(&hs)];
     if cell == Cell::Lstm {
-        results.push(Value { dims: vec![nd, b, hdim], ..state(&cs) });
+        results.push(state(&cs));
     }
     Ok(results)
 }

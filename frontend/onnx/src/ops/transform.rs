@@ -10,6 +10,7 @@ use crate::node::Node;
 use crate::shape::{broadcast, known, list, normalize_axis, product, Dims};
 use crate::tensor::Const;
 use onnx_protobuf::TensorProto;
+use relay_devices::DType;
 
 /// `Identity`, and `Dropout` at inference: the input itself.
 pub fn identity(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
@@ -48,6 +49,26 @@ impl FromValues for TensorProto {
     fn from_i64s(dims: Vec<i64>, values: Vec<i64>) -> Self {
         TensorProto { dims, data_type: 7, int64_data: values, ..TensorProto::default() }
     }
+}
+
+/// `Shape` (opset 15 on: of the axes from `start` to `end`): a constant when those sizes are
+/// known, which lets the shape arithmetic after it fold (`fold.rs`); else `shape_of`.
+pub fn shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let rank = x.dims.len() as i64;
+    let clamp = |v: i64| if v < 0 { (v + rank).max(0) } else { v.min(rank) } as usize;
+    let (start, end) = (clamp(node.int("start", 0)?), clamp(node.int("end", rank)?));
+    let dims = x.dims.get(start..end.max(start)).unwrap_or_default();
+    if let Some(sizes) = dims.iter().copied().collect::<Option<Vec<i64>>>() {
+        let c = Const::from_i64s(DType::I64, vec![sizes.len() as i64], &sizes);
+        return Ok(vec![cx.constant_output(node, c)]);
+    }
+    let mut expr = format!("shape_of({}, dtype=\"int64\")", x.expr);
+    if (start, end) != (0, rank as usize) {
+        expr = format!("strided_slice({expr}, begin=[{start}], end=[{end}])");
+    }
+    let shape = Value::new(expr, DType::I64, vec![Some(dims.len() as i64)]);
+    Ok(vec![Value { shape_elements: Some(dims.to_vec()), ..shape }])
 }
 
 /// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers).
@@ -162,7 +183,22 @@ pub fn expand(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError
 
 /// `Gather` along `axis`: `take` (negative indices count from the end, as `wrap` does).
 pub fn gather(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
-    let (x, indices) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let x = cx.input(node, 0)?;
+    // Sizes read from a partly dynamic `Shape` (a batch beside a `?` sequence length) are
+    // constants when every size read is known.
+    if let (Some(known), Some(c)) = (&x.shape_elements, cx.known_input(node, 1)?) {
+        let rank = known.len() as i64;
+        let picked: Option<Vec<i64>> = c
+            .to_i64()
+            .map_err(|m| node.error(m))?
+            .iter()
+            .map(|&i| known.get(usize::try_from(if i < 0 { i + rank } else { i }).ok()?).copied().flatten())
+            .collect();
+        if let Some(sizes) = picked {
+            return Ok(vec![cx.constant_output(node, Const::from_i64s(DType::I64, c.dims.clone(), &sizes))]);
+        }
+    }
+    let indices = cx.input(node, 1)?;
     let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
     let dims = [&x.dims[..axis], &indices.dims[..], &x.dims[axis + 1..]].concat();
     let expr = format!("take({}, {}, axis={axis}, mode=\"wrap\")", x.expr, indices.expr);
@@ -172,49 +208,70 @@ pub fn gather(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError
 /// `Slice` with constant starts, ends, axes and positive steps.
 pub fn slice(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let x = cx.input(node, 0)?;
-    let rank = x.dims.len();
-    let (starts, ends) = (required_ints(cx, node, 1)?, required_ints(cx, node, 2)?);
-    let axes = match cx.constant_input(node, 3)? {
-        Some(c) => c.to_i64().map_err(|m| node.error(m))?,
-        None => (0..starts.len() as i64).collect(),
+    let operands: Vec<Option<Vec<i64>>> = (1..5)
+        .map(|i| cx.constant_input(node, i)?.map(|c| c.to_i64().map_err(|m| node.error(m))).transpose())
+        .collect::<Result<_, _>>()?;
+    let ranges = on(node, slice_ranges(&x.dims, &operands))?;
+    let mut dims = x.dims.clone();
+    for r in &ranges {
+        let len = (r.end - r.begin).max(0);
+        dims[r.axis] = x.dims[r.axis].map(|_| len / r.step + i64::from(len % r.step != 0));
+    }
+    let field = |f: fn(&SliceRange) -> i64| ranges.iter().map(f).collect::<Vec<i64>>();
+    let expr = format!(
+        "strided_slice({}, {}, {}, {}, {})",
+        x.expr,
+        list_attr("begin", &field(|r| r.begin)),
+        list_attr("end", &field(|r| r.end)),
+        list_attr("strides", &field(|r| r.step)),
+        list_attr("axes", &field(|r| r.axis as i64))
+    );
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// One sliced axis: elements `begin, begin + step, ...` below `end`.
+pub struct SliceRange {
+    /// The axis (normalised).
+    pub axis: usize,
+    /// The first index (clamped to the axis where its size is known).
+    pub begin: i64,
+    /// The bound (clamped likewise).
+    pub end: i64,
+    /// The step, at least 1.
+    pub step: i64,
+}
+
+/// The ranges `Slice`'s operands `[starts, ends, axes, steps]` select from a tensor of shape
+/// `dims` (shared by the converter and constant folding).
+///
+/// # Errors
+/// Missing starts or ends, lists of different lengths, an axis out of range, a step below 1.
+pub fn slice_ranges(dims: &[Option<i64>], operands: &[Option<Vec<i64>>]) -> Result<Vec<SliceRange>, String> {
+    let [Some(starts), Some(ends), axes, steps] = operands else {
+        return Err("the starts and ends must be given".into());
     };
-    let steps = match cx.constant_input(node, 4)? {
-        Some(c) => c.to_i64().map_err(|m| node.error(m))?,
-        None => vec![1; starts.len()],
-    };
+    let axes = axes.clone().unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = steps.clone().unwrap_or_else(|| vec![1; starts.len()]);
     if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err(node.error("starts, ends, axes and steps differ in length"));
+        return Err("starts, ends, axes and steps differ in length".into());
     }
     if steps.iter().any(|&s| s < 1) {
-        return Err(node.error("only positive steps are supported"));
+        return Err("only positive steps are supported".into());
     }
-    let mut dims = x.dims.clone();
-    let (mut begin, mut end, mut norm_axes) = (vec![], vec![], vec![]);
+    let mut ranges = vec![];
     for i in 0..starts.len() {
-        let axis = on(node, normalize_axis(axes[i], rank))?;
+        let axis = normalize_axis(axes[i], dims.len())?;
         // Clamp to the axis as ONNX does, where its size is known; Relay clamps the same way.
-        let (b, e) = match x.dims[axis] {
+        let (begin, end) = match dims[axis] {
             Some(d) => {
                 let clamp = |v: i64| if v < 0 { v.saturating_add(d).max(0) } else { v.min(d) };
                 (clamp(starts[i]), clamp(ends[i]))
             }
             None => (starts[i], ends[i].min(i64::from(i32::MAX))),
         };
-        let len = (e - b).max(0);
-        dims[axis] = x.dims[axis].map(|_| len / steps[i] + i64::from(len % steps[i] != 0));
-        begin.push(b);
-        end.push(e);
-        norm_axes.push(axis as i64);
+        ranges.push(SliceRange { axis, begin, end, step: steps[i] });
     }
-    let expr = format!(
-        "strided_slice({}, {}, {}, {}, {})",
-        x.expr,
-        list_attr("begin", &begin),
-        list_attr("end", &end),
-        list_attr("strides", &steps),
-        list_attr("axes", &norm_axes)
-    );
-    Ok(vec![Value::new(expr, x.dtype, dims)])
+    Ok(ranges)
 }
 
 /// `Split` along `axis` into the given sizes, or into equal parts: `split(...)` and one

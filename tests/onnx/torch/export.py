@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Exports the importer's PyTorch test models (issue #18's NLP list) to ONNX, with seeded
+random weights, seeded inputs, and the outputs of PyTorch and onnxruntime (tests/onnx.rs).
+
+Models (eval mode, weights inside the file, TorchScript exporter, opset 17):
+    lstm         nn.LSTM, 2 layers, batch_first, with a Linear head on the last step
+    lstm_dynamic the same with the sequence length a dynamic axis (the importer loops)
+    gru          nn.GRU, 2 layers, bidirectional, with a Linear head on every step
+    transformer  nn.TransformerEncoderLayer (d_model 32, 2 heads, batch_first, GELU)
+    scripted     a torch.jit.script'ed module: a data-dependent `while` loop and an `if`
+For each NAME it writes NAME.onnx and NAME.json next to this script:
+{"inputs": {input name: tensor}, "outputs": [onnxruntime's tensors], "torch": [PyTorch's]},
+a tensor being {"dtype", "shape", "data" (flat)} as in tests/onnx/*.json. It checks that
+onnxruntime and PyTorch agree within 1e-4 relative (plus 1e-5 absolute) before writing.
+
+    /work/torchvenv/bin/python tests/onnx/torch/export.py [NAME...]
+Needs torch, onnx, onnxruntime and numpy; CI does not run it (the files are committed).
+"""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+class Lstm(torch.nn.Module):
+    """A sequence classifier: a 2-layer LSTM over batch-first input, a Linear head on the
+    last step's hidden state."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y[:, -1])
+
+
+class Gru(torch.nn.Module):
+    """A sequence tagger: a 2-layer bidirectional GRU, a Linear head on every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(8, 12, num_layers=2, bidirectional=True)
+        self.head = torch.nn.Linear(24, 5)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+class Transformer(torch.nn.Module):
+    """One post-norm encoder layer with GELU (exports Erf), no dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(
+            32, 2, dim_feedforward=64, dropout=0.0, activation="gelu", batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class Scripted(torch.nn.Module):
+    """Doubles `x` while its sum is below a bound (how often depends on the data), then
+    shifts it one way or the other depending on its mean."""
+
+    def forward(self, x):
+        steps = torch.zeros([], dtype=torch.int64)
+        while bool(x.abs().sum() < 100.0):
+            x = x * 2.0 + 0.5
+            steps = steps + 1
+        if bool(x.mean() > 0.0):
+            y = x - steps.to(torch.float32)
+        else:
+            y = x + 1.0
+        return y
+
+
+# name -> (constructor, input shapes, whether to torch.jit.script it, dynamic axes)
+MODELS = {
+    "lstm": (Lstm, [(2, 5, 8)], False, None),
+    "lstm_dynamic": (Lstm, [(2, 5, 8)], False, {"input": {1: "steps"}}),
+    "gru": (Gru, [(6, 2, 8)], False, None),
+    "transformer": (Transformer, [(2, 7, 32)], False, None),
+    "scripted": (Scripted, [(3, 4)], True, None),
+}
+
+
+def close(ours, reference):
+    """The project's tolerance: 1e-4 relative per element, 1e-5 absolute near zero."""
+    return bool(np.all(np.abs(ours - reference) <= 1e-4 * np.abs(reference) + 1e-5))
+
+
+def tensor(a):
+    a = np.asarray(a)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()}
+
+
+def export(name):
+    make, shapes, script, dynamic = MODELS[name]
+    torch.manual_seed(0)
+    model = make().eval()
+    r = np.random.default_rng(0)
+    xs = [r.standard_normal(s).astype(np.float32) for s in shapes]
+    names = [f"input{i}" if len(xs) > 1 else "input" for i in range(len(xs))]
+    with torch.no_grad():
+        expected = model(*[torch.from_numpy(x) for x in xs])
+    expected = [expected.numpy()] if isinstance(expected, torch.Tensor) else [e.numpy() for e in expected]
+    path = HERE / f"{name}.onnx"
+    exported = torch.jit.script(model) if script else model
+    torch.onnx.export(exported, tuple(torch.from_numpy(x) for x in xs), str(path), input_names=names,
+                      output_names=["output"], opset_version=17, dynamo=False, dynamic_axes=dynamic)
+    onnx.checker.check_model(str(path))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    got = session.run(None, dict(zip(names, xs)))
+    for g, e in zip(got, expected):
+        assert close(g, e), f"{name}: onnxruntime and PyTorch differ by up to {np.max(np.abs(g - e)):.2e}"
+    doc = {"inputs": {n: tensor(x) for n, x in zip(names, xs)}, "outputs": [tensor(g) for g in got],
+           "torch": [tensor(e) for e in expected]}
+    path.with_suffix(".json").write_text(json.dumps(doc) + "\n")
+    ops = sorted({n.op_type for n in onnx.load(str(path)).graph.node})
+    print(f"{name}: {path.stat().st_size / 1024:.0f} KiB, ops {' '.join(ops)}")
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or MODELS:
+        export(name)
