@@ -13,7 +13,7 @@ use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_kir::{infer_syms, BufferRole, Kernel};
 use relay_stdlib::attrs::AnyAttrs;
-use relay_stdlib::kernels::table::{reference_op, RefOp};
+use relay_stdlib::kernels::table::RefOp;
 use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
 use std::sync::Arc;
 
@@ -212,7 +212,9 @@ fn compile_opencl(
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
-    let op = reference_op(&k.op).ok_or_else(|| format!("no reference kernel for operator `{}`", k.op))?;
+    let op = relay_stdlib::ops::operator(&k.op)
+        .map(|e| &e.reference)
+        .ok_or_else(|| format!("no reference kernel for operator `{}`", k.op))?;
     let mut symbols = Interner::default();
     let attrs = Attrs(k.attrs.iter().map(|(name, v)| (symbols.intern(name), attr_value(v))).collect());
     let attrs =

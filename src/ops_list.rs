@@ -11,7 +11,7 @@ struct Row {
     name: &'static str,
     pattern: String,
     inputs: usize,
-    dtypes: Option<&'static str>,
+    dtypes: &'static str,
     fused: bool,
     scalar: bool,
     attrs: Vec<(&'static str, Option<String>)>,
@@ -19,16 +19,14 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let registry = relay::stdlib::op_registry();
     operators()
         .map(|entry| {
-            // The registry's definition has the compute rules filled in for every operator.
-            let def = registry.lookup(entry.def.name).map_or(&entry.def, |id| registry.get(id));
+            let def = &entry.def;
             Row {
                 name: def.name,
                 pattern: format!("{:?}", def.pattern),
                 inputs: def.num_inputs,
-                dtypes: entry.dtypes.map(|d| d.describe()),
+                dtypes: entry.dtypes.describe(),
                 fused: def.compute.is_some(),
                 scalar: def.scalar.is_some(),
                 attrs: (entry.reference.attr_defaults)(),
@@ -67,8 +65,7 @@ pub fn report(format: Format) -> String {
 /// required).
 fn text(rows: &[Row]) -> String {
     let width = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).max().unwrap_or(0);
-    let (wn, wp, wd) =
-        (width(&|r| r.name.len()), width(&|r| r.pattern.len()), width(&|r| r.dtypes.map_or(1, str::len)));
+    let (wn, wp, wd) = (width(&|r| r.name.len()), width(&|r| r.pattern.len()), width(&|r| r.dtypes.len()));
     let mut out = format!("{:wn$}  {:wp$}  {:wd$}  fused  attributes\n", "operator", "pattern", "dtypes");
     for r in rows {
         let attrs: Vec<String> = r
@@ -83,7 +80,7 @@ fn text(rows: &[Row]) -> String {
             "{:wn$}  {:wp$}  {:wd$}  {:5}  {}  # {}\n",
             r.name,
             r.pattern,
-            r.dtypes.unwrap_or("-"),
+            r.dtypes,
             if r.fused { "yes" } else { "-" },
             attrs.join(", "),
             r.doc,

@@ -41,9 +41,10 @@ fn cases() -> Vec<(String, Vec<String>)> {
     }
     let pairs =
         [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
-    // `nn.prelu`'s second operand is one slope per channel, not a broadcast operand: its
-    // cases are below.
-    for (op, dtype) in listed_ops(OpPattern::Broadcast, 2).into_iter().filter(|(op, _)| *op != "nn.prelu") {
+    // `nn.prelu`'s and `nn.bias_add`'s second operands are one value per channel, not
+    // broadcast operands: their cases are below.
+    let per_channel = |op: &str| matches!(op, "nn.prelu" | "nn.bias_add");
+    for (op, dtype) in listed_ops(OpPattern::Broadcast, 2).into_iter().filter(|(op, _)| !per_channel(op)) {
         for (x, y) in pairs {
             out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
         }
@@ -215,13 +216,13 @@ fn listed_ops(pattern: OpPattern, arity: usize) -> Vec<(&'static str, &'static s
         .filter(|e| (e.reference.attr_defaults)().iter().all(|(_, default)| default.is_some()))
         // `full`'s one input is its 0-d fill value, not an elementwise operand (a fixed case).
         .filter(|e| e.def.name != "full")
-        .filter_map(|e| {
-            let dtype = match e.dtypes? {
+        .map(|e| {
+            let dtype = match e.dtypes {
                 DTypeSet::Bools => "bool",
                 DTypeSet::Ints | DTypeSet::IntsBools => "int32",
                 DTypeSet::Floats | DTypeSet::Nums | DTypeSet::Any => F,
             };
-            Some((e.def.name, dtype))
+            (e.def.name, dtype)
         })
         .collect()
 }

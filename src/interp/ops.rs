@@ -9,7 +9,7 @@ use relay_compiler::ir::{Attrs, Interner};
 use relay_compiler::op::{AttrReader, ScalarForm};
 use relay_devices::Tensor;
 use relay_stdlib::attrs::AnyAttrs;
-use relay_stdlib::{reference_op, RefOp};
+use relay_stdlib::RefOp;
 use relay_vm::{BinOp, Value};
 use std::sync::Arc;
 
@@ -28,14 +28,15 @@ impl BoundOp {
     /// # Errors
     /// An operator without a reference kernel, or attributes it rejects.
     pub fn new(name: &str, symbols: &Interner, attrs: &Attrs) -> Result<BoundOp, String> {
-        let op = reference_op(name).ok_or_else(|| format!("operator `{name}` has no reference kernel"))?;
+        let entry = relay_stdlib::ops::operator(name)
+            .ok_or_else(|| format!("operator `{name}` has no reference kernel"))?;
+        let op = &entry.reference;
         let attrs =
             (op.parse_attrs)(&AttrReader::new(symbols, attrs)).map_err(|e| format!("`{name}`: {e}"))?;
-        let scalar =
-            relay_stdlib::ops::operators().find(|e| e.def.name == name).and_then(|e| match e.def.scalar {
-                Some(ScalarForm::Bin(op)) => Some(op),
-                _ => None,
-            });
+        let scalar = match entry.def.scalar {
+            Some(ScalarForm::Bin(op)) => Some(op),
+            _ => None,
+        };
         Ok(BoundOp { op, attrs, scalar })
     }
 

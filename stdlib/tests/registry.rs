@@ -10,7 +10,7 @@ fn every_registered_op_has_a_kernel_and_vectors() {
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ops/vectors");
     let mut missing = vec![];
     for (_, def) in registry.iter() {
-        if relay_stdlib::reference_op(def.name).is_none() {
+        if relay_stdlib::ops::operator(def.name).is_none() {
             missing.push(format!("{}: no reference kernel", def.name));
         }
         if !vectors.join(format!("{}.json", def.name)).is_file() {

@@ -1127,6 +1127,104 @@ case("nn.instance_norm", "rank3_no_scale", [x3, g4, b4], [instance_norm_ref(x3, 
      out_dtypes=["float32"], atol=1e-5)
 
 
+xgm = f32(2, 3, 4, 5)
+case("nn.global_max_pool2d", "basic", [xgm], [xgm.max(axis=(2, 3), keepdims=True)])
+xgmi = ints(1, 2, 3, 3, dtype="int8")
+case("nn.global_max_pool2d", "int8", [xgmi], [xgmi.max(axis=(2, 3), keepdims=True)])
+case("nn.global_max_pool2d", "1x1", [xg1], [xg1])
+case("nn.global_max_pool2d", "empty_batch", [f32(0, 2, 3, 3)], [f32(0, 2, 1, 1)])
+error("nn.global_max_pool2d", "rank3", [f32(2, 3, 4)])
+error("nn.global_max_pool2d", "bad_layout", [xgm], {"layout": "NCHW4c"})
+
+
+def adaptive_pool_ref(x, out_hw, kind):
+    """TVM's adaptive windows: rows floor(i * H / OH) .. ceil((i + 1) * H / OH)."""
+    n, c, h, w = x.shape
+    oh, ow = out_hw
+    out = np.zeros((n, c, oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            win = x[:, :, r0:r1, c0:c1]
+            out[:, :, i, j] = win.max(axis=(2, 3)) if kind == "max" else win.mean(axis=(2, 3))
+    return out
+
+
+xa = f32(2, 3, 7, 5)
+case("nn.adaptive_avg_pool2d", "7x5_to_3x2", [xa], [adaptive_pool_ref(d64(xa), (3, 2), "avg")],
+     {"output_size": [3, 2]}, out_dtypes=["float32"])
+case("nn.adaptive_avg_pool2d", "one_value_1", [xa], [d64(xa).mean(axis=(2, 3), keepdims=True)],
+     {"output_size": [1]}, out_dtypes=["float32"])
+case("nn.adaptive_avg_pool2d", "default_is_identity", [xa], [xa])
+xa46 = f32(1, 1, 4, 6)
+case("nn.adaptive_avg_pool2d", "larger_output", [xa46], [adaptive_pool_ref(d64(xa46), (5, 8), "avg")],
+     {"output_size": [5, 8]}, out_dtypes=["float32"])
+error("nn.adaptive_avg_pool2d", "int_rejected", [ints(1, 1, 4, 4)], {"output_size": [2]})
+error("nn.adaptive_avg_pool2d", "zero_size", [xa], {"output_size": [0, 2]})
+error("nn.adaptive_avg_pool2d", "three_values", [xa], {"output_size": [1, 2, 3]})
+
+case("nn.adaptive_max_pool2d", "7x5_to_3x2", [xa], [adaptive_pool_ref(xa, (3, 2), "max")], {"output_size": [3, 2]})
+xai = ints(1, 2, 5, 5)
+case("nn.adaptive_max_pool2d", "int32_to_2", [xai], [adaptive_pool_ref(xai, (2, 2), "max")], {"output_size": [2]})
+case("nn.adaptive_max_pool2d", "larger_output", [xa46], [adaptive_pool_ref(xa46, (5, 8), "max")],
+     {"output_size": [5, 8]})
+error("nn.adaptive_max_pool2d", "rank3", [f32(2, 3, 4)], {"output_size": [1]})
+
+
+def pool1d_ref(x, kind, k, s, pad, dil=1, **kw):
+    """A 1-d pool as a 2-d one of height 1 (pad: (left, right))."""
+    return pool_ref(x[:, :, None, :], kind, (1, k), (1, s), (0, pad[0], 0, pad[1]), dil=(1, dil), **kw)[:, :, 0, :]
+
+
+xp1 = f32(2, 3, 9)
+case("nn.max_pool1d", "k3_s2", [xp1], [pool1d_ref(d64(xp1), "max", 3, 2, (0, 0))], {"pool_size": [3], "strides": [2]},
+     out_dtypes=["float32"])
+case("nn.max_pool1d", "pad_ceil_dilated", [xp1], [pool1d_ref(d64(xp1), "max", 2, 2, (1, 2), dil=2, ceil_mode=True)],
+     {"pool_size": [2], "strides": [2], "padding": [1, 2], "dilation": [2], "ceil_mode": True}, out_dtypes=["float32"])
+xp1i = ints(1, 2, 6)
+case("nn.max_pool1d", "int32", [xp1i], [pool1d_ref(xp1i, "max", 2, 2, (0, 0)).astype(np.int32)],
+     {"pool_size": [2], "strides": [2]})
+error("nn.max_pool1d", "two_values", [xp1], {"pool_size": [2, 2]})
+error("nn.max_pool1d", "rank4", [f32(1, 1, 2, 2)], {"pool_size": [1]})
+error("nn.max_pool1d", "window_too_large", [f32(1, 1, 2)], {"pool_size": [3]})
+
+case("nn.avg_pool1d", "k3_s2", [xp1], [pool1d_ref(d64(xp1), "avg", 3, 2, (0, 0))], {"pool_size": [3], "strides": [2]},
+     out_dtypes=["float32"])
+case("nn.avg_pool1d", "pad_excluded", [xp1], [pool1d_ref(d64(xp1), "avg", 3, 1, (1, 1))],
+     {"pool_size": [3], "padding": [1]}, out_dtypes=["float32"])
+case("nn.avg_pool1d", "pad_included_ceil", [xp1],
+     [pool1d_ref(d64(xp1), "avg", 3, 2, (1, 0), ceil_mode=True, count_include_pad=True)],
+     {"pool_size": [3], "strides": [2], "padding": [1, 0], "ceil_mode": True, "count_include_pad": True},
+     out_dtypes=["float32"])
+error("nn.avg_pool1d", "int_rejected", [xp1i], {"pool_size": [2]})
+error("nn.avg_pool1d", "nwc_unsupported_by_the_kernel", [xp1], {"pool_size": [2], "layout": "NWC"})
+
+
+
+def conv1d_ref(x, w, stride=1, pad=(0, 0), dil=1, groups=1, acc=np.float64):
+    """NCW/OIW convolution as a 2-d one of height 1 (pad: (left, right))."""
+    return conv2d_ref(x[:, :, None, :], w[:, :, None, :], (1, stride), (0, pad[0], 0, pad[1]), (1, dil), groups,
+                      acc)[:, :, 0, :]
+
+
+xc1, wc1 = f32(2, 2, 9), f32(3, 2, 3)
+case("nn.conv1d", "pad1", [xc1, wc1], [conv1d_ref(d64(xc1), d64(wc1), pad=(1, 1))],
+     {"padding": [1], "channels": 3, "kernel_size": [3]}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv1d", "stride2_dilation2_asymmetric", [xc1, wc1], [conv1d_ref(d64(xc1), d64(wc1), 2, (2, 0), 2)],
+     {"strides": [2], "padding": [2, 0], "dilation": [2]}, out_dtypes=["float32"], atol=1e-5)
+xc4, wc4 = f32(1, 4, 6), f32(4, 1, 3)
+case("nn.conv1d", "depthwise", [xc4, wc4], [conv1d_ref(d64(xc4), d64(wc4), pad=(1, 1), groups=4)],
+     {"groups": 4, "padding": [1, 1]}, out_dtypes=["float32"], atol=1e-5)
+xc8, wc8 = ints(1, 2, 5, lo=-128, hi=128, dtype="int8"), ints(2, 2, 2, lo=-128, hi=128, dtype="int8")
+case("nn.conv1d", "int8_to_int32", [xc8, wc8], [conv1d_ref(xc8, wc8, acc=np.int64).astype(np.int32)],
+     {"out_dtype": "int32"})
+error("nn.conv1d", "channels_mismatch", [xc1, wc1], {"channels": 4})
+error("nn.conv1d", "kernel_too_large", [f32(1, 2, 2), wc1])
+error("nn.conv1d", "two_strides", [xc1, wc1], {"strides": [1, 1]})
+error("nn.conv1d", "nwc_unsupported_by_the_kernel", [xc1, wc1], {"data_layout": "NWC"})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

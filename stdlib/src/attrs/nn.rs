@@ -51,7 +51,8 @@ op_attrs! {
 }
 
 op_attrs! {
-    /// `nn.conv2d` (TVM `Conv2DAttrs`). Only `NCHW` data with `OIHW` weights is supported.
+    /// `nn.conv2d` (TVM `Conv2DAttrs`); any permutation of `NCHW`/`OIHW` type-checks, the
+    /// reference kernel and the kir rule run `NCHW` data with `OIHW` weights.
     pub struct Conv2dAttrs {
         /// `[stride_h, stride_w]` (one value applies to both).
         strides: Vec<i64> = (vec![1, 1]),
@@ -77,24 +78,53 @@ op_attrs! {
     }
 }
 
-/// Declares a 2-d pooling attribute struct: the window fields that TVM's `MaxPool2DAttrs` and
-/// `AvgPool2DAttrs` both have, in TVM's order, then the struct's own.
-macro_rules! pool2d_attrs {
-    ($(#[$doc:meta])* pub struct $name:ident { $($own:tt)* }) => {
+op_attrs! {
+    /// `nn.conv1d` (TVM `Conv1DAttrs`); the reference kernel runs `NCW` data with `OIW`
+    /// weights.
+    pub struct Conv1dAttrs {
+        /// `[stride]`.
+        strides: Vec<i64> = (vec![1]),
+        /// `[p]` (both sides) or `[left, right]`.
+        padding: Vec<i64> = (vec![0, 0]),
+        /// `[dilation]`.
+        dilation: Vec<i64> = (vec![1]),
+        /// Channel groups; `groups == in_channels` is a depthwise convolution.
+        groups: i64 = 1,
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[k]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// Data layout.
+        data_layout: String = ("NCW".to_string()),
+        /// Weight layout.
+        kernel_layout: String = ("OIW".to_string()),
+        /// Output layout; `""` (same as the data) or a permutation of `NCW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+/// Declares a pooling attribute struct: the window fields that TVM's `MaxPool{1,2}DAttrs`
+/// and `AvgPool{1,2}DAttrs` all have, in TVM's order, with the defaults of the struct's rank
+/// (`ones` for `strides` and `dilation`, `zeros` for `padding`, and the layout), then the
+/// struct's own fields.
+macro_rules! pool_attrs {
+    ($ones:expr, $zeros:expr, $layout:literal; $(#[$doc:meta])* pub struct $name:ident { $($own:tt)* }) => {
         op_attrs! {
             $(#[$doc])*
             pub struct $name {
-                /// `[kh, kw]` (required; one value applies to both).
+                /// The window (required; one value applies to every spatial axis).
                 pool_size: Vec<i64> = required,
-                /// `[stride_h, stride_w]`.
-                strides: Vec<i64> = (vec![1, 1]),
-                /// `[dilation_h, dilation_w]`.
-                dilation: Vec<i64> = (vec![1, 1]),
-                /// 1, 2 or 4 values as for `nn.conv2d`.
-                padding: Vec<i64> = (vec![0, 0]),
-                /// Data layout; `NCHW` only.
-                layout: String = ("NCHW".to_string()),
-                /// Output layout; `""` or `NCHW`.
+                /// The step per spatial axis.
+                strides: Vec<i64> = ($ones),
+                /// The gap between window taps per spatial axis.
+                dilation: Vec<i64> = ($ones),
+                /// Per side, as for the convolution of this rank.
+                padding: Vec<i64> = ($zeros),
+                /// Data layout.
+                layout: String = ($layout.to_string()),
+                /// Output layout; `""` or the data layout.
                 out_layout: String = (String::new()),
                 /// Round the output size up: a last, partial window is kept.
                 ceil_mode: bool = false,
@@ -104,13 +134,15 @@ macro_rules! pool2d_attrs {
     };
 }
 
-pool2d_attrs! {
-    /// `nn.max_pool2d` (TVM `MaxPool2DAttrs`). `NCHW` only; padded positions never win.
+pool_attrs! {
+    vec![1, 1], vec![0, 0], "NCHW";
+    /// `nn.max_pool2d` (TVM `MaxPool2DAttrs`); padded positions never win.
     pub struct MaxPool2dAttrs {}
 }
 
-pool2d_attrs! {
-    /// `nn.avg_pool2d` (TVM `AvgPool2DAttrs`). `NCHW` only.
+pool_attrs! {
+    vec![1, 1], vec![0, 0], "NCHW";
+    /// `nn.avg_pool2d` (TVM `AvgPool2DAttrs`).
     pub struct AvgPool2dAttrs {
         /// Divide by the window size including explicit padding (not the extra `ceil_mode`
         /// border) instead of by the number of real elements.
@@ -118,12 +150,42 @@ pool2d_attrs! {
     }
 }
 
+pool_attrs! {
+    vec![1], vec![0], "NCW";
+    /// `nn.max_pool1d` (TVM `MaxPool1DAttrs`); `padding` is `[p]` or `[left, right]`.
+    pub struct MaxPool1dAttrs {}
+}
+
+pool_attrs! {
+    vec![1], vec![0], "NCW";
+    /// `nn.avg_pool1d` (TVM `AvgPool1DAttrs`); `padding` is `[p]` or `[left, right]`.
+    pub struct AvgPool1dAttrs {
+        /// Divide by the window size including explicit padding (not the extra `ceil_mode`
+        /// border) instead of by the number of real elements.
+        count_include_pad: bool = false,
+    }
+}
+
 op_attrs! {
-    /// `nn.global_avg_pool2d` (TVM `GlobalPool2DAttrs`). `NCHW` only.
+    /// `nn.global_avg_pool2d` and `nn.global_max_pool2d` (TVM `GlobalPool2DAttrs`); the
+    /// reference kernels run `NCHW`.
     pub struct GlobalPool2dAttrs {
         /// Data layout; `NCHW` only.
         layout: String = ("NCHW".to_string()),
         /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+    }
+}
+
+op_attrs! {
+    /// `nn.adaptive_avg_pool2d` and `nn.adaptive_max_pool2d` (TVM `AdaptivePool2DAttrs`); the
+    /// reference kernels run `NCHW`.
+    pub struct AdaptivePool2dAttrs {
+        /// `[oh, ow]` (one value applies to both); empty: the input's `H` and `W`.
+        output_size: Vec<i64> = (Vec::new()),
+        /// Data layout.
+        layout: String = ("NCHW".to_string()),
+        /// Output layout; `""` or the data layout.
         out_layout: String = (String::new()),
     }
 }

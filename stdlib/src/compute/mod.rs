@@ -1,20 +1,13 @@
 //! Compute rules over kir (see `relay_compiler::op::TensorDef`), one file per operator
-//! family. [`compute_rule`] is what `register_all` puts into each `OpDef`.
+//! family; each operator item's `COMPUTE` points at its rule here.
 //!
 //! Every rule must agree with the op's reference kernel (`crate::kernels`) on every input it
 //! accepts, up to the float tolerances the JIT documents (approximated `exp`/`tanh`/...,
 //! FMA contraction, reassociated sums). Where a rule does not cover an input (integer
 //! division, for now), it refuses the input and the op runs its reference kernel.
 
-mod nn;
+pub(crate) mod nn;
 pub(crate) mod reduce;
 pub(crate) mod transform;
 pub(crate) mod util;
 mod window;
-
-use relay_compiler::op::ComputeFn;
-
-/// The compute rule of operator `name`, if it has one.
-pub fn compute_rule(name: &str) -> Option<ComputeFn> {
-    nn::rule(name)
-}

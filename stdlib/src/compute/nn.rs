@@ -1,49 +1,43 @@
-//! Anchor rules (reference: `crate::kernels::nn`): products as loop nests whose innermost
+//! Anchor rules, the `COMPUTE` of the nn items (reference kernels: `crate::ops::nn`): products as loop nests whose innermost
 //! reduction is vectorised where the operands are contiguous (or native matrix products),
 //! convolution as im2col and a product (direct loops and pooling: `super::window`), softmax
 //! as three passes over the axis, and `nn.bias_add` as a broadcast.
 
-use super::util::{attrs, lazy, lit, norm_axis, tensors};
+use super::util::{lazy, lit, norm_axis, tensors};
 use super::window::{direct_conv, pair, pool, Geometry, Window};
 use crate::attrs::{
-    AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, GlobalPool2dAttrs, LayerNormAttrs,
-    MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
+    AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, GlobalPool2dAttrs,
+    LayerNormAttrs, MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
 };
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
-use relay_compiler::op::{
-    for_each_index, AttrReader, ComputeFn, ComputeInput, LazyTensor, OutType, TensorDef,
-};
+use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
-/// The rule of neural-network operator `name`.
-pub(super) fn rule(name: &str) -> Option<ComputeFn> {
-    let f: ComputeFn = match name {
-        "nn.dense" => |i, _, o| {
-            let [x, w] = tensors(i)?;
-            product(x, w, o, true)
-        },
-        "nn.matmul" => matmul,
-        "nn.batch_matmul" => batch_matmul,
-        "nn.bias_add" => bias_add,
-        "nn.softmax" => |i, r, o| softmax(i, r, o, false),
-        "nn.log_softmax" => |i, r, o| softmax(i, r, o, true),
-        "nn.conv2d" => conv2d,
-        "nn.layer_norm" => layer_norm,
-        "nn.global_avg_pool2d" => global_avg_pool2d,
-        "nn.max_pool2d" => |i, r, o| {
-            let a: MaxPool2dAttrs = attrs(r)?;
-            let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
-            pool(i, o, w, None)
-        },
-        "nn.avg_pool2d" => |i, r, o| {
-            let a: AvgPool2dAttrs = attrs(r)?;
-            let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
-            pool(i, o, w, Some(a.count_include_pad))
-        },
-        _ => return None,
-    };
-    Some(f)
+/// `nn.dense`: the item's `COMPUTE`.
+pub(crate) fn dense(inputs: &[ComputeInput], _: &DenseAttrs, out: &OutType) -> Result<TensorDef, String> {
+    let [x, w] = tensors(inputs)?;
+    product(x, w, out, true)
+}
+
+/// `nn.max_pool2d`: the item's `COMPUTE`.
+pub(crate) fn max_pool2d(
+    inputs: &[ComputeInput],
+    a: &MaxPool2dAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
+    let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
+    pool(inputs, out, w, None)
+}
+
+/// `nn.avg_pool2d`: the item's `COMPUTE`.
+pub(crate) fn avg_pool2d(
+    inputs: &[ComputeInput],
+    a: &AvgPool2dAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
+    let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
+    pool(inputs, out, w, Some(a.count_include_pad))
 }
 
 /// Outputs of a product computed together (see [`product`]).
@@ -177,18 +171,22 @@ fn native_product(
     })))
 }
 
-fn matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+/// `nn.matmul`: the item's `COMPUTE`.
+pub(crate) fn matmul(inputs: &[ComputeInput], at: &MatmulAttrs, out: &OutType) -> Result<TensorDef, String> {
     let [a, b] = tensors(inputs)?;
-    let at: MatmulAttrs = attrs(r)?;
     if at.transpose_a {
         return Err("transposed matmul data runs in the reference kernel".into());
     }
     product(a, b, out, at.transpose_b)
 }
 
-fn batch_matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+/// `nn.batch_matmul`: the item's `COMPUTE`.
+pub(crate) fn batch_matmul(
+    inputs: &[ComputeInput],
+    at: &BatchMatmulAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
     let [x, y] = tensors(inputs)?;
-    let at: BatchMatmulAttrs = attrs(r)?;
     let (&[_, xm, xk], &[_, _, _], &[ob, om, on]) =
         (x.shape.as_slice(), y.shape.as_slice(), out.shape.as_slice())
     else {
@@ -227,17 +225,22 @@ fn batch_matmul(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Resul
     })))
 }
 
-fn bias_add(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+/// `nn.bias_add`: the item's `COMPUTE`.
+pub(crate) fn bias_add(inputs: &[ComputeInput], a: &BiasAddAttrs, _: &OutType) -> Result<TensorDef, String> {
     let [x, b] = tensors(inputs)?;
-    let a: BiasAddAttrs = attrs(r)?;
     let axis = norm_axis(a.axis, x.shape.len())?;
     let (x, b) = (x.clone(), b.clone());
     Ok(lazy(move |k, idx| x.at(k, idx) + b.at(k, &[idx[axis].clone()])))
 }
 
-fn softmax(inputs: &[ComputeInput], r: &AttrReader, _: &OutType, log: bool) -> Result<TensorDef, String> {
+/// `nn.softmax` (`log`: `nn.log_softmax`) along `a.axis`: the items' `COMPUTE`.
+pub(crate) fn softmax(
+    inputs: &[ComputeInput],
+    a: &SoftmaxAttrs,
+    _: &OutType,
+    log: bool,
+) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
-    let a: SoftmaxAttrs = attrs(r)?;
     let axis = norm_axis(a.axis, x.shape.len())?;
     let n = x.shape[axis];
     if n == 0 {
@@ -286,9 +289,9 @@ fn top_left(p: &[i64]) -> Result<(i64, i64), String> {
     }
 }
 
-fn conv2d(inputs: &[ComputeInput], r: &AttrReader, out: &OutType) -> Result<TensorDef, String> {
+/// `nn.conv2d`: the item's `COMPUTE`.
+pub(crate) fn conv2d(inputs: &[ComputeInput], a: &Conv2dAttrs, out: &OutType) -> Result<TensorDef, String> {
     let [x, w] = tensors(inputs)?;
-    let a: Conv2dAttrs = attrs(r)?;
     if a.data_layout != "NCHW"
         || a.kernel_layout != "OIHW"
         || !(a.out_layout.is_empty() || a.out_layout == "NCHW")
@@ -378,15 +381,19 @@ fn inside(out: i64, stride: i64, offset: i64, len: i64) -> (i64, i64) {
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over `axis`: a pass for the mean, one for
 /// the (population) variance, one for the output.
-fn layer_norm(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn layer_norm(
+    inputs: &[ComputeInput],
+    a: &LayerNormAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
     let [x, gamma, beta] = tensors(inputs)?;
-    let a: LayerNormAttrs = attrs(r)?;
     let axis = norm_axis(a.axis, x.shape.len())?;
     let n = x.shape[axis];
     if n == 0 {
         return Err("layer_norm over an empty axis runs in the reference kernel".into());
     }
     let (x, gamma, beta, dtype) = (x.clone(), gamma.clone(), beta.clone(), x.dtype);
+    let a = a.clone();
     let mut outer = x.shape.clone();
     outer.remove(axis);
     let kind = if axis + 1 == x.shape.len() { LoopKind::Vectorize } else { LoopKind::Serial };
@@ -426,9 +433,12 @@ fn layer_norm(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<Te
 }
 
 /// The mean over H and W of NCHW data.
-fn global_avg_pool2d(inputs: &[ComputeInput], r: &AttrReader, _: &OutType) -> Result<TensorDef, String> {
+pub(crate) fn global_avg_pool2d(
+    inputs: &[ComputeInput],
+    a: &GlobalPool2dAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
-    let a: GlobalPool2dAttrs = attrs(r)?;
     if a.layout != "NCHW" || !(a.out_layout.is_empty() || a.out_layout == "NCHW") {
         return Err("only NCHW pooling is fused".into());
     }

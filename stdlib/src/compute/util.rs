@@ -1,8 +1,7 @@
 //! Helpers shared by the compute rules.
 
-use crate::attrs::OpAttrs;
 use relay_compiler::kir::{Expr, Index, KernelBuilder};
-use relay_compiler::op::{AttrReader, ComputeInput, LazyTensor, TensorDef};
+use relay_compiler::op::{ComputeInput, LazyTensor, TensorDef};
 use relay_devices::{DType, Scalar};
 use std::rc::Rc;
 
@@ -16,11 +15,6 @@ pub(crate) fn tensors<const N: usize>(inputs: &[ComputeInput]) -> Result<[&LazyT
         })
         .collect::<Result<_, _>>()?;
     ts.try_into().map_err(|v: Vec<_>| format!("expected {N} inputs, got {}", v.len()))
-}
-
-/// The attributes of a call, parsed into the op's struct.
-pub(crate) fn attrs<A: OpAttrs>(r: &AttrReader) -> Result<A, String> {
-    A::from_attrs(r)
 }
 
 /// The literal `v` converted to `dtype` (`as` semantics).

@@ -6,7 +6,6 @@
 //! outputs against the shape function before computing, so kernels can trust them;
 //! [`table::reference_ops`] lists every operator by TVM name with type-erased entry points.
 
-pub mod nn;
 pub(crate) mod num;
 pub mod table;
 pub(crate) mod util;

@@ -82,7 +82,9 @@ impl RefOp {
 /// An operator without a reference kernel, attributes it rejects, or what
 /// [`RefOp::evaluate`] reports.
 pub fn evaluate(op: &str, attrs: &AttrReader, inputs: &[&Tensor]) -> Result<Vec<Tensor>, String> {
-    let entry = reference_op(op).ok_or_else(|| format!("operator `{op}` has no reference kernel"))?;
+    let entry = crate::ops::operator(op)
+        .map(|e| &e.reference)
+        .ok_or_else(|| format!("operator `{op}` has no reference kernel"))?;
     let parsed = (entry.parse_attrs)(attrs).map_err(|e| format!("`{op}`: {e}"))?;
     entry.evaluate(inputs, parsed.as_ref()).map_err(|e| format!("`{op}`: {e}"))
 }
@@ -119,11 +121,6 @@ pub fn reference_ops() -> impl ExactSizeIterator<Item = &'static RefOp> + Clone 
     all.into_iter()
 }
 
-/// The reference kernel of operator `name`.
-pub fn reference_op(name: &str) -> Option<&'static RefOp> {
-    crate::ops::operators().map(|e| &e.reference).find(|op| op.name == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +139,7 @@ mod tests {
     fn attribute_names_agree_with_the_registry() {
         let registry = crate::op_registry();
         for (_, def) in registry.iter() {
-            if let Some(op) = reference_op(def.name) {
+            if let Some(op) = crate::ops::operator(def.name).map(|e| &e.reference) {
                 let (mut a, mut b) = (def.attrs.to_vec(), op.attr_names.to_vec());
                 a.sort_unstable();
                 b.sort_unstable();
@@ -155,14 +152,14 @@ mod tests {
     fn erased_entry_points_round_trip() {
         let mut sy = Interner::default();
         let attrs = Attrs(vec![(sy.intern("axis"), AttrValue::Int(0))]);
-        let sum = reference_op("sum").unwrap();
+        let sum = &crate::ops::operator("sum").unwrap().reference;
         let parsed = (sum.parse_attrs)(&AttrReader::new(&sy, &attrs)).unwrap();
         let x = Tensor::from_vec(vec![2, 2], vec![1f32, 2.0, 3.0, 4.0]).unwrap();
         assert_eq!((sum.shapes)(&[x.shape()], parsed.as_ref()).unwrap(), vec![vec![2]]);
         let mut out = vec![Tensor::zeros(DType::F32, vec![2]).unwrap()];
         (sum.kernel)(&[&x], parsed.as_ref(), &mut out).unwrap();
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[4.0, 6.0]);
-        let wrong = reference_op("nn.softmax").unwrap();
+        let wrong = &crate::ops::operator("nn.softmax").unwrap().reference;
         assert!(matches!(
             (wrong.shapes)(&[x.shape()], &ReduceAttrs::default()),
             Err(KernelError::AttrsType { .. })

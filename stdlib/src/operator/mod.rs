@@ -18,7 +18,6 @@ pub use dtypes::DTypeSet;
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;
 use crate::kernels::{Checked, Kernel};
-use crate::relations::tensor_arg;
 use crate::RefOp;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{
@@ -117,9 +116,8 @@ pub struct OpEntry {
     pub def: OpDef,
     /// The reference kernel behind type-erased entry points.
     pub reference: RefOp,
-    /// The operand dtypes, where the operator is an [`Operator`] item (`None` for operators
-    /// still registered the old way, whose dtype rule lives in their kernel alone).
-    pub dtypes: Option<DTypeSet>,
+    /// The operand dtypes, for listings.
+    pub dtypes: DTypeSet,
 }
 
 impl OpEntry {
@@ -141,14 +139,8 @@ impl OpEntry {
                 doc: T::DOC,
             },
             reference: RefOp::of::<T>(),
-            dtypes: Some(T::DTYPES),
+            dtypes: T::DTYPES,
         }
-    }
-
-    /// An operator not yet written as an [`Operator`] item: a registration whose relation is
-    /// its own function and a separate reference kernel (see ARCHITECTURE.md, "Operators").
-    pub const fn legacy(def: OpDef, reference: RefOp) -> OpEntry {
-        OpEntry { def, reference, dtypes: None }
     }
 }
 
@@ -165,6 +157,16 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
     Ok(Some(if outs.len() == 1 && !T::TUPLE_OUTPUT { outs.remove(0) } else { RelType::Tuple(outs) }))
+}
+
+/// Input `i` as a tensor: `Ok(None)` while its type is unknown, an error if it is not a tensor.
+fn tensor_arg(args: &[RelType], i: usize) -> Result<Option<&TensorType>, String> {
+    match args.get(i) {
+        Some(RelType::Tensor(t)) => Ok(Some(t)),
+        Some(RelType::Unknown) => Ok(None),
+        Some(other) => Err(format!("argument {} must be a tensor, found `{other}`", i + 1)),
+        None => Err(format!("missing argument {}", i + 1)),
+    }
 }
 
 /// Every argument as a tensor: `Ok(None)` while any is unknown.

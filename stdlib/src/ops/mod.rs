@@ -1,14 +1,12 @@
 //! The operator library: every operator, by family, in one list ([`operators`]) from which the
-//! registry ([`register_all`]), the reference-kernel table ([`crate::reference_op`]), the
+//! registry ([`register_all`]), the reference-kernel table ([`crate::reference_ops`]), the
 //! fusion test cases and `relay-vm ops` are built. TVM's names, so TVM programs run
 //! unchanged.
 //!
-//! Every family but nn is made of [`Operator`](crate::operator::Operator) items: elementwise,
-//! broadcast, reductions, scans, the transforms (`transform/`), gather/scatter,
-//! tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel and the
-//! normalisation operators. The nn operators are still registered the old way (`legacy!`): a
-//! relation function of their own next to a separate reference kernel, with the compute rule
-//! looked up by name.
+//! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
+//! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
+//! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
+//! and the normalisation operators.
 
 mod activation;
 mod algorithm;
@@ -17,7 +15,7 @@ mod create;
 mod elemwise;
 mod fast_math;
 mod gather_scatter;
-mod index;
+pub(crate) mod index;
 mod nn;
 mod normalization;
 pub(crate) mod reduce;
@@ -34,6 +32,7 @@ pub use broadcast::*;
 pub use create::*;
 pub use elemwise::*;
 pub use gather_scatter::*;
+pub use nn::*;
 pub use normalization::*;
 pub use reduce::*;
 pub use replicate::*;
@@ -45,33 +44,8 @@ pub use triangle::*;
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
-/// Declares an operator registered the old way in one line:
-/// `legacy!(Kernel, num_inputs, relation, Pattern, "doc")`. Its name is the kernel's `NAME`
-/// (TVM's) and its attribute names those of the kernel's attribute struct, so neither is
-/// written twice; its compute rule is filled in by name in [`register_all`].
-macro_rules! legacy {
-    ($kernel:ty, $inputs:literal, $rel:expr, $pattern:ident, $doc:literal $(,)?) => {
-        $crate::operator::OpEntry::legacy(
-            relay_compiler::op::OpDef {
-                name: <$kernel as $crate::kernels::Kernel>::NAME,
-                num_inputs: $inputs,
-                attrs: <<$kernel as $crate::kernels::Kernel>::Attrs as $crate::attrs::OpAttrs>::NAMES,
-                relation: $rel,
-                pattern: relay_compiler::op::OpPattern::$pattern,
-                compute: None,
-                project: None,
-                scalar: None,
-                doc: $doc,
-            },
-            $crate::RefOp::of::<$kernel>(),
-        )
-    };
-}
-
-pub(crate) use legacy;
-
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 18] = [
+const FAMILIES: [&[OpEntry]; 23] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -81,7 +55,12 @@ const FAMILIES: [&[OpEntry]; 18] = [
     reduce::MOMENTS,
     scan::SCAN,
     transform::TRANSFORM,
-    nn::NN,
+    nn::DENSE,
+    nn::CONV,
+    nn::POOL,
+    nn::NORM,
+    nn::SOFTMAX,
+    nn::DROPOUT,
     gather_scatter::GATHER_SCATTER,
     replicate::REPLICATE,
     algorithm::ALGORITHM,
@@ -97,19 +76,20 @@ pub fn operators() -> impl Iterator<Item = &'static OpEntry> {
     FAMILIES.into_iter().flatten()
 }
 
-/// Registers every operator of the library into `registry`; operators registered the old way
-/// get their compute rule by name.
+/// The operator named `name` (TVM's name), every facet of it: how a run-time caller that
+/// holds only a name (an executable's kernel descriptor, the interpreter, compile-time
+/// folding) reaches its reference kernel.
+pub fn operator(name: &str) -> Option<&'static OpEntry> {
+    operators().find(|e| e.def.name == name)
+}
+
+/// Registers every operator of the library into `registry`.
 ///
 /// # Errors
 /// The name of an operator that is already registered.
 pub fn register_all(registry: &mut OpRegistry) -> Result<(), &'static str> {
     for entry in operators() {
-        let mut def = entry.def.clone();
-        let name = def.name;
-        if def.compute.is_none() {
-            def.compute = crate::compute::compute_rule(name);
-        }
-        registry.register(def).map_err(|_| name)?;
+        registry.register(entry.def.clone()).map_err(|_| entry.def.name)?;
     }
     registry.set_evaluator(crate::kernels::table::evaluate);
     Ok(())

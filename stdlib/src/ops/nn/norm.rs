@@ -1,20 +1,36 @@
-//! Normalisation in inference form (TVM `src/relay/op/nn/nn.cc`): `nn.batch_norm` with
-//! stored statistics and `nn.layer_norm` over one axis.
+//! Normalisation in inference form (TVM `src/relay/op/nn/nn.cc` `BatchNormRel`,
+//! `LayerNormRel`): `nn.batch_norm` with stored statistics and `nn.layer_norm` over one axis.
 
-use super::{lanes, map_lanes};
+use super::{axis_in, check_channel_vector, check_dtype, lanes, map_lanes};
 use crate::attrs::{BatchNormAttrs, LayerNormAttrs};
+use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::num::{from_f64, from_usize, Float};
-use crate::kernels::util::{args, copy_elements, floats, normalize_axis, only_output, same_dtype};
-use crate::kernels::{Checked, Kernel};
+use crate::kernels::util::{args, copy_elements, floats, only_output, same_dtype};
+use crate::kernels::Checked;
+use crate::operator::{ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
+use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
-/// Errors unless every parameter shape is `[channels]`.
-fn check_params(params: &[&[usize]], channels: usize) -> Result<(), KernelError> {
-    match params.iter().find(|p| **p != [channels]) {
-        Some(p) => Err(KernelError::Shape(format!("parameter of shape {p:?} where [{channels}] is needed"))),
-        None => Ok(()),
+/// The normalisations in inference form.
+pub const NORM: &[OpEntry] = &[OpEntry::of::<BatchNorm>(), OpEntry::of::<LayerNorm>()];
+
+/// The channel axis of `data` after checking `epsilon` and that each named parameter is a
+/// vector along it.
+fn check_params<D: ShapeDim>(
+    data: &[D],
+    axis: i64,
+    epsilon: f64,
+    params: &[(&[D], &str)],
+) -> Result<usize, KernelError> {
+    let axis = axis_in(axis, data)?;
+    if epsilon.is_nan() || epsilon < 0.0 {
+        return Err(KernelError::Attr(format!("epsilon must not be negative, found {epsilon}")));
     }
+    for (p, what) in params {
+        check_channel_vector(data, axis, p, what)?;
+    }
+    Ok(axis)
 }
 
 /// `(x - mean) / sqrt(var + eps)`, times `gamma` and plus `beta` as the flags say.
@@ -31,23 +47,27 @@ fn normalise<T: Float>(x: T, mean: T, var: T, eps: T, gamma: Option<T>, beta: Op
 #[derive(Debug)]
 pub struct BatchNorm;
 
-impl Kernel for BatchNorm {
+impl Operator for BatchNorm {
     const NAME: &'static str = "nn.batch_norm";
+    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
+    const NUM_INPUTS: usize = 5;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "batch normalisation: (out, mean, var)";
     type Attrs = BatchNormAttrs;
 
-    fn shapes(inputs: &[&[usize]], attrs: &BatchNormAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &BatchNormAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, g, b, m, v] = args(inputs)?;
-        let c = x[normalize_axis(attrs.axis, x.len())?];
-        check_params(&[g, b, m, v], c)?;
-        Ok(vec![x.to_vec(), vec![c], vec![c]])
+        let params = [(g, "gamma"), (b, "beta"), (m, "moving_mean"), (v, "moving_var")];
+        let axis = check_params(x, a.axis, a.epsilon, &params)?;
+        Ok(vec![x.to_vec(), vec![x[axis]], vec![x[axis]]])
     }
 
     fn dtypes(inputs: &[DType], _: &BatchNormAttrs) -> Result<Vec<DType>, KernelError> {
-        let d = same_dtype(&args::<_, 5>(inputs)?)?;
-        floats!(d, T => Ok(vec![d; 3]))
+        let d = check_dtype(Self::DTYPES, same_dtype(&args::<_, 5>(inputs)?)?)?;
+        Ok(vec![d; 3])
     }
 
-    fn compute(
+    fn reference(
         inputs: &[&Tensor],
         attrs: &BatchNormAttrs,
         outputs: &mut [Tensor],
@@ -80,22 +100,26 @@ impl Kernel for BatchNorm {
 #[derive(Debug)]
 pub struct LayerNorm;
 
-impl Kernel for LayerNorm {
+impl Operator for LayerNorm {
     const NAME: &'static str = "nn.layer_norm";
+    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
+    const NUM_INPUTS: usize = 3;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "layer normalisation over axis";
     type Attrs = LayerNormAttrs;
+    const COMPUTE: Option<ComputeRule<LayerNormAttrs>> = Some(compute::nn::layer_norm);
 
-    fn shapes(inputs: &[&[usize]], attrs: &LayerNormAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &LayerNormAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, g, b] = args(inputs)?;
-        check_params(&[g, b], x[normalize_axis(attrs.axis, x.len())?])?;
+        check_params(x, a.axis, a.epsilon, &[(g, "gamma"), (b, "beta")])?;
         Ok(vec![x.to_vec()])
     }
 
     fn dtypes(inputs: &[DType], _: &LayerNormAttrs) -> Result<Vec<DType>, KernelError> {
-        let d = same_dtype(&args::<_, 3>(inputs)?)?;
-        floats!(d, T => Ok(vec![d]))
+        Ok(vec![check_dtype(Self::DTYPES, same_dtype(&args::<_, 3>(inputs)?)?)?])
     }
 
-    fn compute(
+    fn reference(
         inputs: &[&Tensor],
         attrs: &LayerNormAttrs,
         outputs: &mut [Tensor],
@@ -118,5 +142,22 @@ impl Kernel for LayerNorm {
                 }
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_compiler::ir::Dim::Known as K;
+
+    #[test]
+    fn batch_norm_gives_the_data_and_two_channel_vectors() {
+        let (d, v) = ([K(2), K(3), K(4), K(4)], [K(3)]);
+        let out = BatchNorm::shapes(&[&d[..], &v, &v, &v, &v], &BatchNormAttrs::default()).unwrap();
+        assert_eq!(out, vec![d.to_vec(), v.to_vec(), v.to_vec()]);
+        let err = BatchNorm::shapes(&[&d[..], &v, &v, &[K(4)], &v], &BatchNormAttrs::default()).unwrap_err();
+        assert!(err.to_string().contains("moving_mean must be a vector of 3"), "{err}");
+        let negative = LayerNormAttrs { epsilon: -1.0, ..Default::default() };
+        assert!(LayerNorm::shapes::<usize>(&[&[2, 3], &[3], &[3]], &negative).is_err());
     }
 }

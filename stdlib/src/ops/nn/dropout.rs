@@ -1,31 +1,44 @@
 //! `nn.dropout` in inference form (TVM `src/relay/op/nn/nn.cc`, `DropoutRel`).
 
+use super::check_dtype;
 use crate::attrs::DropoutAttrs;
 use crate::error::KernelError;
-use crate::kernels::util::{args, copy_elements, fill, floats};
-use crate::kernels::{Checked, Kernel};
+use crate::kernels::util::{args, copy_elements, fill};
+use crate::kernels::Checked;
+use crate::operator::{DTypeSet, OpEntry, Operator, ShapeDim};
+use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Scalar, Tensor};
+
+/// Dropout.
+pub const DROPOUT: &[OpEntry] = &[OpEntry::of::<Dropout>()];
 
 /// `nn.dropout`: at inference the identity. Two outputs, as TVM: the data and a mask of the
 /// data's shape and dtype that is 1 wherever an element was kept (everywhere). Float dtypes.
 #[derive(Debug)]
 pub struct Dropout;
 
-impl Kernel for Dropout {
+impl Operator for Dropout {
     const NAME: &'static str = "nn.dropout";
+    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "dropout: (out, mask); identity at inference";
     type Attrs = DropoutAttrs;
 
-    fn shapes(inputs: &[&[usize]], _: &DropoutAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &DropoutAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
+        if !(0.0..1.0).contains(&a.rate) {
+            return Err(KernelError::Attr(format!("rate must be in [0, 1), found {}", a.rate)));
+        }
         Ok(vec![x.to_vec(), x.to_vec()])
     }
 
     fn dtypes(inputs: &[DType], _: &DropoutAttrs) -> Result<Vec<DType>, KernelError> {
         let [d] = args(inputs)?;
-        floats!(d, T => Ok(vec![d, d]))
+        Ok(vec![check_dtype(Self::DTYPES, d)?; 2])
     }
 
-    fn compute(
+    fn reference(
         inputs: &[&Tensor],
         _: &DropoutAttrs,
         outputs: &mut [Tensor],

@@ -1,0 +1,311 @@
+//! Neural-network operators (TVM `src/relay/op/nn/nn.cc`, `convolution.cc`, `pooling.cc`):
+//! products, convolution, pooling, normalisation, softmax and dropout, each an
+//! [`Operator`](crate::operator::Operator) item whose `COMPUTE` points at its loop nest in
+//! `crate::compute::nn`, one list per file (`DENSE`, `CONV`, `POOL`, `NORM`, `SOFTMAX`,
+//! `DROPOUT`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
+//! attributes, the 4-d layouts and the window arithmetic of convolution and pooling, and the
+//! lane walk of the operators over one axis.
+
+mod conv;
+mod dense;
+mod dropout;
+mod norm;
+mod pool;
+mod softmax;
+
+pub use conv::*;
+pub use dense::*;
+pub use dropout::*;
+pub use norm::*;
+pub use pool::*;
+pub use softmax::*;
+
+use super::index::may_equal;
+use crate::error::KernelError;
+use crate::kernels::num::{cast, Num};
+use crate::kernels::util::{normalize_axis, nums};
+use crate::operator::{shape_text, DTypeSet, ShapeDim};
+use relay_devices::{shape_size, DType, Tensor};
+
+/// The elements of `t` converted to `O` (the accumulation type of a matrix product or
+/// convolution, e.g. `int32` for `int8` inputs).
+fn converted<O: Num>(t: &Tensor) -> Result<Vec<O>, KernelError> {
+    nums!(t.dtype(), T => Ok(t.as_slice::<T>()?.iter().map(|&v| cast::<T, O>(v)).collect()))
+}
+
+/// The nn dtype rule: `set`, widened to every float width at one lane, so that `float16`
+/// models type-check as TVM's do; the reference kernels run `float32`/`float64` and refuse
+/// other floats when called.
+fn check_dtype(set: DTypeSet, d: DType) -> Result<DType, KernelError> {
+    let any_float = d.is_float() && d.lanes == 1 && matches!(set, DTypeSet::Floats | DTypeSet::Nums);
+    if any_float {
+        Ok(d)
+    } else {
+        set.check(d)
+    }
+}
+
+/// The output dtype of a product (TVM's): numeric operands of one dtype — integers may differ
+/// in signedness and width (quantized `uint8 x int8` with `out_dtype="int32"`) — and
+/// `out_dtype` when given, else the data's.
+fn product_dtype(data: DType, weight: DType, out_dtype: Option<DType>) -> Result<DType, KernelError> {
+    check_dtype(DTypeSet::Nums, data)?;
+    check_dtype(DTypeSet::Nums, weight)?;
+    if data != weight && !(data.is_int() && weight.is_int()) {
+        return Err(KernelError::DType(format!("operand dtypes differ: `{data}` and `{weight}`")));
+    }
+    check_dtype(DTypeSet::Nums, out_dtype.unwrap_or(data))
+}
+
+/// The message for sizes beyond `usize`.
+fn too_large() -> KernelError {
+    KernelError::Shape("the resulting size is too large".to_string())
+}
+
+/// `[h, w]` from one value for both or two, each positive (`strides`, `dilation`,
+/// `pool_size`, `kernel_size`).
+fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
+    let pair = match *v {
+        [a] => [a, a],
+        [a, b] => [a, b],
+        _ => {
+            return Err(KernelError::Attr(format!(
+                "attribute `{name}` must have 1 or 2 values, found {}",
+                v.len()
+            )))
+        }
+    };
+    match pair.map(usize::try_from) {
+        [Ok(a), Ok(b)] if a > 0 && b > 0 => Ok([a, b]),
+        _ => Err(KernelError::Attr(format!("attribute `{name}` must be positive, found {v:?}"))),
+    }
+}
+
+/// `[top, left, bottom, right]` from TVM's 2-d `padding` forms (`GetPaddingHeightWidth`):
+/// `[p]` pads every side by `p`, `[ph, pw]` top and bottom by `ph` and left and right by `pw`.
+fn padding4(v: &[i64]) -> Result<[usize; 4], KernelError> {
+    let sides = match *v {
+        [a] => [a; 4],
+        [a, b] => [a, b, a, b],
+        [t, l, b, r] => [t, l, b, r],
+        _ => {
+            return Err(KernelError::Attr(format!(
+                "attribute `padding` must have 1, 2 or 4 values, found {}",
+                v.len()
+            )))
+        }
+    };
+    match sides.map(usize::try_from) {
+        [Ok(t), Ok(l), Ok(b), Ok(r)] => Ok([t, l, b, r]),
+        _ => Err(KernelError::Attr(format!("attribute `padding` must not be negative, found {v:?}"))),
+    }
+}
+
+/// The output size of a sliding window over `size` input elements padded by `pad` in all
+/// (TVM's conv and pool formula): `(size + pad - ((window - 1) * dilation + 1)) / stride + 1`,
+/// the division rounded up with `ceil_mode`. `?` stays `?`.
+///
+/// # Errors
+/// A window larger than the padded input, or sizes that overflow.
+fn window_out<D: ShapeDim>(
+    size: D,
+    window: usize,
+    stride: usize,
+    dilation: usize,
+    pad: usize,
+    ceil_mode: bool,
+) -> Result<D, KernelError> {
+    let Some(size) = size.value() else { return Ok(size) };
+    let span = window.saturating_sub(1).checked_mul(dilation).and_then(|x| x.checked_add(1));
+    let (Some(span), Some(padded)) = (span, size.checked_add(pad)) else { return Err(too_large()) };
+    let Some(room) = padded.checked_sub(span) else {
+        return Err(KernelError::Shape(format!(
+            "the window spans {span} elements, more than the {padded} of the padded input"
+        )));
+    };
+    let steps = room / stride + usize::from(ceil_mode && room % stride != 0);
+    Ok(D::known(steps + 1))
+}
+
+/// A plain `N`-d layout: `pos[i]` is where the `i`-th letter of the canonical order (`NCW`,
+/// `NCHW`, `OIHW`) sits in the layout. Packed layouts such as `NCHW4c` are not supported.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Layout<const N: usize> {
+    pos: [usize; N],
+}
+
+/// A 4-d layout (`NCHW`, `OIHW` and their permutations).
+type Layout4 = Layout<4>;
+
+impl<const N: usize> Layout<N> {
+    /// Parses `layout` as a permutation of `canonical`'s `N` letters.
+    fn parse(layout: &str, canonical: &str) -> Result<Layout<N>, KernelError> {
+        let bad = || {
+            KernelError::Attr(format!(
+                "unsupported layout {layout:?}: expected a permutation of {canonical:?}"
+            ))
+        };
+        let letters: Vec<char> = layout.chars().collect();
+        if letters.len() != N {
+            return Err(bad());
+        }
+        let mut pos = [0; N];
+        for (p, c) in pos.iter_mut().zip(canonical.chars()) {
+            let mut at = letters.iter().enumerate().filter(|&(_, &l)| l == c).map(|(i, _)| i);
+            match (at.next(), at.next()) {
+                (Some(i), None) => *p = i,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(Layout { pos })
+    }
+
+    /// Whether this is the canonical order itself, the one the reference kernels run.
+    fn is_canonical(self) -> bool {
+        self.pos.iter().enumerate().all(|(i, &p)| i == p)
+    }
+
+    /// `shape` (in this layout, rank `N`) in canonical order; `what` names it in the error.
+    fn to_canonical<D: ShapeDim>(self, shape: &[D], what: &str) -> Result<[D; N], KernelError> {
+        if shape.len() != N {
+            return Err(KernelError::Shape(format!(
+                "{what} must have rank {N}, found {}",
+                shape_text(shape)
+            )));
+        }
+        Ok(self.pos.map(|p| shape[p]))
+    }
+
+    /// Canonical-order dimensions laid out in this layout.
+    fn arrange<D: ShapeDim>(self, dims: [D; N]) -> Vec<D> {
+        let mut out = dims.to_vec();
+        for (d, p) in dims.into_iter().zip(self.pos) {
+            out[p] = d;
+        }
+        out
+    }
+}
+
+/// Errors unless `layout` is the canonical order: the reference kernels run `NCW`/`NCHW`
+/// data and `OIHW` weights only (other layouts type-check; the fused kernels refuse them too).
+fn check_canonical<const N: usize>(layout: Layout<N>, text: &str) -> Result<(), KernelError> {
+    if layout.is_canonical() {
+        Ok(())
+    } else {
+        Err(KernelError::Attr(format!(
+            "layout {text:?} is not supported by the reference kernel; use NCW, NCHW or OIHW"
+        )))
+    }
+}
+
+/// Checks that `v` is a vector as long as axis `axis` of `data` (`what` names it).
+fn check_channel_vector<D: ShapeDim>(
+    data: &[D],
+    axis: usize,
+    v: &[D],
+    what: &str,
+) -> Result<(), KernelError> {
+    let c = data[axis];
+    if v.len() != 1 || !may_equal(v[0], c) {
+        return Err(KernelError::Shape(format!(
+            "{what} must be a vector of {} (axis {axis} of {}), found {}",
+            dim_text(c),
+            shape_text(data),
+            shape_text(v)
+        )));
+    }
+    Ok(())
+}
+
+/// `axis` of `shape` (negative counts from the end) as an index; the error names the shape.
+fn axis_in<D: ShapeDim>(axis: i64, shape: &[D]) -> Result<usize, KernelError> {
+    normalize_axis(axis, shape.len())
+        .map_err(|e| KernelError::Attr(format!("{}: {}", crate::operator::message(e), shape_text(shape))))
+}
+
+/// One dimension as Relay writes it: its size or `?`.
+fn dim_text<D: ShapeDim>(d: D) -> String {
+    d.value().map_or_else(|| "?".to_string(), |n| n.to_string())
+}
+
+/// The tensor seen as `[outer, len, inner]` around `axis`: element `(o, c, i)` of the lane
+/// through axis `axis` sits at `(o * len + c) * inner + i`.
+fn lanes(shape: &[usize], axis: i64) -> Result<(usize, usize, usize), KernelError> {
+    let axis = normalize_axis(axis, shape.len())?;
+    let size =
+        |s: &[usize]| shape_size(s).ok_or_else(|| KernelError::Shape(format!("shape {s:?} is too large")));
+    Ok((size(&shape[..axis])?, shape[axis], size(&shape[axis + 1..])?))
+}
+
+/// Calls `f(lane_in, lane_out)` for every lane of `x` along the middle axis of
+/// `(outer, len, inner)`, writing each lane's results back in place in `out`.
+fn map_lanes<T: Copy + Default>(
+    x: &[T],
+    out: &mut [T],
+    (outer, len, inner): (usize, usize, usize),
+    mut f: impl FnMut(&[T], &mut [T]),
+) -> Result<(), KernelError> {
+    crate::kernels::util::same_len(x.len(), out.len())?;
+    let (mut lane, mut res) = (vec![T::default(); len], vec![T::default(); len]);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |c: usize| (o * len + c) * inner + i;
+            for (c, v) in lane.iter_mut().enumerate() {
+                *v = x[at(c)];
+            }
+            f(&lane, &mut res);
+            for (c, &v) in res.iter().enumerate() {
+                out[at(c)] = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_compiler::ir::Dim::{self, Any, Known as K};
+
+    #[test]
+    fn window_sizes() {
+        assert_eq!(window_out(K(224), 7, 2, 1, 6, false).unwrap(), K(112));
+        assert_eq!(window_out(5usize, 3, 1, 2, 0, false).unwrap(), 1);
+        assert_eq!(window_out(6usize, 3, 2, 1, 0, false).unwrap(), 2);
+        assert_eq!(window_out(6usize, 3, 2, 1, 0, true).unwrap(), 3);
+        assert_eq!(window_out(7usize, 3, 2, 1, 0, true).unwrap(), 3);
+        assert_eq!(window_out(Any, 3, 2, 1, 0, true).unwrap(), Any);
+        assert!(window_out(2usize, 3, 1, 1, 0, false).unwrap_err().to_string().contains("spans 3"));
+        assert!(window_out(2usize, usize::MAX, 1, 2, 0, false).is_err());
+    }
+
+    #[test]
+    fn layouts() {
+        let nhwc = Layout4::parse("NHWC", "NCHW").unwrap();
+        let shape = [K(1), K(8), K(9), K(3)];
+        assert_eq!(nhwc.to_canonical(&shape, "data").unwrap(), [K(1), K(3), K(8), K(9)]);
+        assert_eq!(nhwc.arrange([K(1), K(3), K(8), K(9)]), shape.to_vec());
+        assert!(!nhwc.is_canonical() && Layout4::parse("NCHW", "NCHW").unwrap().is_canonical());
+        assert!(Layout4::parse("NCHW4c", "NCHW").is_err());
+        assert!(Layout4::parse("NCCW", "NCHW").is_err());
+        assert!(nhwc.to_canonical::<Dim>(&[K(1)], "data").is_err());
+    }
+
+    #[test]
+    fn window_attributes() {
+        assert_eq!(pair(&[2], "strides").unwrap(), [2, 2]);
+        assert!(pair(&[0, 1], "strides").is_err() && pair(&[1, 2, 3], "strides").is_err());
+        assert_eq!(padding4(&[1]).unwrap(), [1; 4]);
+        assert_eq!(padding4(&[1, 2]).unwrap(), [1, 2, 1, 2]);
+        assert_eq!(padding4(&[1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
+        assert!(padding4(&[1, 2, 3]).is_err() && padding4(&[-1]).is_err());
+    }
+
+    #[test]
+    fn product_dtypes() {
+        assert_eq!(product_dtype(DType::U8, DType::I8, Some(DType::I32)).unwrap(), DType::I32);
+        assert_eq!(product_dtype(DType::F32, DType::F32, None).unwrap(), DType::F32);
+        assert!(product_dtype(DType::F32, DType::I8, None).is_err());
+        assert!(product_dtype(DType::BOOL, DType::BOOL, None).is_err());
+    }
+}
