@@ -269,3 +269,21 @@ fn mutated_nodes_never_panic() {
     }
     assert!(imports > 500, "{imports} imports");
 }
+
+/// Splitting an axis of size 0 into a sequence gives an empty sequence or an error, not a
+/// panic (the size of the pieces was read from the first piece).
+#[test]
+fn splitting_an_empty_axis_into_a_sequence_does_not_panic() {
+    let mut m = model("op_sequence_split");
+    let x = &mut graph(&mut m).input[0];
+    let Some(onnx_protobuf::type_proto::Value::TensorType(t)) = x.type_.as_mut().unwrap().value.as_mut()
+    else {
+        panic!("x is a tensor");
+    };
+    t.shape.as_mut().unwrap().dim[0].value =
+        Some(onnx_protobuf::tensor_shape_proto::dimension::Value::DimValue(0));
+    // Pieces of size 1 that keep the axis (`keepdims` 1, its default).
+    let split = graph(&mut m).node.iter_mut().find(|n| n.op_type == "SplitToSequence").unwrap();
+    split.attribute.retain(|a| a.name != "keepdims");
+    let _ = import(&m.write_to_bytes().unwrap());
+}

@@ -221,7 +221,7 @@ pub fn split(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     if squeeze {
         dims.remove(axis);
     } else {
-        dims[axis] = sizes.iter().all(|&d| d == sizes[0]).then(|| sizes[0]);
+        dims[axis] = sizes.first().copied().filter(|&f| sizes.iter().all(|&d| d == f));
     }
     let items: Vec<String> = sizes
         .iter()
