@@ -275,6 +275,24 @@ case("op_loop_two_carried", [helper.make_node("Loop", ["m", "go", "x", "w0"], ["
      [("x", F, [2, 3]), ("w0", F, [3])], [("y", F, [2, 3]), ("z", F, [3])],
      inits={"m": np.array([3], dtype=np.int64), "go": np.array(True)})
 
+# Scan outputs: each iteration's values stacked on a new first axis, over a data-dependent
+# number of iterations (a `while`) and over a counted one.
+scanning = helper.make_graph(
+    [node("Mul", ["v", "two"], ["v_out"]), node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+     node("Less", ["total", "limit"], ["more"]), node("Identity", ["v"], ["seen"]),
+     node("Cast", ["iter"], ["step"], to=F)],
+    "scanning",
+    [helper.make_tensor_value_info("iter", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+     helper.make_tensor_value_info("v", F, [2, 3])],
+    [helper.make_tensor_value_info("more", BOOL, []), helper.make_tensor_value_info("v_out", F, [2, 3]),
+     helper.make_tensor_value_info("seen", F, [2, 3]), helper.make_tensor_value_info("step", F, [])])
+for name, trips, go, init in [("op_loop_scan_outputs_while", "", "go", {"go": np.array(True)}),
+                              ("op_loop_scan_outputs_counted", "m", "", {"m": np.int64(3)})]:
+    case(name, [helper.make_node("Loop", [trips, go, "x"], ["y", "history", "steps"], name="loop_scan", body=scanning)],
+         [("x", F, [2, 3])], [("y", F, [2, 3]), ("history", F, ["T", 2, 3]), ("steps", F, ["T"])],
+         inits={**init, "two": np.float32(2.0), "limit": np.float32(100.0)},
+         feeds={"x": np.abs(f32(2, 3, seed=16)) + 0.1})
+
 # A small MLP with a dynamic batch dimension (`N` becomes `?`).
 case("mlp", [node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], transB=1), node("Relu", ["h"], ["r"]),
              node("Gemm", ["r", "fc2.weight", "fc2.bias"], ["logits"], transB=1), node("Softmax", ["logits"], ["probs"])],

@@ -1,5 +1,6 @@
 //! Control flow: `If` becomes Relay's `if`, its branches blocks of their own; `Loop` becomes
-//! a tail-recursive local function, so a loop runs as dynamic control flow, not unrolled.
+//! a tail-recursive local function, so a loop runs as dynamic control flow, not unrolled, and
+//! so does `Scan`.
 
 use super::{on, tuple};
 use crate::dtype;
@@ -37,51 +38,95 @@ pub fn if_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     Ok(project(cx, node, whole, outputs))
 }
 
-/// `Loop(M, cond, v_initial...)` without scan outputs: a local function of the iteration
-/// number, the condition and the loop-carried values that runs the body and calls itself
-/// while the condition holds and fewer than `M` iterations ran, then returns the values.
+/// `Loop(M, cond, v_initial...)`: a local function of the iteration number, the condition,
+/// the loop-carried values and one accumulator per scan output (the body outputs after the
+/// carried values) that runs the body, appends its scan outputs to the accumulators and calls
+/// itself while the condition holds and fewer than `M` iterations ran, then returns the
+/// values and the accumulators: each scan output is its iterations' values stacked on a new
+/// first axis of size `?`.
 pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let trips = cx.optional_input(node, 0)?;
     let cond = cx.optional_input(node, 1)?;
     let initial: Vec<Value> =
         (2..node.proto.input.len()).map(|i| cx.input(node, i)).collect::<Result<_, _>>()?;
     let body = node.graph("body")?;
-    if body.output.len() != 1 + initial.len() {
-        return Err(node.error("scan outputs (body outputs after the loop-carried values) are not supported"));
-    }
     let (f, i, c) =
         (cx.fresh_variable("loop"), cx.fresh_variable("iteration"), cx.fresh_variable("condition"));
     let carried: Vec<String> = initial.iter().map(|_| cx.fresh_variable("carried")).collect();
     let fixed = vec![Value::new(i.clone(), DType::I64, vec![]), Value::new(c.clone(), DType::BOOL, vec![])];
     let (text, outputs, dims) = carried_block(cx, node, body, (fixed, 1), &initial, &carried, &[])?;
-    let types: Vec<String> = initial.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)).collect();
+    let scanned = &outputs[1 + initial.len()..];
+    let (accumulators, empty, mut types) = accumulate(cx, node, scanned)?;
+    types.splice(0..0, initial.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)));
     let mut params = vec![format!("{i}: int64"), format!("{c}: bool")];
-    params.extend(carried.iter().zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
-    let ret = match &types[..] {
-        [one] => one.clone(),
-        _ => format!("({})", types.join(", ")),
-    };
+    params.extend(carried.iter().chain(&accumulators).zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
     let mut again = vec![format!("add({i}, 1i64)"), scalar(&outputs[0])];
-    again.extend(outputs[1..].iter().map(|v| v.expr.clone()));
+    again.extend(outputs[1..1 + initial.len()].iter().map(|v| v.expr.clone()));
+    again.extend(appended(&accumulators, scanned));
     let test = match &trips {
         Some(m) => format!("logical_and({c}, less({i}, {}))", scalar(m)),
         None => c.clone(),
     };
-    let carried_values: Vec<Value> =
-        carried.iter().zip(&initial).map(|(name, v)| Value::new(name.clone(), v.dtype, vec![])).collect();
+    let finals: Vec<String> = carried.iter().chain(&accumulators).cloned().collect();
     let definition = format!(
-        "fn ({}) -> {ret} {{\n    if ({test}) {{\n  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
+        "fn ({}) -> {} {{\n    if ({test}) {{\n  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
         params.join(", "),
+        one_or_tuple(&types),
         text.replace('\n', "\n  ").trim_end_matches(' '),
         again.join(", "),
-        result_expr(&carried_values)
+        one_or_tuple(&finals)
     );
     cx.bind_as(&f, &definition);
     let mut start = vec![dtype::literal(DType::I64, 0.0), cond.as_ref().map_or("True".to_string(), scalar)];
     start.extend(initial.iter().map(|v| v.expr.clone()));
+    start.extend(empty);
     let whole = format!("{f}({})", start.join(", "));
-    let outputs = initial.iter().zip(dims).map(|(v, d)| Value::new(String::new(), v.dtype, d)).collect();
+    let outputs = initial
+        .iter()
+        .zip(dims)
+        .map(|(v, d)| Value::new(String::new(), v.dtype, d))
+        .chain(scanned.iter().map(|y| Value::new(String::new(), y.dtype, [&[None], &y.dims[..]].concat())))
+        .collect();
     Ok(project(cx, node, whole, outputs))
+}
+
+/// One accumulator variable per scan output of a `Loop` or `Scan` body: the variables, their
+/// empty initial values (`[0, ...]` tensors) and their types (`Tensor[(?, ...)]`).
+///
+/// # Errors
+/// A scan output whose shape is not static.
+fn accumulate(
+    cx: &mut Converter,
+    node: &Node,
+    scanned: &[Value],
+) -> Result<(Vec<String>, Vec<String>, Vec<String>), ImportError> {
+    let mut names = vec![];
+    let mut empty = vec![];
+    let mut types = vec![];
+    for y in scanned {
+        let element = on(node, known(&y.dims, "a scan output"))?;
+        names.push(cx.fresh_variable("scanned"));
+        types.push(tensor_type(y.dtype, &[&[None], &y.dims[..]].concat()));
+        empty.push(format!("zeros(shape={}, dtype=\"{}\")", list(&[&[0], &element[..]].concat()), y.dtype));
+    }
+    Ok((names, empty, types))
+}
+
+/// The one item itself, or a tuple of several (what [`project`] takes apart).
+fn one_or_tuple(items: &[String]) -> String {
+    match items {
+        [one] => one.clone(),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
+/// Each accumulator with this iteration's scan output appended on its first axis.
+fn appended(accumulators: &[String], scanned: &[Value]) -> Vec<String> {
+    accumulators
+        .iter()
+        .zip(scanned)
+        .map(|(acc, y)| format!("concatenate(({acc}, expand_dims({}, axis=0)), axis=0)", y.expr))
+        .collect()
 }
 
 /// `Scan(initial states..., scan inputs...)`: a local function of the step number, the states
@@ -133,24 +178,13 @@ pub fn scan(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
     }
     let (text, outputs, dims) = carried_block(cx, node, body, (vec![], 0), &states, &carried, &slices)?;
     let scanned = &outputs[n..];
-    let accumulators: Vec<String> = scanned.iter().map(|_| cx.fresh_variable("scanned")).collect();
-    let mut types: Vec<String> = states.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)).collect();
-    let mut empty = vec![];
-    for y in scanned {
-        let element = on(node, known(&y.dims, "a scan output"))?;
-        types.push(tensor_type(y.dtype, &[&[None], &y.dims[..]].concat()));
-        empty.push(format!("zeros(shape={}, dtype=\"{}\")", list(&[&[0], &element[..]].concat()), y.dtype));
-    }
+    let (accumulators, empty, mut types) = accumulate(cx, node, scanned)?;
+    types.splice(0..0, states.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)));
     let mut params = vec![format!("{i}: int64")];
     params.extend(carried.iter().chain(&accumulators).zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
     let mut again = vec![format!("add({i}, 1i64)")];
     again.extend(outputs[..n].iter().map(|v| v.expr.clone()));
-    again.extend(
-        accumulators
-            .iter()
-            .zip(scanned)
-            .map(|(acc, y)| format!("concatenate(({acc}, expand_dims({}, axis=0)), axis=0)", y.expr)),
-    );
+    again.extend(appended(&accumulators, scanned));
     let finals: Vec<String> = carried.iter().chain(&accumulators).cloned().collect();
     let definition = format!(
         "fn ({}) -> {} {{\n    if (less({i}, {count})) {{\n{lets}  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
