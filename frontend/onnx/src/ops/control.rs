@@ -56,7 +56,7 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     let fixed = vec![Value::new(i.clone(), DType::I64, vec![]), Value::new(c.clone(), DType::BOOL, vec![])];
     let (text, outputs, dims) = carried_block(cx, node, body, (fixed, 1), &initial, &carried, &[])?;
     let scanned = &outputs[1 + initial.len()..];
-    let (accumulators, empty, mut types) = accumulate(cx, node, scanned)?;
+    let Accumulators { names: accumulators, empty, mut types } = accumulate(cx, node, scanned)?;
     types.splice(0..0, initial.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)));
     let mut params = vec![format!("{i}: int64"), format!("{c}: bool")];
     params.extend(carried.iter().chain(&accumulators).zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
@@ -90,26 +90,33 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     Ok(project(cx, node, whole, outputs))
 }
 
-/// One accumulator variable per scan output of a `Loop` or `Scan` body: the variables, their
-/// empty initial values (`[0, ...]` tensors) and their types (`Tensor[(?, ...)]`).
+/// One accumulator variable per scan output of a `Loop` or `Scan` body.
+struct Accumulators {
+    /// The variables.
+    names: Vec<String>,
+    /// Their initial values: empty `[0, ...]` tensors.
+    empty: Vec<String>,
+    /// Their types, `Tensor[(?, ...)]`.
+    types: Vec<String>,
+}
+
+/// The accumulators of `scanned`, the body's scan outputs.
 ///
 /// # Errors
 /// A scan output whose shape is not static.
-fn accumulate(
-    cx: &mut Converter,
-    node: &Node,
-    scanned: &[Value],
-) -> Result<(Vec<String>, Vec<String>, Vec<String>), ImportError> {
-    let mut names = vec![];
-    let mut empty = vec![];
-    let mut types = vec![];
+fn accumulate(cx: &mut Converter, node: &Node, scanned: &[Value]) -> Result<Accumulators, ImportError> {
+    let mut acc = Accumulators { names: vec![], empty: vec![], types: vec![] };
     for y in scanned {
         let element = on(node, known(&y.dims, "a scan output"))?;
-        names.push(cx.fresh_variable("scanned"));
-        types.push(tensor_type(y.dtype, &[&[None], &y.dims[..]].concat()));
-        empty.push(format!("zeros(shape={}, dtype=\"{}\")", list(&[&[0], &element[..]].concat()), y.dtype));
+        acc.names.push(cx.fresh_variable("scanned"));
+        acc.types.push(tensor_type(y.dtype, &[&[None], &y.dims[..]].concat()));
+        acc.empty.push(format!(
+            "zeros(shape={}, dtype=\"{}\")",
+            list(&[&[0], &element[..]].concat()),
+            y.dtype
+        ));
     }
-    Ok((names, empty, types))
+    Ok(acc)
 }
 
 /// The one item itself, or a tuple of several (what [`project`] takes apart).
@@ -178,7 +185,7 @@ pub fn scan(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
     }
     let (text, outputs, dims) = carried_block(cx, node, body, (vec![], 0), &states, &carried, &slices)?;
     let scanned = &outputs[n..];
-    let (accumulators, empty, mut types) = accumulate(cx, node, scanned)?;
+    let Accumulators { names: accumulators, empty, mut types } = accumulate(cx, node, scanned)?;
     types.splice(0..0, states.iter().zip(&dims).map(|(v, d)| tensor_type(v.dtype, d)));
     let mut params = vec![format!("{i}: int64")];
     params.extend(carried.iter().chain(&accumulators).zip(&types).map(|(name, ty)| format!("{name}: {ty}")));
