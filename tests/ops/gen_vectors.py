@@ -1225,6 +1225,27 @@ error("nn.conv1d", "two_strides", [xc1, wc1], {"strides": [1, 1]})
 error("nn.conv1d", "nwc_unsupported_by_the_kernel", [xc1, wc1], {"data_layout": "NWC"})
 
 
+def l2_normalize_ref(x, eps, axis=None):
+    x = d64(x)
+    s = (x ** 2).sum(axis=None if axis is None else tuple(axis), keepdims=True)
+    return x / np.sqrt(np.maximum(s, eps))
+
+
+x = f32(2, 3, 4)
+case("nn.l2_normalize", "axis1", [x], [l2_normalize_ref(x, 1e-10, [1])], {"eps": 1e-10, "axis": [1]},
+     out_dtypes=["float32"])
+case("nn.l2_normalize", "axes_neg", [x], [l2_normalize_ref(x, 1e-10, [0, -1])], {"eps": 1e-10, "axis": [0, -1]},
+     out_dtypes=["float32"])
+case("nn.l2_normalize", "all_axes", [x], [l2_normalize_ref(x, 1e-10)], {"eps": 1e-10}, out_dtypes=["float32"])
+xs = (f32(2, 3) * 0.01).astype(np.float32)
+case("nn.l2_normalize", "eps_floor", [xs], [l2_normalize_ref(xs, 1.0, [1])], {"eps": 1.0, "axis": [1]},
+     out_dtypes=["float32"])
+error("nn.l2_normalize", "axis_out_of_range", [x], {"eps": 1e-10, "axis": [3]})
+error("nn.l2_normalize", "repeated_axis", [x], {"eps": 1e-10, "axis": [1, -2]})
+error("nn.l2_normalize", "negative_eps", [x], {"eps": -1.0, "axis": [1]})
+error("nn.l2_normalize", "int_rejected", [ints(2, 3)], {"eps": 1e-10, "axis": [1]})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

@@ -1,9 +1,9 @@
 //! Normalisations over windows of a tensor that TVM's frontends emit as operators:
-//! `nn.instance_norm` and `nn.lrn` (TVM `src/relay/op/nn/nn.cc`). Opaque: reference kernels
+//! `nn.instance_norm`, `nn.lrn` and `nn.l2_normalize` (TVM `src/relay/op/nn/nn.cc`). Opaque: reference kernels
 //! only (sums in `float64`), as TVM lowers them before fusion.
 
 use super::index::{may_equal, strides};
-use crate::attrs::{InstanceNormAttrs, LrnAttrs};
+use crate::attrs::{InstanceNormAttrs, L2NormalizeAttrs, LrnAttrs};
 use crate::error::KernelError;
 use crate::kernels::num::{cast, from_f64};
 use crate::kernels::util::{
@@ -15,7 +15,8 @@ use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
 /// The normalisation operators.
-pub const NORMALIZATION: &[OpEntry] = &[OpEntry::of::<InstanceNorm>(), OpEntry::of::<Lrn>()];
+pub const NORMALIZATION: &[OpEntry] =
+    &[OpEntry::of::<InstanceNorm>(), OpEntry::of::<Lrn>(), OpEntry::of::<L2Normalize>()];
 
 /// `nn.instance_norm(data, gamma, beta, axis, epsilon, center, scale)`: each `(n, c)` slice
 /// (`n` along axis 0, `c` along `axis`) normalised to zero mean and unit variance over the
@@ -168,6 +169,87 @@ impl Operator for Lrn {
                     *d = from_f64::<T>(cast::<T, f64>(v) / (a.bias + a.alpha / size as f64 * s).powf(a.beta));
                 }
                 flat += 1;
+                Ok(())
+            })
+        })
+    }
+}
+
+/// The axes `nn.l2_normalize` sums over, as a mask over the `rank` axes of its data; `None`
+/// gives all of them. Repeated axes are refused.
+fn l2_axes(axis: &Option<Vec<i64>>, rank: usize) -> Result<Vec<bool>, KernelError> {
+    let Some(axes) = axis else {
+        return Ok(vec![true; rank]);
+    };
+    let mut mask = vec![false; rank];
+    for &a in axes {
+        let i = normalize_axis(a, rank)?;
+        if std::mem::replace(&mut mask[i], true) {
+            return Err(KernelError::Attr(format!("axis {a} is repeated in {axes:?}")));
+        }
+    }
+    Ok(mask)
+}
+
+/// `nn.l2_normalize(data, eps, axis)`: `data / sqrt(max(s, eps))` with `s` the sum of
+/// `data^2` over `axis` (all axes when `None`) at each position of the other axes. Float
+/// dtypes; same shape and dtype. `eps` must not be negative.
+#[derive(Debug)]
+pub struct L2Normalize;
+
+impl Operator for L2Normalize {
+    const NAME: &'static str = "nn.l2_normalize";
+    const PATTERN: OpPattern = OpPattern::Opaque;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Floats;
+    const DOC: &'static str = "divide by the L2 norm over axes";
+    type Attrs = L2NormalizeAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &L2NormalizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [x] = args(inputs)?;
+        l2_axes(&a.axis, x.len())?;
+        if a.eps.is_nan() || a.eps < 0.0 {
+            return Err(KernelError::Attr(format!("eps must not be negative, found {}", a.eps)));
+        }
+        Ok(vec![x.to_vec()])
+    }
+
+    fn dtypes(inputs: &[DType], _: &L2NormalizeAttrs) -> Result<Vec<DType>, KernelError> {
+        let [d] = args(inputs)?;
+        Ok(vec![Self::DTYPES.check(d)?])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        a: &L2NormalizeAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [x] = args(inputs)?;
+        let shape = x.shape().to_vec();
+        let summed = l2_axes(&a.axis, shape.len())?;
+        // Each position's sum lives at its index with the summed axes set to 0.
+        let kept: Vec<usize> = shape.iter().zip(&summed).map(|(&d, &s)| if s { 1 } else { d }).collect();
+        let kept_strides = strides(&kept);
+        let slot = |p: &[usize]| -> usize {
+            p.iter().zip(&summed).zip(&kept_strides).map(|((&i, &s), &st)| if s { 0 } else { i * st }).sum()
+        };
+        let out = only_output(outputs)?;
+        floats!(x.dtype(), T => {
+            let data = x.as_slice::<T>()?;
+            let mut sums = vec![0.0f64; kept.iter().product()];
+            let mut values = data.iter();
+            for_each_index(&shape, |p| {
+                if let (Some(&v), Some(s)) = (values.next(), sums.get_mut(slot(p))) {
+                    *s += cast::<T, f64>(v).powi(2);
+                }
+                Ok(())
+            })?;
+            let mut cells = out.as_mut_slice::<T>()?.iter_mut().zip(data);
+            for_each_index(&shape, |p| {
+                if let (Some((d, &v)), Some(&s)) = (cells.next(), sums.get(slot(p))) {
+                    *d = from_f64::<T>(cast::<T, f64>(v) / s.max(a.eps).sqrt());
+                }
                 Ok(())
             })
         })
