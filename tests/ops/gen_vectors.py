@@ -1246,6 +1246,20 @@ error("nn.l2_normalize", "negative_eps", [x], {"eps": -1.0, "axis": [1]})
 error("nn.l2_normalize", "int_rejected", [ints(2, 3)], {"eps": 1e-10, "axis": [1]})
 
 
+x = f32(2, 3, 4)
+for mode, np_mode in [("SYMMETRIC", "symmetric"), ("REFLECT", "reflect")]:
+    pw = [[0, 0], [2, 1], [1, 3]] if mode == "SYMMETRIC" else [[1, 0], [2, 2], [0, 3]]
+    case("nn.mirror_pad", mode.lower(), [x], [np.pad(x, pw, mode=np_mode)], {"mode": mode, "pad_width": pw})
+xi = ints(3, 2)
+case("nn.mirror_pad", "default_symmetric_int", [xi], [np.pad(xi, [[3, 3], [2, 0]], mode="symmetric")],
+     {"pad_width": [[3, 3], [2, 0]]})
+error("nn.mirror_pad", "symmetric_too_wide", [x], {"pad_width": [[0, 0], [4, 0], [0, 0]]})
+error("nn.mirror_pad", "reflect_too_wide", [x], {"mode": "REFLECT", "pad_width": [[0, 0], [0, 3], [0, 0]]})
+error("nn.mirror_pad", "negative_width", [x], {"pad_width": [[0, 0], [-1, 0], [0, 0]]})
+error("nn.mirror_pad", "rank_mismatch", [x], {"pad_width": [[1, 1]]})
+error("nn.mirror_pad", "bad_mode", [x], {"mode": "EDGE", "pad_width": [[0, 0], [1, 1], [0, 0]]})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)
