@@ -1244,6 +1244,7 @@ error("nn.l2_normalize", "axis_out_of_range", [x], {"eps": 1e-10, "axis": [3]})
 error("nn.l2_normalize", "repeated_axis", [x], {"eps": 1e-10, "axis": [1, -2]})
 error("nn.l2_normalize", "negative_eps", [x], {"eps": -1.0, "axis": [1]})
 error("nn.l2_normalize", "int_rejected", [ints(2, 3)], {"eps": 1e-10, "axis": [1]})
+error("nn.l2_normalize", "eps_missing", [x], {"axis": [1]})
 
 
 x = f32(2, 3, 4)

@@ -298,8 +298,8 @@ op_attrs! {
 op_attrs! {
     /// `nn.l2_normalize` (TVM `L2NormalizeAttrs`): `x / sqrt(max(sum of x^2 over axis, eps))`.
     pub struct L2NormalizeAttrs {
-        /// The floor of the sum of squares (TVM requires it; 0 here when absent).
-        eps: f64 = 0.0,
+        /// The floor of the sum of squares (required, as in TVM).
+        eps: f64 = required,
         /// The axes summed over; `None`: all of them.
         axis: Option<Vec<i64>> = None,
     }
