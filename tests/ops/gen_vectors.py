@@ -1261,6 +1261,36 @@ error("nn.mirror_pad", "rank_mismatch", [x], {"pad_width": [[1, 1]]})
 error("nn.mirror_pad", "bad_mode", [x], {"mode": "EDGE", "pad_width": [[0, 0], [1, 1], [0, 0]]})
 
 
+def group_norm_ref(x, g, b, groups, axis=1, eps=1e-5, center=True, scale=True):
+    x = np.moveaxis(d64(x), axis, 1)
+    n, c = x.shape[:2]
+    xg = x.reshape(n, groups, -1)
+    mean = xg.mean(axis=2, keepdims=True)
+    var = xg.var(axis=2, keepdims=True)
+    y = ((xg - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    if scale:
+        y = y * d64(g).reshape(bshape)
+    if center:
+        y = y + d64(b).reshape(bshape)
+    return np.moveaxis(y, 1, axis)
+
+
+x = f32(2, 6, 3, 3)
+g6, b6 = f32(6), f32(6)
+case("nn.group_norm", "nchw_3_groups", [x, g6, b6], [group_norm_ref(x, g6, b6, 3)], {"num_groups": 3},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.group_norm", "one_group_no_scale", [x, g6, b6], [group_norm_ref(x, g6, b6, 1, scale=False)],
+     {"num_groups": 1, "scale": False}, out_dtypes=["float32"], atol=1e-5)
+x2 = f32(3, 4, 6)
+case("nn.group_norm", "last_axis_2d_groups", [x2, g6, b6], [group_norm_ref(x2, g6, b6, 2, axis=-1, eps=1e-3, center=False)],
+     {"num_groups": 2, "axis": -1, "epsilon": 1e-3, "center": False}, out_dtypes=["float32"], atol=1e-5)
+error("nn.group_norm", "groups_do_not_divide", [x, g6, b6], {"num_groups": 4})
+error("nn.group_norm", "zero_groups", [x, g6, b6], {"num_groups": 0})
+error("nn.group_norm", "gamma_length", [x, f32(3), b6], {"num_groups": 3})
+error("nn.group_norm", "batch_axis", [x, f32(2), f32(2)], {"num_groups": 1, "axis": 0})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)
