@@ -1225,6 +1225,72 @@ error("nn.conv1d", "two_strides", [xc1, wc1], {"strides": [1, 1]})
 error("nn.conv1d", "nwc_unsupported_by_the_kernel", [xc1, wc1], {"data_layout": "NWC"})
 
 
+def l2_normalize_ref(x, eps, axis=None):
+    x = d64(x)
+    s = (x ** 2).sum(axis=None if axis is None else tuple(axis), keepdims=True)
+    return x / np.sqrt(np.maximum(s, eps))
+
+
+x = f32(2, 3, 4)
+case("nn.l2_normalize", "axis1", [x], [l2_normalize_ref(x, 1e-10, [1])], {"eps": 1e-10, "axis": [1]},
+     out_dtypes=["float32"])
+case("nn.l2_normalize", "axes_neg", [x], [l2_normalize_ref(x, 1e-10, [0, -1])], {"eps": 1e-10, "axis": [0, -1]},
+     out_dtypes=["float32"])
+case("nn.l2_normalize", "all_axes", [x], [l2_normalize_ref(x, 1e-10)], {"eps": 1e-10}, out_dtypes=["float32"])
+xs = (f32(2, 3) * 0.01).astype(np.float32)
+case("nn.l2_normalize", "eps_floor", [xs], [l2_normalize_ref(xs, 1.0, [1])], {"eps": 1.0, "axis": [1]},
+     out_dtypes=["float32"])
+error("nn.l2_normalize", "axis_out_of_range", [x], {"eps": 1e-10, "axis": [3]})
+error("nn.l2_normalize", "repeated_axis", [x], {"eps": 1e-10, "axis": [1, -2]})
+error("nn.l2_normalize", "negative_eps", [x], {"eps": -1.0, "axis": [1]})
+error("nn.l2_normalize", "int_rejected", [ints(2, 3)], {"eps": 1e-10, "axis": [1]})
+error("nn.l2_normalize", "eps_missing", [x], {"axis": [1]})
+
+
+x = f32(2, 3, 4)
+for mode, np_mode in [("SYMMETRIC", "symmetric"), ("REFLECT", "reflect")]:
+    pw = [[0, 0], [2, 1], [1, 3]] if mode == "SYMMETRIC" else [[1, 0], [2, 2], [0, 3]]
+    case("nn.mirror_pad", mode.lower(), [x], [np.pad(x, pw, mode=np_mode)], {"mode": mode, "pad_width": pw})
+xi = ints(3, 2)
+case("nn.mirror_pad", "default_symmetric_int", [xi], [np.pad(xi, [[3, 3], [2, 0]], mode="symmetric")],
+     {"pad_width": [[3, 3], [2, 0]]})
+error("nn.mirror_pad", "symmetric_too_wide", [x], {"pad_width": [[0, 0], [4, 0], [0, 0]]})
+error("nn.mirror_pad", "reflect_too_wide", [x], {"mode": "REFLECT", "pad_width": [[0, 0], [0, 3], [0, 0]]})
+error("nn.mirror_pad", "negative_width", [x], {"pad_width": [[0, 0], [-1, 0], [0, 0]]})
+error("nn.mirror_pad", "rank_mismatch", [x], {"pad_width": [[1, 1]]})
+error("nn.mirror_pad", "bad_mode", [x], {"mode": "EDGE", "pad_width": [[0, 0], [1, 1], [0, 0]]})
+
+
+def group_norm_ref(x, g, b, groups, axis=1, eps=1e-5, center=True, scale=True):
+    x = np.moveaxis(d64(x), axis, 1)
+    n, c = x.shape[:2]
+    xg = x.reshape(n, groups, -1)
+    mean = xg.mean(axis=2, keepdims=True)
+    var = xg.var(axis=2, keepdims=True)
+    y = ((xg - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    if scale:
+        y = y * d64(g).reshape(bshape)
+    if center:
+        y = y + d64(b).reshape(bshape)
+    return np.moveaxis(y, 1, axis)
+
+
+x = f32(2, 6, 3, 3)
+g6, b6 = f32(6), f32(6)
+case("nn.group_norm", "nchw_3_groups", [x, g6, b6], [group_norm_ref(x, g6, b6, 3)], {"num_groups": 3},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.group_norm", "one_group_no_scale", [x, g6, b6], [group_norm_ref(x, g6, b6, 1, scale=False)],
+     {"num_groups": 1, "scale": False}, out_dtypes=["float32"], atol=1e-5)
+x2 = f32(3, 4, 6)
+case("nn.group_norm", "last_axis_2d_groups", [x2, g6, b6], [group_norm_ref(x2, g6, b6, 2, axis=-1, eps=1e-3, center=False)],
+     {"num_groups": 2, "axis": -1, "epsilon": 1e-3, "center": False}, out_dtypes=["float32"], atol=1e-5)
+error("nn.group_norm", "groups_do_not_divide", [x, g6, b6], {"num_groups": 4})
+error("nn.group_norm", "zero_groups", [x, g6, b6], {"num_groups": 0})
+error("nn.group_norm", "gamma_length", [x, f32(3), b6], {"num_groups": 3})
+error("nn.group_norm", "batch_axis", [x, f32(2), f32(2)], {"num_groups": 1, "axis": 0})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

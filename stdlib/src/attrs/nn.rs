@@ -280,6 +280,23 @@ op_attrs! {
 }
 
 op_attrs! {
+    /// `nn.group_norm` (TVM `GroupNormAttrs`): the channels of `axis` split into `num_groups`
+    /// runs, each normalised with every axis but 0.
+    pub struct GroupNormAttrs {
+        /// How many groups the channels form; it must divide the channel count.
+        num_groups: i64 = 0,
+        /// The channel axis `gamma` and `beta` run along.
+        axis: i64 = 1,
+        /// Added to the variance.
+        epsilon: f64 = 1e-5,
+        /// Add `beta`.
+        center: bool = true,
+        /// Multiply by `gamma`.
+        scale: bool = true,
+    }
+}
+
+op_attrs! {
     /// `nn.lrn` (TVM `LRNAttrs`): `x / (bias + alpha / size * sum of x^2 over size channels)^beta`.
     pub struct LrnAttrs {
         /// The window, in channels (centred: `size / 2` each side).
@@ -292,5 +309,15 @@ op_attrs! {
         alpha: f64 = 1e-4,
         /// The exponent.
         beta: f64 = 0.75,
+    }
+}
+
+op_attrs! {
+    /// `nn.l2_normalize` (TVM `L2NormalizeAttrs`): `x / sqrt(max(sum of x^2 over axis, eps))`.
+    pub struct L2NormalizeAttrs {
+        /// The floor of the sum of squares (required, as in TVM).
+        eps: f64 = required,
+        /// The axes summed over; `None`: all of them.
+        axis: Option<Vec<i64>> = None,
     }
 }

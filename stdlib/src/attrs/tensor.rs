@@ -1,7 +1,9 @@
 //! Attributes of the elementwise, reduction and transform operators
 //! (TVM `include/tvm/relay/attrs/transform.h`, `reduce.h`, `nn.h`).
 
-use super::{op_attrs, IndicesOrSections, PadMode, SliceMode, TakeMode};
+// `attr_enum!` names `FromAttr` and `AttrValue` where it expands.
+use super::{attr_enum, op_attrs, FromAttr, IndicesOrSections, PadMode, SliceMode, TakeMode};
+use relay_compiler::ir::AttrValue;
 use relay_devices::DType;
 
 op_attrs! {
@@ -191,6 +193,28 @@ op_attrs! {
         pad_width: Vec<Vec<i64>> = required,
         /// How the border is filled.
         pad_mode: PadMode = (PadMode::Constant),
+    }
+}
+
+attr_enum! {
+    /// Which mirror image `nn.mirror_pad` copies.
+    MirrorPadMode, "\"SYMMETRIC\" or \"REFLECT\"" {
+        /// The edge element is repeated: `[a, b, c]` padded by 2 gives `b a | a b c | c b`
+        /// (TVM's default).
+        #[default]
+        Symmetric = "SYMMETRIC",
+        /// The edge element is the mirror: `[a, b, c]` padded by 2 gives `c b | a b c | b a`.
+        Reflect = "REFLECT",
+    }
+}
+
+op_attrs! {
+    /// `nn.mirror_pad` (TVM `MirrorPadAttrs`).
+    pub struct MirrorPadAttrs {
+        /// Which mirror image fills the border.
+        mode: MirrorPadMode = (MirrorPadMode::Symmetric),
+        /// `[before, after]` per axis.
+        pad_width: Vec<Vec<i64>> = required,
     }
 }
 

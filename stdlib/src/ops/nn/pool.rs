@@ -352,81 +352,62 @@ fn global_input<'a>(
     Ok((x, h * w))
 }
 
-/// `nn.global_avg_pool2d`: `H` and `W` become 1, each the mean of its plane (`NaN` for an
-/// empty plane). Float dtypes.
-#[derive(Debug)]
-pub struct GlobalAvgPool2d;
+/// Declares a global pooling operator: name, dtype set and dispatch macro, compute rule if
+/// any, doc line, and `|plane, plane size| result`.
+macro_rules! global_pool {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $set:ident, $compute:expr, $line:literal,
+     |$p:ident, $size:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-impl Operator for GlobalAvgPool2d {
-    const NAME: &'static str = "nn.global_avg_pool2d";
-    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
-    const NUM_INPUTS: usize = 1;
-    const DTYPES: DTypeSet = DTypeSet::Floats;
-    const DOC: &'static str = "mean over H and W";
-    type Attrs = GlobalPool2dAttrs;
-    const COMPUTE: Option<ComputeRule<GlobalPool2dAttrs>> = Some(compute::nn::global_avg_pool2d);
+        impl Operator for $name {
+            const NAME: &'static str = $op;
+            const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
+            const NUM_INPUTS: usize = 1;
+            const DTYPES: DTypeSet = crate::operator::dtype_set!($set);
+            const DOC: &'static str = $line;
+            type Attrs = GlobalPool2dAttrs;
+            const COMPUTE: Option<ComputeRule<GlobalPool2dAttrs>> = $compute;
 
-    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GlobalPool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-        global_shape(inputs, a)
-    }
+            fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GlobalPool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+                global_shape(inputs, a)
+            }
 
-    fn dtypes(inputs: &[DType], _: &GlobalPool2dAttrs) -> Result<Vec<DType>, KernelError> {
-        let [d] = args(inputs)?;
-        Ok(vec![check_dtype(Self::DTYPES, d)?])
-    }
+            fn dtypes(inputs: &[DType], _: &GlobalPool2dAttrs) -> Result<Vec<DType>, KernelError> {
+                let [d] = args(inputs)?;
+                Ok(vec![check_dtype(Self::DTYPES, d)?])
+            }
 
-    fn reference(
-        inputs: &[&Tensor],
-        a: &GlobalPool2dAttrs,
-        outputs: &mut [Tensor],
-        _: Checked,
-    ) -> Result<(), KernelError> {
-        let (x, plane) = global_input(inputs, a)?;
-        let out = only_output(outputs)?;
-        floats!(x.dtype(), T => {
-            let mean = |p: &[T]| p.iter().fold(T::ZERO, |s, &v| s + v) / from_usize::<T>(plane);
-            each_plane(x.as_slice::<T>()?, plane, out.as_mut_slice::<T>()?, mean);
-            Ok(())
-        })
-    }
+            fn reference(
+                inputs: &[&Tensor],
+                a: &GlobalPool2dAttrs,
+                outputs: &mut [Tensor],
+                _: Checked,
+            ) -> Result<(), KernelError> {
+                let (x, $size) = global_input(inputs, a)?;
+                let out = only_output(outputs)?;
+                $set!(x.dtype(), T => {
+                    each_plane(x.as_slice::<T>()?, $size, out.as_mut_slice::<T>()?, |$p: &[T]| $body);
+                    Ok(())
+                })
+            }
+        }
+    };
 }
 
-/// `nn.global_max_pool2d`: `H` and `W` become 1, each the maximum of its plane (the dtype's
-/// lowest value for an empty plane). Numeric dtypes. Reference kernel only.
-#[derive(Debug)]
-pub struct GlobalMaxPool2d;
+global_pool! {
+    /// `nn.global_avg_pool2d`: `H` and `W` become 1, each the mean of its plane (`NaN` for an
+    /// empty plane). Float dtypes.
+    GlobalAvgPool2d = "nn.global_avg_pool2d", floats, Some(compute::nn::global_avg_pool2d),
+    "mean over H and W", |p, plane| p.iter().fold(T::ZERO, |s, &v| s + v) / from_usize::<T>(plane)
+}
 
-impl Operator for GlobalMaxPool2d {
-    const NAME: &'static str = "nn.global_max_pool2d";
-    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
-    const NUM_INPUTS: usize = 1;
-    const DTYPES: DTypeSet = DTypeSet::Nums;
-    const DOC: &'static str = "maximum over H and W";
-    type Attrs = GlobalPool2dAttrs;
-
-    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GlobalPool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-        global_shape(inputs, a)
-    }
-
-    fn dtypes(inputs: &[DType], _: &GlobalPool2dAttrs) -> Result<Vec<DType>, KernelError> {
-        let [d] = args(inputs)?;
-        Ok(vec![check_dtype(Self::DTYPES, d)?])
-    }
-
-    fn reference(
-        inputs: &[&Tensor],
-        a: &GlobalPool2dAttrs,
-        outputs: &mut [Tensor],
-        _: Checked,
-    ) -> Result<(), KernelError> {
-        let (x, plane) = global_input(inputs, a)?;
-        let out = only_output(outputs)?;
-        nums!(x.dtype(), T => {
-            let max = |p: &[T]| p.iter().fold(T::LOWEST, |m, &v| if v > m { v } else { m });
-            each_plane(x.as_slice::<T>()?, plane, out.as_mut_slice::<T>()?, max);
-            Ok(())
-        })
-    }
+global_pool! {
+    /// `nn.global_max_pool2d`: `H` and `W` become 1, each the maximum of its plane (the dtype's
+    /// lowest value for an empty plane). Numeric dtypes. Reference kernel only.
+    GlobalMaxPool2d = "nn.global_max_pool2d", nums, None, "maximum over H and W",
+    |p, _plane| p.iter().fold(T::LOWEST, |m, &v| if v > m { v } else { m })
 }
 
 /// The adaptive pooling shape function (TVM `AdaptivePool2DRel`): `H` and `W` become

@@ -1,8 +1,8 @@
-//! Operators that create values: `zeros`, `ones`, `full` and `nn.pad` (TVM
+//! Operators that create values: `zeros`, `ones`, `full`, `nn.pad` and `nn.mirror_pad` (TVM
 //! `src/relay/op/tensor/transform.cc`, `src/relay/op/nn/pad.cc`).
 
 use super::{dim_from_i64, init_shape};
-use crate::attrs::{InitOpAttrs, PadAttrs, PadMode};
+use crate::attrs::{InitOpAttrs, MirrorPadAttrs, MirrorPadMode, PadAttrs, PadMode};
 use crate::compute::transform as rule;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, fill, for_each_index, only_output, scalar_value, to_size};
@@ -113,25 +113,24 @@ impl Operator for Full {
 #[derive(Debug)]
 pub struct Pad;
 
-/// Per axis, for each output coordinate, the input coordinate it copies (`None`: pad value).
-fn pad_maps(shape: &[usize], attrs: &PadAttrs) -> Result<Vec<Vec<Option<usize>>>, KernelError> {
+/// Per axis of `shape` padded by `widths`, for each output coordinate, the input coordinate
+/// it copies (`None`: pad value); `border(i, last)` maps a coordinate `i` outside `0..=last`.
+fn pad_maps(
+    shape: &[usize],
+    widths: &[(usize, usize)],
+    border: impl Fn(i128, i128) -> Option<usize>,
+) -> Result<Vec<Vec<Option<usize>>>, KernelError> {
     let mut maps = Vec::with_capacity(shape.len());
-    for (&d, (before, after)) in shape.iter().zip(pad_widths(attrs, shape.len())?) {
+    for (&d, &(before, after)) in shape.iter().zip(widths) {
         let total = before.checked_add(d).and_then(|n| n.checked_add(after));
         let total = total.ok_or_else(|| KernelError::Attr("pad width overflows".into()))?;
+        let last = d as i128 - 1;
         let map = (0..total).map(|o| {
             let i = o as i128 - before as i128;
-            let last = d as i128 - 1;
-            let inside = (0..=last).contains(&i);
-            match attrs.pad_mode {
-                _ if inside => Some(i as usize),
-                PadMode::Constant => None,
-                PadMode::Edge => Some(i.clamp(0, last) as usize),
-                PadMode::Reflect if last == 0 => Some(0),
-                PadMode::Reflect => {
-                    let m = i.rem_euclid(2 * last);
-                    Some((if m > last { 2 * last - m } else { m }) as usize)
-                }
+            if (0..=last).contains(&i) {
+                Some(i as usize)
+            } else {
+                border(i, last)
             }
         });
         maps.push(map.collect());
@@ -139,17 +138,54 @@ fn pad_maps(shape: &[usize], attrs: &PadAttrs) -> Result<Vec<Vec<Option<usize>>>
     Ok(maps)
 }
 
+/// The `nn.pad` border rule of `mode` for a coordinate `i` outside `0..=last`.
+fn pad_border(mode: PadMode, i: i128, last: i128) -> Option<usize> {
+    match mode {
+        PadMode::Constant => None,
+        PadMode::Edge => Some(i.clamp(0, last) as usize),
+        PadMode::Reflect if last == 0 => Some(0),
+        PadMode::Reflect => {
+            let m = i.rem_euclid(2 * last);
+            Some((if m > last { 2 * last - m } else { m }) as usize)
+        }
+    }
+}
+
+/// Writes `x` padded along `maps` (see [`pad_maps`]) into `out`, `pad` where a map says `None`.
+fn copy_padded(
+    x: &Tensor,
+    maps: &[Vec<Option<usize>>],
+    pad: Scalar,
+    out: &mut Tensor,
+) -> Result<(), KernelError> {
+    let out_shape = out.shape().to_vec();
+    any_type!(x.dtype(), T => {
+        let pad = T::from_scalar(pad);
+        let src = x.view::<T>()?;
+        let mut dst = out.as_mut_slice::<T>()?.iter_mut();
+        let mut at = Vec::with_capacity(out_shape.len());
+        for_each_index(&out_shape, |o| {
+            at.clear();
+            at.extend(o.iter().zip(maps).map_while(|(&k, m)| m.get(k).copied().flatten()));
+            let value = if at.len() == o.len() { src.get(&at).unwrap_or(pad) } else { pad };
+            if let Some(d) = dst.next() {
+                *d = value;
+            }
+            Ok(())
+        })
+    })
+}
+
 /// Each axis's `(before, after)` pad widths: one non-negative pair per dimension of a
 /// rank-`rank` input.
-fn pad_widths(attrs: &PadAttrs, rank: usize) -> Result<Vec<(usize, usize)>, KernelError> {
-    if attrs.pad_width.len() != rank {
+fn pad_widths(pad_width: &[Vec<i64>], rank: usize) -> Result<Vec<(usize, usize)>, KernelError> {
+    if pad_width.len() != rank {
         return Err(KernelError::Attr(format!(
             "pad_width gives {} pair(s) for a tensor of rank {rank}",
-            attrs.pad_width.len()
+            pad_width.len()
         )));
     }
-    attrs
-        .pad_width
+    pad_width
         .iter()
         .map(|w| match w.as_slice() {
             &[b, a] => Ok((to_size(b, "pad width")?, to_size(a, "pad width")?)),
@@ -175,7 +211,7 @@ impl Operator for Pad {
                 shape_text(v)
             )));
         }
-        let widths = pad_widths(attrs, x.len())?;
+        let widths = pad_widths(&attrs.pad_width, x.len())?;
         let mut out = Vec::with_capacity(x.len());
         for (i, (&d, &(before, after))) in x.iter().zip(&widths).enumerate() {
             if let Some(n) = d.value() {
@@ -207,24 +243,75 @@ impl Operator for Pad {
         _: Checked,
     ) -> Result<(), KernelError> {
         let [x, v] = args(inputs)?;
-        let maps = pad_maps(x.shape(), attrs)?;
-        let value = scalar_value(v)?;
-        let out = only_output(outputs)?;
-        let out_shape = out.shape().to_vec();
-        any_type!(x.dtype(), T => {
-            let pad = T::from_scalar(value);
-            let src = x.view::<T>()?;
-            let mut dst = out.as_mut_slice::<T>()?.iter_mut();
-            let mut at = Vec::with_capacity(out_shape.len());
-            for_each_index(&out_shape, |o| {
-                at.clear();
-                at.extend(o.iter().zip(&maps).map_while(|(&k, m)| m.get(k).copied().flatten()));
-                let value = if at.len() == o.len() { src.get(&at).unwrap_or(pad) } else { pad };
-                if let Some(d) = dst.next() {
-                    *d = value;
+        let widths = pad_widths(&attrs.pad_width, x.ndim())?;
+        let maps = pad_maps(x.shape(), &widths, |i, last| pad_border(attrs.pad_mode, i, last))?;
+        copy_padded(x, &maps, scalar_value(v)?, only_output(outputs)?)
+    }
+}
+/// `nn.mirror_pad(data)`: `data` with `pad_width[k] = [before, after]` elements added on each
+/// side of axis `k`, copied from its mirror image (`SYMMETRIC` repeats the edge element,
+/// `REFLECT` does not). One reflection: each width at most the axis size (`SYMMETRIC`) or
+/// one less (`REFLECT`). Any dtype.
+#[derive(Debug)]
+pub struct MirrorPad;
+
+/// The `nn.mirror_pad` border rule: coordinate `i` outside `0..=last` mirrored once.
+fn mirror_border(mode: MirrorPadMode, i: i128, last: i128) -> Option<usize> {
+    let shift = match mode {
+        MirrorPadMode::Symmetric => 1,
+        MirrorPadMode::Reflect => 0,
+    };
+    let mirrored = if i < 0 { -i - shift } else { 2 * last + shift - i };
+    usize::try_from(mirrored).ok()
+}
+
+impl Operator for MirrorPad {
+    const NAME: &'static str = "nn.mirror_pad";
+    const PATTERN: OpPattern = OpPattern::Injective;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Any;
+    const DOC: &'static str = "pad each dimension with its mirror image";
+    type Attrs = MirrorPadAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &MirrorPadAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [x] = args(inputs)?;
+        let widths = pad_widths(&attrs.pad_width, x.len())?;
+        let mut out = Vec::with_capacity(x.len());
+        for (i, (&d, &(before, after))) in x.iter().zip(&widths).enumerate() {
+            if let Some(n) = d.value() {
+                let most = match attrs.mode {
+                    MirrorPadMode::Symmetric => n,
+                    MirrorPadMode::Reflect => n.saturating_sub(1),
+                };
+                if before > most || after > most {
+                    return Err(KernelError::Shape(format!(
+                        "mirror padding [{before}, {after}] of axis {i} (size {n}) may be at most {most}"
+                    )));
                 }
-                Ok(())
-            })
-        })
+            }
+            let pads =
+                before.checked_add(after).ok_or_else(|| KernelError::Attr("pad width overflows".into()))?;
+            out.push(super::sum(&[d, dim_from_i64(pads as i64)?])?);
+        }
+        Ok(vec![out])
+    }
+
+    fn dtypes(inputs: &[DType], _: &MirrorPadAttrs) -> Result<Vec<DType>, KernelError> {
+        let [d] = args(inputs)?;
+        Ok(vec![DTypeSet::Any.check(d)?])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        attrs: &MirrorPadAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [x] = args(inputs)?;
+        let widths = pad_widths(&attrs.pad_width, x.ndim())?;
+        let maps = pad_maps(x.shape(), &widths, |i, last| mirror_border(attrs.mode, i, last))?;
+        // Every coordinate maps into the data (the shape function bounds the widths), so the
+        // pad value is never read.
+        copy_padded(x, &maps, Scalar::Int(0), only_output(outputs)?)
     }
 }

@@ -8,7 +8,7 @@ mod index;
 mod join;
 mod shape;
 
-pub use fill::{Full, Ones, Pad, Zeros};
+pub use fill::{Full, MirrorPad, Ones, Pad, Zeros};
 pub(crate) use index::slice_plan;
 pub use index::{StridedSlice, Take};
 pub(crate) use join::split_sizes;
@@ -36,6 +36,7 @@ pub const TRANSFORM: &[OpEntry] = &[
     OpEntry::of::<BroadcastTo>(),
     OpEntry::of::<BatchFlatten>(),
     OpEntry::of::<Pad>(),
+    OpEntry::of::<MirrorPad>(),
     OpEntry::of::<Zeros>(),
     OpEntry::of::<Ones>(),
     OpEntry::of::<Full>(),
