@@ -111,7 +111,7 @@ pub fn run_passes(
                             &types,
                             pass,
                             "re-inferring what it changed disagrees with a whole inference",
-                        );
+                        )?;
                     }
                     types
                 }
@@ -121,7 +121,7 @@ pub fn run_passes(
         } else if cfg!(debug_assertions) {
             // Test builds check the premise of the skip: an unchanged revision means
             // unchanged types.
-            check_types_agree(module, cx, &types, pass, "changed the module unseen");
+            check_types_agree(module, cx, &types, pass, "changed the module unseen")?;
         }
         instrument.after(pass, module, elapsed, inferred);
     }
@@ -131,12 +131,22 @@ pub fn run_passes(
 /// A test-build check of the types after `pass`: each expression and variable that a whole
 /// inference types has the same type in `types` (which may also hold stale entries for nodes
 /// the pass made unreachable, [`reinfer_types`]).
-fn check_types_agree(module: &mut Module, cx: &PassContext, types: &TypeMap, pass: &PassInfo, what: &str) {
-    let whole = infer_types(module, cx.ops).unwrap_or_else(|e| panic!("{}: {e:?}", pass.name));
+///
+/// # Errors
+/// The whole inference's diagnostics, where it finds the module ill-typed.
+fn check_types_agree(
+    module: &mut Module,
+    cx: &PassContext,
+    types: &TypeMap,
+    pass: &PassInfo,
+    what: &str,
+) -> Result<(), CompileError> {
+    let whole = infer_types(module, cx.ops)?;
     let agrees = |whole: &[Option<TypeId>], part: &[Option<TypeId>]| {
         whole.len() == part.len() && whole.iter().zip(part).all(|(w, p)| w.is_none() || w == p)
     };
     assert!(agrees(&whole.exprs, &types.exprs) && agrees(&whole.vars, &types.vars), "{} {what}", pass.name);
+    Ok(())
 }
 
 /// What inference reads of a module, in a form cheap to compare: whether a pass changed it.

@@ -54,12 +54,7 @@ impl TypeMap {
 /// relation failures name the operator and its argument types, non-exhaustive matches list
 /// the missing patterns, and expressions whose type cannot be determined say what to annotate.
 pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, CompileError> {
-    let map = TypeMap {
-        exprs: vec![None; module.exprs.len()],
-        vars: vec![None; module.vars.len()],
-        globals: HashMap::default(),
-    };
-    infer_into(module, ops, map, &TypeMap::default(), &HashMap::default())
+    infer_into(module, ops, TypeMap::default(), &HashMap::default())
 }
 
 /// [`infer_types`] after a pass changed `module` only in the global functions named in
@@ -79,18 +74,14 @@ pub fn infer_types(module: &mut Module, ops: &OpRegistry) -> Result<TypeMap, Com
 pub fn reinfer_types(
     module: &mut Module,
     ops: &OpRegistry,
-    mut prev: TypeMap,
+    prev: TypeMap,
     changed: &HashSet<Symbol>,
 ) -> Result<TypeMap, CompileError> {
     let kept: HashMap<Symbol, TypeId> =
         prev.globals.iter().filter(|(g, _)| !changed.contains(*g)).map(|(&g, &t)| (g, t)).collect();
     let before: Vec<(Symbol, TypeId)> =
         changed.iter().filter_map(|g| Some((*g, *prev.globals.get(g)?))).collect();
-    let seed = prev.clone();
-    prev.globals.clear();
-    prev.exprs.resize(module.exprs.len(), None);
-    prev.vars.resize(module.vars.len(), None);
-    let map = infer_into(module, ops, prev, &seed, &kept)?;
+    let map = infer_into(module, ops, prev, &kept)?;
     if before.iter().any(|(g, t)| map.globals.get(g) != Some(t)) {
         return infer_types(module, ops);
     }
@@ -98,20 +89,24 @@ pub fn reinfer_types(
 }
 
 /// Infers every global not in `kept` (whose signatures are taken as given), not visiting
-/// the nodes `seed` types, and writes the finished types over `map`.
+/// the nodes `seed` types; the result is `seed` with the finished types written over it and
+/// its globals replaced (an empty `seed` gives a whole inference).
 fn infer_into(
     module: &mut Module,
     ops: &OpRegistry,
-    mut map: TypeMap,
-    seed: &TypeMap,
+    seed: TypeMap,
     kept: &HashMap<Symbol, TypeId>,
 ) -> Result<TypeMap, CompileError> {
-    let mut ck = Checker::new(module, ops, seed);
+    let mut ck = Checker::new(module, ops, &seed);
     ck.check_module(kept);
     ck.solve();
     ck.report_unsolved();
     check_exhaustiveness(&mut ck);
     let Checker { mut terms, expr_ty, var_ty, global_ty, mut diags, .. } = ck;
+    let mut map = seed;
+    map.globals.clear();
+    map.exprs.resize(expr_ty.len(), None);
+    map.vars.resize(var_ty.len(), None);
 
     let had_errors = !diags.is_empty();
     // One "cannot infer" per function: the outermost unknown explains the inner ones, and one

@@ -68,15 +68,15 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
         None => c.clone(),
     };
     let finals: Vec<String> = carried.iter().chain(&accumulators).cloned().collect();
-    let definition = format!(
-        "fn ({}) -> {} {{\n    if ({test}) {{\n  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
-        params.join(", "),
-        one_or_tuple(&types),
-        text.replace('\n', "\n  ").trim_end_matches(' '),
-        again.join(", "),
-        one_or_tuple(&finals)
-    );
-    cx.bind_as(&f, &definition);
+    let function = TailLoop {
+        params: &params,
+        ret: one_or_tuple(&types),
+        test,
+        prologue: "",
+        body: &text,
+        again: &again,
+    };
+    function.bind(cx, &f, &one_or_tuple(&finals));
     let mut start = vec![dtype::literal(DType::I64, 0.0), cond.as_ref().map_or("True".to_string(), scalar)];
     start.extend(initial.iter().map(|v| v.expr.clone()));
     start.extend(empty);
@@ -88,6 +88,40 @@ pub fn loop_(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
         .chain(scanned.iter().map(|y| Value::new(String::new(), y.dtype, [&[None], &y.dims[..]].concat())))
         .collect();
     Ok(project(cx, node, whole, outputs))
+}
+
+/// The tail-recursive local function `Loop` and `Scan` become: while `test` holds it runs
+/// `prologue` and the converted `body`, then calls itself with `again`; otherwise it returns
+/// its result.
+struct TailLoop<'s> {
+    /// Its parameters, `%name: type`.
+    params: &'s [String],
+    /// Its return type.
+    ret: String,
+    /// The condition to go on.
+    test: String,
+    /// Bindings before the body (`Scan`'s slices), indented for the loop's branch.
+    prologue: &'s str,
+    /// The converted body's bindings.
+    body: &'s str,
+    /// The arguments of the next call.
+    again: &'s [String],
+}
+
+impl TailLoop<'_> {
+    /// Binds the function to `f`, returning `result` when `test` fails.
+    fn bind(&self, cx: &mut Converter, f: &str, result: &str) {
+        let definition = format!(
+            "fn ({}) -> {} {{\n    if ({}) {{\n{}  {}      {f}({})\n    }} else {{\n      {result}\n    }}\n  }}",
+            self.params.join(", "),
+            self.ret,
+            self.test,
+            self.prologue,
+            self.body.replace('\n', "\n  ").trim_end_matches(' '),
+            self.again.join(", "),
+        );
+        cx.bind_as(f, &definition);
+    }
 }
 
 /// One accumulator variable per scan output of a `Loop` or `Scan` body.
@@ -193,15 +227,10 @@ pub fn scan(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
     again.extend(outputs[..n].iter().map(|v| v.expr.clone()));
     again.extend(appended(&accumulators, scanned));
     let finals: Vec<String> = carried.iter().chain(&accumulators).cloned().collect();
-    let definition = format!(
-        "fn ({}) -> {} {{\n    if (less({i}, {count})) {{\n{lets}  {}      {f}({})\n    }} else {{\n      {}\n    }}\n  }}",
-        params.join(", "),
-        tuple(&types),
-        text.replace('\n', "\n  ").trim_end_matches(' '),
-        again.join(", "),
-        tuple(&finals)
-    );
-    cx.bind_as(&f, &definition);
+    let test = format!("less({i}, {count})");
+    let function =
+        TailLoop { params: &params, ret: tuple(&types), test, prologue: &lets, body: &text, again: &again };
+    function.bind(cx, &f, &tuple(&finals));
     let mut start = vec![dtype::literal(DType::I64, 0.0)];
     start.extend(states.iter().map(|v| v.expr.clone()));
     start.extend(empty);
