@@ -1,25 +1,30 @@
-//! Hand-built kernels: the JIT against the kir interpreter.
+//! Hand-built kernels against the kir interpreter, each test body written once and run on
+//! every target: the Cranelift JIT on the host CPU and, in an `opencl` build, every OpenCL
+//! device (`common::Target::all`). Target-specific behaviour is in `cpu.rs` and `opencl.rs`.
 
 mod builders;
 mod common;
 
-use builders::{elementwise, int_tensor, relu};
-use common::{args, assert_close, check, jit, run_both};
+use builders::{dense_layer, elementwise, int_tensor, relu};
+use common::{args, assert_close, check_on, random, run_both_on, Compiled, Rng, Target};
 use relay_devices::{DType, Scalar, Tensor};
-use relay_jit::{JitError, KernelCache};
-use relay_kir::{BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
-use std::sync::atomic::{AtomicU8, Ordering};
+use relay_jit::JitError;
+use relay_kir::{interp, BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
+use std::sync::Arc;
 
-/// The stop flag of calls nobody stops.
-static NEVER: AtomicU8 = AtomicU8::new(0);
-
-/// Float tolerance for kernels without transcendentals (FMA contraction, reassociation).
+/// Float tolerance without transcendentals (FMA contraction, reassociation, OpenCL `pow`).
 const TOL: f64 = 1e-5;
-/// With the approximated transcendentals.
+/// With the approximated transcendentals (a few ulp; OpenCL's `erf` up to 16).
 const TOL_MATH: f64 = 2e-5;
 
+/// The plan every target gives a kernel that is one vectorised loop: one vector loop on the
+/// CPU, one parallel phase on OpenCL.
+fn one_parallel_loop(c: &Compiled) {
+    c.expect_plan(Some(1), Some((1, 1)));
+}
+
 #[test]
-fn elementwise_chains_vectorise_and_match() {
+fn elementwise_chains_match_the_interpreter() {
     type Chain = Box<dyn Fn(Expr, Expr, Expr) -> Expr>;
     let chains: Vec<Chain> = vec![
         Box::new(|a, b, c| (a * b + c).sigmoid()),
@@ -31,14 +36,19 @@ fn elementwise_chains_vectorise_and_match() {
         Box::new(|a, b, c| {
             a.clone().min(b.clone()).max(c.clone()).sqrt() + a.floor_mod(Expr::f32(0.75)) + b.ceil()
         }),
+        Box::new(|a, _, _| a.clone().rsqrt() + (-a).max(Expr::f32(f32::NAN)) + Expr::f32(-1.5)),
     ];
-    for (i, f) in chains.iter().enumerate() {
-        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
-            let kernel = elementwise(kind, f);
-            for n in [0, 1, 3, 4, 37] {
-                let compiled = check(&kernel, &[n], TOL_MATH);
-                let vectorised = usize::from(kind == LoopKind::Vectorize);
-                assert_eq!(compiled.stats().vectorized_loops, vectorised, "chain {i}");
+    for target in Target::all() {
+        for f in &chains {
+            for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+                let kernel = elementwise(kind, f);
+                for n in [0, 1, 3, 4, 37, 1000] {
+                    let compiled = check_on(&target, &kernel, &[n], TOL_MATH);
+                    match kind {
+                        LoopKind::Vectorize => one_parallel_loop(&compiled),
+                        _ => compiled.expect_plan(Some(0), None),
+                    }
+                }
             }
         }
     }
@@ -61,14 +71,13 @@ fn broadcasting_with_div_mod_indices() {
         k.store(out, f, v);
     });
     let flat = flat.finish().unwrap();
-    assert_eq!(check(&flat, &[], TOL).stats().vectorized_loops, 1);
 
     let mut nest = KernelBuilder::new("broadcast_nest");
     let x = nest.input("x", DType::F32, [d0, d1, d2]);
     let s = nest.input("s", DType::F32, [d1]);
     let t = nest.input("t", DType::F32, [1, d2]);
     let out = nest.output("out", DType::F32, [d0, d1, d2]);
-    nest.for_(d0, LoopKind::Serial, |k, i| {
+    nest.for_(d0, LoopKind::Parallel, |k, i| {
         k.for_(d1, LoopKind::Serial, |k, j| {
             k.for_(d2, LoopKind::Vectorize, |k, l| {
                 let idx = [i.clone(), j.clone(), l.clone()];
@@ -78,10 +87,10 @@ fn broadcasting_with_div_mod_indices() {
         })
     });
     let nest = nest.finish().unwrap();
-    let (inputs, outputs) = args(&flat, &[], 7);
-    let (expected, _, _) = run_both(&flat, &inputs, &outputs, &[]);
-    let (_, actual, _) = run_both(&nest, &inputs, &outputs, &[]);
-    assert_close(&expected, &actual, TOL);
+    for target in Target::all() {
+        one_parallel_loop(&check_on(&target, &flat, &[], TOL));
+        one_parallel_loop(&check_on(&target, &nest, &[], TOL));
+    }
 }
 
 /// `y[i] = sum_j x[i, j]` (or over axis 0), the inner loop marked `kind`.
@@ -106,11 +115,14 @@ fn row_sum(axis: usize, kind: LoopKind) -> Kernel {
 
 #[test]
 fn reductions_over_either_axis() {
-    for axis in [0, 1] {
-        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
-            let kernel = row_sum(axis, kind);
-            for (n, m) in [(0, 5), (3, 0), (1, 1), (4, 7), (9, 33)] {
-                check(&kernel, &[n, m], TOL);
+    for target in Target::all() {
+        for axis in [0, 1] {
+            for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+                let kernel = row_sum(axis, kind);
+                for (n, m) in [(0, 5), (3, 0), (1, 1), (4, 7), (9, 33), (300, 17)] {
+                    let compiled = check_on(&target, &kernel, &[n, m], TOL);
+                    compiled.expect_plan(None, Some((1, 1)));
+                }
             }
         }
     }
@@ -119,8 +131,11 @@ fn reductions_over_either_axis() {
 #[test]
 fn softmax_rows() {
     let kernel = builders::softmax(10);
-    let compiled = check(&kernel, &[6], TOL_MATH);
-    assert_eq!(compiled.stats().vectorized_loops, 3);
+    for target in Target::all() {
+        for rows in [0, 1, 6, 65] {
+            check_on(&target, &kernel, &[rows], TOL_MATH).expect_plan(Some(3), Some((1, 1)));
+        }
+    }
 }
 
 /// `out[i, j] = relu(sum_k x[i, k] * w[j, k] + b[j])` (TVM's dense layout), vectorised over
@@ -154,10 +169,14 @@ fn dense(vectorise_j: bool, k_dim: i64) -> Kernel {
 
 #[test]
 fn dense_with_fused_bias_relu() {
-    for vectorise_j in [false, true] {
-        for k_dim in [1, 4, 13] {
-            let compiled = check(&dense(vectorise_j, k_dim), &[], TOL);
-            assert_eq!(compiled.stats().vectorized_loops, 1);
+    for target in Target::all() {
+        for vectorise_j in [false, true] {
+            for k_dim in [1, 4, 13] {
+                let compiled = check_on(&target, &dense(vectorise_j, k_dim), &[], TOL);
+                // `acc` is first assigned inside the `j` loop, so on OpenCL the batch loop
+                // stays one work-item.
+                compiled.expect_plan(Some(1), (!vectorise_j).then_some((1, 0)));
+            }
         }
     }
 }
@@ -165,75 +184,18 @@ fn dense_with_fused_bias_relu() {
 /// The native matrix product (`gemm`) into a temp, then bias and relu: what the dense,
 /// matmul and conv2d rules emit (the models' parity tests run such kernels many times, reusing
 /// their temps). One row takes the GEMV, a few rows the GEMV per row, more the `gemm` crate;
-/// `[k, n]` right operands always the crate.
+/// `[k, n]` right operands always the crate. OpenCL expands the product into loops.
 #[test]
 fn gemm_then_epilogue() {
     for (m, units, k_dim) in [(1, 1, 1), (1, 5, 16), (1, 9, 37), (1, 450, 300), (3, 9, 37), (12, 33, 20)] {
         for trans_b in [true, false] {
             let kernel = dense_layer(m, units, k_dim, trans_b, relu);
-            // Sums of up to 300 products, reassociated (lanes, blocks): their rounding error
-            // scales with the terms, not with a sum that cancels (inputs are in [-1, 1]).
-            check(&kernel, &[], 1e-4);
-        }
-    }
-}
-
-/// `out = activation(x · w + b)` for `x: [m, k_dim]`, `w: [units, k_dim]` (`trans_b`) or
-/// `[k_dim, units]`: a `gemm` into a temp, then the epilogue.
-fn dense_layer(m: i64, units: i64, k_dim: i64, trans_b: bool, activation: fn(Expr) -> Expr) -> Kernel {
-    let mut kb = KernelBuilder::new("dense_layer");
-    let x = kb.input("x", DType::F32, [m, k_dim]);
-    let w_shape = if trans_b { [units, k_dim] } else { [k_dim, units] };
-    let w = kb.input("w", DType::F32, w_shape);
-    let b = kb.input("b", DType::F32, [units]);
-    let out = kb.output("out", DType::F32, [m, units]);
-    let t = kb.temp("t", DType::F32, [m * units]);
-    kb.gemm(t, x, w, m, units, k_dim, trans_b);
-    kb.for_(m, LoopKind::Serial, |kb, i| {
-        kb.for_(units, LoopKind::Vectorize, |kb, j| {
-            let flat = i.clone() * units + j.clone();
-            let v =
-                activation(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
-            kb.store(out, flat, v);
-        });
-    });
-    kb.finish().unwrap()
-}
-
-/// Weights passed by shared handle call after call are read packed once enough calls passed
-/// them (`run_shared`), for one row and for a few; results stay those of the interpreter, and
-/// a handle that is not the input's is ignored.
-#[test]
-fn shared_weights_are_read_packed_with_the_same_results() {
-    for (rows, units, k_dim) in
-        [(1, 450, 300), (1, 150, 150), (1, 5, 150), (1, 17, 3), (4, 450, 300), (7, 17, 3)]
-    {
-        let kernel = dense_layer(rows, units, k_dim, true, |v| v);
-        let compiled = jit().compile(&kernel).unwrap();
-        for seed in [1, 2, 3] {
-            let (inputs, outputs) = args(&kernel, &[], seed);
-            let refs: Vec<&Tensor> = inputs.iter().collect();
-            let mut expected = outputs.clone();
-            relay_kir::interp::run(&kernel, &refs, &mut expected, &[]).unwrap();
-            let weights = std::sync::Arc::new(inputs[1].clone());
-            // Each call with its own input vector, the weights always by the same handle; more
-            // calls than the cache waits for before packing (24).
-            for call in 0..30 {
-                let (x_in, _) = args(&kernel, &[], seed * 10 + call);
-                let ins = [&x_in[0], &*weights, &inputs[2]];
-                let mut want = outputs.clone();
-                relay_kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
-                let mut got = outputs.clone();
-                compiled.run_shared(&ins, &[None, Some(&weights), None], &mut got, &[], &NEVER).unwrap();
-                assert_close(&want, &got, 1e-4);
+            for target in Target::all() {
+                // Sums of up to 300 products, reassociated (lanes, blocks): their rounding
+                // error scales with the terms, not with a sum that cancels (inputs are in
+                // [-1, 1]).
+                check_on(&target, &kernel, &[], 1e-4);
             }
-            let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
-            assert_eq!(compiled.packed_bytes() > 0, avx512, "packed after enough calls on AVX-512");
-            // A handle that is not the input's is ignored.
-            let stranger = std::sync::Arc::new(inputs[1].clone());
-            let mut got = outputs.clone();
-            compiled.run_shared(&refs, &[None, Some(&stranger), None], &mut got, &[], &NEVER).unwrap();
-            assert_close(&expected, &got, 1e-4);
         }
     }
 }
@@ -252,48 +214,66 @@ fn int32_arithmetic_is_exact() {
         BinOp::And,
         BinOp::Or,
     ];
-    for op in ops {
-        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
-            let mut k = KernelBuilder::new("int");
-            let n = k.sym("n");
-            let a = k.input("a", DType::I32, [n]);
-            let b = k.input("b", DType::I32, [n]);
-            let y = k.output("y", DType::I32, [n]);
-            let lt = k.output("lt", DType::BOOL, [n]);
-            k.for_(n, kind, |k, i| {
-                let (va, vb) = (Expr::load(a, i.clone()), Expr::load(b, i.clone()));
-                let r = va.clone().binary(op, vb.clone()) + va.clone().unary(UnOp::Sign) - vb.clone().abs();
-                k.store(y, i.clone(), r);
-                k.store(lt, i, va.lt(vb));
-            });
-            check(&k.finish().unwrap(), &[23], 0.0);
+    for target in Target::all() {
+        for op in ops {
+            for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+                let mut k = KernelBuilder::new("int");
+                let n = k.sym("n");
+                let a = k.input("a", DType::I32, [n]);
+                let b = k.input("b", DType::I32, [n]);
+                let y = k.output("y", DType::I32, [n]);
+                let lt = k.output("lt", DType::BOOL, [n]);
+                k.for_(n, kind, |k, i| {
+                    let (va, vb) = (Expr::load(a, i.clone()), Expr::load(b, i.clone()));
+                    let r =
+                        va.clone().binary(op, vb.clone()) + va.clone().unary(UnOp::Sign) - vb.clone().abs();
+                    k.store(y, i.clone(), r);
+                    k.store(lt, i, va.lt(vb.clone()).and(!vb.equal(Expr::i32(3))));
+                });
+                check_on(&target, &k.finish().unwrap(), &[23], 0.0);
+            }
         }
     }
 }
 
 #[test]
-fn integer_division_edge_cases() {
+fn integer_edge_cases_wrap_and_never_trap() {
     let min32 = i64::from(i32::MIN);
-    for (dtype, cases) in [
-        (DType::I32, vec![(7, 0), (-7, 2), (7, -2), (min32, -1), (-8, 3), (0, -5), (min32, 0)]),
-        (DType::I8, vec![(-128, -1), (-7, 0), (100, -3), (-100, 7)]),
-        (DType::U8, vec![(200, 0), (200, 7), (3, 200)]),
-        (DType::I64, vec![(i64::MIN, -1), (i64::MIN, 0), (-9, 4), (9, -4)]),
-    ] {
-        let len = cases.len() as i64;
-        let a_t = int_tensor(dtype, &cases.iter().map(|c| c.0).collect::<Vec<_>>());
-        let b_t = int_tensor(dtype, &cases.iter().map(|c| c.1).collect::<Vec<_>>());
-        for op in [BinOp::Div, BinOp::FloorDiv, BinOp::FloorMod] {
+    let cases = [
+        (
+            DType::I32,
+            vec![(7, 0), (-7, 2), (7, -2), (min32, -1), (-8, 3), (0, -5), (min32, 0), (i32::MAX.into(), 2)],
+        ),
+        (DType::I8, vec![(-128, -1), (-7, 0), (100, -3), (-100, 7), (127, 127)]),
+        (DType::U8, vec![(200, 0), (200, 7), (3, 200), (255, 255)]),
+        (DType::I64, vec![(i64::MIN, -1), (i64::MIN, 0), (-9, 4), (9, -4), (i64::MAX, 2)]),
+    ];
+    for target in Target::all() {
+        for (dtype, cases) in &cases {
+            let (dtype, len) = (*dtype, cases.len() as i64);
+            let a_t = int_tensor(dtype, &cases.iter().map(|c| c.0).collect::<Vec<_>>());
+            let b_t = int_tensor(dtype, &cases.iter().map(|c| c.1).collect::<Vec<_>>());
+            let ops = [BinOp::Div, BinOp::FloorDiv, BinOp::FloorMod, BinOp::Add, BinOp::Mul, BinOp::Sub];
             let mut k = KernelBuilder::new("division");
             let a = k.input("a", dtype, [len]);
             let b = k.input("b", dtype, [len]);
-            let y = k.output("y", dtype, [len]);
+            let ys: Vec<_> = ops.iter().map(|op| (k.output(op.name(), dtype, [len]), *op)).collect();
+            let neg = k.output("neg", dtype, [len]);
+            let abs = k.output("abs", dtype, [len]);
+            let not = k.output("not", dtype, [len]);
             k.for_(len, LoopKind::Serial, |k, i| {
-                k.store(y, i.clone(), Expr::load(a, i.clone()).binary(op, Expr::load(b, i)));
+                let (va, vb) = (Expr::load(a, i.clone()), Expr::load(b, i.clone()));
+                for &(y, op) in &ys {
+                    k.store(y, i.clone(), va.clone().binary(op, vb.clone()));
+                }
+                k.store(neg, i.clone(), -va.clone());
+                k.store(abs, i.clone(), va.clone().abs());
+                k.store(not, i, !va);
             });
             let kernel = k.finish().unwrap();
-            let out = [Tensor::zeros(dtype, vec![cases.len()]).unwrap()];
-            let (expected, actual, _) = run_both(&kernel, &[a_t.clone(), b_t.clone()], &out, &[]);
+            let outs: Vec<Tensor> =
+                (0..ops.len() + 3).map(|_| Tensor::zeros(dtype, vec![cases.len()]).unwrap()).collect();
+            let (expected, actual, _) = run_both_on(&target, &kernel, &[a_t, b_t], &outs, &[]);
             assert_close(&expected, &actual, 0.0);
         }
     }
@@ -303,23 +283,26 @@ fn integer_division_edge_cases() {
 fn int8_products_accumulate_in_int32() {
     // y[i] = sum_k int32(a[i, k]) * int32(b[k]) + int32(u[i]), wrapping like the interpreter.
     let (rows, depth) = (5i64, 19i64);
-    for kind in [LoopKind::Vectorize, LoopKind::Serial] {
-        let mut k = KernelBuilder::new("qdot");
-        let a = k.input("a", DType::I8, [rows, depth]);
-        let b = k.input("b", DType::I8, [depth]);
-        let u = k.input("u", DType::U8, [rows]);
-        let y = k.output("y", DType::I32, [rows]);
-        let acc = k.local("acc", DType::I32);
-        k.for_(rows, LoopKind::Serial, |k, i| {
-            k.assign(acc, Expr::load(u, i.clone()).cast(DType::I32));
-            k.for_(depth, kind, |k, r| {
-                let p =
-                    k.load(a, &[i.clone(), r.clone()]).cast(DType::I32) * k.load(b, &[r]).cast(DType::I32);
-                k.assign(acc, Expr::local(acc) + p);
+    for target in Target::all() {
+        for kind in [LoopKind::Vectorize, LoopKind::Serial] {
+            let mut k = KernelBuilder::new("qdot");
+            let a = k.input("a", DType::I8, [rows, depth]);
+            let b = k.input("b", DType::I8, [depth]);
+            let u = k.input("u", DType::U8, [rows]);
+            let y = k.output("y", DType::I32, [rows]);
+            let acc = k.local("acc", DType::I32);
+            k.for_(rows, LoopKind::Parallel, |k, i| {
+                k.assign(acc, Expr::load(u, i.clone()).cast(DType::I32));
+                k.for_(depth, kind, |k, r| {
+                    let p = k.load(a, &[i.clone(), r.clone()]).cast(DType::I32)
+                        * k.load(b, &[r]).cast(DType::I32);
+                    k.assign(acc, Expr::local(acc) + p);
+                });
+                k.store(y, i, Expr::local(acc));
             });
-            k.store(y, i, Expr::local(acc));
-        });
-        check(&k.finish().unwrap(), &[], 0.0);
+            let compiled = check_on(&target, &k.finish().unwrap(), &[], 0.0);
+            compiled.expect_plan(None, Some((1, 1)));
+        }
     }
 }
 
@@ -342,8 +325,11 @@ fn casts_between_all_dtypes() {
     let special = [f32::NAN, -3.7e9, 3.7e9, -1.5, 0.0, 2.5, 127.9];
     let input = Tensor::from_vec(vec![7], special.to_vec()).unwrap();
     let outputs: Vec<Tensor> = outs.iter().map(|&(_, to, _)| Tensor::zeros(to, vec![7]).unwrap()).collect();
-    let (expected, actual, _) = run_both(&kernel, &[input], &outputs, &[]);
-    assert_close(&expected, &actual, 0.0);
+    for target in Target::all() {
+        let (expected, actual, _) =
+            run_both_on(&target, &kernel, std::slice::from_ref(&input), &outputs, &[]);
+        assert_close(&expected, &actual, 0.0);
+    }
 }
 
 #[test]
@@ -357,25 +343,29 @@ fn size_zero_and_one_extents() {
         k.store(y, i.clone(), Expr::load(s, 0) + Expr::f32(1.0));
         k.for_(0, LoopKind::Vectorize, |k, j| k.store(z, j.clone(), Expr::load(x, j)));
     });
-    check(&k.finish().unwrap(), &[], 0.0);
+    let kernel = k.finish().unwrap();
+    for target in Target::all() {
+        check_on(&target, &kernel, &[], 0.0);
+    }
 }
 
 #[test]
-fn symbolic_extents_and_inferred_syms() {
+fn symbolic_extents_reuse_one_compilation() {
     let kernel = row_sum(1, LoopKind::Vectorize);
-    let x = common::random(&mut common::Rng(3), DType::F32, &[5, 9]);
-    let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[5]]).unwrap();
-    assert_eq!(syms, vec![5, 9]);
-    let (expected, actual, compiled) =
-        run_both(&kernel, std::slice::from_ref(&x), &[Tensor::zeros(DType::F32, vec![5]).unwrap()], &syms);
-    assert_close(&expected, &actual, TOL);
-    // The same compiled code with other sizes.
-    let x2 = common::random(&mut common::Rng(4), DType::F32, &[2, 3]);
-    let mut out = [Tensor::zeros(DType::F32, vec![2]).unwrap()];
-    compiled.run(&[&x2], &mut out, &[2, 3]).unwrap();
-    let data = x2.as_slice::<f32>().unwrap();
-    let sums = [data[..3].iter().sum::<f32>(), data[3..].iter().sum::<f32>()];
-    assert_close(&[Tensor::from_vec(vec![2], sums.to_vec()).unwrap()], &out, TOL);
+    let x = random(&mut Rng(3), DType::F32, &[5, 9]);
+    assert_eq!(relay_kir::infer_syms(&kernel, &[x.shape()], &[&[5]]).unwrap(), vec![5, 9]);
+    for target in Target::all() {
+        let compiled = target.compile(&kernel).unwrap();
+        for (n, m) in [(5usize, 9usize), (2, 3), (0, 4), (64, 1)] {
+            let x = random(&mut Rng(n as u64 + 3), DType::F32, &[n, m]);
+            let syms = relay_kir::infer_syms(&kernel, &[x.shape()], &[&[n]]).unwrap();
+            let mut expected = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
+            interp::run(&kernel, &[&x], &mut expected, &syms).unwrap();
+            let mut actual = [Tensor::zeros(DType::F32, vec![n]).unwrap()];
+            compiled.run(&[&x], &mut actual, &syms).unwrap();
+            assert_close(&expected, &actual, TOL);
+        }
+    }
 }
 
 #[test]
@@ -412,8 +402,12 @@ fn temps_conditionals_and_unrolled_loops() {
         k.store(count, 0, v);
     });
     let kernel = k.finish().unwrap();
-    for n in [0, 8, 29] {
-        check(&kernel, &[n], TOL_MATH);
+    for target in Target::all() {
+        for n in [0, 8, 29] {
+            // On OpenCL the first loop runs in parallel; the rest shares locals and is one
+            // serial phase.
+            check_on(&target, &kernel, &[n], TOL_MATH).expect_plan(None, Some((2, 1)));
+        }
     }
 }
 
@@ -435,8 +429,14 @@ fn pow_and_float64() {
         k.store(z, i, r);
     });
     let kernel = k.finish().unwrap();
-    let compiled = check(&kernel, &[], 1e-6);
-    assert_eq!(compiled.stats().vectorized_loops, 0, "pow and float64 keep the loop scalar");
+    for target in Target::all() {
+        if !target.fp64() {
+            eprintln!("skipping {}: no fp64", target.name());
+            continue;
+        }
+        // On the CPU, pow and float64 keep the loop scalar.
+        check_on(&target, &kernel, &[], 1e-6).expect_plan(Some(0), None);
+    }
 }
 
 #[test]
@@ -454,114 +454,69 @@ fn gathers_need_clamped_indices() {
         });
         k.finish().unwrap()
     };
-    check(&build(true), &[11], 0.0);
     let raw = build(false);
-    let compiled = jit().compile(&raw).unwrap();
-    let (inputs, mut outputs) = args(&raw, &[3], 1);
-    let refs: Vec<&Tensor> = inputs.iter().collect();
-    let err = compiled.run(&refs, &mut outputs, &[3]).unwrap_err();
-    assert!(matches!(err, JitError::Bounds(BoundsError::OutOfBounds { .. })), "{err}");
+    for target in Target::all() {
+        check_on(&target, &build(true), &[11], 0.0);
+        let compiled = target.compile(&raw).unwrap();
+        let (inputs, mut outputs) = args(&raw, &[3], 1);
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        let err = compiled.run(&refs, &mut outputs, &[3]).unwrap_err();
+        assert!(matches!(err, JitError::Bounds(BoundsError::OutOfBounds { .. })), "{err}");
+    }
 }
 
 #[test]
 fn bad_calls_are_errors() {
     let kernel = row_sum(1, LoopKind::Vectorize);
-    let compiled = jit().compile(&kernel).unwrap();
-    let x = Tensor::zeros(DType::F32, vec![2, 3]).unwrap();
-    let mut out = [Tensor::zeros(DType::F32, vec![2]).unwrap()];
-    assert!(matches!(compiled.run(&[&x], &mut out, &[2, 4]), Err(JitError::Call(_))));
-    assert!(matches!(compiled.run(&[&x], &mut out, &[2]), Err(JitError::Call(_))));
-    assert!(matches!(compiled.run(&[], &mut out, &[2, 3]), Err(JitError::Call(_))));
-    let ints = Tensor::zeros(DType::I32, vec![2, 3]).unwrap();
-    assert!(matches!(compiled.run(&[&ints], &mut out, &[2, 3]), Err(JitError::Call(_))));
-    assert_eq!(compiled.run(&[&x], &mut out, &[2, 3]), Ok(()));
-
     // A kernel without syms is proved at compile time.
     let mut k = KernelBuilder::new("oob");
     let x = k.input("x", DType::F32, [4]);
     let y = k.output("y", DType::F32, [4]);
     k.for_(4, LoopKind::Serial, |k, i| k.store(y, i.clone(), Expr::load(x, i + 1)));
-    assert!(matches!(jit().compile(&k.finish().unwrap()), Err(JitError::Bounds(_))));
+    let out_of_bounds = k.finish().unwrap();
     // A malformed kernel is rejected.
-    let mut bad = kernel.clone();
-    bad.body.push(relay_kir::Stmt::Store {
+    let mut malformed = kernel.clone();
+    malformed.body.push(relay_kir::Stmt::Store {
         buf: relay_kir::BufferId(0),
         index: Index::Const(0),
         value: Expr::f32(0.0),
     });
-    assert!(matches!(jit().compile(&bad), Err(JitError::Verify(_))));
-}
-
-#[test]
-fn cache_shares_structurally_equal_kernels() {
-    let cache = KernelCache::new();
-    let a = elementwise(LoopKind::Vectorize, |a, b, c| a * b + c);
-    let mut b = a.clone();
-    b.name = "renamed".into();
-    b.buffers[0].name = "p".into();
-    let ka = jit().compile_cached(&cache, &a).unwrap();
-    let kb = jit().compile_cached(&cache, &b).unwrap();
-    assert!(std::sync::Arc::ptr_eq(&ka, &kb));
-    let c = elementwise(LoopKind::Vectorize, |a, b, c| a * b - c);
-    let kc = jit().compile_cached(&cache, &c).unwrap();
-    assert!(!std::sync::Arc::ptr_eq(&ka, &kc));
-    assert_eq!(cache.len(), 2);
+    for target in Target::all() {
+        let compiled = target.compile(&kernel).unwrap();
+        let x = Tensor::zeros(DType::F32, vec![2, 3]).unwrap();
+        let mut out = [Tensor::zeros(DType::F32, vec![2]).unwrap()];
+        assert!(matches!(compiled.run(&[&x], &mut out, &[2, 4]), Err(JitError::Call(_))));
+        assert!(matches!(compiled.run(&[&x], &mut out, &[2]), Err(JitError::Call(_))));
+        assert!(matches!(compiled.run(&[], &mut out, &[2, 3]), Err(JitError::Call(_))));
+        let ints = Tensor::zeros(DType::I32, vec![2, 3]).unwrap();
+        assert!(matches!(compiled.run(&[&ints], &mut out, &[2, 3]), Err(JitError::Call(_))));
+        assert_eq!(compiled.run(&[&x], &mut out, &[2, 3]), Ok(()));
+        assert!(matches!(target.compile(&out_of_bounds), Err(JitError::Bounds(_))));
+        assert!(matches!(target.compile(&malformed), Err(JitError::Verify(_))));
+    }
 }
 
 #[test]
 fn compiled_kernels_run_on_many_threads() {
     let kernel = elementwise(LoopKind::Vectorize, |a, b, c| (a * b + c).tanh());
-    let compiled = std::sync::Arc::new(jit().compile(&kernel).unwrap());
     let (inputs, outputs) = args(&kernel, &[101], 9);
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    let mut expected = outputs.clone();
-    compiled.run(&refs, &mut expected, &[101]).unwrap();
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            let (compiled, inputs, outputs, expected) =
-                (compiled.clone(), &inputs, outputs.clone(), &expected);
-            s.spawn(move || {
-                let refs: Vec<&Tensor> = inputs.iter().collect();
-                let mut out = outputs;
-                compiled.run(&refs, &mut out, &[101]).unwrap();
-                assert_eq!(&out, expected);
-            });
-        }
-    });
-}
-
-/// Threads sharing one kernel and one weight tensor: the calls before the weights are packed,
-/// the one that packs them and those that read the packed copy all match the interpreter.
-#[test]
-fn threads_share_packed_weights() {
-    let mut kb = KernelBuilder::new("dense");
-    let x = kb.input("x", DType::F32, [1, 150]);
-    let w = kb.input("w", DType::F32, [150, 150]);
-    let out = kb.output("out", DType::F32, [1, 150]);
-    kb.gemm(out, x, w, 1, 150, 150, true);
-    let kernel = kb.finish().unwrap();
-    let compiled = std::sync::Arc::new(jit().compile(&kernel).unwrap());
-    let (inputs, outputs) = args(&kernel, &[], 11);
-    let weights = std::sync::Arc::new(inputs[1].clone());
-    let mut expected = outputs.clone();
-    relay_kir::interp::run(&kernel, &[&inputs[0], &*weights], &mut expected, &[]).unwrap();
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            let (compiled, x, weights, outputs, expected) =
-                (compiled.clone(), &inputs[0], weights.clone(), outputs.clone(), &expected);
-            s.spawn(move || {
-                for _ in 0..40 {
-                    let mut out = outputs.clone();
-                    compiled
-                        .run_shared(&[x, &*weights], &[None, Some(&weights)], &mut out, &[], &NEVER)
-                        .unwrap();
-                    assert_close(expected, &out, 1e-4);
-                }
-            });
-        }
-    });
-    let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
-    assert_eq!(compiled.packed_bytes() > 0, avx512);
+    for target in Target::all() {
+        let compiled = Arc::new(target.compile(&kernel).unwrap());
+        let mut expected = outputs.clone();
+        compiled.run(&refs, &mut expected, &[101]).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let (compiled, inputs, mut out, expected) =
+                    (compiled.clone(), &inputs, outputs.clone(), &expected);
+                s.spawn(move || {
+                    let refs: Vec<&Tensor> = inputs.iter().collect();
+                    compiled.run(&refs, &mut out, &[101]).unwrap();
+                    assert_eq!(&out, expected);
+                });
+            }
+        });
+    }
 }
 
 #[test]
@@ -586,9 +541,13 @@ fn loop_carried_dependences_stay_serial() {
         k.assign(prev, Expr::load(x, i));
     });
     let kernel = k.finish().unwrap();
-    for n in [1, 2, 9] {
-        let compiled = check(&kernel, &[n], TOL);
-        assert_eq!(compiled.stats().vectorized_loops, 0);
+    for target in Target::all() {
+        for n in [1, 2, 9, 200] {
+            // On OpenCL two loops plan as parallel, but their windows overlap at run time
+            // (prefix reads what the previous iteration wrote; total's stride is 0): they get
+            // one work-item.
+            check_on(&target, &kernel, &[n], TOL).expect_plan(Some(0), Some((3, 2)));
+        }
     }
 }
 
@@ -609,17 +568,18 @@ fn outputs_written_in_one_loop_share_a_private_local() {
         k.store(h_out, i.clone(), Expr::load(g, i).sigmoid() * Expr::local(c).tanh());
     });
     let kernel = k.finish().unwrap();
-    for n in [1, 4, 9, 150] {
-        let compiled = check(&kernel, &[n], TOL_MATH);
-        assert_eq!(compiled.stats().vectorized_loops, 1);
+    for target in Target::all() {
+        for n in [1, 4, 9, 150] {
+            one_parallel_loop(&check_on(&target, &kernel, &[n], TOL_MATH));
+        }
     }
 }
 
-/// Reused temps start every call zero-filled where the code may read what it did not write
-/// (padding, as im2col's), whatever the previous call left there; temps written whole first
-/// are not refilled and cannot tell.
+/// Temps start every call zero-filled where the code may read what it did not write (padding,
+/// as im2col's), whatever the previous call left there — the CPU reuses its temps between
+/// calls; temps written whole first are not refilled and cannot tell.
 #[test]
-fn reused_temps_start_each_call_as_kir_promises() {
+fn temps_start_each_call_as_kir_promises() {
     let mut k = KernelBuilder::new("padded");
     let x = k.input("x", DType::F32, [4]);
     let y = k.output("y", DType::F32, [6]);
@@ -636,16 +596,18 @@ fn reused_temps_start_each_call_as_kir_promises() {
         k.store(y, i, v)
     });
     let kernel = k.finish().unwrap();
-    let compiled = jit().compile(&kernel).unwrap();
-    // The second call writes nothing into `padded`: it must read zeros, not the first
-    // call's values.
-    for x in [[1.0f32, 2.0, 3.0, 4.0], [-1.0; 4], [0.5, -2.0, 0.25, -1.0]] {
-        let input = Tensor::from_vec(vec![4], x.to_vec()).unwrap();
-        let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
-        relay_kir::interp::run(&kernel, &[&input], &mut expected, &[]).unwrap();
-        let mut actual = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
-        compiled.run(&[&input], &mut actual, &[]).unwrap();
-        assert_close(&expected, &actual, TOL_MATH);
+    for target in Target::all() {
+        let compiled = target.compile(&kernel).unwrap();
+        // The second call writes nothing into `padded`: it must read zeros, not the first
+        // call's values.
+        for x in [[1.0f32, 2.0, 3.0, 4.0], [-1.0; 4], [0.5, -2.0, 0.25, -1.0]] {
+            let input = Tensor::from_vec(vec![4], x.to_vec()).unwrap();
+            let mut expected = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
+            interp::run(&kernel, &[&input], &mut expected, &[]).unwrap();
+            let mut actual = [Tensor::zeros(DType::F32, vec![6]).unwrap()];
+            compiled.run(&[&input], &mut actual, &[]).unwrap();
+            assert_close(&expected, &actual, TOL_MATH);
+        }
     }
 }
 
@@ -655,51 +617,25 @@ fn reused_temps_start_each_call_as_kir_promises() {
 /// agree with the interpreter, and a local read after the loop holds the last element's value.
 #[test]
 fn vector_loops_end_on_an_overlapping_vector_only_when_iterations_are_independent() {
-    for n in [5i64, 7, 150] {
-        let mut k = KernelBuilder::new("tail");
-        let x = k.input("x", DType::F32, [n]);
-        let y = k.output("y", DType::F32, [n]);
-        let twice = k.output("twice", DType::F32, [n]);
-        let last = k.output("last", DType::F32, [1]);
-        let l = k.local("l", DType::F32);
-        k.for_(n, LoopKind::Vectorize, |k, i| {
-            k.assign(l, Expr::load(x, i.clone()).tanh() * Expr::f32(2.0));
-            k.store(y, i, Expr::local(l));
-        });
-        k.store(last, 0, Expr::local(l));
-        k.for_(n, LoopKind::Vectorize, |k, i| k.store(twice, i.clone(), Expr::load(x, i)));
-        k.for_(n, LoopKind::Vectorize, |k, i| {
-            let v = Expr::load(twice, i.clone()) + Expr::load(x, i.clone());
-            k.store(twice, i, v)
-        });
-        check(&k.finish().unwrap(), &[], TOL_MATH);
+    for target in Target::all() {
+        for n in [5i64, 7, 150] {
+            let mut k = KernelBuilder::new("tail");
+            let x = k.input("x", DType::F32, [n]);
+            let y = k.output("y", DType::F32, [n]);
+            let twice = k.output("twice", DType::F32, [n]);
+            let last = k.output("last", DType::F32, [1]);
+            let l = k.local("l", DType::F32);
+            k.for_(n, LoopKind::Vectorize, |k, i| {
+                k.assign(l, Expr::load(x, i.clone()).tanh() * Expr::f32(2.0));
+                k.store(y, i, Expr::local(l));
+            });
+            k.store(last, 0, Expr::local(l));
+            k.for_(n, LoopKind::Vectorize, |k, i| k.store(twice, i.clone(), Expr::load(x, i)));
+            k.for_(n, LoopKind::Vectorize, |k, i| {
+                let v = Expr::load(twice, i.clone()) + Expr::load(x, i.clone());
+                k.store(twice, i, v)
+            });
+            check_on(&target, &k.finish().unwrap(), &[], TOL_MATH);
+        }
     }
-}
-
-#[test]
-fn a_stop_flag_ends_a_long_outermost_loop() {
-    // 2^31 outer iterations of 4 additions: minutes of work if nothing stops it.
-    let mut b = KernelBuilder::new("endless");
-    let out = b.output("out", DType::F32, [4]);
-    b.for_(1i64 << 31, LoopKind::Serial, |k, _| {
-        k.for_(4, LoopKind::Serial, |k, j| k.store(out, j.clone(), Expr::load(out, j) + Expr::f32(1.0)))
-    });
-    let compiled = jit().compile(&b.finish().unwrap()).unwrap();
-    let mut outs = vec![Tensor::zeros(DType::F32, vec![4]).unwrap()];
-    // Set before the call: not even one outer iteration runs.
-    let stop = AtomicU8::new(1);
-    assert_eq!(compiled.run_shared(&[], &[], &mut outs, &[], &stop), Err(JitError::Stopped));
-    assert_eq!(outs[0].as_slice::<f32>().unwrap(), &[0.0; 4]);
-    // Set by another thread while the kernel runs.
-    stop.store(0, Ordering::Relaxed);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            stop.store(1, Ordering::Relaxed);
-        });
-        assert_eq!(compiled.run_shared(&[], &[], &mut outs, &[], &stop), Err(JitError::Stopped));
-    });
-    // Whole outer iterations only: all four elements saw the same number of additions.
-    let done = outs[0].as_slice::<f32>().unwrap();
-    assert!(done[0] > 0.0 && done.iter().all(|&x| x == done[0]), "{done:?}");
 }

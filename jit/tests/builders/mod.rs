@@ -63,3 +63,25 @@ pub fn int_tensor(dtype: DType, vals: &[i64]) -> Tensor {
     };
     t.unwrap()
 }
+
+/// `out = activation(x · w + b)` for `x: [m, k_dim]`, `w: [units, k_dim]` (`trans_b`) or
+/// `[k_dim, units]`: a `gemm` into a temp, then the epilogue.
+pub fn dense_layer(m: i64, units: i64, k_dim: i64, trans_b: bool, activation: fn(Expr) -> Expr) -> Kernel {
+    let mut kb = KernelBuilder::new("dense_layer");
+    let x = kb.input("x", DType::F32, [m, k_dim]);
+    let w_shape = if trans_b { [units, k_dim] } else { [k_dim, units] };
+    let w = kb.input("w", DType::F32, w_shape);
+    let b = kb.input("b", DType::F32, [units]);
+    let out = kb.output("out", DType::F32, [m, units]);
+    let t = kb.temp("t", DType::F32, [m * units]);
+    kb.gemm(t, x, w, m, units, k_dim, trans_b);
+    kb.for_(m, LoopKind::Serial, |kb, i| {
+        kb.for_(units, LoopKind::Vectorize, |kb, j| {
+            let flat = i.clone() * units + j.clone();
+            let v =
+                activation(kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, std::slice::from_ref(&j)));
+            kb.store(out, flat, v);
+        });
+    });
+    kb.finish().unwrap()
+}

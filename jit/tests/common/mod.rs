@@ -1,11 +1,15 @@
 //! Helpers shared by the JIT tests: one `Jit` per process, deterministic random tensors,
-//! and running a kernel through both the interpreter and the JIT.
+//! the targets a kernel compiles for ([`target`]), and running a kernel through both the
+//! interpreter and a target.
 
-#![allow(dead_code)] // each test binary uses a different subset
+#![allow(dead_code, unused_imports)] // each test binary uses a different subset
+
+pub mod target;
+pub use target::{check, check_on, run_both, run_both_on, Compiled, Target};
 
 use relay_devices::{DType, Scalar, Tensor};
-use relay_jit::{CompiledKernel, Jit};
-use relay_kir::{buffer_shape, interp, BufferRole, Kernel};
+use relay_jit::Jit;
+use relay_kir::{buffer_shape, BufferRole, Kernel};
 use std::sync::OnceLock;
 
 pub fn jit() -> &'static Jit {
@@ -73,22 +77,6 @@ pub fn args(kernel: &Kernel, syms: &[i64], seed: u64) -> (Vec<Tensor>, Vec<Tenso
     (inputs, outputs)
 }
 
-/// Outputs of the interpreter and of the JIT for the same inputs.
-pub fn run_both(
-    kernel: &Kernel,
-    inputs: &[Tensor],
-    outputs: &[Tensor],
-    syms: &[i64],
-) -> (Vec<Tensor>, Vec<Tensor>, CompiledKernel) {
-    let refs: Vec<&Tensor> = inputs.iter().collect();
-    let mut expected = outputs.to_vec();
-    interp::run(kernel, &refs, &mut expected, syms).expect("interpreter");
-    let compiled = jit().compile(kernel).expect("compile");
-    let mut actual = outputs.to_vec();
-    compiled.run(&refs, &mut actual, syms).expect("jit run");
-    (expected, actual, compiled)
-}
-
 /// Asserts equal dtypes and shapes and elements within `tol * max(1, |expected|)` (exact
 /// for non-float dtypes; NaNs and infinities must match).
 pub fn assert_close(expected: &[Tensor], actual: &[Tensor], tol: f64) {
@@ -108,13 +96,4 @@ pub fn assert_close(expected: &[Tensor], actual: &[Tensor], tol: f64) {
             }
         }
     }
-}
-
-/// Runs `kernel` both ways on random inputs and compares within `tol`; returns the compiled
-/// kernel (for its stats).
-pub fn check(kernel: &Kernel, syms: &[i64], tol: f64) -> CompiledKernel {
-    let (inputs, outputs) = args(kernel, syms, 0x5eed);
-    let (expected, actual, compiled) = run_both(kernel, &inputs, &outputs, syms);
-    assert_close(&expected, &actual, tol);
-    compiled
 }
