@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
-"""Times the vision models of examples/vision/ on relay-vm and on onnxruntime, one thread,
-batch 1, and writes the table to benches/vision.md.
+"""Times the vision models of examples/vision/ on relay-vm and on onnxruntime, batch 1, on
+--threads N threads (one by default), and writes the table at the top of benches/vision.md
+(the file's `## ` sections below the table are kept).
 
 For each model whose ONNX file exists (`examples/vision/export.py` writes them; ResNet-18 and
 VGG-16 are not in git), on the input of its `.ref.safetensors`:
   - checks relay-vm's output (`relay-vm run`) against onnxruntime's and PyTorch's stored
     outputs, |ours - reference| <= 1e-4 |reference| + 1e-5 per element;
   - the number of timed runs R fills about --seconds of onnxruntime's CPU time (10 to 1000);
-  - relay-vm: `relay-vm bench -j 1 --format json` (the release binary), p50 latency of the
+  - relay-vm: `relay-vm bench -j 1 --threads N --format json` (the release binary), p50 latency of the
     timed runs; CPU time per inference is the difference in the process's CPU time (user +
     system) between a run with 2R and one with R timed runs, divided by R, so that importing
     and compiling the model do not count;
-  - onnxruntime: an InferenceSession with intra_op_num_threads=1 and inter_op_num_threads=1
+  - onnxruntime: an InferenceSession with intra_op_num_threads=N and inter_op_num_threads=1
     (sequential execution), p50 of per-call wall times and CPU time per call
     (`time.process_time` over the timed calls).
 
-    cargo build --release && python benches/vision.py [--seconds S] [MODEL ...]
+    cargo build --release && python benches/vision.py [--seconds S] [--threads N] [MODEL ...]
 Needs numpy and onnxruntime only (CI's .ci/requirements.txt; no torch).
 """
 import argparse
@@ -89,19 +90,20 @@ def input_lines(name, x):
     return path
 
 
-def relay_bench(binary, path, inputs, reps):
+def relay_bench(binary, path, inputs, reps, threads):
     """relay-vm's p50 latency (ms) and CPU time per inference (ms)."""
-    common = ["bench", path, "--input", inputs, "-j", "1", "--warmup", WARMUP, "--format", "json"]
+    common = ["bench", path, "--input", inputs, "-j", "1", "--threads", threads, "--warmup", WARMUP,
+              "--format", "json"]
     once, cpu_once = run_timed(binary, *common, "--reps", reps)
     _, cpu_twice = run_timed(binary, *common, "--reps", 2 * reps)
     p50 = json.loads(once)["latency_ms"]["p50"]
     return p50, 1e3 * (cpu_twice - cpu_once) / reps
 
 
-def ort_session(path):
-    """An onnxruntime session on one thread."""
+def ort_session(path, threads):
+    """An onnxruntime session whose operators use `threads` threads."""
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -136,6 +138,8 @@ def main():
     parser.add_argument("models", nargs="*", default=MODELS)
     parser.add_argument("--seconds", type=float, default=2.0,
                         help="timed runs per model: as many as fill this much of onnxruntime's CPU time")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads within one inference: relay-vm's --threads, onnxruntime's intra_op_num_threads")
     parser.add_argument("--binary", default=ROOT / "target" / "release" / "relay-vm")
     parser.add_argument("--out", default=ROOT / "benches" / "vision.md")
     args = parser.parse_args()
@@ -148,24 +152,24 @@ def main():
         refs_path = path.with_suffix(".ref.safetensors")
         refs = load_file(str(refs_path))
         inputs = input_lines(name, refs["input"])
-        printed, _ = run_timed(args.binary, "run", path, "--input", inputs, "-j", "1")
+        printed, _ = run_timed(args.binary, "run", path, "--input", inputs, "-j", "1", "--threads", args.threads)
         ours = np.array(json.loads(printed.splitlines()[0])["data"], dtype=np.float32).reshape(refs["torch"].shape)
-        session = ort_session(path)
+        session = ort_session(path, args.threads)
         reps = repetitions(session, refs["input"], args.seconds)
         expected, ort_p50, ort_cpu = ort_bench(session, refs["input"], reps)
         checked = all(close(ours, r) for r in (refs["torch"], refs["onnxruntime"], expected))
-        relay_p50, relay_cpu = relay_bench(args.binary, path, inputs, reps)
+        relay_p50, relay_cpu = relay_bench(args.binary, path, inputs, reps, args.threads)
         row = (name, checked, relay_p50, relay_cpu, ort_p50, ort_cpu, reps)
         print(f"{name}: matches={checked} relay-vm p50 {relay_p50:.2f} ms cpu {relay_cpu:.2f} ms, "
               f"onnxruntime p50 {ort_p50:.2f} ms cpu {ort_cpu:.2f} ms", file=sys.stderr)
         rows.append(row)
-    write(args.out, rows, args.binary, (load, os.getloadavg()[0]))
+    write(args.out, rows, args.binary, (load, os.getloadavg()[0]), args.threads)
 
 
-def write(out, rows, binary, load):
+def write(out, rows, binary, load, threads):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [
-        "# Vision models: relay-vm vs onnxruntime, one thread, batch 1",
+        f"# Vision models: relay-vm vs onnxruntime, {threads} thread{'s' if threads > 1 else ''}, batch 1",
         "",
         f"Written by `benches/vision.py` on {time.strftime('%Y-%m-%d')} ({cpu}, {os.cpu_count()} cores, "
         f"{platform.system()}; `{os.path.relpath(binary, ROOT)}`, onnxruntime {ort.__version__}).",
@@ -182,7 +186,10 @@ def write(out, rows, binary, load):
     for name, checked, rp, rc, op, oc, reps in rows:
         lines.append(f"| {name} | {'yes' if checked else 'NO'} | {rp:.2f} | {rc:.2f} | {op:.2f} | {oc:.2f} | "
                      f"{rc / oc:.2f}x | {reps} |")
-    pathlib.Path(out).write_text("\n".join(lines) + "\n")
+    # The findings written by hand below the table (its `## ` sections) stay.
+    old = pathlib.Path(out).read_text() if pathlib.Path(out).exists() else ""
+    kept = old[old.index("\n## ") + 1:] if "\n## " in old else ""
+    pathlib.Path(out).write_text("\n".join(lines) + "\n" + ("\n" + kept if kept else ""))
     print(f"wrote {out}", file=sys.stderr)
 
 

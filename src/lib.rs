@@ -34,6 +34,9 @@ pub mod typed;
 pub use builder::{ProgramBuilder, DEFAULT_OPT_LEVEL};
 pub use device::Device;
 pub use program::{scalar, tensor, tuple, BoundWeights, BuildTimes, Inputs, Program};
+/// Intra-op parallelism of large matrix products (convolutions' GEMMs), process-wide, 1 by
+/// default: `relay-vm run/bench --threads N`.
+pub use relay_jit::{intra_op_threads, set_intra_op_threads};
 
 use relay_compiler::diagnostics::CompileError;
 use relay_compiler::ir::{FileId, Module, SourceMap};

@@ -297,6 +297,11 @@ struct RunArgs {
     /// kernels (TVM's debug executor, the specification; a `.relay` file only, on the host).
     #[arg(long, value_enum, default_value_t = Executor::Vm)]
     executor: Executor,
+    /// Threads (at most 1024) each large matrix product (a convolution's or a big dense
+    /// layer's GEMM) splits its work over, within one run; products of under 16 rows (the
+    /// NLP models' dense layers) stay on one. Results are the same bits as with 1, the default.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: u16,
 }
 
 /// What `run` and `bench` run a program with.
@@ -541,6 +546,7 @@ fn with_job(
     let sources = run.program.sources()?;
     match run.executor {
         Executor::Vm => {
+            relay::set_intra_op_threads(usize::from(run.threads));
             let program = run.program.build(sources, run_device(run)?, prelude)?;
             let inputs = job::Inputs::read(run.args.as_deref(), run.input.as_deref())?;
             f(Job::new(&program, run)?, inputs)

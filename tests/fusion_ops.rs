@@ -355,6 +355,38 @@ fn anchors_apply_their_elementwise_consumers_in_the_epilogue() {
     assert_eq!(k.to_string().matches("out[").count(), 1, "one store to the output:\n{k}");
 }
 
+/// [`fused_matches_reference`] on parameter types built at run time; the fused program's first
+/// kernel.
+fn first_kernel_matching_reference(src: &str, types: &[String]) -> relay::compiler::kir::Kernel {
+    let types: Vec<&str> = types.iter().map(String::as_str).collect();
+    let fused = fused_matches_reference(src, &types);
+    relay::compiler::kir::Kernel::from_bytes(fused.executable().kernels[0].kernel.as_deref().unwrap())
+        .unwrap()
+}
+
+#[test]
+fn strided_columns_are_copied_by_vectorised_gathers() {
+    // Column stride 3 and 2 with padding: im2col's row copies load every third (second)
+    // element in vector loops, tails included (11 and 6 output columns).
+    for (stride, width) in [(3, 31), (2, 13)] {
+        let types =
+            [format!("Tensor[(1, 3, 9, {width}), float32]"), "Tensor[(5, 3, 3, 3), float32]".to_string()];
+        let src = format!(
+            "def @main(%a: Tensor[(1, 3, 9, {width}), float32], %b: Tensor[(5, 3, 3, 3), float32]) {{
+                nn.conv2d(%a, %b, strides=[1, {stride}], padding=[1, 1])
+            }}"
+        );
+        let k = first_kernel_matching_reference(&src, &types);
+        let text = k.to_string();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let copies: Vec<usize> = (1..lines.len()).filter(|&i| lines[i].starts_with("im2col[")).collect();
+        assert!(!copies.is_empty(), "{k}");
+        for i in copies {
+            assert!(lines[i - 1].ends_with("vectorize {"), "a scalar im2col copy:\n{k}");
+        }
+    }
+}
+
 #[test]
 fn convolutions_of_several_images_are_one_matrix_product() {
     // Three images, strides and asymmetric padding: the windows of all of them form one
@@ -412,12 +444,7 @@ fn a_batch_matmul_against_one_matrix_is_one_matrix_product() {
                 nn.batch_matmul(%x, %y, transpose_b={tb})
             }}"
         );
-        let types: Vec<&str> = types.iter().map(String::as_str).collect();
-        let fused = fused_matches_reference(&src, &types);
-        let k = relay::compiler::kir::Kernel::from_bytes(
-            fused.executable().kernels[0].kernel.as_deref().unwrap(),
-        )
-        .unwrap();
+        let k = first_kernel_matching_reference(&src, &types);
         assert!(k.has_intrinsics(), "{k}");
     }
 }

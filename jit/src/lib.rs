@@ -11,6 +11,7 @@ pub mod cranelift;
 mod error;
 pub mod opencl_c;
 
+pub use blas::gemm::{intra_op_threads, set_intra_op_threads};
 pub use cache::{KernelCache, Target};
 pub use cranelift::{CompiledKernel, Jit};
 pub use error::JitError;

@@ -4,11 +4,34 @@
 //! same sums in the same order over the row-major weights; otherwise one row (a dense layer
 //! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
 //! reading the matrix, where the `gemm` crate's packing costs more than it saves — and
-//! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels;
-//! single-threaded here). Figures: `cargo bench --bench kernels`, ARCHITECTURE.md.
+//! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels), split
+//! over [`set_intra_op_threads`] threads when large. Figures: `cargo bench --bench kernels`,
+//! ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
 use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many threads one `gemm` crate product may use ([`set_intra_op_threads`]).
+static INTRA_OP_THREADS: AtomicUsize = AtomicUsize::new(1);
+
+/// Lets every later matrix product of `m·n·k` at least the `gemm` crate's threading threshold
+/// (`gemm_common::gemm::DEFAULT_THREADING_THRESHOLD`, 48·48·256, per cache block) split its
+/// output blocks over `threads` tasks of rayon's global pool (one thread per core, or
+/// `RAYON_NUM_THREADS`); 1, the default, keeps every kernel on the calling thread, and 0 counts
+/// as 1. Process-wide, like PyTorch's `torch.set_num_threads`: kernels get no context to carry
+/// it. Smaller products — every GEMV and product of under 16 rows, the NLP models' dense
+/// layers — stay on the calling thread whatever the setting: handing them to other threads
+/// costs more than it saves. Each output element sums over `k` in the same blocks and
+/// order on any number of threads, so results are the same bits.
+pub fn set_intra_op_threads(threads: usize) {
+    INTRA_OP_THREADS.store(threads.max(1), Ordering::Relaxed);
+}
+
+/// The setting of [`set_intra_op_threads`] (1 unless changed).
+pub fn intra_op_threads() -> usize {
+    INTRA_OP_THREADS.load(Ordering::Relaxed)
+}
 
 /// Below this many rows, `[n, k]` weights go through [`gemv_rows`] (each block of matrix rows
 /// read once for four vectors) rather than the `gemm` crate, whose packing does not pay for
@@ -72,11 +95,17 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     gemm_blocked(out, a, b, [m, n, k], trans_b);
 }
 
-/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `n·k` elements.
+/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `n·k` elements, on
+/// [`intra_op_threads`] threads.
 fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k]: [usize; 3], trans_b: bool) {
     // Strides in elements: `b` read as the `[k, n]` matrix `rhs[p, j]`.
     let (rhs_cs, rhs_rs) = if trans_b { (k, 1) } else { (1, n) };
     let stride = |s: usize| isize::try_from(s).unwrap_or(isize::MAX);
+    // A product of few rows (a batch of a few vectors) is too small to share.
+    let parallelism = match intra_op_threads() {
+        threads if threads > 1 && m >= GEMM_MIN_ROWS => gemm::Parallelism::Rayon(threads),
+        _ => gemm::Parallelism::None,
+    };
     // SAFETY: every matrix lies inside its slice: `out` is `m × n` with row stride `n`, `a`
     // is `m × k` with row stride `k`, and `rhs` is `k × n` with the strides above, inside the
     // `n·k` elements of `b` (the slices have exactly these lengths, and `gemm` reads and
@@ -101,7 +130,7 @@ fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k]: [usize; 3], tr
             false,
             false,
             false,
-            gemm::Parallelism::None,
+            parallelism,
         );
     }
 }
@@ -155,6 +184,27 @@ mod tests {
                 if let (true, Some(p)) = (trans_b, PackedMatrix::new(&b, n, k)) {
                     assert_eq!(product(&p), out, "packed {m}x{n}x{k}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn threads_give_the_same_bits_as_one() {
+        // Large enough (m·n·k over the crate's threading threshold) to be split.
+        for (m, n, k, trans_b) in [(200, 96, 64, false), (96, 200, 70, true), (33, 300, 129, false)] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+            let b: Vec<f32> = (0..n * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+            let product = |threads: usize| {
+                set_intra_op_threads(threads);
+                let mut out = vec![f32::NAN; m * n];
+                gemm_blocked(&mut out, &a, &b, [m, n, k], trans_b);
+                set_intra_op_threads(1);
+                out
+            };
+            let one = product(1);
+            assert!(one.iter().all(|v| v.is_finite()));
+            for threads in [2, 3] {
+                assert_eq!(product(threads), one, "{m}x{n}x{k} trans_b={trans_b} on {threads} threads");
             }
         }
     }
