@@ -71,7 +71,9 @@ fn main() -> Result<(), Error> {
     // A trap is an error value: the VM stays usable afterwards.
     match loaded.invoke(&mut vm, "checked_div", vec![scalar(1i32), scalar(0i32)]) {
         Err(Error::Trap(trap)) => {
-            println!("checked_div(1, 0) trapped in `{}`: {}", trap.function, trap.message)
+            // The call stack's first frame is where the fault is.
+            let at = trap.stack.first().map_or("", |frame| frame.function.as_str());
+            println!("checked_div(1, 0) trapped in `{at}`: {}", trap.message)
         }
         other => println!("checked_div(1, 0) unexpectedly gave {other:?}"),
     }

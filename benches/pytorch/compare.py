@@ -5,14 +5,17 @@ same weights on the same inputs, and prints one table of mean latencies per inpu
 
 Models (all from examples/): the Tree-LSTM on the SST test set, CharRNN greedy generation for
 every (language, start letter) pair, and the RNN/GRU/LSTM cells folded over the shipped
-sequences and over longer random ones. relay-vm is timed with `relay-vm bench` (the release
-binary; built with cargo when missing or with --build). Before any timing, every PyTorch
+sequences and over longer random ones. relay-vm runs through its Python package `relay_vm`
+(`pip install ./python`), timed by the same harness as PyTorch, so its figures include the
+package's call overhead as a Python user sees it; `--cli` times the release binary with
+`relay-vm bench` instead (built with cargo when missing or with --build). Before any timing, every PyTorch
 variant is checked against the reference outputs stored next to the models, so all variants
 compute the same function as the Relay programs.
 
 By default everything runs on one thread. With `-j N`, requests (inputs) run on N worker
-threads at once, each running whole requests one at a time: relay-vm as `relay-vm bench -j N`
-(one VM per thread over one shared program), PyTorch as N Python threads calling the model
+threads at once, each running whole requests one at a time: relay-vm as N Python threads calling
+the package (one VM per thread over one shared program, the GIL released while a VM runs), or
+with `--cli` as `relay-vm bench -j N`, PyTorch as N Python threads calling the model
 (intra-op threads stay 1; TorchScript releases the GIL inside a call, eager code holds it
 between operators), and a second table gives throughput and the p99 latency per request. Each
 timed call is one input (a sentence, a name, a sequence); inputs are converted to the runtime's
@@ -34,10 +37,16 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, NamedTuple, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import load_file
+
+try:
+    import relay_vm
+except ImportError:  # --cli does without it
+    relay_vm = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -95,8 +104,39 @@ def time_requests(run, inputs, warmup, reps, threads):
     return Stats(statistics.fmean(samples), percentile(samples, 99), len(samples) / wall)
 
 
+def from_json(j):
+    """A JSONL input value (the CLI's form) in the package's form, converted ahead of timing as
+    every runtime's inputs are: numbers and nested lists of them become NumPy arrays (int32
+    for integers, float32 otherwise, the examples' dtypes), `List` values Python lists, other
+    constructor values `relay_vm.Adt`."""
+    if isinstance(j, dict):
+        fields = [from_json(f) for f in j.get("fields", [])]
+        if j["con"] == "Nil":
+            return []
+        if j["con"] == "Cons":
+            return [fields[0], *fields[1]]
+        return relay_vm.Adt(j["con"], *fields)
+    array = np.asarray(j)
+    return array.astype(np.int32 if array.dtype.kind in "iu" else np.float32)
+
+
+class RelayPackage:
+    """relay-vm through its Python package: one compiled program per model, called from the
+    harness's threads like the PyTorch variants."""
+
+    def __init__(self, opt_level):
+        self.opt_level = 2 if opt_level is None else int(opt_level)
+
+    def bench(self, relay_file, params, input_file, warmup, reps, threads):
+        """`Stats` per input line, timed by `time_requests`."""
+        prog = relay_vm.compile(relay_file, params=params, opt_level=self.opt_level)
+        with open(input_file, encoding="utf-8") as f:
+            inputs = [tuple(from_json(a) for a in json.loads(line)["args"]) for line in f if line.strip()]
+        return time_requests(lambda args: prog(*args), inputs, warmup, reps, threads)
+
+
 class RelayVm:
-    """The `relay-vm` release binary."""
+    """The `relay-vm` release binary (`--cli`)."""
 
     def __init__(self, path, build, opt_level):
         self.path, self.opt_level = path, opt_level
@@ -433,9 +473,10 @@ def main():
     ap.add_argument("--sentences", type=int, default=None, help="only the first N SST test sentences")
     ap.add_argument("--long", type=int, default=100, help="length of the longer RNN sequences (default 100)")
     ap.add_argument("--long-count", type=int, default=8, help="how many longer sequences (default 8)")
-    ap.add_argument("--relay-vm", default=os.path.join(ROOT, "target", "release", "relay-vm"))
-    ap.add_argument("--build", action="store_true", help="rebuild relay-vm with cargo first")
-    ap.add_argument("--opt-level", help="passed to relay-vm bench (when the binary has the option)")
+    ap.add_argument("--cli", action="store_true", help="time the relay-vm binary (`relay-vm bench`), not the package")
+    ap.add_argument("--relay-vm", default=os.path.join(ROOT, "target", "release", "relay-vm"), help="the binary --cli runs")
+    ap.add_argument("--build", action="store_true", help="with --cli: rebuild relay-vm with cargo first")
+    ap.add_argument("--opt-level", help="relay-vm's optimisation level (the binary's --opt-level, the package's opt_level)")
     ap.add_argument("-j", "--threads", type=int, default=1, help="worker threads running requests (default 1)")
     ap.add_argument("--models", help="only these models, comma-separated (tree-lstm,charrnn,rnn,gru,lstm)")
     args = ap.parse_args()
@@ -444,7 +485,12 @@ def main():
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.jit.script's deprecation
-    relay = RelayVm(args.relay_vm, args.build, args.opt_level)
+    if args.cli:
+        relay = RelayVm(args.relay_vm, args.build, args.opt_level)
+    elif relay_vm is None:
+        sys.exit("error: the relay_vm package is not installed (pip install ./python), or pass --cli")
+    else:
+        relay = RelayPackage(args.opt_level)
     rows, other_rows = [], []
     with tempfile.TemporaryDirectory() as tmp, torch.inference_mode():
         for model, note, relay_file, params, input_file, variants, check in benchmarks(args, tmp):
@@ -464,6 +510,7 @@ def main():
     ratio = lambda a, b: f"{a.mean / b.mean:.2f}"
     opt = f", relay-vm --opt-level {args.opt_level}" if args.opt_level is not None else ""
     threads = "one thread" if args.threads == 1 else f"{args.threads} worker threads"
+    threads += ", relay-vm " + ("binary (`relay-vm bench`)" if args.cli else "through the Python package")
     print(f"Mean latency per input in ms, {threads}{opt}; {args.warmup} warm-up pass(es), then")
     print(f"max({args.reps}, {args.min_runs} / inputs) timed passes over each input set.")
     print("Ratios are PyTorch time / relay-vm time: above 1, relay-vm is faster.\n")

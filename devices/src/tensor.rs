@@ -4,6 +4,9 @@ use crate::storage::{Element, Scalar, Storage};
 use crate::view::{Layout, TensorView, TensorViewMut};
 use crate::DType;
 
+#[cfg(feature = "ndarray")]
+mod ndarray_conv;
+
 /// Errors from building or accessing a [`Tensor`] or a view of one.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TensorError {

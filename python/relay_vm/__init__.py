@@ -6,9 +6,12 @@
 array([2., 4.], dtype=float32)
 
 Tensors are NumPy arrays (anything ``numpy.asarray`` accepts goes in, PyTorch tensors
-included); tuples are tuples; the prelude's ``List`` is a Python list; any other ADT value is
-an :class:`Adt`, built by :func:`Cons`, :data:`Nil`, :func:`Rose`, :func:`Some`, :data:`Nothing`
-or ``Adt(con, *fields)``.
+included; a DLPack producer, such as a PyTorch, JAX or CuPy tensor in host memory, is read
+through ``numpy.from_dlpack`` without a copy to NumPy). Results are NumPy arrays, which are
+DLPack producers too: ``torch.from_dlpack(out)`` shares their memory. Tuples are tuples;
+the prelude's ``List`` is a Python list; any other ADT value is an :class:`Adt`, built by
+:func:`Cons`, :data:`Nil`, :func:`Rose`, :func:`Some`, :data:`Nothing` or
+``Adt(con, *fields)``.
 """
 
 from ._relay_vm import CompileError, Module, Program, RelayError, Trap, compile, parse

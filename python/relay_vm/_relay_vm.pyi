@@ -14,17 +14,14 @@ class CompileError(RelayError):
 class Trap(RelayError):
     """A run-time fault of the VM."""
 
-    function: str
-    """The Relay function that was running."""
-    pc: int
-    """The index of the faulting bytecode instruction in that function."""
     message: str
     """What went wrong."""
     stack: list[tuple[str, str, int, str]]
     """The Relay call stack, innermost first: each active call's function, where it is
     defined (`file:line:col`, empty if unknown), the instruction it was running, and where
     that instruction's expression is (`file:line:col` of the fault or of the pending call,
-    empty if unknown)."""
+    empty if unknown). ``stack[0]`` is the faulting function and instruction; the stack is
+    empty for a fault before any function ran."""
 
 class Module:
     """A parsed Relay module (the user's file with the prelude)."""
@@ -42,8 +39,9 @@ class Program:
     def entry(self) -> str:
         """The entry function's name."""
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Runs the entry function (GIL released) and returns its result: NumPy arrays (0-d for
-        scalars), tuples, lists for ``List``, ``relay_vm.Adt`` values. Raises ``Trap`` on a
+        """Runs the entry function (GIL released) on its inputs (NumPy arrays, DLPack producers
+        such as PyTorch tensors, anything ``numpy.asarray`` takes) and returns its result: NumPy
+        arrays (0-d for scalars; ``torch.from_dlpack`` takes them), tuples, lists for ``List``, ``relay_vm.Adt`` values. Raises ``Trap`` on a
         run-time fault, ``ValueError``/``TypeError`` for inputs that do not fit."""
     def bench(self, inputs: Iterable[Any], reps: int = 3, warmup: int = 1) -> dict[str, Any]:
         """Times the program over ``inputs`` as ``relay-vm bench`` does; returns ``inputs``,

@@ -1,6 +1,6 @@
 //! Python objects ↔ VM values, directed by the types the executable records: tensors are
 //! NumPy arrays (anything `numpy.asarray` takes in: numbers, nested lists, PyTorch tensors
-//! through `__array__`), tuples are tuples, the prelude's `List` is a Python list, and any
+//! through `__array__`; DLPack producers through `numpy.from_dlpack`), tuples are tuples, the prelude's `List` is a Python list, and any
 //! other ADT value is a `relay_vm.Adt(con, *fields)`.
 
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
@@ -193,8 +193,9 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map_or_else(|_| "an object".to_string(), |n| format!("`{n}`"))
 }
 
-/// `obj` as a tensor of `T` (`dtype`): a NumPy array of that dtype is read directly; anything
-/// else goes through `numpy.asarray` and a same-kind cast (float64 → float32 and int64 →
+/// `obj` as a tensor of `T` (`dtype`): a NumPy array of that dtype is read directly; a DLPack
+/// producer (`__dlpack__`) through `numpy.from_dlpack`, anything else through `numpy.asarray`,
+/// then a same-kind cast (float64 → float32 and int64 →
 /// int32 are fine, float → int is not).
 fn tensor_from<T: Element + numpy::Element>(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Value> {
     let py = obj.py();
@@ -202,7 +203,10 @@ fn tensor_from<T: Element + numpy::Element>(obj: &Bound<'_, PyAny>, dtype: DType
         Ok(a) => a.clone(),
         Err(_) => {
             let np = py.import("numpy")?;
-            let any = np.call_method1("asarray", (obj,))?;
+            // A DLPack producer (a PyTorch, JAX or CuPy tensor in host memory) is viewed, not
+            // copied, by `numpy.from_dlpack`; anything else goes through `numpy.asarray`.
+            let dlpack = obj.hasattr("__dlpack__")? && !obj.is_instance_of::<numpy::PyUntypedArray>();
+            let any = np.call_method1(if dlpack { "from_dlpack" } else { "asarray" }, (obj,))?;
             let name = dtype.to_string();
             let fits: bool =
                 np.call_method1("can_cast", (any.getattr("dtype")?, &name, "same_kind"))?.extract()?;

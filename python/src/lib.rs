@@ -23,11 +23,11 @@ create_exception!(
     _relay_vm,
     Trap,
     RelayError,
-    "A run-time fault of the VM; `function` and `pc` say where it happened, `message` what, and `stack` the Relay call stack: `(function, defined_at, pc, at)` tuples, innermost first (`at`: the `file:line:col` of the faulting expression or pending call)."
+    "A run-time fault of the VM: `message` says what happened, `stack` where: the Relay call stack as `(function, defined_at, pc, at)` tuples, innermost first, so `stack[0]` is the faulting function and instruction (`at`: the `file:line:col` of the faulting expression or pending call); empty for a fault before any function ran."
 );
 
-/// `e` as the Python exception a caller expects: `CompileError`, `Trap` (with `function`,
-/// `pc`, `message` and `stack` attributes), `ValueError` for a wrong input, `RelayError` otherwise.
+/// `e` as the Python exception a caller expects: `CompileError`, `Trap` (with `message` and
+/// `stack` attributes), `ValueError` for a wrong input, `RelayError` otherwise.
 pub(crate) fn py_err(py: Python<'_>, e: Error) -> PyErr {
     match e {
         Error::Compile(f) => CompileError::new_err(f.render(false)),
@@ -36,8 +36,6 @@ pub(crate) fn py_err(py: Python<'_>, e: Error) -> PyErr {
             let err = Trap::new_err(trap.to_string());
             let value = err.value(py);
             // Setting attributes on a fresh exception object cannot fail.
-            let _ = value.setattr("function", &trap.function);
-            let _ = value.setattr("pc", trap.pc);
             let _ = value.setattr("message", &trap.message);
             let stack: Vec<(String, String, usize, String)> =
                 trap.stack.into_iter().map(|f| (f.function, f.source, f.pc, f.span)).collect();

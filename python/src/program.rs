@@ -107,7 +107,8 @@ impl PyProgram {
 
 #[pymethods]
 impl PyProgram {
-    /// Runs the entry function on the inputs (NumPy arrays or anything `numpy.asarray` takes;
+    /// Runs the entry function on the inputs (NumPy arrays, DLPack producers (`__dlpack__`:
+    /// PyTorch, JAX, CuPy tensors in host memory) or anything `numpy.asarray` takes;
     /// tuples; lists for `List`; `relay_vm.Adt` values) and returns its result (NumPy arrays,
     /// 0-d for scalars). Raises `Trap` on a run-time fault, `ValueError`/`TypeError` for inputs
     /// that do not fit.

@@ -37,6 +37,42 @@ def test_strided_and_foreign_arrays_are_read_by_value():
     np.testing.assert_array_equal(prog(Foreign()), np.ones((2, 2)))
 
 
+class DLPackOnly:
+    """What a PyTorch, JAX or CuPy tensor in host memory offers: the DLPack protocol, and no
+    ``__array__`` (so ``numpy.asarray`` would make an object array of it)."""
+
+    def __init__(self, array):
+        self._array = array
+        self.exported = 0
+
+    def __dlpack__(self, **kwargs):
+        self.exported += 1
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float32", "float64"])
+def test_dlpack_tensors_go_in_and_results_go_out_through_dlpack(dtype):
+    prog = relay_vm.compile(text=f"def @main(%x: Tensor[(2, 3), {dtype}]) {{ add(%x, %x) }}")
+    x = np.arange(6).astype(dtype).reshape(2, 3)
+    source = DLPackOnly(x)
+    out = prog(source)
+    assert source.exported == 1, "read through __dlpack__"
+    np.testing.assert_array_equal(out, x + x)
+    # Results are NumPy arrays, themselves DLPack producers: `torch.from_dlpack(out)` takes them.
+    np.testing.assert_array_equal(np.from_dlpack(out), x + x)
+    strided = DLPackOnly(np.arange(12).astype(dtype).reshape(2, 6)[:, ::2])
+    np.testing.assert_array_equal(prog(strided), 2 * np.arange(12).astype(dtype).reshape(2, 6)[:, ::2])
+
+
+def test_a_dlpack_tensor_of_the_wrong_kind_is_rejected():
+    prog = relay_vm.compile(text="def @main(%x: Tensor[(2, 3), int32]) { %x }")
+    with pytest.raises(TypeError, match="expected int32 elements"):
+        prog(DLPackOnly(np.full((2, 3), 0.5)))
+
+
 def test_lists_trees_and_options():
     prog = relay_vm.compile(text="""
 def @main(%xs: List[int32], %t: Tree[int32]) {

@@ -153,7 +153,7 @@ impl<'e> Vm<'e> {
 
     /// Checks the call of `name` with `args` and lays out its first frame: where a run starts.
     fn begin(&mut self, name: &str, args: Vec<Value>) -> Result<Resume, Trap> {
-        let trap = |message: String| Trap { function: name.to_string(), pc: 0, message, stack: vec![] };
+        let trap = Trap::outside;
         let func = self.exe.function_index(name).ok_or_else(|| trap(format!("no function `{name}`")))?;
         let f = &self.exe.functions[func];
         if args.len() != f.num_params() as usize {
@@ -180,12 +180,12 @@ impl<'e> Vm<'e> {
     /// Ends the run of `name` that gave `result`: drops what the run kept alive and brings
     /// device results home.
     fn end(&mut self, name: &str, mut result: Result<Value, Trap>) -> Result<Value, Trap> {
-        let trap = |message: String| Trap { function: name.to_string(), pc: 0, message, stack: vec![] };
         for c in self.closures.iter_mut().filter_map(Option::take) {
             self.pool.recycle_value(Value::Closure(c));
         }
         if self.device.used {
             // The host receives host tensors only.
+            let trap = |e| Trap::outside(format!("the result of `{name}`: {e}"));
             result = result.and_then(|v| self.device.bring_value_home(v).map_err(trap));
             self.device.end_run();
         }

@@ -103,7 +103,7 @@ fn recursion_limit_is_a_trap() {
     let kernels: KernelTable = vec![];
     let mut vm = Vm::new(&e, &kernels, VmConfig { max_call_depth: 1000, ..VmConfig::default() }).unwrap();
     let t = vm.invoke("depth", vec![Value::Scalar(i32_imm(5000))]).unwrap_err();
-    assert_eq!(t.function, "depth");
+    assert_eq!(t.stack[0].function, "depth");
     assert!(t.message.contains("recursion deeper than 1000"), "{t}");
 }
 
@@ -162,7 +162,7 @@ fn faults_are_traps_not_panics() {
     );
     let e = exe(vec![bad_field, fatal, int_pow]);
     let t = run(&e, "bad", vec![Value::Scalar(i32_imm(1))]).unwrap_err();
-    assert_eq!((t.function.as_str(), t.pc), ("bad", 0));
+    assert_eq!((t.stack[0].function.as_str(), t.stack[0].pc), ("bad", 0));
     assert!(run(&e, "fatal", vec![]).unwrap_err().message.contains("no arm matched"));
     assert!(run(&e, "int_pow", vec![Value::Scalar(i32_imm(1))])
         .unwrap_err()

@@ -65,12 +65,7 @@ impl<'e> Vm<'e> {
     /// As [`Vm::invoke`]; a trap when no run is paused.
     pub fn resume_lane(&mut self, result: &dyn PackedFunc, pause: &[bool]) -> Result<Step, Trap> {
         let Some((at, name)) = self.paused.take() else {
-            return Err(Trap {
-                function: String::new(),
-                pc: 0,
-                message: "no paused run".into(),
-                stack: vec![],
-            });
+            return Err(Trap::outside("no paused run"));
         };
         let exit = self.run(at, &mut LanePause(pause), Some(result));
         self.step(name, exit)

@@ -89,7 +89,7 @@ fn compare_and_branch() {
     assert_eq!(int(run(vec![lt.clone()], "sign", vec![i32v(7), i32v(3)])), 7);
     assert_eq!(int(run(vec![lt.clone()], "sign", vec![i32v(9), i32v(3)])), 1);
     let t = run(vec![lt], "sign", vec![i32v(1), Value::Scalar(ScalarValue::int(DType::I64, 2))]).unwrap_err();
-    assert_eq!(t.pc, 0);
+    assert_eq!(t.stack[0].pc, 0);
     assert!(t.message.contains("int32 and int64"), "{t}");
 
     // NaN is unordered: `!=` holds, `<` does not.
@@ -206,7 +206,7 @@ fn a_tail_call_leaves_no_stale_registers() {
         ],
     );
     let t = run(vec![f], "f", vec![i32v(1)]).unwrap_err();
-    assert_eq!((t.pc, t.message.as_str()), (1, "return of empty register $1"));
+    assert_eq!((t.stack[0].pc, t.message.as_str()), (1, "return of empty register $1"));
 }
 
 #[test]
@@ -279,7 +279,7 @@ fn a_vm_runs_again_after_a_trap() {
     let mut vm = Vm::new(&exe, &kernels, VmConfig::default()).expect("vm");
     for _ in 0..2 {
         let t = vm.invoke("down", vec![i32v(1000)]).unwrap_err();
-        assert_eq!((t.function.as_str(), t.message.as_str()), ("down", "bottom"));
+        assert_eq!((t.stack[0].function.as_str(), t.message.as_str()), ("down", "bottom"));
         assert_eq!(int(vm.invoke("id", vec![i32v(4)])), 4);
     }
 }

@@ -6,25 +6,30 @@ use crate::executable::Executable;
 use crate::operand::Reg;
 use crate::value::Value;
 
-/// A run-time fault, returned to the host: which function, which instruction, what happened,
-/// and the Relay call stack that led there.
+/// A run-time fault, returned to the host: what happened, and the Relay call stack that led
+/// there (its first frame says which function and instruction faulted).
 ///
 /// Displayed as `trap in `f` at instruction 3: message`, then one `at @f (file:line:col)` line
 /// per active call, innermost first: the source of the faulting instruction, then of each
 /// caller's pending call (its definition site, or its instruction, when the executable does
-/// not record that).
+/// not record that). A fault before any function runs (an unknown entry, a wrong argument
+/// count) has no frames and displays as `trap: message`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("trap in `{function}` at instruction {pc}: {message}{}", CallStack(stack))]
+#[error("{}{message}{}", Where(stack.first()), CallStack(stack))]
 pub struct Trap {
-    /// The function that was running.
-    pub function: String,
-    /// The index of the faulting instruction in that function.
-    pub pc: usize,
     /// What went wrong.
     pub message: String,
     /// The faulting function, then its callers, innermost first: at most
-    /// [`MAX_TRAP_FRAMES`] of them, the outermost ones dropped beyond that.
+    /// [`MAX_TRAP_FRAMES`] of them, the outermost ones dropped beyond that; empty when the
+    /// fault came before any function ran.
     pub stack: Vec<TrapFrame>,
+}
+
+impl Trap {
+    /// A fault before any function ran (no call stack).
+    pub fn outside(message: impl Into<String>) -> Trap {
+        Trap { message: message.into(), stack: vec![] }
+    }
 }
 
 /// One active call when a [`Trap`] happened.
@@ -44,6 +49,18 @@ pub struct TrapFrame {
 /// How many frames a [`Trap`] keeps: a fault 100,000 calls deep reports the innermost ones
 /// (where the fault is) without copying the whole stack.
 pub const MAX_TRAP_FRAMES: usize = 64;
+
+/// The head of a trap's message: the faulting function and instruction.
+struct Where<'a>(Option<&'a TrapFrame>);
+
+impl std::fmt::Display for Where<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(frame) => write!(f, "trap in `{}` at instruction {}: ", frame.function, frame.pc),
+            None => write!(f, "trap: "),
+        }
+    }
+}
 
 /// The callers' lines of a trap's message.
 struct CallStack<'a>(&'a [TrapFrame]);
@@ -105,5 +122,5 @@ pub(super) fn trap_at(
     };
     let stack: Vec<TrapFrame> =
         std::iter::once((func, pc)).chain(callers.rev()).take(MAX_TRAP_FRAMES).map(frame).collect();
-    Trap { function: stack[0].function.clone(), pc, message, stack }
+    Trap { message, stack }
 }
