@@ -43,7 +43,8 @@ fn cases() -> Vec<(String, Vec<String>)> {
         [("(2, 3)", "(3)"), ("(4, 1)", "(1, 5)"), ("(0, 3)", "(3)"), ("(1)", "(2, 2)"), ("(2, 3)", "()")];
     // `nn.prelu`'s and `nn.bias_add`'s second operands are one value per channel, not
     // broadcast operands: their cases are below.
-    let per_channel = |op: &str| matches!(op, "nn.prelu" | "nn.bias_add");
+    // `broadcast_to_like`'s second operand is a target shape, not a broadcast operand.
+    let per_channel = |op: &str| matches!(op, "nn.prelu" | "nn.bias_add" | "broadcast_to_like");
     for (op, dtype) in listed_ops(OpPattern::Broadcast, 2).into_iter().filter(|(op, _)| !per_channel(op)) {
         for (x, y) in pairs {
             out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
@@ -203,6 +204,11 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("nn.depth_to_space(%a, block_size=2)", &["Tensor[(2, 8, 2, 3), float32]"]),
         ("nn.depth_to_space(%a, block_size=2, mode=\"CRD\")", &["Tensor[(1, 4, 3, 2), int32]"]),
         ("nn.space_to_depth(%a, block_size=2)", &["Tensor[(2, 3, 4, 6), float32]"]),
+        ("reshape_like(%a, %b)", &["Tensor[(2, 6), float32]", "Tensor[(3, 4), int32]"]),
+        ("reshape_like(%a, %b, lhs_begin=1, rhs_end=2)", &["Tensor[(2, 6), float32]", "Tensor[(3, 2, 7), float32]"]),
+        ("broadcast_to_like(%a, %b)", &["Tensor[(3, 1), float32]", "Tensor[(2, 3, 4), float32]"]),
+        ("slice_like(%a, %b, axes=[-1])", &["Tensor[(3, 5), float32]", "Tensor[(1, 2), float32]"]),
+        ("cast_like(%a, %b)", &["Tensor[(2, 3), float32]", "Tensor[(1), int32]"]),
     ];
     out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
     out

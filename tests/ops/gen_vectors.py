@@ -1290,6 +1290,149 @@ error("nn.group_norm", "zero_groups", [x, g6, b6], {"num_groups": 0})
 error("nn.group_norm", "gamma_length", [x, f32(3), b6], {"num_groups": 3})
 error("nn.group_norm", "batch_axis", [x, f32(2), f32(2)], {"num_groups": 1, "axis": 0})
 
+# ---------------------------------------------------------------- the _like family, ndarray_size
+
+x = f32(2, 6, 5)
+case("reshape_like", "whole", [x, f32(10, 6)], [x.reshape(10, 6)])
+case("reshape_like", "middle_axes", [x, f32(3, 2, 7)], [x.reshape(2, 3, 2, 5)],
+     {"lhs_begin": 1, "lhs_end": -1, "rhs_begin": 0, "rhs_end": 2})
+xi = ints(4, 3)
+case("reshape_like", "rhs_tail_int", [xi, ints(9, 2, 6)], [xi.reshape(2, 6)], {"rhs_begin": -2})
+case("reshape_like", "empty", [np.zeros((0, 3), np.float32), f32(3, 0)], [np.zeros((3, 0), np.float32)])
+error("reshape_like", "count_mismatch", [x, f32(7, 9)])
+error("reshape_like", "backward_range", [x, f32(60)], {"lhs_begin": 2, "lhs_end": 1})
+
+x = f32(3, 1)
+case("broadcast_to_like", "matrix", [x, f32(2, 3, 4)], [np.broadcast_to(x, (2, 3, 4))])
+case("broadcast_to_like", "scalar_int", [np.int32(7), ints(2, 2)], [np.full((2, 2), 7, "int32")])
+case("broadcast_to_like", "size_0", [f32(1), f32(0)], [np.zeros(0, np.float32)])
+error("broadcast_to_like", "incompatible", [f32(3), f32(2, 4)])
+
+x = f32(4, 5, 6)
+case("slice_like", "leading_axes", [x, f32(2, 3)], [x[:2, :3]])
+case("slice_like", "negative_axis", [x, f32(1, 1, 4)], [x[:, :, :4]], {"axes": [-1]})
+xi = ints(4, 5, 6)
+case("slice_like", "axes_0_2_int", [xi, ints(3, 9, 1)], [xi[:3, :, :1]], {"axes": [0, 2]})
+case("slice_like", "to_size_0", [x, f32(0, 5)], [x[:0]])
+error("slice_like", "target_longer", [x, f32(5)])
+error("slice_like", "axis_out_of_range", [x, f32(2, 2)], {"axes": [3]})
+
+x = f32(2, 3, 4)
+case("collapse_sum_like", "lead_and_ones", [x, f32(3, 1)], [d64(x).sum(axis=0).sum(axis=1, keepdims=True)],
+     out_dtypes=["float32"])
+case("collapse_sum_like", "to_scalar", [x, np.float32(0)], [d64(x).sum()], out_dtypes=["float32"])
+xi = ints(3, 4)
+case("collapse_sum_like", "int_rows", [xi, ints(1, 4)], [xi.sum(axis=0, keepdims=True)], out_dtypes=["int32"])
+case("collapse_sum_like", "same_shape", [x, f32(2, 3, 4)], [x])
+error("collapse_sum_like", "does_not_broadcast_back", [x, f32(2, 4)])
+error("collapse_sum_like", "bool", [np.ones((2, 2), bool), np.ones(2, bool)])
+
+x = f32(2, 3) * 4
+case("cast_like", "to_int32", [x, ints(1)], [x.astype("int32")])
+xi = ints(3, 2)
+case("cast_like", "int_to_float64", [xi, np.zeros(2)], [xi.astype(np.float64)])
+case("cast_like", "to_bool", [np.array([0.0, 1.5, -2.0], np.float32), np.array(True)],
+     [np.array([False, True, True])])
+case("cast_like", "empty", [np.zeros((0, 2), np.float32), np.int64(0)], [np.zeros((0, 2), np.int64)])
+
+case("ndarray_size", "default_int32", [f32(2, 3, 4)], [np.int32(24)])
+case("ndarray_size", "int64_of_scalar", [np.float32(1)], [np.int64(1)], {"dtype": "int64"})
+case("ndarray_size", "size_0", [np.zeros((3, 0), bool)], [np.int32(0)])
+error("ndarray_size", "float_dtype", [f32(2)], {"dtype": "float32"})
+
+# ---------------------------------------------------------------- meshgrid, sequence_mask, matrix_set_diag
+
+a, b, c = f32(3), f32(4), f32(2)
+case("meshgrid", "ij_three", [a, b, c], np.meshgrid(a, b, c, indexing="ij"))
+case("meshgrid", "xy_three", [a, b, c], np.meshgrid(a, b, c, indexing="xy"), {"indexing": "xy"})
+case("meshgrid", "xy_scalar_and_empty_int", [np.int32(5), np.zeros(0, "int32")],
+     np.meshgrid(np.array([5], "int32"), np.zeros(0, "int32"), indexing="xy"), {"indexing": "xy"})
+case("meshgrid", "one_vector", [a], [a])
+error("meshgrid", "matrix_field", [f32(2, 2), a])
+error("meshgrid", "mixed_dtypes", [a, ints(2)])
+error("meshgrid", "bad_indexing", [a, b], {"indexing": "ji"})
+
+
+def sequence_mask_ref(x, lens, axis=0, value=0.0):
+    y = x.copy()
+    for bi, n in enumerate(lens):
+        if axis == 0:
+            y[max(n, 0):, bi] = value
+        else:
+            y[bi, max(n, 0):] = value
+    return y
+
+
+x = f32(5, 3, 2)
+lens = np.array([2, 5, 0], "int32")
+case("sequence_mask", "time_major", [x, lens], [sequence_mask_ref(x, lens)])
+x2 = f32(3, 4)
+lens2 = np.array([1, 7, 3], "int64")
+case("sequence_mask", "batch_major_value", [x2, lens2], [sequence_mask_ref(x2, lens2, 1, -1.5)],
+     {"axis": 1, "mask_value": -1.5})
+xi = ints(4, 2, 2)
+lens3 = np.array([-1, 3], "int32")
+case("sequence_mask", "int_negative_length", [xi, lens3], [sequence_mask_ref(xi, lens3, 0, 9)], {"mask_value": 9.0})
+case("sequence_mask", "empty_time", [np.zeros((0, 2), np.float32), lens3], [np.zeros((0, 2), np.float32)])
+error("sequence_mask", "axis_2", [x, lens], {"axis": 2})
+error("sequence_mask", "length_shape", [x, np.array([1, 2], "int32")])
+error("sequence_mask", "float_lengths", [x, np.zeros(3, np.float32)])
+error("sequence_mask", "rank_1", [f32(3), np.array([1], "int32")])
+
+
+def matrix_set_diag_ref(x, diag, k1=0, k2=0, super_right=False, sub_right=False):
+    """TensorFlow's MatrixSetDiagV3, written out: diagonal row k2 - k holds diagonal k."""
+    y = x.copy()
+    m, n = x.shape[-2:]
+    max_len = max(min(m + min(k2, 0), n - max(k1, 0)), 0)
+    for idx in np.ndindex(*x.shape):
+        i, j = idx[-2:]
+        k = j - i
+        if not k1 <= k <= k2:
+            continue
+        length = min(m + min(k, 0), n - max(k, 0))
+        right = super_right if k >= 0 else sub_right
+        col = min(i, j) + (max_len - length if right else 0)
+        src = idx[:-2] + ((k2 - k,) if k1 != k2 else ()) + (col,)
+        y[idx] = diag[src]
+    return y
+
+
+x = f32(2, 3, 4)
+d = f32(2, 3)
+case("matrix_set_diag", "main_diagonal", [x, d], [matrix_set_diag_ref(x, d)])
+d = f32(2, 3, 3)
+case("matrix_set_diag", "band_right_left", [x, d], [matrix_set_diag_ref(x, d, -1, 1, True, False)],
+     {"k1": -1, "k2": 1, "super_diag_right_align": True})
+x2 = ints(4, 3)
+d2 = ints(2, 3)
+case("matrix_set_diag", "sub_band_left_right_int", [x2, d2], [matrix_set_diag_ref(x2, d2, -2, -1, False, True)],
+     {"k1": -2, "k2": -1, "sub_diag_right_align": True})
+x3 = f32(3, 3)
+d3 = f32(2)
+case("matrix_set_diag", "one_superdiagonal", [x3, d3], [matrix_set_diag_ref(x3, d3, 1, 1)], {"k1": 1, "k2": 1})
+error("matrix_set_diag", "diagonal_length", [x, f32(2, 4)])
+error("matrix_set_diag", "k1_above_k2", [x, d], {"k1": 1, "k2": -1})
+error("matrix_set_diag", "diagonal_off_the_matrix", [x3, f32(1)], {"k1": 3, "k2": 3})
+error("matrix_set_diag", "dtype_mismatch", [x3, ints(3)])
+
+# ---------------------------------------------------------------- layout_transform
+
+x = f32(2, 16, 3, 2)
+blocked = x.reshape(2, 2, 8, 3, 2).transpose(0, 1, 3, 4, 2)
+case("layout_transform", "nchw_to_nchw8c", [x], [blocked], {"src_layout": "NCHW", "dst_layout": "NCHW8c"})
+case("layout_transform", "nchw8c_to_nchw", [blocked], [x], {"src_layout": "NCHW8c", "dst_layout": "NCHW"})
+case("layout_transform", "nchw8c_to_nhwc", [blocked], [x.transpose(0, 2, 3, 1)],
+     {"src_layout": "NCHW8c", "dst_layout": "NHWC"})
+case("layout_transform", "nchw8c_to_nchw4c", [blocked], [x.reshape(2, 4, 4, 3, 2).transpose(0, 1, 3, 4, 2)],
+     {"src_layout": "NCHW8c", "dst_layout": "NCHW4c"})
+xi = ints(2, 3, 4)
+case("layout_transform", "nhw_to_whn_int", [xi], [xi.transpose(2, 1, 0)], {"src_layout": "NHW", "dst_layout": "WHN"})
+error("layout_transform", "not_divisible", [f32(1, 12, 2, 2)], {"src_layout": "NCHW", "dst_layout": "NCHW8c"})
+error("layout_transform", "rank_mismatch", [f32(2, 3)], {"src_layout": "NCHW", "dst_layout": "NHWC"})
+error("layout_transform", "axes_differ", [f32(1, 2, 3, 4)], {"src_layout": "NCHW", "dst_layout": "NCDW"})
+error("layout_transform", "bad_block", [blocked], {"src_layout": "NCHW4c", "dst_layout": "NCHW"})
+
 
 def main():
     if os.path.isdir(OUT_DIR):

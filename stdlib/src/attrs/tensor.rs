@@ -249,3 +249,89 @@ op_attrs! {
         upper: bool = true,
     }
 }
+
+op_attrs! {
+    /// `reshape_like` (TVM `ReshapeLikeAttrs`): `data`'s axes `lhs_begin..lhs_end` are replaced
+    /// by `shape_like`'s axes `rhs_begin..rhs_end` (negative values count from the end).
+    pub struct ReshapeLikeAttrs {
+        /// First replaced axis of `data`.
+        lhs_begin: i64 = 0,
+        /// End of the replaced axes of `data` (exclusive); `None`: its rank.
+        lhs_end: Option<i64> = None,
+        /// First axis of `shape_like` taken.
+        rhs_begin: i64 = 0,
+        /// End of the axes of `shape_like` taken (exclusive); `None`: its rank.
+        rhs_end: Option<i64> = None,
+    }
+}
+
+op_attrs! {
+    /// `slice_like` (TVM `SliceLikeAttrs`).
+    pub struct SliceLikeAttrs {
+        /// The axes sliced to `shape_like`'s size; `None`: the leading axes both tensors have.
+        axes: Option<Vec<i64>> = None,
+    }
+}
+
+op_attrs! {
+    /// `ndarray_size` (TVM `NdarraySizeAttrs`).
+    pub struct NdarraySizeAttrs {
+        /// The dtype of the count (an integer type).
+        dtype: DType = (DType::I32),
+    }
+}
+
+attr_enum! {
+    /// How `meshgrid` orders its output axes.
+    MeshgridIndexing, "\"ij\" or \"xy\"" {
+        /// Matrix indexing: output axis `i` runs along input `i` (TVM's default).
+        #[default]
+        Ij = "ij",
+        /// Cartesian indexing: the first two output axes swapped.
+        Xy = "xy",
+    }
+}
+
+op_attrs! {
+    /// `meshgrid` (TVM `MeshgridAttrs`).
+    pub struct MeshgridAttrs {
+        /// Matrix (`"ij"`) or Cartesian (`"xy"`) indexing.
+        indexing: MeshgridIndexing = (MeshgridIndexing::Ij),
+    }
+}
+
+op_attrs! {
+    /// `sequence_mask` (TVM `SequenceMaskAttrs`).
+    pub struct SequenceMaskAttrs {
+        /// The value written past each sequence's length.
+        mask_value: f64 = 0.0,
+        /// The time axis, 0 or 1 (the batch axis is the other one).
+        axis: i64 = 0,
+    }
+}
+
+op_attrs! {
+    /// `matrix_set_diag` (TVM `MatrixSetDiagAttrs`): diagonals `k1..=k2` of the innermost
+    /// matrices replaced (TensorFlow's `MatrixSetDiagV3`).
+    pub struct MatrixSetDiagAttrs {
+        /// The lowest diagonal replaced (0 the main one, negative below it).
+        k1: i64 = 0,
+        /// The highest diagonal replaced.
+        k2: i64 = 0,
+        /// Diagonals above the main one are aligned to the right of their row of `diagonal`.
+        super_diag_right_align: bool = false,
+        /// Diagonals below the main one are aligned to the right of their row of `diagonal`.
+        sub_diag_right_align: bool = false,
+    }
+}
+
+op_attrs! {
+    /// `layout_transform` (TVM `LayoutTransformAttrs`): layouts such as `"NCHW"`, `"NHWC"` or
+    /// the blocked `"NCHW8c"` (upper case: a primal axis; `8c`: a sub-axis of 8 of axis `C`).
+    pub struct LayoutTransformAttrs {
+        /// The input's layout.
+        src_layout: String = required,
+        /// The output's layout.
+        dst_layout: String = required,
+    }
+}

@@ -4,8 +4,8 @@
 
 use super::util::{flatten, lazy, lit, norm_axis, tensors, unflatten};
 use crate::attrs::{
-    ConcatenateAttrs, InitOpAttrs, OpAttrs, PadAttrs, PadMode, SplitAttrs, StackAttrs, StridedSliceAttrs,
-    TakeAttrs, TakeMode, TransposeAttrs,
+    ConcatenateAttrs, InitOpAttrs, NoAttrs, OpAttrs, PadAttrs, PadMode, ReshapeLikeAttrs, SplitAttrs,
+    StackAttrs, StridedSliceAttrs, TakeAttrs, TakeMode, TransposeAttrs,
 };
 use crate::ops::transform::split_sizes;
 use relay_compiler::ir::AttrValue;
@@ -227,4 +227,31 @@ pub(crate) fn split_field(
         op: "strided_slice",
         attrs: vec![("begin", ints(begin)), ("end", ints(begin + size)), ("axes", ints(axis))],
     })
+}
+
+/// The data operand of a `_like` call (its first input): the second contributes only its
+/// type, which the output type already carries.
+fn like_data(inputs: &[ComputeInput]) -> Result<&[ComputeInput], String> {
+    match inputs {
+        [x, _] => Ok(std::slice::from_ref(x)),
+        _ => Err(format!("expected 2 inputs, got {}", inputs.len())),
+    }
+}
+
+/// `reshape_like`: the data in row-major order under the output's shape.
+pub(crate) fn reshape_like(
+    inputs: &[ComputeInput],
+    _: &ReshapeLikeAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
+    same_order(like_data(inputs)?, &(), out)
+}
+
+/// `broadcast_to_like`: the data broadcast to the output's shape.
+pub(crate) fn broadcast_to_like(
+    inputs: &[ComputeInput],
+    _: &NoAttrs,
+    out: &OutType,
+) -> Result<TensorDef, String> {
+    broadcast_to(like_data(inputs)?, &InitOpAttrs::default(), out)
 }

@@ -255,12 +255,22 @@ impl Operator for Cast {
 
     fn reference(
         inputs: &[&Tensor],
-        attrs: &CastAttrs,
+        _: &CastAttrs,
         outputs: &mut [Tensor],
         _: Checked,
     ) -> Result<(), KernelError> {
-        let [x] = args(inputs)?;
-        let out = only_output(outputs)?;
-        any_type!(x.dtype(), A => any_type!(attrs.dtype, B => map_into::<A, B>(x, out, |v| B::from_scalar(v.to_scalar()))))
+        let [_] = args(inputs)?;
+        convert(inputs, only_output(outputs)?)
     }
+}
+
+/// Writes the first input converted (`as` semantics) to `out`'s dtype into `out`: `cast`'s
+/// and `cast_like`'s kernel.
+///
+/// # Errors
+/// No input, or a dtype the kernels do not store.
+pub(crate) fn convert(inputs: &[&Tensor], out: &mut Tensor) -> Result<(), KernelError> {
+    let x = inputs.first().ok_or(KernelError::Arity { expected: "at least 1".into(), actual: 0 })?;
+    let to = out.dtype();
+    any_type!(x.dtype(), A => any_type!(to, B => map_into::<A, B>(x, out, |v| B::from_scalar(v.to_scalar()))))
 }

@@ -1,13 +1,17 @@
-//! Joining and splitting along an axis: `concatenate`, `stack`, `split` (TVM
-//! `src/relay/op/tensor/transform.cc`). Relay passes `concatenate`/`stack` one tuple; its
-//! fields are the inputs (`Operator::TUPLE_INPUT`).
+//! Joining and splitting along axes: `concatenate`, `stack`, `split`, and `meshgrid`, which
+//! spreads a tuple of vectors over a grid (TVM `src/relay/op/tensor/transform.cc`). Relay
+//! passes `concatenate`/`stack`/`meshgrid` one tuple; its fields are the inputs
+//! (`Operator::TUPLE_INPUT`).
 
-use crate::attrs::{ConcatenateAttrs, IndicesOrSections, SplitAttrs, StackAttrs};
+use crate::attrs::{
+    ConcatenateAttrs, IndicesOrSections, MeshgridAttrs, MeshgridIndexing, SplitAttrs, StackAttrs,
+};
 use crate::compute::transform as rule;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, normalize_axis, only_output, same_dtype, to_positive};
 use crate::kernels::Checked;
 use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use crate::ops::index::copy_from_source;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -268,6 +272,70 @@ impl Operator for Split {
     }
 }
 
+/// `meshgrid((x0, x1, ...), indexing)`: for `n` vectors (0-d fields count as length 1), `n`
+/// grids of one shape, grid `i` holding `x_i[p]` at every position whose coordinate along
+/// `x_i`'s axis is `p`. With `"ij"` the grid is `(len0, len1, ...)`; with `"xy"` the first two
+/// axes are swapped (NumPy's `meshgrid`). The fields share one dtype (any).
+#[derive(Debug)]
+pub struct Meshgrid;
+
+/// The grid axis that runs along input `i` of `n` under `indexing`.
+fn grid_axis(i: usize, n: usize, indexing: MeshgridIndexing) -> usize {
+    match (indexing, i) {
+        (MeshgridIndexing::Xy, 0) if n > 1 => 1,
+        (MeshgridIndexing::Xy, 1) => 0,
+        _ => i,
+    }
+}
+
+impl Operator for Meshgrid {
+    const NAME: &'static str = "meshgrid";
+    const PATTERN: OpPattern = OpPattern::Injective;
+    const NUM_INPUTS: usize = 1;
+    const TUPLE_INPUT: bool = true;
+    const TUPLE_OUTPUT: bool = true;
+    const DTYPES: DTypeSet = DTypeSet::Any;
+    const DOC: &'static str = "coordinate grids of a tuple of vectors";
+    type Attrs = MeshgridAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &MeshgridAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let n = inputs.len();
+        let mut grid = vec![D::known(1); n];
+        for (i, x) in inputs.iter().enumerate() {
+            grid[grid_axis(i, n, a.indexing)] = match x {
+                [] => D::known(1),
+                [len] => *len,
+                _ => {
+                    return Err(KernelError::Shape(format!(
+                        "field {i} must be a vector or a scalar, found shape {}",
+                        shape_text(x)
+                    )))
+                }
+            };
+        }
+        Ok(vec![grid; n])
+    }
+
+    fn dtypes(inputs: &[DType], _: &MeshgridAttrs) -> Result<Vec<DType>, KernelError> {
+        let d = same_dtype(inputs)?;
+        Ok(vec![Self::DTYPES.check(d)?; inputs.len()])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        a: &MeshgridAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let n = inputs.len();
+        for (i, (x, out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            let axis = grid_axis(i, n, a.indexing);
+            copy_from_source(x, out, |p, src| src.iter_mut().for_each(|s| *s = p[axis]))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +366,14 @@ mod tests {
         assert_eq!(common_dim(&[&a, &b], 0).unwrap(), K(2));
         assert_eq!(common_dim(&[&a, &b], 1).unwrap(), K(3));
         assert!(common_dim(&[&a, &c], 0).is_err());
+    }
+
+    #[test]
+    fn meshgrid_swaps_the_first_two_axes_for_xy() {
+        let xy = MeshgridAttrs { indexing: MeshgridIndexing::Xy };
+        let out = Meshgrid::shapes::<usize>(&[&[2], &[3], &[]], &xy).unwrap();
+        assert_eq!(out, vec![vec![3, 2, 1]; 3]);
+        assert_eq!(Meshgrid::shapes::<usize>(&[&[4]], &xy).unwrap(), vec![vec![4]]);
+        assert!(Meshgrid::shapes::<usize>(&[&[2, 2]], &MeshgridAttrs::default()).is_err());
     }
 }

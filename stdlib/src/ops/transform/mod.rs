@@ -6,14 +6,22 @@
 mod fill;
 mod index;
 mod join;
+mod layout;
+mod like;
+mod mask;
 mod shape;
 
 pub use fill::{Full, MirrorPad, Ones, Pad, Zeros};
 pub(crate) use index::slice_plan;
 pub use index::{StridedSlice, Take};
 pub(crate) use join::split_sizes;
-pub use join::{Concatenate, Split, Stack};
-pub use shape::{infer_reshape, BatchFlatten, BroadcastTo, ExpandDims, Reshape, ShapeOf, Squeeze, Transpose};
+pub use join::{Concatenate, Meshgrid, Split, Stack};
+pub use layout::LayoutTransform;
+pub use like::{BroadcastToLike, CastLike, CollapseSumLike, ReshapeLike, SliceLike};
+pub use mask::{MatrixSetDiag, SequenceMask};
+pub use shape::{
+    infer_reshape, BatchFlatten, BroadcastTo, ExpandDims, NdarraySize, Reshape, ShapeOf, Squeeze, Transpose,
+};
 
 use crate::attrs::InitOpAttrs;
 use crate::error::KernelError;
@@ -41,6 +49,16 @@ pub const TRANSFORM: &[OpEntry] = &[
     OpEntry::of::<Ones>(),
     OpEntry::of::<Full>(),
     OpEntry::of::<ShapeOf>(),
+    OpEntry::of::<ReshapeLike>(),
+    OpEntry::of::<BroadcastToLike>(),
+    OpEntry::of::<SliceLike>(),
+    OpEntry::of::<CollapseSumLike>(),
+    OpEntry::of::<CastLike>(),
+    OpEntry::of::<NdarraySize>(),
+    OpEntry::of::<Meshgrid>(),
+    OpEntry::of::<SequenceMask>(),
+    OpEntry::of::<MatrixSetDiag>(),
+    OpEntry::of::<LayoutTransform>(),
 ];
 
 /// One input of any dtype; the output has its dtype.

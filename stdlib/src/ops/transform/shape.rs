@@ -4,7 +4,8 @@
 
 use super::{dim_from_i64, init_shape, same_as_input};
 use crate::attrs::{
-    ExpandDimsAttrs, InitOpAttrs, NoAttrs, ReshapeAttrs, ShapeOfAttrs, SqueezeAttrs, TransposeAttrs,
+    ExpandDimsAttrs, InitOpAttrs, NdarraySizeAttrs, NoAttrs, ReshapeAttrs, ShapeOfAttrs, SqueezeAttrs,
+    TransposeAttrs,
 };
 use crate::compute::transform as rule;
 use crate::error::KernelError;
@@ -338,15 +339,7 @@ impl Operator for BroadcastTo {
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &InitOpAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
-        let target: Vec<D> = init_shape(Self::NAME, attrs)?;
-        if broadcast(&[x, &target]).ok().as_ref() != Some(&target) {
-            return Err(KernelError::Shape(format!(
-                "cannot broadcast {} to shape {}",
-                shape_text(x),
-                shape_text(&target)
-            )));
-        }
-        Ok(vec![target])
+        Ok(vec![broadcast_target(x, &init_shape(Self::NAME, attrs)?)?])
     }
 
     fn dtypes(inputs: &[DType], _: &InitOpAttrs) -> Result<Vec<DType>, KernelError> {
@@ -360,14 +353,37 @@ impl Operator for BroadcastTo {
         _: Checked,
     ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
-        let out = only_output(outputs)?;
-        let shape = out.shape().to_vec();
-        any_type!(x.dtype(), T => {
-            let view = x.view::<T>()?.broadcast_to(&shape)?;
-            out.view_mut::<T>()?.copy_from(&view)?;
-            Ok(())
-        })
+        broadcast_into(x, only_output(outputs)?)
     }
+}
+
+/// `target`, checked to be a shape `x` broadcasts to (NumPy rules): `broadcast_to`'s and
+/// `broadcast_to_like`'s output shape.
+///
+/// # Errors
+/// [`KernelError::Shape`] naming both shapes when it is not.
+pub(super) fn broadcast_target<D: ShapeDim>(x: &[D], target: &[D]) -> Result<Vec<D>, KernelError> {
+    if broadcast(&[x, target]).ok().as_deref() != Some(target) {
+        return Err(KernelError::Shape(format!(
+            "cannot broadcast {} to shape {}",
+            shape_text(x),
+            shape_text(target)
+        )));
+    }
+    Ok(target.to_vec())
+}
+
+/// Writes `x` broadcast to `out`'s shape into `out` (of `x`'s dtype).
+///
+/// # Errors
+/// Shapes that do not broadcast, or mismatched dtypes.
+pub(super) fn broadcast_into(x: &Tensor, out: &mut Tensor) -> Result<(), KernelError> {
+    let shape = out.shape().to_vec();
+    any_type!(x.dtype(), T => {
+        let view = x.view::<T>()?.broadcast_to(&shape)?;
+        out.view_mut::<T>()?.copy_from(&view)?;
+        Ok(())
+    })
 }
 
 /// `shape_of`: the input's shape as a 1-d tensor of `dtype` (an integer type, `int32` by
@@ -390,10 +406,7 @@ impl Operator for ShapeOf {
 
     fn dtypes(inputs: &[DType], attrs: &ShapeOfAttrs) -> Result<Vec<DType>, KernelError> {
         let [_] = args(inputs)?;
-        if !attrs.dtype.is_int() {
-            return Err(KernelError::DType(format!("dtype must be an integer type, found {}", attrs.dtype)));
-        }
-        ints!(attrs.dtype, T => Ok(vec![attrs.dtype]))
+        Ok(vec![int_dtype(attrs.dtype)?])
     }
 
     fn reference(
@@ -410,6 +423,49 @@ impl Operator for ShapeOf {
             }
             Ok(())
         })
+    }
+}
+
+/// `dtype`, checked to be an integer type the kernels store (`shape_of`'s and `ndarray_size`'s
+/// result dtype).
+fn int_dtype(dtype: DType) -> Result<DType, KernelError> {
+    if !dtype.is_int() {
+        return Err(KernelError::DType(format!("dtype must be an integer type, found {dtype}")));
+    }
+    ints!(dtype, T => Ok(dtype))
+}
+
+/// `ndarray_size`: the input's element count as a 0-d tensor of `dtype` (an integer type,
+/// `int32` by default; a count past its range wraps). Any input dtype.
+#[derive(Debug)]
+pub struct NdarraySize;
+
+impl Operator for NdarraySize {
+    const NAME: &'static str = "ndarray_size";
+    const PATTERN: OpPattern = OpPattern::Injective;
+    const NUM_INPUTS: usize = 1;
+    const DTYPES: DTypeSet = DTypeSet::Any;
+    const DOC: &'static str = "the element count as a 0-d integer tensor";
+    type Attrs = NdarraySizeAttrs;
+
+    fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &NdarraySizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+        let [_] = args(inputs)?;
+        Ok(vec![vec![]])
+    }
+
+    fn dtypes(inputs: &[DType], attrs: &NdarraySizeAttrs) -> Result<Vec<DType>, KernelError> {
+        let [_] = args(inputs)?;
+        Ok(vec![int_dtype(attrs.dtype)?])
+    }
+
+    fn reference(
+        inputs: &[&Tensor],
+        _: &NdarraySizeAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
+        let [x] = args(inputs)?;
+        crate::kernels::util::fill(only_output(outputs)?, Scalar::UInt(x.len() as u64))
     }
 }
 
