@@ -12,6 +12,7 @@ mod dropout;
 mod norm;
 mod pool;
 mod softmax;
+mod upsampling;
 
 pub use conv::*;
 pub use dense::*;
@@ -19,6 +20,7 @@ pub use dropout::*;
 pub use norm::*;
 pub use pool::*;
 pub use softmax::*;
+pub use upsampling::*;
 
 use super::index::may_equal;
 use crate::error::KernelError;
@@ -29,7 +31,7 @@ use relay_devices::{shape_size, DType, Tensor};
 
 /// The elements of `t` converted to `O` (the accumulation type of a matrix product or
 /// convolution, e.g. `int32` for `int8` inputs).
-fn converted<O: Num>(t: &Tensor) -> Result<Vec<O>, KernelError> {
+pub(crate) fn converted<O: Num>(t: &Tensor) -> Result<Vec<O>, KernelError> {
     nums!(t.dtype(), T => Ok(t.as_slice::<T>()?.iter().map(|&v| cast::<T, O>(v)).collect()))
 }
 
