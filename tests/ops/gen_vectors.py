@@ -1463,6 +1463,71 @@ case("nn.upsampling3d", "ndhwc_trilinear", [xd], [upsampling_ref(xd, [2, 1, 2], 
 error("nn.upsampling3d", "bad_method", [x], {"method": "bilinear"})
 
 
+# ---------------------------------------------------------------- transposed convolution
+
+def conv2d_transpose_ref(x, w, strides=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), opad=(0, 0), groups=1):
+    """TVM's topi formulation: the data dilated by the strides, padded by dil * (k - 1) - pad
+    (plus output_padding at the bottom/right; a negative pad crops), convolved at stride 1
+    with the spatially flipped IOHW weight regrouped to OIHW."""
+    x, w = d64(x), d64(w)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    xd = np.zeros((n, c, (h - 1) * strides[0] + 1, (wd - 1) * strides[1] + 1))
+    xd[:, :, ::strides[0], ::strides[1]] = x
+    sides = [dil[0] * (kh - 1) - pad[0], dil[1] * (kw - 1) - pad[1],
+             dil[0] * (kh - 1) - pad[2] + opad[0], dil[1] * (kw - 1) - pad[3] + opad[1]]
+    xd = np.pad(xd, [(0, 0), (0, 0), (max(sides[0], 0), max(sides[2], 0)), (max(sides[1], 0), max(sides[3], 0))])
+    t, l = max(-sides[0], 0), max(-sides[1], 0)
+    b, r = xd.shape[2] - max(-sides[2], 0), xd.shape[3] - max(-sides[3], 0)
+    xd = xd[:, :, t:b, l:r]
+    cg = c // groups
+    wc = np.zeros((og * groups, cg, kh, kw))
+    for g in range(groups):
+        for oo in range(og):
+            wc[g * og + oo] = w[g * cg:(g + 1) * cg, oo, ::-1, ::-1]
+    return conv2d_ref(xd, wc, dil=dil, groups=groups)
+
+
+x = f32(1, 2, 3, 4)
+w = f32(2, 3, 3, 2)
+case("nn.conv2d_transpose", "default", [x, w], [conv2d_transpose_ref(x, w)], {}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d_transpose", "stride2_pad1_output_padding", [x, w],
+     [conv2d_transpose_ref(x, w, (2, 2), (1, 1, 1, 1), opad=(1, 0))],
+     {"strides": [2, 2], "padding": [1, 1], "output_padding": [1, 0], "channels": 3, "kernel_size": [3, 2]},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d_transpose", "asymmetric_pad_dilation", [x, w],
+     [conv2d_transpose_ref(x, w, (3, 1), (0, 1, 2, 0), dil=(2, 2))],
+     {"strides": [3, 1], "padding": [0, 1, 2, 0], "dilation": [2, 2]}, out_dtypes=["float32"], atol=1e-5)
+xg, wg = f32(2, 4, 2, 3), f32(4, 1, 2, 2)
+case("nn.conv2d_transpose", "groups2", [xg, wg], [conv2d_transpose_ref(xg, wg, (2, 1), groups=2)],
+     {"strides": [2, 1], "groups": 2}, out_dtypes=["float32"], atol=1e-5)
+x1, w1 = f32(1, 1, 1, 1), f32(1, 1, 1, 1)
+case("nn.conv2d_transpose", "size_one", [x1, w1], [conv2d_transpose_ref(x1, w1, (2, 2), opad=(1, 1))],
+     {"strides": [2, 2], "output_padding": [1, 1]}, out_dtypes=["float32"], atol=1e-6)
+xi, wi = ints(1, 2, 2, 2, dtype="int8"), ints(2, 1, 2, 2, dtype="int8")
+case("nn.conv2d_transpose", "int8_to_int32", [xi, wi], [conv2d_transpose_ref(xi, wi, (2, 2))],
+     {"strides": [2, 2], "out_dtype": "int32"}, out_dtypes=["int32"])
+error("nn.conv2d_transpose", "channel_mismatch", [x, f32(3, 3, 3, 2)])
+error("nn.conv2d_transpose", "channels_attr", [x, w], {"channels": 4})
+error("nn.conv2d_transpose", "output_padding_not_below_stride", [x, w], {"output_padding": [1, 1]})
+error("nn.conv2d_transpose", "padding_too_large", [x, w], {"padding": [3, 0]})
+error("nn.conv2d_transpose", "oihw_layout", [x, w], {"kernel_layout": "OIHW"})
+error("nn.conv2d_transpose", "nhwc_layout", [x, w], {"data_layout": "NHWC"})
+error("nn.conv2d_transpose", "groups_do_not_divide", [f32(1, 3, 2, 2), f32(3, 1, 2, 2)], {"groups": 2})
+error("nn.conv2d_transpose", "rank3", [f32(2, 3, 4), w])
+
+x = f32(2, 2, 5)
+w = f32(2, 3, 3)
+for name, a, kw in [("default", {}, {}),
+                    ("stride2_pad_output_padding", {"strides": [2], "padding": [1, 2], "output_padding": [1]},
+                     {"strides": (1, 2), "pad": (0, 1, 0, 2), "opad": (0, 1)}),
+                    ("dilation3_pad1", {"dilation": [3], "padding": [1]}, {"dil": (1, 3), "pad": (0, 1, 0, 1)})]:
+    ref = conv2d_transpose_ref(x[:, :, None, :], w[:, :, None, :], **kw)[:, :, 0, :]
+    case("nn.conv1d_transpose", name, [x, w], [ref], a, out_dtypes=["float32"], atol=1e-5)
+error("nn.conv1d_transpose", "two_strides", [x, w], {"strides": [1, 1]})
+error("nn.conv1d_transpose", "layout", [x, w], {"kernel_layout": "OIW"})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

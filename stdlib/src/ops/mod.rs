@@ -47,7 +47,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 25] = [
+const FAMILIES: [&[OpEntry]; 26] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -73,6 +73,7 @@ const FAMILIES: [&[OpEntry]; 25] = [
     normalization::NORMALIZATION,
     image::IMAGE,
     nn::UPSAMPLING,
+    nn::CONV_TRANSPOSE,
 ];
 
 /// Every operator of the library, family by family.

@@ -7,6 +7,7 @@
 //! lane walk of the operators over one axis.
 
 mod conv;
+mod conv_transpose;
 mod dense;
 mod dropout;
 mod norm;
@@ -15,6 +16,7 @@ mod softmax;
 mod upsampling;
 
 pub use conv::*;
+pub use conv_transpose::*;
 pub use dense::*;
 pub use dropout::*;
 pub use norm::*;
@@ -81,6 +83,24 @@ fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
         [Ok(a), Ok(b)] if a > 0 && b > 0 => Ok([a, b]),
         _ => Err(KernelError::Attr(format!("attribute `{name}` must be positive, found {v:?}"))),
     }
+}
+
+/// A 1-d `padding` (`[p]` or `[left, right]`) as the 2-d `[top, left, bottom, right]` of the
+/// height-1 operator a 1-d convolution runs as.
+fn padding_as_2d(v: &[i64]) -> Result<Vec<i64>, KernelError> {
+    match *v {
+        [p] => Ok(vec![0, p, 0, p]),
+        [l, r] => Ok(vec![0, l, 0, r]),
+        _ => {
+            Err(KernelError::Attr(format!("attribute `padding` must have 1 or 2 values, found {}", v.len())))
+        }
+    }
+}
+
+/// `shape` as a 4-d array; `what` names it in the error.
+fn rank4<D: Copy>(shape: &[D], what: &str) -> Result<[D; 4], KernelError> {
+    <[D; 4]>::try_from(shape)
+        .map_err(|_| KernelError::Shape(format!("{what} must have rank 4, found rank {}", shape.len())))
 }
 
 /// `[top, left, bottom, right]` from TVM's 2-d `padding` forms (`GetPaddingHeightWidth`):
