@@ -1528,6 +1528,16 @@ error("nn.conv1d_transpose", "two_strides", [x, w], {"strides": [1, 1]})
 error("nn.conv1d_transpose", "layout", [x, w], {"kernel_layout": "OIW"})
 
 
+xs = f32(3, 4, lo=-10, hi=10)
+case("nn.fast_softmax", "last_axis", [xs], [softmax_ref(xs, -1)], out_dtypes=["float32"], atol=1e-5)
+case("nn.fast_softmax", "axis0_size_one", [xs[:1]], [softmax_ref(xs[:1], 0)], {"axis": 0}, out_dtypes=["float32"],
+     atol=1e-6)
+big = np.array([[1000.0, 1001.0, 999.0, -1000.0]], np.float32)
+case("nn.fast_softmax", "large_values", [big], [softmax_ref(big, -1)], out_dtypes=["float32"], atol=1e-5)
+error("nn.fast_softmax", "axis_out_of_range", [xs], {"axis": -3})
+error("nn.fast_softmax", "int_rejected", [ints(2, 3)])
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)
