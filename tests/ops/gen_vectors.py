@@ -1434,6 +1434,253 @@ error("layout_transform", "axes_differ", [f32(1, 2, 3, 4)], {"src_layout": "NCHW
 error("layout_transform", "bad_block", [blocked], {"src_layout": "NCHW4c", "dst_layout": "NCHW"})
 
 
+# ---------------------------------------------------------------- image resampling (TVM topi/image/resize.py)
+
+def resize_coord(mode, n_in, n_out, roi=(0.0, 0.0)):
+    x = np.arange(n_out, dtype=np.float64)
+    scale = n_in / n_out
+    if mode == "half_pixel":
+        return (x + 0.5) * scale - 0.5
+    if mode == "align_corners":
+        return x * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros(n_out)
+    if mode == "asymmetric":
+        return x * scale
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) * scale - 0.5 if n_out > 1 else np.zeros(n_out)
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) * scale
+    s, e = roi
+    if n_out > 1:
+        return s * (n_in - 1) + x * (e - s) * (n_in - 1) / (n_out - 1)
+    return np.full(n_out, 0.5 * (s + e) * (n_in - 1))
+
+
+def resize_axis_matrix(n_in, n_out, method, mode, rounding, alpha, exclude, roi):
+    """(n_out, n_in) weights of one axis, clamped taps added up; and the outside mask."""
+    c = resize_coord(mode, n_in, n_out, roi)
+    m = np.zeros((n_out, n_in))
+    clamp = lambda i: min(max(int(i), 0), n_in - 1)
+    for o, co in enumerate(c):
+        if method == "nearest_neighbor":
+            r = rounding or ("round" if mode == "align_corners" else "floor")
+            i = {"round": np.round(co), "round_prefer_floor": np.ceil(co - 0.5),
+                 "round_prefer_ceil": np.floor(co + 0.5), "floor": np.floor(co + 1e-5),
+                 "ceil": np.ceil(co - 1e-5)}[r]
+            m[o, clamp(i)] += 1.0
+        elif method == "linear":
+            f = np.floor(co)
+            m[o, clamp(f)] += 1.0 - (co - f)
+            m[o, clamp(f + 1)] += co - f
+        else:
+            f = np.floor(co)
+            t = co - f
+            a = alpha
+            w = [a * (t**3 - 2 * t**2 + t), (a + 2) * t**3 - (3 + a) * t**2 + 1,
+                 -(a + 2) * t**3 + (3 + 2 * a) * t**2 - a * t, -a * t**3 + a * t**2]
+            idx = [int(f) - 1 + k for k in range(4)]
+            if exclude:
+                w = [0.0 if not 0 <= i < n_in else wk for wk, i in zip(w, idx)]
+                w = [wk / sum(w) for wk in w]
+            for wk, i in zip(w, idx):
+                m[o, clamp(i)] += wk
+    outside = (c < 0) | (c > n_in - 1) if mode == "tf_crop_and_resize" else np.zeros(n_out, bool)
+    return m, outside
+
+
+def resize_ref(x, size, layout, method="linear", mode="half_pixel", rounding="", alpha=-0.5,
+               exclude=0, extrap=0.0, roi=None):
+    nsp = len(size)
+    axes = list(range(2, 2 + nsp)) if layout[1] == "C" else list(range(1, 1 + nsp))
+    roi = roi or [0.0] * (2 * nsp)
+    y = d64(x)
+    outside_any = None
+    for k, (a, n_out) in enumerate(zip(axes, size)):
+        m, out_k = resize_axis_matrix(y.shape[a], n_out, method, mode, rounding, alpha, exclude,
+                                      (roi[k], roi[k + nsp]))
+        y = np.moveaxis(np.tensordot(m, np.moveaxis(y, a, 0), axes=(1, 0)), 0, a)
+        shape = [1] * x.ndim
+        shape[a] = n_out
+        o = out_k.reshape(shape)
+        outside_any = o if outside_any is None else (outside_any | o)
+    return np.where(outside_any, extrap, y)
+
+
+x = f32(2, 3, 4, 5)
+for method in ["nearest_neighbor", "linear", "cubic"]:
+    for mode in ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"]:
+        a = {"size": [7, 3], "method": method, "coordinate_transformation_mode": mode}
+        case("image.resize2d", f"{method}_{mode}", [x], [resize_ref(x, [7, 3], "NCHW", method, mode)], a,
+             out_dtypes=["float32"], atol=1e-5)
+for r in ["round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]:
+    a = {"size": [8, 10], "method": "nearest_neighbor", "coordinate_transformation_mode": "asymmetric",
+         "rounding_method": r}
+    case("image.resize2d", f"rounding_{r}", [x], [resize_ref(x, [8, 10], "NCHW", "nearest_neighbor", "asymmetric", r)],
+         a, out_dtypes=["float32"])
+a = {"size": [6, 9], "method": "cubic", "cubic_alpha": -0.75, "cubic_exclude": 1}
+case("image.resize2d", "cubic_alpha_exclude", [x], [resize_ref(x, [6, 9], "NCHW", "cubic", alpha=-0.75, exclude=1)],
+     a, out_dtypes=["float32"], atol=1e-5)
+roi = [0.1, -0.2, 0.9, 1.3]
+a = {"size": [5, 6], "coordinate_transformation_mode": "tf_crop_and_resize", "roi": roi, "extrapolation_value": -7.5}
+case("image.resize2d", "tf_crop_and_resize", [x], [resize_ref(x, [5, 6], "NCHW", roi=roi, mode="tf_crop_and_resize",
+     extrap=-7.5)], a, out_dtypes=["float32"], atol=1e-5)
+xh = f32(1, 4, 3, 2)
+case("image.resize2d", "nhwc_linear", [xh], [resize_ref(xh, [2, 5], "NHWC")], {"size": [2, 5], "layout": "NHWC"},
+     out_dtypes=["float32"], atol=1e-5)
+x1 = f32(1, 1, 1, 1)
+case("image.resize2d", "size_one_dims", [x1], [resize_ref(x1, [3, 1], "NCHW", "cubic")],
+     {"size": [3, 1], "method": "cubic"}, out_dtypes=["float32"], atol=1e-5)
+xi = ints(1, 2, 3, 3, lo=0, hi=50)
+case("image.resize2d", "int_nearest_to_float", [xi],
+     [resize_ref(xi, [5, 4], "NCHW", "nearest_neighbor")],
+     {"size": [5, 4], "method": "nearest_neighbor", "out_dtype": "float32"}, out_dtypes=["float32"])
+error("image.resize2d", "packed_layout", [x], {"size": [2, 2], "layout": "NCHW4c"})
+error("image.resize2d", "size_length", [x], {"size": [2]})
+error("image.resize2d", "size_missing", [x], {})
+error("image.resize2d", "negative_size", [x], {"size": [2, -1]})
+error("image.resize2d", "rank3", [f32(2, 3, 4)], {"size": [2, 2]})
+error("image.resize2d", "bad_method", [x], {"size": [2, 2], "method": "bilinear"})
+error("image.resize2d", "bad_mode", [x], {"size": [2, 2], "coordinate_transformation_mode": "corners"})
+error("image.resize2d", "roi_length", [x], {"size": [2, 2], "coordinate_transformation_mode": "tf_crop_and_resize",
+                                            "roi": [0.0, 1.0]})
+error("image.resize2d", "empty_source", [f32(1, 1, 0, 2)], {"size": [2, 2]})
+error("image.resize2d", "bool_rejected", [np.zeros((1, 1, 2, 2), bool)], {"size": [2, 2]})
+
+x = f32(2, 3, 6)
+for method in ["nearest_neighbor", "linear", "cubic"]:
+    case("image.resize1d", f"{method}_ncw", [x], [resize_ref(x, [4], "NCW", method)], {"size": [4], "method": method},
+         out_dtypes=["float32"], atol=1e-5)
+xw = f32(2, 5, 3)
+case("image.resize1d", "nwc_align_corners", [xw], [resize_ref(xw, [9], "NWC", "linear", "align_corners")],
+     {"size": [9], "layout": "NWC", "coordinate_transformation_mode": "align_corners"}, out_dtypes=["float32"],
+     atol=1e-5)
+error("image.resize1d", "size_length", [x], {"size": [2, 2]})
+error("image.resize1d", "layout", [x], {"size": [2], "layout": "NCHW"})
+
+x = f32(1, 2, 3, 4, 2)
+for method in ["nearest_neighbor", "linear", "cubic"]:
+    case("image.resize3d", f"{method}_ncdhw", [x], [resize_ref(x, [2, 5, 3], "NCDHW", method)],
+         {"size": [2, 5, 3], "method": method}, out_dtypes=["float32"], atol=1e-5)
+xd = f32(1, 3, 2, 2, 2)
+case("image.resize3d", "ndhwc_asymmetric", [xd], [resize_ref(xd, [4, 4, 1], "NDHWC", "linear", "asymmetric")],
+     {"size": [4, 4, 1], "layout": "NDHWC", "coordinate_transformation_mode": "asymmetric"}, out_dtypes=["float32"],
+     atol=1e-5)
+error("image.resize3d", "size_length", [x], {"size": [2, 2]})
+
+
+def upsampling_ref(x, scales, layout, method, mode):
+    nsp = len(scales)
+    axes = list(range(2, 2 + nsp)) if layout[1] == "C" else list(range(1, 1 + nsp))
+    size = [int(np.round(x.shape[a] * s)) for a, s in zip(axes, scales)]
+    return resize_ref(x, size, layout, method, mode)
+
+
+x = f32(1, 2, 3, 4)
+case("nn.upsampling", "nearest_default", [x], [upsampling_ref(x, [2, 2], "NCHW", "nearest_neighbor", "asymmetric")],
+     {"scale_h": 2.0, "scale_w": 2.0}, out_dtypes=["float32"])
+case("nn.upsampling", "bilinear_align_corners", [x],
+     [upsampling_ref(x, [1.5, 2.5], "NCHW", "linear", "align_corners")],
+     {"scale_h": 1.5, "scale_w": 2.5, "method": "bilinear", "align_corners": True}, out_dtypes=["float32"], atol=1e-5)
+case("nn.upsampling", "bicubic_asymmetric", [x], [upsampling_ref(x, [2, 1], "NCHW", "cubic", "asymmetric")],
+     {"scale_h": 2.0, "scale_w": 1.0, "method": "bicubic"}, out_dtypes=["float32"], atol=1e-5)
+xh = f32(2, 3, 4, 2)
+case("nn.upsampling", "nhwc_nearest", [xh], [upsampling_ref(xh, [3, 0.5], "NHWC", "nearest_neighbor", "asymmetric")],
+     {"scale_h": 3.0, "scale_w": 0.5, "layout": "NHWC"}, out_dtypes=["float32"])
+xi = ints(1, 1, 2, 2)
+case("nn.upsampling", "int_nearest", [xi], [upsampling_ref(xi, [2, 3], "NCHW", "nearest_neighbor", "asymmetric")],
+     {"scale_h": 2, "scale_w": 3}, out_dtypes=["int32"])
+error("nn.upsampling", "zero_scale", [x], {"scale_h": 0.0})
+error("nn.upsampling", "bad_method", [x], {"method": "linear"})
+error("nn.upsampling", "layout", [x], {"layout": "NCDHW"})
+
+x = f32(1, 2, 2, 3, 2)
+case("nn.upsampling3d", "nearest_default", [x],
+     [upsampling_ref(x, [2, 2, 2], "NCDHW", "nearest_neighbor", "half_pixel")],
+     {"scale_d": 2.0, "scale_h": 2.0, "scale_w": 2.0}, out_dtypes=["float32"])
+case("nn.upsampling3d", "trilinear_align_corners", [x],
+     [upsampling_ref(x, [1.5, 2, 1], "NCDHW", "linear", "align_corners")],
+     {"scale_d": 1.5, "scale_h": 2.0, "method": "trilinear", "coordinate_transformation_mode": "align_corners"},
+     out_dtypes=["float32"], atol=1e-5)
+xd = f32(1, 2, 2, 2, 3)
+case("nn.upsampling3d", "ndhwc_trilinear", [xd], [upsampling_ref(xd, [2, 1, 2], "NDHWC", "linear", "half_pixel")],
+     {"scale_d": 2.0, "scale_w": 2.0, "layout": "NDHWC", "method": "trilinear"}, out_dtypes=["float32"], atol=1e-5)
+error("nn.upsampling3d", "bad_method", [x], {"method": "bilinear"})
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+def conv2d_transpose_ref(x, w, strides=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), opad=(0, 0), groups=1):
+    """TVM's topi formulation: the data dilated by the strides, padded by dil * (k - 1) - pad
+    (plus output_padding at the bottom/right; a negative pad crops), convolved at stride 1
+    with the spatially flipped IOHW weight regrouped to OIHW."""
+    x, w = d64(x), d64(w)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    xd = np.zeros((n, c, (h - 1) * strides[0] + 1, (wd - 1) * strides[1] + 1))
+    xd[:, :, ::strides[0], ::strides[1]] = x
+    sides = [dil[0] * (kh - 1) - pad[0], dil[1] * (kw - 1) - pad[1],
+             dil[0] * (kh - 1) - pad[2] + opad[0], dil[1] * (kw - 1) - pad[3] + opad[1]]
+    xd = np.pad(xd, [(0, 0), (0, 0), (max(sides[0], 0), max(sides[2], 0)), (max(sides[1], 0), max(sides[3], 0))])
+    t, l = max(-sides[0], 0), max(-sides[1], 0)
+    b, r = xd.shape[2] - max(-sides[2], 0), xd.shape[3] - max(-sides[3], 0)
+    xd = xd[:, :, t:b, l:r]
+    cg = c // groups
+    wc = np.zeros((og * groups, cg, kh, kw))
+    for g in range(groups):
+        for oo in range(og):
+            wc[g * og + oo] = w[g * cg:(g + 1) * cg, oo, ::-1, ::-1]
+    return conv2d_ref(xd, wc, dil=dil, groups=groups)
+
+
+x = f32(1, 2, 3, 4)
+w = f32(2, 3, 3, 2)
+case("nn.conv2d_transpose", "default", [x, w], [conv2d_transpose_ref(x, w)], {}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d_transpose", "stride2_pad1_output_padding", [x, w],
+     [conv2d_transpose_ref(x, w, (2, 2), (1, 1, 1, 1), opad=(1, 0))],
+     {"strides": [2, 2], "padding": [1, 1], "output_padding": [1, 0], "channels": 3, "kernel_size": [3, 2]},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d_transpose", "asymmetric_pad_dilation", [x, w],
+     [conv2d_transpose_ref(x, w, (3, 1), (0, 1, 2, 0), dil=(2, 2))],
+     {"strides": [3, 1], "padding": [0, 1, 2, 0], "dilation": [2, 2]}, out_dtypes=["float32"], atol=1e-5)
+xg, wg = f32(2, 4, 2, 3), f32(4, 1, 2, 2)
+case("nn.conv2d_transpose", "groups2", [xg, wg], [conv2d_transpose_ref(xg, wg, (2, 1), groups=2)],
+     {"strides": [2, 1], "groups": 2}, out_dtypes=["float32"], atol=1e-5)
+x1, w1 = f32(1, 1, 1, 1), f32(1, 1, 1, 1)
+case("nn.conv2d_transpose", "size_one", [x1, w1], [conv2d_transpose_ref(x1, w1, (2, 2), opad=(1, 1))],
+     {"strides": [2, 2], "output_padding": [1, 1]}, out_dtypes=["float32"], atol=1e-6)
+xi, wi = ints(1, 2, 2, 2, dtype="int8"), ints(2, 1, 2, 2, dtype="int8")
+case("nn.conv2d_transpose", "int8_to_int32", [xi, wi], [conv2d_transpose_ref(xi, wi, (2, 2))],
+     {"strides": [2, 2], "out_dtype": "int32"}, out_dtypes=["int32"])
+error("nn.conv2d_transpose", "channel_mismatch", [x, f32(3, 3, 3, 2)])
+error("nn.conv2d_transpose", "channels_attr", [x, w], {"channels": 4})
+error("nn.conv2d_transpose", "output_padding_not_below_stride", [x, w], {"output_padding": [1, 1]})
+error("nn.conv2d_transpose", "padding_too_large", [x, w], {"padding": [3, 0]})
+error("nn.conv2d_transpose", "oihw_layout", [x, w], {"kernel_layout": "OIHW"})
+error("nn.conv2d_transpose", "nhwc_layout", [x, w], {"data_layout": "NHWC"})
+error("nn.conv2d_transpose", "groups_do_not_divide", [f32(1, 3, 2, 2), f32(3, 1, 2, 2)], {"groups": 2})
+error("nn.conv2d_transpose", "rank3", [f32(2, 3, 4), w])
+
+x = f32(2, 2, 5)
+w = f32(2, 3, 3)
+for name, a, kw in [("default", {}, {}),
+                    ("stride2_pad_output_padding", {"strides": [2], "padding": [1, 2], "output_padding": [1]},
+                     {"strides": (1, 2), "pad": (0, 1, 0, 2), "opad": (0, 1)}),
+                    ("dilation3_pad1", {"dilation": [3], "padding": [1]}, {"dil": (1, 3), "pad": (0, 1, 0, 1)})]:
+    ref = conv2d_transpose_ref(x[:, :, None, :], w[:, :, None, :], **kw)[:, :, 0, :]
+    case("nn.conv1d_transpose", name, [x, w], [ref], a, out_dtypes=["float32"], atol=1e-5)
+error("nn.conv1d_transpose", "two_strides", [x, w], {"strides": [1, 1]})
+error("nn.conv1d_transpose", "layout", [x, w], {"kernel_layout": "OIW"})
+
+
+xs = f32(3, 4, lo=-10, hi=10)
+case("nn.fast_softmax", "last_axis", [xs], [softmax_ref(xs, -1)], out_dtypes=["float32"], atol=1e-5)
+case("nn.fast_softmax", "axis0_size_one", [xs[:1]], [softmax_ref(xs[:1], 0)], {"axis": 0}, out_dtypes=["float32"],
+     atol=1e-6)
+big = np.array([[1000.0, 1001.0, 999.0, -1000.0]], np.float32)
+case("nn.fast_softmax", "large_values", [big], [softmax_ref(big, -1)], out_dtypes=["float32"], atol=1e-5)
+error("nn.fast_softmax", "axis_out_of_range", [xs], {"axis": -3})
+error("nn.fast_softmax", "int_rejected", [ints(2, 3)])
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

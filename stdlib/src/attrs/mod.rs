@@ -7,12 +7,14 @@
 //! absent; their `Default` value only serves Rust callers that build the struct directly.
 
 mod algorithm;
+mod image;
 mod indexing;
 mod nn;
 mod replicate;
 mod tensor;
 
 pub use algorithm::*;
+pub use image::*;
 pub use indexing::*;
 pub use nn::*;
 pub use replicate::*;
@@ -144,6 +146,21 @@ impl FromAttr for Vec<i64> {
         match v {
             AttrValue::Int(i) => Ok(vec![*i]),
             AttrValue::List(items) => items.iter().map(|x| i64::from_attr(x).map_err(|_| WHAT)).collect(),
+            _ => Err(WHAT),
+        }
+    }
+    fn text(&self) -> String {
+        list_text(self)
+    }
+}
+
+/// A list of numbers (`roi=[0f, 0f, 1f, 1f]`); one number is a list of one.
+impl FromAttr for Vec<f64> {
+    fn from_attr(v: &AttrValue) -> Result<Self, &'static str> {
+        const WHAT: &str = "a list of numbers";
+        match v {
+            AttrValue::Int(_) | AttrValue::Float(_) => f64::from_attr(v).map(|x| vec![x]),
+            AttrValue::List(items) => items.iter().map(|x| f64::from_attr(x).map_err(|_| WHAT)).collect(),
             _ => Err(WHAT),
         }
     }

@@ -321,3 +321,59 @@ op_attrs! {
         axis: Option<Vec<i64>> = None,
     }
 }
+
+op_attrs! {
+    /// `nn.conv2d_transpose` (TVM `Conv2DTransposeAttrs`): `NCHW` data, `IOHW` weights.
+    pub struct Conv2dTransposeAttrs {
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kh, kw]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// `[stride_h, stride_w]` (one value applies to both).
+        strides: Vec<i64> = (vec![1, 1]),
+        /// Extra rows and columns at the bottom and right, each below its stride.
+        output_padding: Vec<i64> = (vec![0, 0]),
+        /// Removed from the full output: 1, 2 or 4 values, as for `nn.conv2d`.
+        padding: Vec<i64> = (vec![0, 0]),
+        /// `[dilation_h, dilation_w]` (one value applies to both).
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// Channel groups.
+        groups: i64 = 1,
+        /// Data layout; `NCHW` only.
+        data_layout: String = ("NCHW".to_string()),
+        /// Weight layout; `IOHW` only.
+        kernel_layout: String = ("IOHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
+    /// `nn.conv1d_transpose` (TVM `Conv1DTransposeAttrs`): `NCW` data, `IOW` weights.
+    pub struct Conv1dTransposeAttrs {
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[k]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// `[stride]`.
+        strides: Vec<i64> = (vec![1]),
+        /// `[extra]`: elements added at the end, below the stride.
+        output_padding: Vec<i64> = (vec![0]),
+        /// `[p]` (both sides) or `[left, right]`.
+        padding: Vec<i64> = (vec![0]),
+        /// `[dilation]`.
+        dilation: Vec<i64> = (vec![1]),
+        /// Channel groups.
+        groups: i64 = 1,
+        /// Data layout; `NCW` only.
+        data_layout: String = ("NCW".to_string()),
+        /// Weight layout; `IOW` only.
+        kernel_layout: String = ("IOW".to_string()),
+        /// Output layout; `""` or `NCW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}

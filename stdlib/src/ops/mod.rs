@@ -15,6 +15,7 @@ mod create;
 mod elemwise;
 mod fast_math;
 mod gather_scatter;
+pub(crate) mod image;
 pub(crate) mod index;
 mod nn;
 mod normalization;
@@ -32,6 +33,7 @@ pub use broadcast::*;
 pub use create::*;
 pub use elemwise::*;
 pub use gather_scatter::*;
+pub use image::*;
 pub use nn::*;
 pub use normalization::*;
 pub use reduce::*;
@@ -45,7 +47,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 23] = [
+const FAMILIES: [&[OpEntry]; 26] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -69,6 +71,9 @@ const FAMILIES: [&[OpEntry]; 23] = [
     activation::ACTIVATION,
     sub_pixel::SUB_PIXEL,
     normalization::NORMALIZATION,
+    image::IMAGE,
+    nn::UPSAMPLING,
+    nn::CONV_TRANSPOSE,
 ];
 
 /// Every operator of the library, family by family.

@@ -5,7 +5,8 @@
 //! kernel runs `NCHW` data and `OIHW` weights.
 
 use super::{
-    check_canonical, converted, dim_text, padding4, pair, product_dtype, window_out, Layout, Layout4,
+    check_canonical, converted, dim_text, padding4, padding_as_2d, pair, product_dtype, rank4, window_out,
+    Layout, Layout4,
 };
 use crate::attrs::{Conv1dAttrs, Conv2dAttrs};
 use crate::compute;
@@ -109,10 +110,8 @@ impl Operator for Conv2d {
     ) -> Result<(), KernelError> {
         let [d, w] = args(inputs)?;
         let out = only_output(outputs)?;
-        let four = |s: &[usize]| {
-            <[usize; 4]>::try_from(s).map_err(|_| KernelError::Shape(format!("{} is not 4-d", shape_text(s))))
-        };
-        let p = plan(four(d.shape())?, four(w.shape())?, four(out.shape())?, a)?;
+        let p =
+            plan(rank4(d.shape(), "data")?, rank4(w.shape(), "weight")?, rank4(out.shape(), "output")?, a)?;
         nums!(out.dtype(), O => {
             let (x, k) = (converted::<O>(d)?, converted::<O>(w)?);
             p.run(&x, &k, out.as_mut_slice::<O>()?);
@@ -190,19 +189,9 @@ fn as_2d(a: &Conv1dAttrs) -> Result<Conv2dAttrs, KernelError> {
         [x] => Ok(vec![1, x]),
         _ => Err(KernelError::Attr(format!("attribute `{name}` must have 1 value, found {}", v.len()))),
     };
-    let padding = match *a.padding {
-        [p] => vec![0, p, 0, p],
-        [l, r] => vec![0, l, 0, r],
-        _ => {
-            return Err(KernelError::Attr(format!(
-                "attribute `padding` must have 1 or 2 values, found {}",
-                a.padding.len()
-            )))
-        }
-    };
     Ok(Conv2dAttrs {
         strides: one(&a.strides, "strides")?,
-        padding,
+        padding: padding_as_2d(&a.padding)?,
         dilation: one(&a.dilation, "dilation")?,
         groups: a.groups,
         channels: a.channels,

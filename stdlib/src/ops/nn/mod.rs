@@ -7,18 +7,22 @@
 //! lane walk of the operators over one axis.
 
 mod conv;
+mod conv_transpose;
 mod dense;
 mod dropout;
 mod norm;
 mod pool;
 mod softmax;
+mod upsampling;
 
 pub use conv::*;
+pub use conv_transpose::*;
 pub use dense::*;
 pub use dropout::*;
 pub use norm::*;
 pub use pool::*;
 pub use softmax::*;
+pub use upsampling::*;
 
 use super::index::may_equal;
 use crate::error::KernelError;
@@ -29,7 +33,7 @@ use relay_devices::{shape_size, DType, Tensor};
 
 /// The elements of `t` converted to `O` (the accumulation type of a matrix product or
 /// convolution, e.g. `int32` for `int8` inputs).
-fn converted<O: Num>(t: &Tensor) -> Result<Vec<O>, KernelError> {
+pub(crate) fn converted<O: Num>(t: &Tensor) -> Result<Vec<O>, KernelError> {
     nums!(t.dtype(), T => Ok(t.as_slice::<T>()?.iter().map(|&v| cast::<T, O>(v)).collect()))
 }
 
@@ -79,6 +83,24 @@ fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
         [Ok(a), Ok(b)] if a > 0 && b > 0 => Ok([a, b]),
         _ => Err(KernelError::Attr(format!("attribute `{name}` must be positive, found {v:?}"))),
     }
+}
+
+/// A 1-d `padding` (`[p]` or `[left, right]`) as the 2-d `[top, left, bottom, right]` of the
+/// height-1 operator a 1-d convolution runs as.
+fn padding_as_2d(v: &[i64]) -> Result<Vec<i64>, KernelError> {
+    match *v {
+        [p] => Ok(vec![0, p, 0, p]),
+        [l, r] => Ok(vec![0, l, 0, r]),
+        _ => {
+            Err(KernelError::Attr(format!("attribute `padding` must have 1 or 2 values, found {}", v.len())))
+        }
+    }
+}
+
+/// `shape` as a 4-d array; `what` names it in the error.
+fn rank4<D: Copy>(shape: &[D], what: &str) -> Result<[D; 4], KernelError> {
+    <[D; 4]>::try_from(shape)
+        .map_err(|_| KernelError::Shape(format!("{what} must have rank 4, found rank {}", shape.len())))
 }
 
 /// `[top, left, bottom, right]` from TVM's 2-d `padding` forms (`GetPaddingHeightWidth`):

@@ -1,5 +1,6 @@
-//! `nn.softmax` and `nn.log_softmax` along one axis (TVM `src/relay/op/nn/nn.cc`), computed
-//! stably: the lane's maximum is subtracted before exponentiating.
+//! `nn.softmax`, `nn.log_softmax` and `nn.fast_softmax` along one axis (TVM
+//! `src/relay/op/nn/nn.cc`), computed stably: the lane's maximum is subtracted before
+//! exponentiating. `nn.fast_softmax` exponentiates with `fast_exp`'s approximation.
 
 use super::{axis_in, check_dtype, lanes, map_lanes};
 use crate::attrs::SoftmaxAttrs;
@@ -9,23 +10,25 @@ use crate::kernels::num::Float;
 use crate::kernels::util::{args, floats, only_output};
 use crate::kernels::Checked;
 use crate::operator::{ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
+use crate::ops::fast_math;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
 /// Softmax and its log.
-pub const SOFTMAX: &[OpEntry] = &[OpEntry::of::<Softmax>(), OpEntry::of::<LogSoftmax>()];
+pub const SOFTMAX: &[OpEntry] =
+    &[OpEntry::of::<Softmax>(), OpEntry::of::<LogSoftmax>(), OpEntry::of::<FastSoftmax>()];
 
-/// The lane's maximum and `Σ exp(v - max)`.
-fn max_and_sum<T: Float>(lane: &[T]) -> (T, T) {
+/// The lane's maximum and `Σ exp(v - max)`, with `exp` the exponential used.
+fn max_and_sum<T: Float>(lane: &[T], exp: fn(T) -> T) -> (T, T) {
     let max = lane.iter().fold(T::LOWEST, |m, &v| if v > m { v } else { m });
-    (max, lane.iter().fold(T::ZERO, |s, &v| s + (v - max).exp()))
+    (max, lane.iter().fold(T::ZERO, |s, &v| s + exp(v - max)))
 }
 
-/// Declares a softmax-like operator: its one-line doc, whether its kir rule takes the log,
-/// and `|lane value, max, sum| result`. Float dtypes; the output has the input's shape.
+/// Declares a softmax-like operator: its one-line doc, its exponential, its kir rule (if
+/// any), and `|lane value, max, sum| result`. Float dtypes; the output has the input's shape.
 macro_rules! softmax_op {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $line:literal, log: $log:literal,
-     |$v:ident, $max:ident, $sum:ident| $body:expr) => {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $line:literal, exp: $exp:path,
+     compute: $compute:expr, |$v:ident, $max:ident, $sum:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -37,7 +40,7 @@ macro_rules! softmax_op {
             const DTYPES: DTypeSet = DTypeSet::Floats;
             const DOC: &'static str = $line;
             type Attrs = SoftmaxAttrs;
-            const COMPUTE: Option<ComputeRule<SoftmaxAttrs>> = Some(|i, a, o| compute::nn::softmax(i, a, o, $log));
+            const COMPUTE: Option<ComputeRule<SoftmaxAttrs>> = $compute;
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &SoftmaxAttrs) -> Result<Vec<Vec<D>>, KernelError> {
                 let [x] = args(inputs)?;
@@ -55,7 +58,7 @@ macro_rules! softmax_op {
                 let geometry = lanes(x.shape(), attrs.axis)?;
                 let out = only_output(outputs)?;
                 floats!(x.dtype(), T => map_lanes(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, geometry, |lane, res| {
-                    let ($max, $sum) = max_and_sum(lane);
+                    let ($max, $sum) = max_and_sum(lane, $exp);
                     for (r, &$v) in res.iter_mut().zip(lane) {
                         *r = $body;
                     }
@@ -67,10 +70,19 @@ macro_rules! softmax_op {
 
 softmax_op! {
     /// `nn.softmax`: `exp(x - max) / Σ exp(x - max)` along `axis`. Float dtypes.
-    Softmax = "nn.softmax", "softmax over axis", log: false, |v, max, sum| (v - max).exp() / sum
+    Softmax = "nn.softmax", "softmax over axis", exp: Float::exp,
+    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, false)), |v, max, sum| (v - max).exp() / sum
 }
 
 softmax_op! {
     /// `nn.log_softmax`: `x - max - log Σ exp(x - max)` along `axis`. Float dtypes.
-    LogSoftmax = "nn.log_softmax", "log of softmax over axis", log: true, |v, max, sum| v - max - sum.ln()
+    LogSoftmax = "nn.log_softmax", "log of softmax over axis", exp: Float::exp,
+    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, true)), |v, max, sum| v - max - sum.ln()
+}
+
+softmax_op! {
+    /// `nn.fast_softmax`: `nn.softmax` with `fast_exp`'s approximation of `exp` (relative error
+    /// within `fast_exp`'s bound). Float dtypes. Reference kernel only.
+    FastSoftmax = "nn.fast_softmax", "softmax over axis with fast_exp", exp: fast_math::exp,
+    compute: None, |v, max, sum| fast_math::exp(v - max) / sum
 }

@@ -1,0 +1,14 @@
+//! The `image.*` operators (TVM `src/relay/op/image/`): resampling of 1-, 2- and 3-d images
+//! (`resize.rs`), all through the one axis-wise sampling of `sample.rs`, which
+//! `nn.upsampling`/`nn.upsampling3d` share.
+
+mod resize;
+pub(crate) mod sample;
+
+pub use resize::*;
+
+use crate::operator::OpEntry;
+
+/// The image operators.
+pub const IMAGE: &[OpEntry] =
+    &[OpEntry::of::<Resize1d>(), OpEntry::of::<Resize2d>(), OpEntry::of::<Resize3d>()];
