@@ -18,7 +18,7 @@ use crate::program::BoundWeights;
 use crate::{CompileFailure, Device, Error, Prelude, Program};
 use relay_compiler::pass::BoundParam;
 use relay_devices::SharedBytes;
-use relay_vm::{Executable, Limits};
+use relay_runtime::{Executable, Limits};
 use std::path::{Path, PathBuf};
 
 /// The optimisation level a [`ProgramBuilder`] starts with (the CLI's default): fused,
@@ -187,7 +187,7 @@ impl ProgramBuilder {
             Source::Text { name, text } => self.compile(&name, &text, weights.as_ref())?,
             Source::File(path) => {
                 let bytes = read(&path)?;
-                if bytes.starts_with(relay_vm::MAGIC) {
+                if bytes.starts_with(relay_runtime::MAGIC) {
                     let exe = Executable::load(&bytes).map_err(|e| file_error(&path, &e))?;
                     Program::from_executable_on(exe, &self.device)?
                 } else {

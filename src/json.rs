@@ -19,7 +19,7 @@
 
 use crate::typed::{self, describe, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
-use relay_vm::{Executable, ScalarValue, Value, ValueType};
+use relay_runtime::{Executable, ScalarValue, Value, ValueType};
 use serde_json::Value as Json;
 use std::fmt::Write;
 
@@ -322,7 +322,7 @@ fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value
         .enumerate()
         .map(|(i, j)| within(element(dtype, j), || format!(".data[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    let t: Tensor = relay_vm::tensor_from_scalars(dtype, dims, &values)?;
+    let t: Tensor = relay_runtime::tensor_from_scalars(dtype, dims, &values)?;
     Ok(Value::from_tensor(t))
 }
 

@@ -1,8 +1,8 @@
 //! The kernel adapter: turns each of an executable's [`KernelDesc`]s into something the VM
-//! can call behind its [`relay_vm::PackedFunc`] trait — a descriptor carrying a kir kernel
+//! can call behind its [`relay_runtime::PackedFunc`] trait — a descriptor carrying a kir kernel
 //! becomes Cranelift machine code (one [`Jit`] and [`KernelCache`] per binding, so equal
 //! kernels compile once) or, bound to an OpenCL device, an OpenCL program that the VM runs
-//! on device-resident tensors ([`relay_vm::DevicePackedFunc`]); any other descriptor the
+//! on device-resident tensors ([`relay_runtime::DevicePackedFunc`]); any other descriptor the
 //! stdlib's reference kernel of its operator, with its typed attributes parsed once at bind
 //! time (reference kernels always run on the host).
 
@@ -12,9 +12,9 @@ use relay_devices::opencl::{DeviceTensor, OpenClDevice};
 use relay_devices::{DType, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_kir::{infer_syms, BufferRole, Kernel};
+use relay_runtime::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::RefOp;
-use relay_vm::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
 use std::sync::Arc;
 
 /// A reference kernel with its parsed attributes.
@@ -23,7 +23,7 @@ struct ReferencePackedFunc {
     attrs: Arc<dyn AnyAttrs>,
 }
 
-impl relay_vm::PackedFunc for ReferencePackedFunc {
+impl relay_runtime::PackedFunc for ReferencePackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
@@ -57,7 +57,7 @@ impl JitPackedFunc {
     }
 }
 
-impl relay_vm::PackedFunc for JitPackedFunc {
+impl relay_runtime::PackedFunc for JitPackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let syms = self.syms(inputs)?;
         let k: &Kernel = self.compiled.kernel();
@@ -94,13 +94,13 @@ struct OpenClPackedFunc {
     compiled: Arc<OpenClKernel>,
 }
 
-impl relay_vm::PackedFunc for OpenClPackedFunc {
+impl relay_runtime::PackedFunc for OpenClPackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         self.compiled.output_types(&shapes).map_err(|e| e.to_string())
     }
 
-    /// On host tensors (the VM calls [`relay_vm::DevicePackedFunc::run`] instead; this serves
+    /// On host tensors (the VM calls [`relay_runtime::DevicePackedFunc::run`] instead; this serves
     /// other callers of the table): copies in and out.
     fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
         let k = self.compiled.kernel();
@@ -113,12 +113,12 @@ impl relay_vm::PackedFunc for OpenClPackedFunc {
         self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
     }
 
-    fn on_device(&self) -> Option<&dyn relay_vm::DevicePackedFunc> {
+    fn on_device(&self) -> Option<&dyn relay_runtime::DevicePackedFunc> {
         Some(self)
     }
 }
 
-impl relay_vm::DevicePackedFunc for OpenClPackedFunc {
+impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
     fn device(&self) -> &Arc<OpenClDevice> {
         self.compiled.device()
     }
@@ -181,7 +181,7 @@ fn compile(
     cache: &KernelCache<CompiledKernel>,
     bytes: &[u8],
     limits: &Limits,
-) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
+) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     jit_kernel(jit, cache, &kernel)
 }
@@ -194,7 +194,7 @@ pub(crate) fn jit_kernel(
     jit: &Jit,
     cache: &KernelCache<CompiledKernel>,
     kernel: &Kernel,
-) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
+) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
     let compiled = jit.compile_cached(cache, kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(JitPackedFunc { compiled }))
 }
@@ -204,14 +204,14 @@ fn compile_opencl(
     cache: &KernelCache<OpenClKernel>,
     bytes: &[u8],
     limits: &Limits,
-) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
+) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
         .map_err(|e| format!("`{}`: {e}", kernel.name))?;
     Ok(Arc::new(OpenClPackedFunc { compiled }))
 }
 
-fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_vm::PackedFunc>, String> {
+fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
     let op = relay_stdlib::ops::operator(&k.op)
         .map(|e| &e.reference)
         .ok_or_else(|| format!("no reference kernel for operator `{}`", k.op))?;

@@ -13,8 +13,8 @@
 pub use relay_compiler as compiler;
 pub use relay_devices as devices;
 pub use relay_onnx as onnx;
+pub use relay_runtime as vm;
 pub use relay_stdlib as stdlib;
-pub use relay_vm as vm;
 
 pub mod autobatch;
 pub mod batch;
@@ -160,7 +160,7 @@ pub enum Error {
     /// The bytes are not a valid executable (bad magic, version, checksum, or bytecode that
     /// fails verification).
     #[error(transparent)]
-    Load(#[from] relay_vm::LoadError),
+    Load(#[from] relay_runtime::LoadError),
     /// Kernel `index` of the executable cannot be bound (no reference kernel for its
     /// operator, or attributes the kernel rejects).
     #[error("cannot bind kernel #{index}: {message}")]
@@ -172,7 +172,7 @@ pub enum Error {
     },
     /// The program stopped with a run-time fault.
     #[error(transparent)]
-    Trap(#[from] relay_vm::Trap),
+    Trap(#[from] relay_runtime::Trap),
     /// The reference interpreter stopped with a run-time fault.
     #[error(transparent)]
     Fault(#[from] interp::Fault),

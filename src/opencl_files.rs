@@ -15,7 +15,7 @@ use relay_devices::opencl::OpenClDevice;
 use relay_jit::opencl_c::{opencl_launches, BUILD_OPTIONS};
 use relay_jit::{opencl_source, KernelCache, OpenClKernel};
 use relay_kir::{BufferRole, Extent, Kernel};
-use relay_vm::Executable;
+use relay_runtime::Executable;
 use serde_json::{json, Value as Json};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};

@@ -20,7 +20,7 @@ use relay_compiler::ir::sanitize_name;
 use relay_compiler::pass::BoundParam;
 use relay_devices::arith::cast;
 use relay_devices::{DType, Scalar, SharedBuffer, SharedBytes, Storage, Tensor};
-use relay_vm::{Value, ValueType, VmFunction};
+use relay_runtime::{Value, ValueType, VmFunction};
 use safetensors::{Dtype, SafeTensors};
 use std::path::Path;
 

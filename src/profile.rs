@@ -2,7 +2,7 @@
 //! program is wrapped in a counter of its calls and the time spent in them, and a VM runs
 //! over the wrapped table. Time outside kernels (control flow, allocation, ADTs, calls) is
 //! the run's time minus the kernels'; the VM's own split of it by instruction class is
-//! [`relay_vm::InstrProfile`].
+//! [`relay_runtime::InstrProfile`].
 //!
 //! The wrapper costs two clock reads per kernel call and nothing per bytecode instruction,
 //! so the figures are those of the unprofiled program plus about 50 ns per call. Kernels that
@@ -10,7 +10,7 @@
 
 use crate::Program;
 use relay_devices::Tensor;
-use relay_vm::{CancelHandle, DevicePackedFunc, KernelTable, PackedFunc, Vm, VmConfig};
+use relay_runtime::{CancelHandle, DevicePackedFunc, KernelTable, PackedFunc, Vm, VmConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -13,7 +13,7 @@ use crate::typed;
 use crate::Device;
 use crate::{Error, ProgramBuilder};
 use relay_devices::{Element, Tensor};
-use relay_vm::{Executable, KernelTable, Limits, Value, Vm, VmConfig, VmFunction};
+use relay_runtime::{Executable, KernelTable, Limits, Value, Vm, VmConfig, VmFunction};
 
 /// A program ready to run: a verified [`Executable`] and one kernel per entry of its kernel
 /// list (JIT-compiled fused kernels and the stdlib's reference kernels).

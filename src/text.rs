@@ -14,7 +14,7 @@
 
 use crate::typed::{self, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
-use relay_vm::{Executable, ScalarValue, Value, ValueType};
+use relay_runtime::{Executable, ScalarValue, Value, ValueType};
 
 /// Prints `v`, of type `ty`, on one line.
 ///
@@ -145,7 +145,7 @@ fn write_tensor(out: &mut String, t: &Tensor) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_vm::ScalarValue;
+    use relay_runtime::ScalarValue;
 
     fn show(v: Value, ty: ValueType) -> String {
         to_text(&Executable::default(), &ty, &v).unwrap()

@@ -6,7 +6,7 @@
 
 use crate::Error;
 use relay_devices::Tensor;
-use relay_vm::{AdtInfo, Executable, ScalarValue, Value, ValueType, VmFunction};
+use relay_runtime::{AdtInfo, Executable, ScalarValue, Value, ValueType, VmFunction};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -378,7 +378,7 @@ fn describe_value(v: &Value) -> String {
 pub(crate) mod tests {
     use super::*;
     use relay_devices::DType;
-    use relay_vm::ConstructorInfo;
+    use relay_runtime::ConstructorInfo;
 
     /// An executable with only the prelude's `List[A]` (`Cons`, `Nil`).
     pub(crate) fn list_exe() -> Executable {

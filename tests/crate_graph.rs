@@ -8,9 +8,9 @@ use std::process::Command;
 
 const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-devices", &[]),
-    ("relay-vm", &["relay-devices"]),
-    ("relay-kir", &["relay-vm", "relay-devices"]),
-    ("relay-compiler", &["relay-kir", "relay-vm", "relay-devices"]),
+    ("relay-runtime", &["relay-devices"]),
+    ("relay-kir", &["relay-runtime", "relay-devices"]),
+    ("relay-compiler", &["relay-kir", "relay-runtime", "relay-devices"]),
     ("relay-stdlib", &["relay-compiler", "relay-devices"]),
     ("relay-jit", &["relay-kir", "relay-devices"]),
     ("relay-onnx", &["relay-compiler", "relay-devices"]),
@@ -18,7 +18,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "relay",
         &[
             "relay-devices",
-            "relay-vm",
+            "relay-runtime",
             "relay-kir",
             "relay-compiler",
             "relay-stdlib",

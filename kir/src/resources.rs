@@ -1,5 +1,5 @@
 //! The resource bound of a kernel: what one call may allocate (its temps) and how many
-//! statements it may execute, checked against [`relay_vm::Limits`] before a kernel read
+//! statements it may execute, checked against [`relay_runtime::Limits`] before a kernel read
 //! from an executable is compiled. Unlike the bounds proof ([`super::check_bounds`]), which
 //! knows the call's syms, this runs once per kernel with syms unknown: a temp or a loop
 //! whose size depends on a sym or on loaded data has no static bound and is rejected (the
@@ -7,7 +7,7 @@
 
 use super::bounds::Range;
 use super::{BufferRole, Extent, Index, Kernel, Stmt, VarDecl, VerifyError};
-use relay_vm::Limits;
+use relay_runtime::Limits;
 
 impl Kernel {
     /// Checks that the kernel stays within `limits`: every buffer of constant shape and the

@@ -11,7 +11,7 @@ use super::{
     LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
 };
 use relay_devices::{DType, Scalar};
-use relay_vm::{ByteReader, ByteWriter, FormatError, Limits, Operand};
+use relay_runtime::{ByteReader, ByteWriter, FormatError, Limits, Operand};
 
 const INDEX_OPS: [IndexOp; 7] = [
     IndexOp::Add,

@@ -72,7 +72,7 @@ pub enum VerifyError {
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
     TooDeep,
-    /// A kernel that may claim more memory or time than [`relay_vm::Limits`] allow, or whose
+    /// A kernel that may claim more memory or time than [`relay_runtime::Limits`] allow, or whose
     /// claim has no static bound ([`Kernel::check_resources`]).
     #[error("{0}")]
     Resources(String),

@@ -1,6 +1,6 @@
 //! What a function value can run: every global function, every `fn` literal (with the
 //! variables it captures) and every constructor that takes fields, numbered once per program.
-//! A function value is a VM [`ClosureValue`](relay_vm::ClosureValue) whose `func` is such a
+//! A function value is a VM [`ClosureValue`](relay_runtime::ClosureValue) whose `func` is such a
 //! number and whose captured values are those variables' values (TVM's interpreter captures
 //! the free variables of a `fn` the same way).
 

@@ -16,7 +16,7 @@ use super::pattern;
 use super::{Fault, Interpreter};
 use relay_compiler::codegen::literal_value;
 use relay_compiler::ir::{ExprId, ExprKind, TypeKind, VarId};
-use relay_vm::{ClosureValue, Value};
+use relay_runtime::{ClosureValue, Value};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 

@@ -23,7 +23,7 @@ use callables::{Callable, Callables};
 use relay_compiler::codegen::{adt_infos, constant_tensor, value_type};
 use relay_compiler::ir::{Module, TypeKind};
 use relay_compiler::pass::children;
-use relay_vm::{Executable, Value, ValueType, VmConfig, VmFunction};
+use relay_runtime::{Executable, Value, ValueType, VmConfig, VmFunction};
 use std::fmt;
 
 /// A run-time fault of the interpreter (a kernel error, a `match?` without a matching arm,
@@ -144,7 +144,7 @@ impl Interpreter {
         let f = self.function(name)?;
         crate::typed::check_arguments(&self.signature, f, &args)?;
         let func = self.signature.function_index(&f.name).ok_or_else(|| Error::Input(f.name.clone()))?;
-        let callee = Value::Closure(std::sync::Arc::new(relay_vm::ClosureValue {
+        let callee = Value::Closure(std::sync::Arc::new(relay_runtime::ClosureValue {
             func: func as u32,
             captured: Default::default(),
         }));
@@ -180,7 +180,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                         ret_type,
                         num_regs: 0,
                         code: vec![],
-                        spans: relay_vm::SpanTable::default(),
+                        spans: relay_runtime::SpanTable::default(),
                     }
                 }
                 Callable::Constructor { arity, .. } => VmFunction {
@@ -191,7 +191,7 @@ fn signature(checked: &Checked, callables: &Callables) -> Executable {
                     ret_type: ValueType::Param("_".into()),
                     num_regs: 0,
                     code: vec![],
-                    spans: relay_vm::SpanTable::default(),
+                    spans: relay_runtime::SpanTable::default(),
                 },
             }
         })

@@ -8,9 +8,9 @@
 use relay_compiler::ir::{Attrs, Interner};
 use relay_compiler::op::{AttrReader, ScalarForm};
 use relay_devices::Tensor;
+use relay_runtime::{BinOp, Value};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::RefOp;
-use relay_vm::{BinOp, Value};
 use std::sync::Arc;
 
 /// An operator with the attributes of one call site, parsed.
@@ -49,7 +49,7 @@ impl BoundOp {
     /// reshape to an impossible shape).
     pub fn call(&self, args: &[Value], tuple_result: bool) -> Result<Value, String> {
         if let (Some(op), [Value::Scalar(a), Value::Scalar(b)]) = (self.scalar, args) {
-            return relay_vm::binary(op, *a, *b)
+            return relay_runtime::binary(op, *a, *b)
                 .map(Value::Scalar)
                 .map_err(|e| format!("`{}`: {e}", self.op.name));
         }
@@ -90,7 +90,7 @@ mod tests {
     use super::*;
     use relay_compiler::ir::AttrValue;
     use relay_devices::DType;
-    use relay_vm::ScalarValue;
+    use relay_runtime::ScalarValue;
 
     #[test]
     fn runs_kernels_with_parsed_attributes() {

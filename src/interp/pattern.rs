@@ -3,7 +3,7 @@
 //! nest as deeply as they are written, and are walked with a work list.
 
 use relay_compiler::ir::{Module, PatId, PatternKind, VarId};
-use relay_vm::Value;
+use relay_runtime::Value;
 
 /// Whether `v` matches pattern `p`; on a match, `bindings` gets the value of each pattern
 /// variable (on a mismatch it may hold some: the caller discards them).
@@ -51,7 +51,7 @@ pub(super) fn matches(
 mod tests {
     use super::*;
     use relay_compiler::ir::ExprKind;
-    use relay_vm::ScalarValue;
+    use relay_runtime::ScalarValue;
 
     #[test]
     fn nested_constructor_patterns_bind_or_fail() {

@@ -2,7 +2,7 @@
 //! traps, and the executable file format.
 
 use relay_devices::DType;
-use relay_vm::*;
+use relay_runtime::*;
 
 fn i32_imm(v: i64) -> ScalarValue {
     ScalarValue::int(DType::I32, v)
@@ -21,7 +21,7 @@ fn func(name: &str, params: &[&str], num_regs: u32, code: Vec<Instr>) -> VmFunct
         ret_type: int_ty(),
         num_regs,
         code,
-        spans: relay_vm::SpanTable::default(),
+        spans: relay_runtime::SpanTable::default(),
     }
 }
 

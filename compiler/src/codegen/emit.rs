@@ -4,7 +4,7 @@
 use super::{is_flag, ModuleCx};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, FileId, Literal, LiteralValue, Span, Symbol, VarId};
-use relay_vm::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, SourcePos, StrIdx, Target};
+use relay_runtime::{ConstIdx, FuncIdx, Imm, Instr, Reg, ScalarValue, SourcePos, StrIdx, Target};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Where an expression's value goes.

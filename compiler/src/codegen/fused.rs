@@ -11,7 +11,7 @@ use super::emit::{Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Function, Module, TypeKind};
 use crate::kir::BufferRole;
-use relay_vm::{Imm, Instr, KernelIdx, Reg};
+use relay_runtime::{Imm, Instr, KernelIdx, Reg};
 
 /// Emits the call of primitive `f` on `args` as a fused kernel, if fused kernels are on and
 /// `f` lowers to kir; `Ok(false)` leaves the call to the reference path. Several outputs

@@ -9,7 +9,7 @@
 use super::emit::{Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{MatchArm, Module, PatId, PatternKind, Symbol, VarId};
-use relay_vm::{Imm, Instr, Reg, Target};
+use relay_runtime::{Imm, Instr, Reg, Target};
 
 /// A position in the scrutinee: field indices from the root.
 type Path = Vec<u32>;

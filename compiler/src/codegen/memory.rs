@@ -24,7 +24,9 @@
 //!   the placement of kills at branch targets simple.
 
 use relay_devices::DType;
-use relay_vm::{Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType, VmFunction};
+use relay_runtime::{
+    Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType, VmFunction,
+};
 
 /// Arena offsets are multiples of this many bytes (a cache line).
 const ALIGN: usize = 64;

@@ -23,7 +23,7 @@ use crate::op::OpRegistry;
 use crate::ty::TypeMap;
 pub use emit::literal_value;
 use relay_devices::Tensor;
-use relay_vm::{Attr, Executable, KernelDesc, ScalarValue, SpanTable, VmFunction};
+use relay_runtime::{Attr, Executable, KernelDesc, ScalarValue, SpanTable, VmFunction};
 use rustc_hash::FxHashMap as HashMap;
 pub use types::{adt_infos, value_type};
 
@@ -264,5 +264,5 @@ pub fn constant_tensor(c: &ConstantData) -> Result<Tensor, String> {
     let values: Vec<ScalarValue> =
         c.data.iter().map(|&v| ScalarValue::float(relay_devices::DType::F64, v)).collect();
     let shape = c.shape.iter().map(|&d| d.max(0) as usize).collect();
-    relay_vm::tensor_from_scalars(c.dtype, shape, &values)
+    relay_runtime::tensor_from_scalars(c.dtype, shape, &values)
 }

@@ -5,7 +5,7 @@
 //! numbered away. A fused instruction keeps the source position of the operation, which is
 //! what can fault.
 
-use relay_vm::{Instr, Reg, SourcePos, Target};
+use relay_runtime::{Instr, Reg, SourcePos, Target};
 
 /// Rewrites `code` in place, with `positions` (the source position of each instruction),
 /// and returns the number of registers it still uses (at least `num_params`, whose
@@ -139,7 +139,7 @@ fn compact_registers(code: &mut [Instr], num_params: u32, num_regs: u32) -> u32 
 mod tests {
     use super::*;
     use relay_devices::DType;
-    use relay_vm::{BinOp, ScalarValue};
+    use relay_runtime::{BinOp, ScalarValue};
 
     /// [`optimize`] with unknown positions.
     fn optimize_all(code: &mut Vec<Instr>, num_params: u32, num_regs: u32) -> u32 {
@@ -227,7 +227,7 @@ mod tests {
     fn an_operation_feeding_only_a_return_is_fused() {
         let one = ScalarValue::int(DType::I32, 1);
         let mut code = vec![
-            Instr::Invoke { dst: Reg(1), func: relay_vm::FuncIdx(0), args: vec![Reg(0)].into() },
+            Instr::Invoke { dst: Reg(1), func: relay_runtime::FuncIdx(0), args: vec![Reg(0)].into() },
             Instr::BinImm { op: BinOp::Add, dst: Reg(2), lhs: Reg(1), imm: one },
             Instr::Ret { src: Reg(2) },
         ];

@@ -18,7 +18,7 @@
 //! inside an ADT value, a callee's result): the pass makes the common crossings visible in
 //! the disassembly and moves them out of the kernel call, it is not needed for correctness.
 
-use relay_vm::{Executable, Instr, Reg, SourcePos, SpanTable, Target};
+use relay_runtime::{Executable, Instr, Reg, SourcePos, SpanTable, Target};
 use rustc_hash::FxHashSet as HashSet;
 
 /// Inserts the `DeviceCopy` instructions of every function of `exe`; returns how many.
@@ -135,7 +135,7 @@ fn host_buffers_for_device_outputs(code: &[Instr], device_kernel: &dyn Fn(u32) -
 mod tests {
     use super::*;
     use relay_devices::DType;
-    use relay_vm::{FuncIdx, KernelDesc, KernelIdx, ValueType, VmFunction};
+    use relay_runtime::{FuncIdx, KernelDesc, KernelIdx, ValueType, VmFunction};
 
     fn kernel(kir: bool) -> KernelDesc {
         KernelDesc {
@@ -157,7 +157,7 @@ mod tests {
             ret_type: t,
             num_regs: 4,
             code,
-            spans: relay_vm::SpanTable::default(),
+            spans: relay_runtime::SpanTable::default(),
         }
     }
 

@@ -6,7 +6,7 @@ use super::emit::{literal_value, Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
 use crate::op::ScalarForm;
-use relay_vm::{Imm, Instr, KernelIdx, Reg};
+use relay_runtime::{Imm, Instr, KernelIdx, Reg};
 
 /// Emits a call of the primitive function `f` on `args` into `dest`.
 pub(crate) fn call_primitive(

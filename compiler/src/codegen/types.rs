@@ -2,7 +2,7 @@
 //! in and out.
 
 use crate::ir::{Dim, Module, TypeId, TypeKind};
-use relay_vm::{AdtInfo, ConstructorInfo, ValueType};
+use relay_runtime::{AdtInfo, ConstructorInfo, ValueType};
 
 /// The executable's view of type `t`.
 pub fn value_type(m: &Module, t: TypeId) -> ValueType {

@@ -3,7 +3,7 @@
 
 /// The VM's scalar operations, re-exported so that operator libraries can name them without
 /// depending on the VM crate.
-pub use relay_vm::{BinOp, UnOp};
+pub use relay_runtime::{BinOp, UnOp};
 
 /// How a call of an operator on 0-d operands runs as one VM instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

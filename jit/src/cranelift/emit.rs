@@ -5,7 +5,7 @@
 //! it ran to the end, 1 when it found the `stop` flag set. The flag is polled at the start of
 //! every iteration of an outermost loop (a loop inside no other emitted loop), except in loops
 //! too short to matter: a constant extent up to [`MAX_UNPOLLED`] over straight-line code. A
-//! kernel thus outlives a cancel or a deadline (`relay_vm::CancelHandle`) by at most one
+//! kernel thus outlives a cancel or a deadline (`relay_runtime::CancelHandle`) by at most one
 //! iteration of its outermost loop. Loop variables and scalar locals are
 //! Cranelift variables (SSA is built by the frontend). `vectorize` loops that
 //! [`super::vector::plan`] accepts run a 4-lane body over `0..extent & !3` followed by a

@@ -128,7 +128,7 @@ impl CompiledKernel {
     /// copy (module docs, "Packed weights"), which keeps a `Weak` of the handle: `Arc` then
     /// lets nobody write into the tensor in place. The code polls `stop` between iterations
     /// of its outermost loops and returns early once it is non-zero (another thread sets it:
-    /// `relay_vm::CancelHandle`), leaving the outputs partly written.
+    /// `relay_runtime::CancelHandle`), leaving the outputs partly written.
     ///
     /// Errors: as [`CompiledKernel::run`], and [`JitError::Stopped`] when `stop` ended the
     /// call.
