@@ -1681,6 +1681,52 @@ error("nn.fast_softmax", "axis_out_of_range", [xs], {"axis": -3})
 error("nn.fast_softmax", "int_rejected", [ints(2, 3)])
 
 
+# ---------------------------------------------------------------- losses (topi.nn.loss)
+
+pr = RNG.uniform(0.05, 1.0, (3, 4)).astype(np.float32)
+tg = RNG.uniform(0.0, 1.0, (3, 4)).astype(np.float32)
+case("nn.cross_entropy", "basic", [pr, tg], [-(np.log(d64(pr)) * d64(tg)).sum() / 3], out_dtypes=["float32"],
+     atol=1e-5)
+case("nn.cross_entropy", "batch_one", [pr[:1], tg[:1]], [-(np.log(d64(pr[:1])) * d64(tg[:1])).sum()],
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.cross_entropy", "float64", [d64(pr), d64(tg)], [-(np.log(d64(pr)) * d64(tg)).sum() / 3],
+     out_dtypes=["float64"], atol=1e-12)
+error("nn.cross_entropy", "shape_mismatch", [pr, tg[:2]])
+error("nn.cross_entropy", "rank3", [f32(1, 2, 3), f32(1, 2, 3)])
+
+
+def nll_loss_ref(p, t, w, reduction="mean", ignore_index=-100):
+    p, w = d64(p), d64(w)
+    losses = np.zeros(t.shape)
+    wsum = 0.0
+    for q in np.ndindex(*t.shape):
+        c = int(t[q])
+        if c == ignore_index:
+            continue
+        losses[q] = -p[(q[0], c) + q[1:]] * w[c]
+        wsum += w[c]
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / wsum
+
+
+lp = f32(4, 3)
+tt = np.array([0, 2, 1, 2], np.int32)
+wt = RNG.uniform(0.5, 1.5, 3).astype(np.float32)
+case("nn.nll_loss", "mean", [lp, tt, wt], [nll_loss_ref(lp, tt, wt)], out_dtypes=["float32"], atol=1e-5)
+case("nn.nll_loss", "sum_ignore", [lp, tt, wt], [nll_loss_ref(lp, tt, wt, "sum", 2)],
+     {"reduction": "sum", "ignore_index": 2}, out_dtypes=["float32"], atol=1e-5)
+lp4 = f32(2, 3, 2, 1)
+t4 = np.array([[[1], [0]], [[2], [1]]], np.int64)
+case("nn.nll_loss", "none_spatial", [lp4, t4, wt], [nll_loss_ref(lp4, t4, wt, "none")], {"reduction": "none"},
+     out_dtypes=["float32"], atol=1e-6)
+error("nn.nll_loss", "target_out_of_range", [lp, np.array([0, 3, 1, 2], np.int32), wt])
+error("nn.nll_loss", "float_targets", [lp, f32(4), wt])
+error("nn.nll_loss", "target_shape", [lp, tt[:3], wt])
+error("nn.nll_loss", "weights_length", [lp, tt, wt[:2]])
+error("nn.nll_loss", "bad_reduction", [lp, tt, wt], {"reduction": "max"})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

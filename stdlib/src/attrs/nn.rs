@@ -377,3 +377,26 @@ op_attrs! {
         out_dtype: Option<DType> = None,
     }
 }
+
+attr_enum! {
+    /// How `nn.nll_loss` reduces the per-element losses.
+    LossReduction, "one of \"mean\", \"sum\", \"none\"" {
+        /// The weighted mean: the sum over the sum of the weights taken (TVM's default).
+        #[default]
+        Mean = "mean",
+        /// The sum.
+        Sum = "sum",
+        /// No reduction: one loss per target.
+        None = "none",
+    }
+}
+
+op_attrs! {
+    /// `nn.nll_loss` (TVM `NLLLossAttrs`).
+    pub struct NllLossAttrs {
+        /// How the per-target losses combine.
+        reduction: LossReduction = (LossReduction::Mean),
+        /// Targets equal to this contribute neither loss nor weight.
+        ignore_index: i64 = (-100),
+    }
+}

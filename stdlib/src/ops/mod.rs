@@ -47,7 +47,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 26] = [
+const FAMILIES: [&[OpEntry]; 27] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -74,6 +74,7 @@ const FAMILIES: [&[OpEntry]; 26] = [
     image::IMAGE,
     nn::UPSAMPLING,
     nn::CONV_TRANSPOSE,
+    nn::LOSS,
 ];
 
 /// Every operator of the library, family by family.
