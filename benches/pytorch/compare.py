@@ -477,7 +477,7 @@ def main():
     ap.add_argument("--relay-vm", default=os.path.join(ROOT, "target", "release", "relay-vm"), help="the binary --cli runs")
     ap.add_argument("--build", action="store_true", help="with --cli: rebuild relay-vm with cargo first")
     ap.add_argument("--opt-level", help="relay-vm's optimisation level (the binary's --opt-level, the package's opt_level)")
-    ap.add_argument("-j", "--threads", type=int, default=1, help="worker threads running requests (default 1)")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="worker threads running whole requests, as relay-vm's -j (default 1)")
     ap.add_argument("--models", help="only these models, comma-separated (tree-lstm,charrnn,rnn,gru,lstm)")
     args = ap.parse_args()
     only = None if args.models is None else {m.strip().lower() for m in args.models.split(",")}
@@ -501,15 +501,15 @@ def main():
                     sys.exit(f"error: {model}, PyTorch {variant}: outputs differ from the stored reference")
             reps = max(args.reps, -(-args.min_runs // len(variants[0][2])))
             print(f"timing {model}, {note}: {reps} passes ...", file=sys.stderr)
-            r = relay.bench(relay_file, params, input_file, args.warmup, reps, args.threads)
-            stats = {v: time_requests(run, inputs, args.warmup, reps, args.threads) for v, run, inputs in variants}
+            r = relay.bench(relay_file, params, input_file, args.warmup, reps, args.jobs)
+            stats = {v: time_requests(run, inputs, args.warmup, reps, args.jobs) for v, run, inputs in variants}
             rows.append((model, note, r, stats.pop("eager"), stats.pop("TorchScript")))
             other_rows += [(model, note, variant, s, r) for variant, s in stats.items()]
 
     ms = lambda s: f"{1e3 * s:.3f}"
     ratio = lambda a, b: f"{a.mean / b.mean:.2f}"
     opt = f", relay-vm --opt-level {args.opt_level}" if args.opt_level is not None else ""
-    threads = "one thread" if args.threads == 1 else f"{args.threads} worker threads"
+    threads = "one thread" if args.jobs == 1 else f"{args.jobs} worker threads"
     threads += ", relay-vm " + ("binary (`relay-vm bench`)" if args.cli else "through the Python package")
     print(f"Mean latency per input in ms, {threads}{opt}; {args.warmup} warm-up pass(es), then")
     print(f"max({args.reps}, {args.min_runs} / inputs) timed passes over each input set.")
