@@ -188,6 +188,9 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("tile(%a, reps=[2])", &["Tensor[(3, 1, 2), int32]"]),
         ("repeat(%a, repeats=3, axis=-1)", &["Tensor[(2, 3), float32]"]),
         ("reverse(%a, axis=0)", &["Tensor[(3, 4), float32]"]),
+        // Shift amounts past the width are taken modulo it on every path.
+        ("left_shift(%a, 33)", &["Tensor[(2, 5), int32]"]),
+        ("right_shift(%a, add(%a, 64))", &["Tensor[(2, 5), int32]"]),
         ("nn.pad(%a, 1.5f, pad_width=[[1, 0], [2, 1]])", &["Tensor[(2, 3), float32]"]),
         ("nn.pad(%a, 0f, pad_width=[[0, 2], [1, 1]], pad_mode=\"edge\")", &["Tensor[(2, 3), float32]"]),
         // Creation ops of up to MAX_FOLDED_ELEMENTS elements are folded at compile time

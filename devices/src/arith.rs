@@ -11,7 +11,10 @@
 //! - **Dividing by zero gives 0** for `/`, `floordiv` and `floormod`, as kir, the JIT and the
 //!   OpenCL code generator compute it; the VM and the reference kernels agree, so an integer
 //!   program gives the same answer on every path instead of trapping on some.
-//! - `and`/`or`/`not` are logical on `bool` and bitwise on integers; `pow` is for floats only.
+//! - `and`/`or`/`xor`/`not` are logical on `bool` and bitwise on integers; `pow` is for
+//!   floats only.
+//! - `shl`/`shr` take the shift amount modulo the dtype's bit width (`x << 9 == x << 1` for
+//!   `int8`, `x << -1 == x << 7`); `shr` is arithmetic on signed dtypes, logical on unsigned.
 //!
 //! Floats follow IEEE in the operand's precision (`float32` in `f32`), except that
 //! `exp log tanh sigmoid erf` of a `float32` are computed in `f64` and rounded once, so the
@@ -58,6 +61,15 @@ pub enum BinOp {
     And,
     /// Logical or (bool) or bitwise or (integers).
     Or,
+    /// Logical exclusive or (bool, `a != b`) or bitwise exclusive or (integers).
+    Xor,
+    /// `a << b` (integers): the shift amount is taken modulo the dtype's bit width, as
+    /// Cranelift's `ishl`, OpenCL C's `<<` and Rust's `wrapping_shl` take it (C leaves a shift
+    /// by the width or more undefined; made total like division by zero).
+    Shl,
+    /// `a >> b` (integers): arithmetic for signed dtypes, logical for unsigned ones; the shift
+    /// amount is taken modulo the dtype's bit width, as for [`BinOp::Shl`].
+    Shr,
 }
 
 /// A unary scalar operator; the result has the operand's dtype.
@@ -96,7 +108,7 @@ pub enum UnOp {
 
 impl BinOp {
     /// Every operator, in declaration order (the order of their encodings).
-    pub const ALL: [BinOp; 17] = [
+    pub const ALL: [BinOp; 20] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -114,6 +126,9 @@ impl BinOp {
         BinOp::Ge,
         BinOp::And,
         BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::Shr,
     ];
 
     /// The operator's mnemonic (`add`, `floordiv`, `lt`), as the disassembler prints it.
@@ -136,6 +151,9 @@ impl BinOp {
             BinOp::Ge => "ge",
             BinOp::And => "and",
             BinOp::Or => "or",
+            BinOp::Xor => "xor",
+            BinOp::Shl => "shl",
+            BinOp::Shr => "shr",
         }
     }
 
@@ -155,6 +173,9 @@ impl BinOp {
             BinOp::Ge => ">=",
             BinOp::And => "&&",
             BinOp::Or => "||",
+            BinOp::Xor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
             _ => self.name(),
         }
     }
@@ -238,8 +259,12 @@ pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scal
             float_binary_f32(op, f32::from_scalar(a), f32::from_scalar(b))
         }
         DTypeCode::Float => float_binary_f64(op, f64::from_scalar(a), f64::from_scalar(b)),
-        DTypeCode::Int => int_binary(op, i64::from_scalar(a), i64::from_scalar(b)).map(|r| norm(r, dtype)),
-        DTypeCode::UInt => uint_binary(op, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype)),
+        DTypeCode::Int => {
+            int_binary(op, dtype.bits, i64::from_scalar(a), i64::from_scalar(b)).map(|r| norm(r, dtype))
+        }
+        DTypeCode::UInt => {
+            uint_binary(op, dtype.bits, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype))
+        }
         DTypeCode::Bool => bool_binary(op, bool::from_scalar(a), bool::from_scalar(b)),
     }
 }
@@ -333,7 +358,7 @@ macro_rules! float_binary {
                     }
                 }
                 BinOp::Pow => a.powf(b),
-                BinOp::And | BinOp::Or => return None,
+                BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => return None,
                 _ => return compare(op, a, b).map(Scalar::Bool),
             };
             Some(Scalar::Float(f64::from(r)))
@@ -344,9 +369,16 @@ macro_rules! float_binary {
 float_binary!(float_binary_f32, f32);
 float_binary!(float_binary_f64, f64);
 
+/// The shift amount `b` of a `bits`-wide dtype, taken modulo the width (a power of two).
+fn shift_amount(bits: u8, b: u64) -> u32 {
+    // Lossless: the mask keeps at most 6 bits.
+    (b & (u64::from(bits) - 1)) as u32
+}
+
 /// Signed integer operations on values sign-extended to 64 bits; the caller wraps the
-/// result to the dtype's width (exact for every narrower width, `MIN / -1` included).
-fn int_binary(op: BinOp, a: i64, b: i64) -> Option<Scalar> {
+/// result to the dtype's width, `bits` (exact for every narrower width, `MIN / -1` included;
+/// a right shift of the sign-extended value is the narrow arithmetic shift).
+fn int_binary(op: BinOp, bits: u8, a: i64, b: i64) -> Option<Scalar> {
     let r = match op {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
@@ -373,13 +405,18 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Option<Scalar> {
         BinOp::Min => a.min(b),
         BinOp::And => a & b,
         BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        BinOp::Shl => a.wrapping_shl(shift_amount(bits, b as u64)),
+        BinOp::Shr => a.wrapping_shr(shift_amount(bits, b as u64)),
         BinOp::Pow => return None,
         _ => return compare(op, a, b).map(Scalar::Bool),
     };
     Some(Scalar::Int(r))
 }
 
-fn uint_binary(op: BinOp, a: u64, b: u64) -> Option<Scalar> {
+/// Unsigned integer operations on zero-extended values; the caller wraps the result to the
+/// dtype's width, `bits`.
+fn uint_binary(op: BinOp, bits: u8, a: u64, b: u64) -> Option<Scalar> {
     let r = match op {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
@@ -391,6 +428,9 @@ fn uint_binary(op: BinOp, a: u64, b: u64) -> Option<Scalar> {
         BinOp::Min => a.min(b),
         BinOp::And => a & b,
         BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        BinOp::Shl => a.wrapping_shl(shift_amount(bits, b)),
+        BinOp::Shr => a.wrapping_shr(shift_amount(bits, b)),
         BinOp::Pow => return None,
         _ => return compare(op, a, b).map(Scalar::Bool),
     };
@@ -402,6 +442,8 @@ fn bool_binary(op: BinOp, a: bool, b: bool) -> Option<Scalar> {
     let r = match op {
         BinOp::And => a && b,
         BinOp::Or => a || b,
+        BinOp::Xor => a != b,
+        BinOp::Shl | BinOp::Shr => return None,
         _ => return compare(op, a, b).map(Scalar::Bool),
     };
     Some(Scalar::Bool(r))
@@ -481,10 +523,34 @@ mod tests {
     }
 
     #[test]
+    fn shifts_take_the_amount_modulo_the_width() {
+        assert_eq!(int(BinOp::Shl, DType::I8, 1, 7), Some(Scalar::Int(-128)));
+        assert_eq!(int(BinOp::Shl, DType::I8, 1, 9), Some(Scalar::Int(2)));
+        assert_eq!(int(BinOp::Shl, DType::I8, 1, -1), Some(Scalar::Int(-128)));
+        assert_eq!(int(BinOp::Shr, DType::I8, -128, 7), Some(Scalar::Int(-1)));
+        assert_eq!(int(BinOp::Shr, DType::I32, -8, 33), Some(Scalar::Int(-4)));
+        assert_eq!(int(BinOp::Shl, DType::I64, 3, 64), Some(Scalar::Int(3)));
+        let u = |op, a: u64, b: u64| eval_binary(op, DType::U8, Scalar::UInt(a), Scalar::UInt(b));
+        assert_eq!(u(BinOp::Shr, 0x80, 7), Some(Scalar::UInt(1)));
+        assert_eq!(u(BinOp::Shl, 0x81, 1), Some(Scalar::UInt(2)));
+        assert_eq!(u(BinOp::Xor, 0xf0, 0xff), Some(Scalar::UInt(0x0f)));
+        // Each agrees with Rust's wrapping shifts of the narrow type.
+        for a in [-128i8, -3, 0, 5, 127] {
+            for b in [-9i8, -1, 0, 1, 7, 8, 100] {
+                assert_eq!(eval_binary_as(BinOp::Shl, a, b), Some(a.wrapping_shl(b as u32)));
+                assert_eq!(eval_binary_as(BinOp::Shr, a, b), Some(a.wrapping_shr(b as u32)));
+            }
+        }
+        assert_eq!(eval_binary_as(BinOp::Shl, 1.0f32, 1.0), None);
+    }
+
+    #[test]
     fn bools_are_logical_and_ordered() {
         let b = |op, x, y| eval_binary(op, DType::BOOL, Scalar::Bool(x), Scalar::Bool(y));
         assert_eq!(b(BinOp::Lt, false, true), Some(Scalar::Bool(true)));
         assert_eq!(b(BinOp::Or, false, true), Some(Scalar::Bool(true)));
+        assert_eq!(b(BinOp::Xor, true, true), Some(Scalar::Bool(false)));
+        assert_eq!(b(BinOp::Shl, true, true), None);
         assert_eq!(b(BinOp::Add, true, true), None);
     }
 

@@ -139,7 +139,8 @@ fn binary_result(op: BinOp, dt: DType) -> Option<DType> {
         | BinOp::Ge => is_num(dt),
         BinOp::Pow => dt.is_float(),
         BinOp::Eq | BinOp::Ne => true,
-        BinOp::And | BinOp::Or => dt == DType::BOOL || dt.is_int(),
+        BinOp::And | BinOp::Or | BinOp::Xor => dt == DType::BOOL || dt.is_int(),
+        BinOp::Shl | BinOp::Shr => dt.is_int(),
     };
     ok.then_some(if op.is_comparison() { DType::BOOL } else { dt })
 }

@@ -32,6 +32,7 @@ impl ScalarForm {
                 | BinOp::Ne
                 | BinOp::And
                 | BinOp::Or
+                | BinOp::Xor
         )
     }
 }

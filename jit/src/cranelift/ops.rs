@@ -144,6 +144,7 @@ impl Ops<'_, '_> {
             DTypeCode::Bool => match op {
                 BinOp::And => self.b.ins().band(a, b),
                 BinOp::Or => self.b.ins().bor(a, b),
+                BinOp::Xor => self.b.ins().bxor(a, b),
                 BinOp::Ne => self.b.ins().icmp(IntCC::NotEqual, a, b),
                 _ => self.b.ins().icmp(IntCC::Equal, a, b),
             },
@@ -182,7 +183,7 @@ impl Ops<'_, '_> {
             BinOp::Le => Some(FloatCC::LessThanOrEqual),
             BinOp::Gt => Some(FloatCC::GreaterThan),
             BinOp::Ge => Some(FloatCC::GreaterThanOrEqual),
-            BinOp::Pow | BinOp::And | BinOp::Or => None,
+            BinOp::Pow | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => None,
         };
         match cc {
             Some(cc) => self.b.ins().fcmp(cc, a, b),
@@ -204,6 +205,18 @@ impl Ops<'_, '_> {
             BinOp::Min => self.b.ins().umin(a, b),
             BinOp::And => self.b.ins().band(a, b),
             BinOp::Or => self.b.ins().bor(a, b),
+            BinOp::Xor => self.b.ins().bxor(a, b),
+            BinOp::Shl | BinOp::Shr => {
+                // The amount modulo the lane width, as `relay_devices::arith` defines it
+                // (Cranelift masks too, but this keeps the rule visible and independent of it).
+                let width = self.ty(a).lane_bits();
+                let amount = self.b.ins().band_imm_s(b, i64::from(width - 1));
+                match (op, signed) {
+                    (BinOp::Shl, _) => self.b.ins().ishl(a, amount),
+                    (_, true) => self.b.ins().sshr(a, amount),
+                    (_, false) => self.b.ins().ushr(a, amount),
+                }
+            }
             BinOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
             BinOp::Ne => self.b.ins().icmp(IntCC::NotEqual, a, b),
             BinOp::Lt => self.b.ins().icmp(cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan), a, b),

@@ -206,8 +206,8 @@ fn binary_ok(op: BinOp, dt: DType) -> bool {
         DType::F32 => {
             matches!(op, Add | Sub | Mul | Div | FloorDiv | FloorMod | Max | Min) || op.is_comparison()
         }
-        DType::I32 => matches!(op, Add | Sub | Mul | Max | Min | And | Or) || op.is_comparison(),
-        DType::BOOL => matches!(op, And | Or),
+        DType::I32 => matches!(op, Add | Sub | Mul | Max | Min | And | Or | Xor) || op.is_comparison(),
+        DType::BOOL => matches!(op, And | Or | Xor),
         _ => false,
     }
 }

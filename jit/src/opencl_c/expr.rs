@@ -227,6 +227,14 @@ fn binary(op: BinOp, a: &str, b: &str, dt: DType) -> Result<String, JitError> {
         (BinOp::Mul, _) => arith("*"),
         (BinOp::And, _) => format!("(({t})({a} & {b}))"),
         (BinOp::Or, _) => format!("(({t})({a} | {b}))"),
+        (BinOp::Xor, _) => format!("(({t})({a} ^ {b}))"),
+        // The amount modulo the dtype's width (`relay_devices::arith`); a left shift goes
+        // through the unsigned wide type so that shifting into the sign bit is defined.
+        (BinOp::Shl, DTypeCode::Int | DTypeCode::UInt) => {
+            let w = wrap_type(dt);
+            format!("(({t})(({w}){a} << ({b} & {})))", dt.bits - 1)
+        }
+        (BinOp::Shr, DTypeCode::Int | DTypeCode::UInt) => format!("(({t})({a} >> ({b} & {})))", dt.bits - 1),
         (BinOp::Div, DTypeCode::Float) => format!("({a} / {b})"),
         (BinOp::FloorDiv, DTypeCode::Float) => format!("floor({a} / {b})"),
         (BinOp::Pow, DTypeCode::Float) => format!("pow({a}, {b})"),

@@ -12,6 +12,7 @@ use crate::operator::{dtype_set, DTypeSet, Operator, ShapeDim};
 use relay_compiler::kir::{BinOp as KirBinOp, Expr};
 use relay_compiler::op::scalar::BinOp;
 use relay_compiler::op::{OpPattern, ScalarForm};
+use relay_devices::arith::eval_binary_as;
 use relay_devices::{DType, Element, Tensor};
 
 /// Writes `f(a[i], b[i])` for every index `i` of `out`, with `a` and `b` broadcast to `out`'s
@@ -125,6 +126,13 @@ macro_rules! truncating {
 
 truncating!(ints: i8, i16, i32, i64, u8, u16, u32, u64; floats: f32, f64);
 
+/// `op(a, b)` by the one scalar table (`relay_devices::arith`), so the bitwise operators and
+/// shifts mean here what they mean in kir, the JIT, OpenCL C and the VM's scalar instructions.
+fn table<T: Element>(op: BinOp, a: T, b: T) -> Result<T, KernelError> {
+    eval_binary_as(op, a, b)
+        .ok_or_else(|| KernelError::DType(format!("`{}` is not defined on {}", op.name(), T::DTYPE)))
+}
+
 binary! {
     /// The broadcasting binary operators.
     list BINARY;
@@ -174,19 +182,25 @@ binary! {
     /// `logical_or`.
     LogicalOr = "logical_or", bools -> bool, "a or b", |a, b| Ok(a || b), kir |a, b| a.or(b), vm ScalarForm::Bin(BinOp::Or);
     /// `logical_xor`.
-    LogicalXor = "logical_xor", bools -> bool, "a xor b", |a, b| Ok(a != b), kir |a, b| a.not_equal(b);
+    LogicalXor = "logical_xor", bools -> bool, "a xor b", |a, b| table(BinOp::Xor, a, b),
+        kir |a, b| a.binary(KirBinOp::Xor, b), vm ScalarForm::Bin(BinOp::Xor);
     /// `bitwise_and` (`and` for `bool`).
-    BitwiseAnd = "bitwise_and", ints_bools -> T, "a & b", |a, b| Ok(a & b);
+    BitwiseAnd = "bitwise_and", ints_bools -> T, "a & b", |a, b| table(BinOp::And, a, b),
+        kir |a, b| a.and(b), vm ScalarForm::Bin(BinOp::And);
     /// `bitwise_or` (`or` for `bool`).
-    BitwiseOr = "bitwise_or", ints_bools -> T, "a | b", |a, b| Ok(a | b);
+    BitwiseOr = "bitwise_or", ints_bools -> T, "a | b", |a, b| table(BinOp::Or, a, b),
+        kir |a, b| a.or(b), vm ScalarForm::Bin(BinOp::Or);
     /// `bitwise_xor` (`xor` for `bool`).
-    BitwiseXor = "bitwise_xor", ints_bools -> T, "a ^ b", |a, b| Ok(a ^ b);
-    /// `left_shift`: `a << b`, the shift amount taken modulo the bit width (Rust's
-    /// `wrapping_shl`; C leaves larger shifts undefined).
-    LeftShift = "left_shift", ints -> T, "a << b", |a, b| Ok(a.wrapping_shl(b as u32));
+    BitwiseXor = "bitwise_xor", ints_bools -> T, "a ^ b", |a, b| table(BinOp::Xor, a, b),
+        kir |a, b| a.binary(KirBinOp::Xor, b), vm ScalarForm::Bin(BinOp::Xor);
+    /// `left_shift`: `a << b`, the shift amount taken modulo the bit width (the shared rule
+    /// of `relay_devices::arith`; C leaves larger shifts undefined).
+    LeftShift = "left_shift", ints -> T, "a << b", |a, b| table(BinOp::Shl, a, b),
+        kir |a, b| a.binary(KirBinOp::Shl, b), vm ScalarForm::Bin(BinOp::Shl);
     /// `right_shift`: `a >> b` (arithmetic for signed types), the shift amount taken modulo the
     /// bit width.
-    RightShift = "right_shift", ints -> T, "a >> b", |a, b| Ok(a.wrapping_shr(b as u32));
+    RightShift = "right_shift", ints -> T, "a >> b", |a, b| table(BinOp::Shr, a, b),
+        kir |a, b| a.binary(KirBinOp::Shr, b), vm ScalarForm::Bin(BinOp::Shr);
 }
 
 /// `where(cond, x, y)`: `x` where `cond` is true, else `y`, all three broadcast together.
