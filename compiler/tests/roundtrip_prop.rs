@@ -19,7 +19,7 @@ use relay_compiler::ir::{
     TypeParamId, VarId,
 };
 use relay_compiler::syntax::parse_module;
-use relay_compiler::syntax::printer::{format_file, print_module};
+use relay_compiler::syntax::printer::{format_file, print_module, wrap};
 use relay_devices::DType;
 use std::collections::HashSet;
 
@@ -739,6 +739,16 @@ proptest! {
             return Err(TestCaseError::fail(format!("{diff}\n{text}\n---\n{formatted}")));
         }
         prop_assert_eq!(format_file(&parsed, relay_compiler::ir::FileId(0)), formatted);
+    }
+
+    #[test]
+    fn wrapped_modules_parse_back_equal(s in sketch(), width in 8usize..60) {
+        let m = Builder::default().module(&s);
+        let wrapped = wrap(&print_module(&m, None), width);
+        let parsed = parse_module("wrapped.relay", &wrapped).map_err(|e| TestCaseError::fail(format!("{e:?}\n{wrapped}")))?;
+        if let Err(diff) = structurally_equal(&m, None, &parsed, None) {
+            return Err(TestCaseError::fail(format!("{diff}\n---\n{wrapped}")));
+        }
     }
 
     #[test]

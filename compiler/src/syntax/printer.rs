@@ -38,6 +38,7 @@ mod expr;
 mod leaf;
 mod names;
 mod sharing;
+mod wrap;
 
 use super::token::TokenKind;
 use crate::ir::{ExprId, FileId, GlobalFunction, Module, TypeDef, TypeId, TypeParamId, VarId};
@@ -46,6 +47,7 @@ use names::{is_identifier, Scopes};
 use rustc_hash::FxHashMap as HashMap;
 use sharing::{Layout, ROOT};
 use std::fmt::Write;
+pub use wrap::{wrap, LINE_WIDTH};
 
 /// Prints the type definitions and then the global functions of `module` whose span lies in
 /// `file` (all of them for `None`), each group in definition order, followed by a
@@ -66,7 +68,8 @@ pub fn print_module(module: &Module, file: Option<FileId>) -> String {
 /// `relay-vm fmt`: prints the definitions of source file `file` as [`print_module`] does,
 /// but in their order in the file and with the file's comments, each before the node it
 /// preceded or after the line it trailed (see `printer/comments.rs`). The output parses
-/// back to the same module, and formatting it again gives the same text.
+/// back to the same module, and formatting it again gives the same text. Lines longer than
+/// [`LINE_WIDTH`] are broken at bracket groups (see `printer/wrap.rs`).
 pub fn format_file(module: &Module, file: FileId) -> String {
     let mut comments = Comments::new(file, &module.sources.file(file).text);
     let mut meta = Meta::default();
@@ -95,7 +98,7 @@ pub fn format_file(module: &Module, file: FileId) -> String {
     if !rest.is_empty() {
         items.push(rest.trim_end().to_string());
     }
-    join_items(module, &items, &meta)
+    wrap(&join_items(module, &items, &meta), LINE_WIDTH)
 }
 
 /// The version header, the items separated by blank lines, and the `#[metadata]` section.
