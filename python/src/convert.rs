@@ -12,6 +12,8 @@ use pyo3::types::{IntoPyDict, PyBool, PyFloat, PyInt, PyList, PyString, PyTuple,
 use relay::devices::{DType, Element, Scalar, SharedBuffer, SharedBytes, Storage, Tensor};
 use relay::typed::{self, Node};
 use relay::vm::{Executable, Value, ValueType};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Calls `$f::<T>($args)` with `T` the Rust element type of `$dtype`, or evaluates `$other`
@@ -41,83 +43,119 @@ const RED_ZONE: usize = 64 * 1024;
 /// The size of each fresh stack segment.
 const SEGMENT: usize = 4 * 1024 * 1024;
 
-/// `obj` as a value of type `ty` of program `exe`.
-///
-/// # Errors
-/// `TypeError` for an object of the wrong kind (a float array for an integer tensor, a
-/// non-sequence for a tuple, an unknown constructor), `ValueError` for a wrong field count;
-/// shapes are checked by `Program::run`.
-pub fn to_value(exe: &Executable, ty: &ValueType, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    stacker::maybe_grow(RED_ZONE, SEGMENT, || match ty {
-        ValueType::Tensor { dtype, .. } => {
-            // Formatted only for a dtype without storage: this is on every call's path.
-            let unsupported =
-                || Err(PyTypeError::new_err(format!("tensors of {dtype} cannot be passed from Python")));
-            with_element!(*dtype, unsupported(), tensor_from(obj, *dtype))
-        }
-        ValueType::Tuple(types) => {
-            Ok(Value::tuple(fields(exe, types, &sequence(obj, "a tuple")?, &|| "a tuple".to_string())?))
-        }
-        ValueType::Adt { name, args } if typed::is_list(exe, name) && !is_adt(obj) => {
-            let (_, fields) = typed::constructor_fields(exe, name, args, 0).map_err(PyTypeError::new_err)?;
-            let mut list = Value::adt(1, vec![]);
-            // Built from the back, so the loop is flat however long the list is.
-            for item in sequence(obj, "a list")?.iter().rev() {
-                list = Value::adt(0, vec![to_value(exe, &fields[0], item)?, list]);
-            }
-            Ok(list)
-        }
-        ValueType::Adt { name, args } => {
-            if !is_adt(obj) {
-                return Err(PyTypeError::new_err(format!(
-                    "expected a `{name}` value (relay_vm.Adt), found {}",
-                    type_name(obj)
-                )));
-            }
-            let con = obj.getattr(intern!(obj.py(), "con"))?;
-            let con = con.cast::<PyString>()?.to_cow()?;
-            let info = exe
-                .adt(name)
-                .ok_or_else(|| PyTypeError::new_err(format!("the program has no type `{name}`")))?;
-            let tag = info.constructors.iter().position(|c| c.name == con).ok_or_else(|| {
-                let names: Vec<&str> = info.constructors.iter().map(|c| c.name.as_str()).collect();
-                PyTypeError::new_err(format!(
-                    "`{con}` is not a constructor of `{name}` ({})",
-                    names.join(", ")
-                ))
-            })?;
-            let (_, types) =
-                typed::constructor_fields(exe, name, args, tag as u32).map_err(PyTypeError::new_err)?;
-            let items = sequence(&obj.getattr(intern!(obj.py(), "fields"))?, "fields")?;
-            Ok(Value::adt(tag as u32, fields(exe, &types, &items, &|| format!("`{con}`"))?))
-        }
-        ValueType::Ref(_) | ValueType::Func | ValueType::Param(_) => Err(PyTypeError::new_err(format!(
-            "a value of type `{}` cannot be passed from Python",
-            typed::describe(ty)
-        ))),
-    })
+/// Converts the Python inputs of one call into values of program `exe`, computing the field
+/// types of each (ADT type, constructor) it meets once: a tree's hundred nodes share two or
+/// three, and substituting type arguments anew at each node was most of a tree's conversion.
+pub struct Converter<'e> {
+    exe: &'e Executable,
+    /// `(ADT type, constructor tag, field types)` met so far.
+    field_types: RefCell<Vec<(ValueType, u32, Rc<[ValueType]>)>>,
 }
 
-/// `items` as the fields of `what()` (a tuple, a constructor: named only in an error), of
-/// types `types`.
-///
-/// # Errors
-/// `ValueError` for a wrong field count; as [`to_value`] for each field.
-fn fields(
-    exe: &Executable,
-    types: &[ValueType],
-    items: &[Bound<'_, PyAny>],
-    what: &dyn Fn() -> String,
-) -> PyResult<Vec<Value>> {
-    if items.len() != types.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} takes {} field(s), {} given",
-            what(),
-            types.len(),
-            items.len()
-        )));
+impl<'e> Converter<'e> {
+    /// A converter for inputs of `exe`.
+    pub fn new(exe: &'e Executable) -> Converter<'e> {
+        Converter { exe, field_types: RefCell::new(vec![]) }
     }
-    types.iter().zip(items).map(|(t, o)| to_value(exe, t, o)).collect()
+
+    /// The field types of constructor `tag` of `ty`, which is `name[args]`.
+    fn field_types(
+        &self,
+        ty: &ValueType,
+        name: &str,
+        args: &[ValueType],
+        tag: u32,
+    ) -> PyResult<Rc<[ValueType]>> {
+        let known =
+            self.field_types.borrow().iter().find(|(t, g, _)| *g == tag && t == ty).map(|e| e.2.clone());
+        if let Some(types) = known {
+            return Ok(types);
+        }
+        let (_, types) =
+            typed::constructor_fields(self.exe, name, args, tag).map_err(PyTypeError::new_err)?;
+        let types: Rc<[ValueType]> = types.into();
+        self.field_types.borrow_mut().push((ty.clone(), tag, types.clone()));
+        Ok(types)
+    }
+
+    /// `obj` as a value of type `ty`.
+    ///
+    /// # Errors
+    /// `TypeError` for an object of the wrong kind (a float array for an integer tensor, a
+    /// non-sequence for a tuple, an unknown constructor), `ValueError` for a wrong field count;
+    /// shapes are checked by `Program::run`.
+    pub fn to_value(&self, ty: &ValueType, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+        let exe = self.exe;
+        stacker::maybe_grow(RED_ZONE, SEGMENT, || match ty {
+            ValueType::Tensor { dtype, .. } => {
+                // Formatted only for a dtype without storage: this is on every call's path.
+                let unsupported =
+                    || Err(PyTypeError::new_err(format!("tensors of {dtype} cannot be passed from Python")));
+                with_element!(*dtype, unsupported(), tensor_from(obj, *dtype))
+            }
+            ValueType::Tuple(types) => {
+                Ok(Value::tuple(self.fields(types, &sequence(obj, "a tuple")?, &|| "a tuple".to_string())?))
+            }
+            ValueType::Adt { name, args } if typed::is_list(exe, name) && !is_adt(obj) => {
+                let fields = self.field_types(ty, name, args, 0)?;
+                let mut list = Value::adt(1, vec![]);
+                // Built from the back, so the loop is flat however long the list is.
+                for item in sequence(obj, "a list")?.iter().rev() {
+                    list = Value::adt(0, vec![self.to_value(&fields[0], item)?, list]);
+                }
+                Ok(list)
+            }
+            ValueType::Adt { name, args } => {
+                if !is_adt(obj) {
+                    return Err(PyTypeError::new_err(format!(
+                        "expected a `{name}` value (relay_vm.Adt), found {}",
+                        type_name(obj)
+                    )));
+                }
+                let con = obj.getattr(intern!(obj.py(), "con"))?;
+                let con = con.cast::<PyString>()?.to_cow()?;
+                let info = exe
+                    .adt(name)
+                    .ok_or_else(|| PyTypeError::new_err(format!("the program has no type `{name}`")))?;
+                let tag = info.constructors.iter().position(|c| c.name == con).ok_or_else(|| {
+                    let names: Vec<&str> = info.constructors.iter().map(|c| c.name.as_str()).collect();
+                    PyTypeError::new_err(format!(
+                        "`{con}` is not a constructor of `{name}` ({})",
+                        names.join(", ")
+                    ))
+                })?;
+                let types = self.field_types(ty, name, args, tag as u32)?;
+                let items = sequence(&obj.getattr(intern!(obj.py(), "fields"))?, "fields")?;
+                Ok(Value::adt(tag as u32, self.fields(&types, &items, &|| format!("`{con}`"))?))
+            }
+            ValueType::Ref(_) | ValueType::Func | ValueType::Param(_) => Err(PyTypeError::new_err(format!(
+                "a value of type `{}` cannot be passed from Python",
+                typed::describe(ty)
+            ))),
+        })
+    }
+
+    /// `items` as the fields of `what()` (a tuple, a constructor: named only in an error), of
+    /// types `types`.
+    ///
+    /// # Errors
+    /// `ValueError` for a wrong field count; as [`Converter::to_value`] for each field.
+    fn fields(
+        &self,
+        types: &[ValueType],
+        items: &[Bound<'_, PyAny>],
+        what: &dyn Fn() -> String,
+    ) -> PyResult<Vec<Value>> {
+        if items.len() != types.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} takes {} field(s), {} given",
+                what(),
+                types.len(),
+                items.len()
+            )));
+        }
+        types.iter().zip(items).map(|(t, o)| self.to_value(t, o)).collect()
+    }
 }
 
 /// `v`, of type `ty`, as a Python object: a NumPy array for a tensor of any rank (0-d

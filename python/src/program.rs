@@ -1,7 +1,7 @@
 //! `relay_vm.Program`: a compiled program, called like a function, with a pool of VMs so that
 //! Python threads each run on their own VM while the GIL is released.
 
-use crate::convert::{to_python, to_value};
+use crate::convert::{to_python, Converter};
 use crate::py_err;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -65,7 +65,7 @@ impl PyProgram {
 
     /// The inputs of one call: positional arguments, then keyword arguments by name.
     fn call_inputs(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Inputs> {
-        let exe = self.program().executable();
+        let convert = Converter::new(self.program().executable());
         let entry = self.program().entry();
         let ty = |name: &str| {
             let found = self.inputs.iter().find(|(n, _)| n == name);
@@ -84,7 +84,7 @@ impl PyProgram {
         }
         let mut values = Vec::with_capacity(self.inputs.len());
         for ((_, ty), arg) in self.inputs.iter().zip(args.iter()) {
-            values.push(to_value(exe, ty, &arg)?);
+            values.push(convert.to_value(ty, &arg)?);
         }
         let Some(kwargs) = kwargs else { return Ok(Inputs::Positional(values)) };
         let mut named: Vec<(String, Value)> =
@@ -92,7 +92,7 @@ impl PyProgram {
         for (k, v) in kwargs.iter() {
             let name: String = k.extract()?;
             let key = name.strip_prefix('%').unwrap_or(&name);
-            named.push((key.to_string(), to_value(exe, ty(key)?, &v)?));
+            named.push((key.to_string(), convert.to_value(ty(key)?, &v)?));
         }
         Ok(Inputs::Named(named))
     }
