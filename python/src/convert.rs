@@ -43,13 +43,17 @@ const RED_ZONE: usize = 64 * 1024;
 /// The size of each fresh stack segment.
 const SEGMENT: usize = 4 * 1024 * 1024;
 
+/// `(ADT type, constructor tag, the constructor's field types)`: one entry of
+/// [`Converter`]'s memo.
+type FieldTypes = (ValueType, u32, Rc<[ValueType]>);
+
 /// Converts the Python inputs of one call into values of program `exe`, computing the field
 /// types of each (ADT type, constructor) it meets once: a tree's hundred nodes share two or
 /// three, and substituting type arguments anew at each node was most of a tree's conversion.
 pub struct Converter<'e> {
     exe: &'e Executable,
-    /// `(ADT type, constructor tag, field types)` met so far.
-    field_types: RefCell<Vec<(ValueType, u32, Rc<[ValueType]>)>>,
+    /// The field types met so far.
+    field_types: RefCell<Vec<FieldTypes>>,
 }
 
 impl<'e> Converter<'e> {
