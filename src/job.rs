@@ -545,12 +545,14 @@ impl Tally {
                 let prediction = batch::argmax(result);
                 self.labelled += 1;
                 self.correct += usize::from(prediction.map(|p| p as i64) == Some(label));
-                let shown = prediction.map_or("none".to_string(), |p| p.to_string());
+                // A result without elements to rank predicts nothing: JSON's `null`.
+                let shown = |none: &str| prediction.map_or(none.to_string(), |p| p.to_string());
                 match format {
                     Format::Json => {
+                        let shown = shown("null");
                         format!("{{\"prediction\":{shown},\"label\":{label},\"output\":{printed}}}")
                     }
-                    Format::Text => format!("prediction {shown} (label {label}): {printed}"),
+                    Format::Text => format!("prediction {} (label {label}): {printed}", shown("none")),
                 }
             }
         };

@@ -239,7 +239,7 @@ enum Command {
     Dump {
         #[command(flatten)]
         program: ProgramArgs,
-        /// Print every kir kernel.
+        /// Print every kir kernel (what `dump` prints without --memory).
         #[arg(long)]
         kernels: bool,
         /// Print each function's memory plan: arena tensors with size, offset, live
@@ -433,7 +433,10 @@ fn main() -> ExitCode {
         }
         Command::Dump { program, dot: true, .. } => finish(dump_dot(&program).and_then(|d| write_stdout(&d))),
         Command::Dump { program, kernels, memory, .. } => finish(
-            program.load(relay::Device::Cpu, prelude).and_then(|p| write_stdout(&dump(&p, kernels, memory))),
+            // Without a flag, the kernels: what the command is named for.
+            program
+                .load(relay::Device::Cpu, prelude)
+                .and_then(|p| write_stdout(&dump(&p, kernels || !memory, memory))),
         ),
     }
 }

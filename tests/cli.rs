@@ -309,6 +309,13 @@ fn compile_then_run_and_disassemble() {
     expect(&out, 3);
     assert!(stderr(&out).contains("did you mean `@main`?"), "{}", stderr(&out));
 
+    // `dump` without a flag prints the kernels, as `--kernels` does.
+    let add = s.file("add.relay", "def @main(%x: Tensor[(3), float32]) { add(%x, %x) }");
+    let kernels = expect(&relay_vm(&["dump", path(&add)]), 0);
+    assert!(kernels.contains("// kernel#0\nkernel fused_add("), "{kernels}");
+    assert_eq!(kernels, expect(&relay_vm(&["dump", path(&add), "--kernels"]), 0));
+    assert!(!expect(&relay_vm(&["dump", path(&add), "--memory"]), 0).contains("kernel#0"));
+
     let mut bytes = std::fs::read(&exe).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x55;
@@ -332,6 +339,18 @@ fn input_runs_once_per_line() {
     let out = relay_vm(&["run", path(&f), "--input", path(&bad), "--format", "text"]);
     assert_eq!(expect(&out, 3), "3\n");
     assert!(stderr(&out).contains("bad.jsonl:2"), "{}", stderr(&out));
+    // Labelled inputs: stdout stays JSON lines (a scalar result predicts nothing: `null`), the
+    // accuracy summary goes to stderr.
+    let labelled =
+        s.file("labelled.jsonl", "{\"args\": [7, 2], \"label\": 0}\n{\"args\": [9, 3], \"label\": 1}\n");
+    let out = relay_vm(&["run", path(&f), "--input", path(&labelled)]);
+    let jsonl = expect(&out, 0);
+    assert_eq!(jsonl.lines().count(), 2, "{jsonl}");
+    for line in jsonl.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!(v["prediction"].is_null() && v["output"]["data"] == serde_json::json!([3]), "{line}");
+    }
+    assert!(stderr(&out).contains("accuracy: 0/2"), "{}", stderr(&out));
     let trap = s.file("trap.jsonl", "[[1, 2, 3]]\n");
     let reshape = s.file("reshape.relay", RESHAPE);
     expect(&relay_vm(&["run", path(&reshape), "--input", path(&trap)]), 2);

@@ -42,7 +42,13 @@ class Program:
         """Runs the entry function (GIL released) on its inputs (NumPy arrays, DLPack producers
         such as PyTorch tensors, anything ``numpy.asarray`` takes) and returns its result: NumPy
         arrays (0-d for scalars; ``torch.from_dlpack`` takes them), tuples, lists for ``List``, ``relay_vm.Adt`` values. Raises ``Trap`` on a
-        run-time fault, ``ValueError``/``TypeError`` for inputs that do not fit."""
+        run-time fault, ``ValueError``/``TypeError`` for inputs that do not fit. A C-contiguous,
+        aligned array of the parameter's dtype (not ``bool``) is borrowed, not copied; results
+        own their memory, so changing an input afterwards changes no result."""
+    def _input_addresses(self, *args: Any, **kwargs: Any) -> list[int | None]:
+        """Test helper: the address of each input's elements as a call hands them to the VM
+        (``None`` for inputs that are not n-d tensors); a borrowed array gives its own
+        ``array.ctypes.data``."""
     def bench(self, inputs: Iterable[Any], reps: int = 3, warmup: int = 1) -> dict[str, Any]:
         """Times the program over ``inputs`` as ``relay-vm bench`` does; returns ``inputs``,
         ``reps``, ``warmup``, ``mean_ms``, ``p50_ms``, ``p90_ms``, ``max_ms``, ``throughput``

@@ -1,7 +1,7 @@
 //! `relay_vm.Program`: a compiled program, called like a function, with a pool of VMs so that
 //! Python threads each run on their own VM while the GIL is released.
 
-use crate::convert::{to_python, to_value};
+use crate::convert::{to_python, Converter};
 use crate::py_err;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -65,7 +65,7 @@ impl PyProgram {
 
     /// The inputs of one call: positional arguments, then keyword arguments by name.
     fn call_inputs(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Inputs> {
-        let exe = self.program().executable();
+        let convert = Converter::new(self.program().executable());
         let entry = self.program().entry();
         let ty = |name: &str| {
             let found = self.inputs.iter().find(|(n, _)| n == name);
@@ -83,20 +83,18 @@ impl PyProgram {
             )));
         }
         let mut values = Vec::with_capacity(self.inputs.len());
-        for ((name, ty), arg) in self.inputs.iter().zip(args.iter()) {
-            values.push((name.clone(), to_value(exe, ty, &arg)?));
+        for ((_, ty), arg) in self.inputs.iter().zip(args.iter()) {
+            values.push(convert.to_value(ty, &arg)?);
         }
-        match kwargs {
-            None => Ok(Inputs::Positional(values.into_iter().map(|(_, v)| v).collect())),
-            Some(kwargs) => {
-                for (k, v) in kwargs.iter() {
-                    let name: String = k.extract()?;
-                    let key = name.strip_prefix('%').unwrap_or(&name);
-                    values.push((key.to_string(), to_value(exe, ty(key)?, &v)?));
-                }
-                Ok(Inputs::Named(values))
-            }
+        let Some(kwargs) = kwargs else { return Ok(Inputs::Positional(values)) };
+        let mut named: Vec<(String, Value)> =
+            self.inputs.iter().map(|(n, _)| n.clone()).zip(values).collect();
+        for (k, v) in kwargs.iter() {
+            let name: String = k.extract()?;
+            let key = name.strip_prefix('%').unwrap_or(&name);
+            named.push((key.to_string(), convert.to_value(ty(key)?, &v)?));
         }
+        Ok(Inputs::Named(named))
     }
 
     /// Runs the program on `inputs` with the GIL released.
@@ -110,8 +108,9 @@ impl PyProgram {
     /// Runs the entry function on the inputs (NumPy arrays, DLPack producers (`__dlpack__`:
     /// PyTorch, JAX, CuPy tensors in host memory) or anything `numpy.asarray` takes;
     /// tuples; lists for `List`; `relay_vm.Adt` values) and returns its result (NumPy arrays,
-    /// 0-d for scalars). Raises `Trap` on a run-time fault, `ValueError`/`TypeError` for inputs
-    /// that do not fit.
+    /// 0-d for scalars). A C-contiguous, aligned array of the parameter's dtype (not `bool`)
+    /// is borrowed, not copied; results own their memory. Raises `Trap` on a run-time fault,
+    /// `ValueError`/`TypeError` for inputs that do not fit.
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,
@@ -121,7 +120,7 @@ impl PyProgram {
         let py = args.py();
         let inputs = self.call_inputs(args, kwargs)?;
         let result = self.run(py, inputs)?;
-        to_python(py, self.program().executable(), &self.ret_type, &result)
+        to_python(py, self.program().executable(), &self.ret_type, result)
     }
 
     /// Times the program over `inputs` (a list; each item is the tuple of one call's
@@ -183,6 +182,26 @@ impl PyProgram {
         }
         out.set_item("memory", memory)?;
         Ok(out)
+    }
+
+    /// A test helper: the address of each input's elements as a call with these arguments
+    /// hands them to the VM (`None` for an input that is not an n-d tensor). An input array
+    /// the call borrows, not copies, gives its own `array.ctypes.data`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn _input_addresses(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<Option<usize>>> {
+        let values = match self.call_inputs(args, kwargs)? {
+            Inputs::Positional(values) => values,
+            Inputs::Named(values) => values.into_iter().map(|(_, v)| v).collect(),
+        };
+        let address = |v: &Value| match v {
+            Value::Tensor(t) => Some(t.as_ptr() as usize),
+            _ => None,
+        };
+        Ok(values.iter().map(address).collect())
     }
 
     /// The bytecode of every function, as `relay-vm disasm` prints it.

@@ -37,6 +37,51 @@ def test_strided_and_foreign_arrays_are_read_by_value():
     np.testing.assert_array_equal(prog(Foreign()), np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
+def test_contiguous_arrays_are_borrowed_not_copied(dtype):
+    prog = relay_vm.compile(text=f"def @main(%x: Tensor[(2, 3), {dtype}], %y: Tensor[(3, 2), {dtype}]) {{ %x }}")
+    x = np.arange(6).astype(dtype).reshape(2, 3)
+    y = np.arange(12).astype(dtype).reshape(3, 4)[:, ::2]  # strided: copied
+    borrowed, copied = prog._input_addresses(x, y)
+    assert borrowed == x.ctypes.data and copied != y.ctypes.data
+    bools = relay_vm.compile(text="def @main(%x: Tensor[(2), bool]) { %x }")
+    b = np.array([True, False])
+    assert bools._input_addresses(b)[0] != b.ctypes.data  # bool elements are always copied
+
+
+def test_a_borrowed_array_changed_after_the_call_leaves_results_alone():
+    prog = relay_vm.compile(text="""
+def @main(%x: Tensor[(1000), float32]) {
+  (%x, add(%x, 1f), nn.relu(%x))
+}""")
+    x = np.arange(1000, dtype=np.float32)
+    assert prog._input_addresses(x) == [x.ctypes.data]
+    same, plus, relu = prog(x)
+    assert same.ctypes.data != x.ctypes.data
+    x[:] = -5
+    np.testing.assert_array_equal(same, np.arange(1000))
+    np.testing.assert_array_equal(plus, np.arange(1000) + 1)
+    np.testing.assert_array_equal(relu, np.arange(1000))
+    # The program never writes into the array it borrows, even where a kernel could work in
+    # place on a dead input.
+    y = np.full(1000, -1, dtype=np.float32)
+    np.testing.assert_array_equal(relay_vm.compile(text="""
+def @main(%x: Tensor[(1000), float32]) { nn.relu(negative(add(%x, 1f))) }""")(y), np.zeros(1000))
+    np.testing.assert_array_equal(y, -1)
+
+
+def test_python_numbers_become_scalars_as_numpy_would_convert_them():
+    ints = relay_vm.compile(text="def @main(%x: int32, %u: uint8, %f: float32, %b: bool) { (%x, %u, %f, %b) }")
+    x, u, f, b = ints(-7, 200, 3, True)
+    assert (x.dtype, u.dtype, f.dtype, b.dtype) == (np.int32, np.uint8, np.float32, np.bool_)
+    assert (x, u, f, b) == (-7, 200, 3.0, True)
+    assert ints(np.int64(5), True, 0.5, False)[:3] == (5, 1, 0.5)
+    with pytest.raises(TypeError, match="expected int32 elements"):
+        ints(1.5, 0, 0.0, True)
+    with pytest.raises(TypeError, match="expected bool elements"):
+        ints(1, 0, 0.0, 2)
+
+
 class DLPackOnly:
     """What a PyTorch, JAX or CuPy tensor in host memory offers: the DLPack protocol, and no
     ``__array__`` (so ``numpy.asarray`` would make an object array of it)."""
