@@ -48,17 +48,53 @@ fn the_cli_says_so_and_exits_as_for_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("OpenCL support is not compiled in"));
 }
 
+/// `relay-vm ARGS [FILE]` (FILE holding `source` when given) with no OpenCL platform
+/// registered — an empty `OCL_ICD_VENDORS` directory for the ICD loader — as a machine without
+/// a runtime looks to an `opencl` build.
+#[cfg(feature = "opencl")]
+fn without_a_platform(args: &[&str], source: Option<&str>) -> (Option<i32>, String, String) {
+    let empty = std::env::temp_dir().join(format!("relay-no-icd-{}-{}", std::process::id(), args[0]));
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"));
+    cmd.args(args).env("OCL_ICD_VENDORS", &empty);
+    let file = empty.join("program.relay");
+    if let Some(source) = source {
+        std::fs::write(&file, source).unwrap();
+        cmd.arg(&file);
+    }
+    let out = cmd.output().unwrap();
+    std::fs::remove_dir_all(&empty).unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn without_an_opencl_platform_the_cpu_runs_and_the_device_is_a_clear_error() {
+    let (code, devices, _) = without_a_platform(&["devices"], None);
+    assert_eq!(code, Some(0));
+    assert!(devices.starts_with("cpu ") && devices.contains("no platform"), "{devices}");
+    let add = "def @main(%x: Tensor[(2), float32]) { %x + 1f }";
+    let (code, out, err) = without_a_platform(&["run", "--args", "[[1, 2]]"], Some(add));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains('2') && out.contains('3'), "{out}");
+    let (code, _, err) =
+        without_a_platform(&["run", "--device", "opencl", "--args", "[[[0]], [[0]]]"], Some(CHAIN));
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("no OpenCL device matches `opencl` (present: none)"), "{err}");
+}
+
 #[cfg(feature = "opencl")]
 mod on_device {
     use super::*;
     use relay::vm::Value;
 
     /// The program on the OpenCL device, or `None` when no OpenCL runtime or device is
-    /// present and `RELAY_OPENCL_OPTIONAL=1` allows skipping.
+    /// present (said on stderr), unless `RELAY_REQUIRE_OPENCL=1` (CI), which fails instead.
     fn program(source: &str) -> Option<Program> {
         match Program::builder().source("chain.relay", source).opt_level(2).device(opencl()).build() {
             Ok(p) => Some(p),
-            Err(Error::Device(e)) if std::env::var_os("RELAY_OPENCL_OPTIONAL").is_some_and(|v| v == "1") => {
+            Err(Error::Device(e)) if !relay::devices::opencl::device_required() => {
                 eprintln!("skipped: {e}");
                 None
             }

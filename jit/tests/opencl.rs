@@ -1,7 +1,7 @@
 //! What only the OpenCL target does (on POCL in CI): device-resident tensors and their buffer
 //! pool, the program cache, and the float64 extension. What every target does is tested once
 //! in `kernels.rs`, which runs on every OpenCL device in an `opencl` build. Without an OpenCL
-//! platform these tests fail, unless `RELAY_OPENCL_OPTIONAL=1`, when they print why and pass.
+//! device these tests print why and pass, unless `RELAY_REQUIRE_OPENCL=1` (CI), when they fail.
 #![cfg(feature = "opencl")]
 
 mod builders;

@@ -29,6 +29,13 @@ pub use stub::{devices, DeviceBuffer, DeviceTensor, OpenClDevice, Program};
 /// Whether this build has OpenCL support (the `opencl` cargo feature).
 pub const COMPILED_IN: bool = cfg!(feature = "opencl");
 
+/// Whether a test that finds no OpenCL runtime or device must fail instead of printing why
+/// and passing: `RELAY_REQUIRE_OPENCL=1` in the environment (CI sets it, so that a skip there
+/// cannot hide untested device code). A machine without OpenCL still builds and passes.
+pub fn device_required() -> bool {
+    std::env::var_os("RELAY_REQUIRE_OPENCL").is_some_and(|v| v == "1")
+}
+
 /// One argument of a kernel launch.
 #[derive(Clone, Copy, Debug)]
 pub enum KernelArg<'a> {

@@ -210,3 +210,17 @@ impl DeviceTensor {
         match self.never {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run by `cargo test -p relay-devices` (the crate alone has no default features; CI runs
+    /// it so): every entry point says OpenCL is not compiled in.
+    #[test]
+    fn without_the_feature_everything_says_so() {
+        const { assert!(!super::super::COMPILED_IN) };
+        assert_eq!(devices(), Err(OpenClError::NotCompiledWithOpenCl));
+        assert!(matches!(OpenClDevice::open("opencl"), Err(OpenClError::NotCompiledWithOpenCl)));
+    }
+}
