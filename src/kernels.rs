@@ -8,8 +8,8 @@
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
 use relay_compiler::op::AttrReader;
-use relay_devices::opencl::{DeviceTensor, OpenClDevice};
-use relay_devices::{DType, Tensor};
+use relay_devices::opencl::OpenClDevice;
+use relay_devices::{DType, Device, DeviceTensor, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_kir::{infer_syms, BufferRole, Kernel};
 use relay_runtime::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
@@ -92,6 +92,8 @@ impl relay_runtime::PackedFunc for JitPackedFunc {
 /// A kir kernel built for an OpenCL device.
 struct OpenClPackedFunc {
     compiled: Arc<OpenClKernel>,
+    /// The kernel's device as the VM sees it.
+    device: Arc<dyn Device>,
 }
 
 impl relay_runtime::PackedFunc for OpenClPackedFunc {
@@ -119,8 +121,8 @@ impl relay_runtime::PackedFunc for OpenClPackedFunc {
 }
 
 impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
-    fn device(&self) -> &Arc<OpenClDevice> {
-        self.compiled.device()
+    fn device(&self) -> &Arc<dyn Device> {
+        &self.device
     }
 
     fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String> {
@@ -208,7 +210,8 @@ fn compile_opencl(
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
         .map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    Ok(Arc::new(OpenClPackedFunc { compiled }))
+    let device: Arc<dyn Device> = compiled.device().clone();
+    Ok(Arc::new(OpenClPackedFunc { compiled, device }))
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {

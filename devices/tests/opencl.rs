@@ -4,7 +4,7 @@
 #![cfg(feature = "opencl")]
 
 use relay_devices::opencl::{self, OpenClDevice, OpenClError};
-use relay_devices::{opencl::KernelArg, DType, Tensor};
+use relay_devices::{opencl::KernelArg, DType, DeviceMemory, Tensor};
 
 fn device() -> Option<OpenClDevice> {
     match OpenClDevice::open("opencl") {
