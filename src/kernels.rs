@@ -143,25 +143,29 @@ impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
 /// attributes do not parse, or kir that does not decode, exceeds the limits or does not
 /// compile.
 pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
-    bind_kernels_on(exe, None, &Limits::default())
+    bind_kernels_on(exe, &[], &Limits::default())
 }
 
-/// [`bind_kernels`], with kir kernels built for OpenCL `device` when one is given (built from
-/// source, each distinct kernel once; reference kernels stay on the host) and checked against
-/// `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled itself).
+/// [`bind_kernels`], with kir kernels built for the OpenCL `devices` when there are any (built
+/// from source, each distinct kernel once per device; reference kernels stay on the host) and
+/// checked against `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled
+/// itself). The kir kernels go to the devices round-robin in kernel-list order: the first to
+/// `devices[0]`, the second to `devices[1 % n]`, ...
 ///
 /// # Errors
 /// As [`bind_kernels`]; an OpenCL build failure carries the build log.
 pub fn bind_kernels_on(
     exe: &Executable,
-    device: Option<&Arc<OpenClDevice>>,
+    devices: &[Arc<OpenClDevice>],
     limits: &Limits,
 ) -> Result<KernelTable, (usize, String)> {
     let opencl_cache = KernelCache::new();
     let mut jit: Option<Jit> = None;
     let cache = KernelCache::new();
     let mut table = KernelTable::with_capacity(exe.kernels.len());
+    let mut next_device = devices.iter().cycle();
     for (i, desc) in exe.kernels.iter().enumerate() {
+        let device = if desc.kernel.is_some() { next_device.next() } else { None };
         let kernel = match (&desc.kernel, device) {
             (None, _) => bind(desc),
             (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes, limits),

@@ -181,7 +181,7 @@ mod on_device {
         let Some(built) = program(CHAIN) else { return };
         let dir = std::env::temp_dir().join(format!("relay-opencl-binaries-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let dev = opencl().open().unwrap().unwrap();
+        let dev = opencl().open().unwrap().remove(0);
         let n = relay::opencl_files::emit(built.executable(), &dir, Some(&dev)).unwrap();
         assert!(n >= 4, "{n} programs");
         let manifest: serde_json::Value =
@@ -221,4 +221,70 @@ mod on_device {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// `relay-vm run --stats ARGS CHAIN` with POCL's two devices (`pthread` and `basic`) as
+/// platform 0's devices 0 and 1: `(the result's elements, the stats line, stderr)`, or `None`
+/// when they are not there (a machine without POCL), unless `RELAY_REQUIRE_OPENCL=1`.
+#[cfg(feature = "opencl")]
+fn run_on_two_devices(device: &str) -> Option<(Vec<f64>, String)> {
+    let file = std::env::temp_dir().join(format!("relay-two-devices-{}.relay", std::process::id()));
+    std::fs::write(&file, CHAIN).unwrap();
+    let x: Vec<String> =
+        (0..4).map(|i| format!("[{}]", vec![format!("{}", i as f32 * 0.25 - 0.5); 8].join(","))).collect();
+    let w: Vec<String> =
+        (0..16).map(|i| format!("[{}]", vec![format!("{}", (i % 5) as f32 * 0.1); 8].join(","))).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"))
+        .args(["run", "--stats", "--device", device, "--args"])
+        .arg(format!("[[{}], [{}]]", x.join(","), w.join(",")))
+        .arg(&file)
+        .env("POCL_DEVICES", "pthread basic")
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.code() == Some(3)
+        && stderr.contains("no OpenCL device matches")
+        && !relay::devices::opencl::device_required()
+    {
+        eprintln!("skipped: {stderr}");
+        return None;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let data = result["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let stats = stderr.lines().find(|l| l.starts_with("device ")).unwrap().to_string();
+    Some((data, stats))
+}
+
+/// The copies of a `--stats` line: `(host→device, device→host)`.
+#[cfg(feature = "opencl")]
+fn copies(stats: &str) -> (u64, u64) {
+    let count = |after: &str| -> u64 {
+        let rest = &stats[stats.find(after).unwrap() + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (count("host→device "), count("device→host "))
+}
+
+/// Issue #15's test of the device trait: one program whose fused kernels alternate between
+/// two OpenCL devices gives the CPU's results, its tensors crossing from one device to the
+/// other (through the host, counted both ways) where consecutive kernels differ in device.
+#[cfg(feature = "opencl")]
+#[test]
+fn kernels_split_across_two_devices_give_the_cpu_results() {
+    let Some((one, one_stats)) = run_on_two_devices("opencl:0:0") else { return };
+    let Some((two, two_stats)) = run_on_two_devices("opencl:0:0,opencl:0:1") else { return };
+    let (cpu, _) = run_on_two_devices("cpu").unwrap();
+    for got in [&one, &two] {
+        assert_eq!(got.len(), cpu.len());
+        for (a, b) in got.iter().zip(&cpu) {
+            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{got:?} vs {cpu:?}");
+        }
+    }
+    let ((up1, down1), (up2, down2)) = (copies(&one_stats), copies(&two_stats));
+    // On one device only the result comes down; on two, a kernel whose input the other
+    // device made copies it down and up again (and inputs go up to both devices).
+    assert_eq!(down1, 1, "{one_stats}");
+    assert!(down2 > down1 && up2 > up1, "{one_stats}\n{two_stats}");
 }
