@@ -142,6 +142,12 @@ pub struct OpenClDevice {
     /// Set when programs must come from [`OpenClDevice::load_binary`]: a source not loaded
     /// so is then an error instead of a build.
     prebuilt_only: std::sync::atomic::AtomicBool,
+    /// Held while a command is enqueued or waited for: POCL's `basic` device runs queued
+    /// commands on whichever host thread flushes or waits, and with two threads doing so at
+    /// once it returned zero-filled outputs and hung (`jit/tests/kernels.rs` with
+    /// `POCL_DEVICES=basic` and default test threads); one command at a time per device fixes
+    /// it, at no cost to a single-threaded VM.
+    commands: Mutex<()>,
     /// Free buffers by byte size, refilled by [`crate::Device::free`] (when a
     /// [`crate::DeviceTensor`] dies).
     pool: Mutex<HashMap<usize, Vec<DeviceBuffer>>>,
@@ -180,6 +186,7 @@ impl OpenClDevice {
             queue,
             programs: Mutex::new(HashMap::new()),
             prebuilt_only: std::sync::atomic::AtomicBool::new(false),
+            commands: Mutex::new(()),
             pool: Mutex::new(HashMap::new()),
             context,
         })
@@ -204,6 +211,7 @@ impl OpenClDevice {
         if buf.len == 0 {
             return Ok(());
         }
+        let _one = self.commands.lock();
         // SAFETY: fills exactly the buffer's `len` bytes with a one-byte pattern.
         unsafe { self.queue.enqueue_fill_buffer(&mut buf.mem, &[0u8], 0, buf.len, &[]) }
             .map_err(api("clEnqueueFillBuffer"))?;
@@ -232,6 +240,7 @@ impl OpenClDevice {
         // SAFETY: a tensor's buffer is `size_bytes()` initialised, contiguous bytes (plain
         // integers, floats, and bools stored as 0/1 bytes).
         let bytes = unsafe { std::slice::from_raw_parts(tensor.as_ptr(), len) };
+        let _one = self.commands.lock();
         // SAFETY: blocking write of exactly `len` bytes into a buffer of at least `len` bytes.
         unsafe { self.queue.enqueue_write_buffer(&mut buf.mem, CL_BLOCKING, 0, bytes, &[]) }
             .map_err(api("clEnqueueWriteBuffer"))?;
@@ -259,6 +268,7 @@ impl OpenClDevice {
     }
 
     fn read_bytes(&self, buf: &DeviceBuffer, bytes: &mut [u8]) -> Result<(), OpenClError> {
+        let _one = self.commands.lock();
         // SAFETY: blocking read of `bytes.len() <= buf.len` bytes into host memory we own.
         unsafe { self.queue.enqueue_read_buffer(&buf.mem, CL_BLOCKING, 0, bytes, &[]) }
             .map_err(api("clEnqueueReadBuffer"))?;
@@ -381,6 +391,7 @@ impl OpenClDevice {
             };
             set.map_err(api("clSetKernelArg"))?;
         }
+        let _one = self.commands.lock();
         // SAFETY: all arguments are set (OpenCL reports a missing one as an error), and the
         // caller guarantees the accesses stay in bounds.
         unsafe {
@@ -399,6 +410,7 @@ impl OpenClDevice {
 
     /// Waits until everything queued has finished.
     pub fn finish(&self) -> Result<(), OpenClError> {
+        let _one = self.commands.lock();
         self.queue.finish().map_err(api("clFinish"))
     }
 }

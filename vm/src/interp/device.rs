@@ -1,6 +1,6 @@
 //! Heterogeneous execution: `InvokePacked` of a kernel that runs on a device, and every
-//! crossing of a tensor between host and devices (ARCHITECTURE.md, "OpenCL devices"), through
-//! the [`relay_devices::Device`] trait alone (no backend is named here).
+//! crossing of a tensor between host and devices (ARCHITECTURE.md, the devices section),
+//! through the [`relay_devices::Device`] trait alone (no backend is named here).
 //!
 //! Residency lives in the values: a device kernel's outputs are [`Value::Device`] and stay
 //! on the device while device kernels consume them. They cross to the host at the
