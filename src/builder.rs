@@ -243,17 +243,14 @@ impl ProgramBuilder {
         }
         let lower = relay_compiler::pass::LowerOptions::at_level(self.opt_level);
         let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
-            let mut exe = relay_compiler::codegen::compile_planned(
+            relay_compiler::codegen::compile_planned(
                 &module,
                 &types,
                 &ops,
                 self.opt_level >= 1,
                 self.memory_plan,
-            )?;
-            if self.device.is_opencl() {
-                relay_compiler::codegen::plan_devices::plan_executable(&mut exe);
-            }
-            Ok(exe)
+                self.device.is_opencl(),
+            )
         });
         match lowered {
             Ok(exe) => {

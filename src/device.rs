@@ -1,6 +1,7 @@
-//! Where a program's fused kernels run: the host CPU (Cranelift JIT) or an OpenCL device
-//! (`--device opencl[:<platform>[:<device>]]`). Control flow, ADTs and reference kernels stay
-//! on the host VM either way.
+//! Where a program's fused kernels run: the host CPU (Cranelift JIT) or OpenCL devices
+//! (`--device opencl[:<platform>[:<device>]]`, or several such selectors separated by commas,
+//! which take the fused kernels in turn). Control flow, ADTs and reference kernels stay on
+//! the host VM either way.
 
 use relay_devices::opencl::{DeviceSelector, OpenClDevice, OpenClError};
 use std::fmt;
@@ -14,10 +15,14 @@ pub enum Device {
     /// The host CPU: kir kernels JIT-compiled with Cranelift.
     #[default]
     Cpu,
-    /// An OpenCL device: kir kernels rendered as OpenCL C and run there, their tensors kept
-    /// resident on the device between kernels.
+    /// OpenCL devices: kir kernels rendered as OpenCL C and run there, their tensors kept
+    /// resident on the device between kernels. With several devices the kernels of the
+    /// executable's kernel list that carry kir go to them round-robin (the first to the
+    /// first device, the second to the second, ...), and a tensor one device made is copied
+    /// to the next through the host.
     OpenCl {
-        /// `opencl`, `opencl:<platform>` or `opencl:<platform>:<device>`.
+        /// `opencl`, `opencl:<platform>` or `opencl:<platform>:<device>`; or several of these
+        /// separated by commas (`opencl:0:0,opencl:0:1`).
         selector: String,
         /// A directory written by `relay-vm compile --emit-opencl DIR --binaries`: programs
         /// are loaded from its prebuilt binaries instead of being built from source (the FPGA
@@ -32,15 +37,17 @@ impl Device {
         matches!(self, Device::OpenCl { .. })
     }
 
-    /// Opens the OpenCL device this names (`None` for the CPU).
+    /// Opens the OpenCL devices this names, in order (none for the CPU).
     ///
     /// # Errors
     /// [`OpenClError::NotCompiledWithOpenCl`] without the `opencl` feature,
     /// [`OpenClError::Unavailable`] without a runtime, [`OpenClError::NoSuchDevice`].
-    pub fn open(&self) -> Result<Option<Arc<OpenClDevice>>, OpenClError> {
+    pub fn open(&self) -> Result<Vec<Arc<OpenClDevice>>, OpenClError> {
         match self {
-            Device::Cpu => Ok(None),
-            Device::OpenCl { selector, .. } => OpenClDevice::open(selector).map(|d| Some(Arc::new(d))),
+            Device::Cpu => Ok(Vec::new()),
+            Device::OpenCl { selector, .. } => {
+                selector.split(',').map(|s| OpenClDevice::open(s).map(Arc::new)).collect()
+            }
         }
     }
 }
@@ -48,13 +55,15 @@ impl Device {
 impl FromStr for Device {
     type Err = OpenClError;
 
-    /// `cpu`, or an OpenCL selector (checked for form here; whether the device exists is
-    /// known when it is opened).
+    /// `cpu`, or OpenCL selectors separated by commas (checked for form here; whether the
+    /// devices exist is known when they are opened).
     fn from_str(s: &str) -> Result<Device, OpenClError> {
         if s == "cpu" {
             return Ok(Device::Cpu);
         }
-        s.parse::<DeviceSelector>()?;
+        for part in s.split(',') {
+            part.parse::<DeviceSelector>()?;
+        }
         Ok(Device::OpenCl { selector: s.to_string(), binaries: None })
     }
 }
@@ -81,6 +90,12 @@ mod tests {
         );
         assert!("gpu".parse::<Device>().is_err());
         assert!("opencl:x".parse::<Device>().is_err());
+        assert_eq!(
+            "opencl:0:0,opencl:0:1".parse::<Device>(),
+            Ok(Device::OpenCl { selector: "opencl:0:0,opencl:0:1".into(), binaries: None })
+        );
+        assert!("opencl:0:0,".parse::<Device>().is_err());
+        assert!("opencl,cpu".parse::<Device>().is_err());
         assert_eq!(Device::default().to_string(), "cpu");
     }
 }

@@ -8,8 +8,8 @@
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
 use relay_compiler::op::AttrReader;
-use relay_devices::opencl::{DeviceTensor, OpenClDevice};
-use relay_devices::{DType, Tensor};
+use relay_devices::opencl::OpenClDevice;
+use relay_devices::{DType, Device, DeviceTensor, Tensor};
 use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
 use relay_kir::{infer_syms, BufferRole, Kernel};
 use relay_runtime::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
@@ -92,6 +92,8 @@ impl relay_runtime::PackedFunc for JitPackedFunc {
 /// A kir kernel built for an OpenCL device.
 struct OpenClPackedFunc {
     compiled: Arc<OpenClKernel>,
+    /// The kernel's device as the VM sees it.
+    device: Arc<dyn Device>,
 }
 
 impl relay_runtime::PackedFunc for OpenClPackedFunc {
@@ -119,8 +121,8 @@ impl relay_runtime::PackedFunc for OpenClPackedFunc {
 }
 
 impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
-    fn device(&self) -> &Arc<OpenClDevice> {
-        self.compiled.device()
+    fn device(&self) -> &Arc<dyn Device> {
+        &self.device
     }
 
     fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String> {
@@ -141,25 +143,29 @@ impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
 /// attributes do not parse, or kir that does not decode, exceeds the limits or does not
 /// compile.
 pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
-    bind_kernels_on(exe, None, &Limits::default())
+    bind_kernels_on(exe, &[], &Limits::default())
 }
 
-/// [`bind_kernels`], with kir kernels built for OpenCL `device` when one is given (built from
-/// source, each distinct kernel once; reference kernels stay on the host) and checked against
-/// `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled itself).
+/// [`bind_kernels`], with kir kernels built for the OpenCL `devices` when there are any (built
+/// from source, each distinct kernel once per device; reference kernels stay on the host) and
+/// checked against `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled
+/// itself). The kir kernels go to the devices round-robin in kernel-list order: the first to
+/// `devices[0]`, the second to `devices[1 % n]`, ...
 ///
 /// # Errors
 /// As [`bind_kernels`]; an OpenCL build failure carries the build log.
 pub fn bind_kernels_on(
     exe: &Executable,
-    device: Option<&Arc<OpenClDevice>>,
+    devices: &[Arc<OpenClDevice>],
     limits: &Limits,
 ) -> Result<KernelTable, (usize, String)> {
     let opencl_cache = KernelCache::new();
     let mut jit: Option<Jit> = None;
     let cache = KernelCache::new();
     let mut table = KernelTable::with_capacity(exe.kernels.len());
+    let mut next_device = devices.iter().cycle();
     for (i, desc) in exe.kernels.iter().enumerate() {
+        let device = if desc.kernel.is_some() { next_device.next() } else { None };
         let kernel = match (&desc.kernel, device) {
             (None, _) => bind(desc),
             (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes, limits),
@@ -208,7 +214,8 @@ fn compile_opencl(
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
     let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
         .map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    Ok(Arc::new(OpenClPackedFunc { compiled }))
+    let device: Arc<dyn Device> = compiled.device().clone();
+    Ok(Arc::new(OpenClPackedFunc { compiled, device }))
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {

@@ -274,8 +274,9 @@ struct RunArgs {
     #[arg(long)]
     stats: bool,
     /// Where fused kernels run: `cpu` (Cranelift JIT) or an OpenCL device, `opencl`,
-    /// `opencl:<platform>` or `opencl:<platform>:<device>` (see `relay-vm devices`; needs a
-    /// build with `--features opencl`). Operators without fused kernels stay on the host.
+    /// `opencl:<platform>` or `opencl:<platform>:<device>` (see `relay-vm devices`), or several
+    /// separated by commas, which take the fused kernels in turn (tensors cross between them
+    /// through the host). Operators without fused kernels stay on the host.
     #[arg(long, default_value = "cpu")]
     device: String,
     /// Load the OpenCL programs from the binaries in this directory (written by `compile
@@ -623,12 +624,12 @@ fn compile(
     if let Some((dir, device)) = opencl {
         let opened = match device {
             Some(d) => parse_device(d)?.open().map_err(Error::from)?,
-            None => None,
+            None => Vec::new(),
         };
-        if device.is_some() && opened.is_none() {
-            return Err(Failure::bad_input("error: --binaries needs an OpenCL --device\n"));
+        if device.is_some() && opened.len() != 1 {
+            return Err(Failure::bad_input("error: --binaries needs one OpenCL --device\n"));
         }
-        let n = relay::opencl_files::emit(program.executable(), dir, opened.as_ref())?;
+        let n = relay::opencl_files::emit(program.executable(), dir, opened.first())?;
         eprintln!("{n} OpenCL program(s) written to {}", dir.display());
     }
     Ok(())

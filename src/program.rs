@@ -96,11 +96,13 @@ impl Program {
     /// the deadline and the cancel handle).
     pub(crate) fn bind(executable: Executable, device: &Device, limits: &Limits) -> Result<Program, Error> {
         let opened = device.open()?;
-        if let (Some(dev), Device::OpenCl { binaries: Some(dir), .. }) = (&opened, device) {
-            crate::opencl_files::load_binaries(dev, dir)?;
+        if let Device::OpenCl { binaries: Some(dir), .. } = device {
+            for dev in &opened {
+                crate::opencl_files::load_binaries(dev, dir)?;
+            }
         }
         let started = std::time::Instant::now();
-        let kernels = crate::kernels::bind_kernels_on(&executable, opened.as_ref(), limits)
+        let kernels = crate::kernels::bind_kernels_on(&executable, &opened, limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
         let build_times = BuildTimes { kernels: started.elapsed(), ..BuildTimes::default() };
         Ok(Program {

@@ -48,17 +48,53 @@ fn the_cli_says_so_and_exits_as_for_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("OpenCL support is not compiled in"));
 }
 
+/// `relay-vm ARGS [FILE]` (FILE holding `source` when given) with no OpenCL platform
+/// registered — an empty `OCL_ICD_VENDORS` directory for the ICD loader — as a machine without
+/// a runtime looks to an `opencl` build.
+#[cfg(feature = "opencl")]
+fn without_a_platform(args: &[&str], source: Option<&str>) -> (Option<i32>, String, String) {
+    let empty = std::env::temp_dir().join(format!("relay-no-icd-{}-{}", std::process::id(), args[0]));
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"));
+    cmd.args(args).env("OCL_ICD_VENDORS", &empty);
+    let file = empty.join("program.relay");
+    if let Some(source) = source {
+        std::fs::write(&file, source).unwrap();
+        cmd.arg(&file);
+    }
+    let out = cmd.output().unwrap();
+    std::fs::remove_dir_all(&empty).unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn without_an_opencl_platform_the_cpu_runs_and_the_device_is_a_clear_error() {
+    let (code, devices, _) = without_a_platform(&["devices"], None);
+    assert_eq!(code, Some(0));
+    assert!(devices.starts_with("cpu ") && devices.contains("no platform"), "{devices}");
+    let add = "def @main(%x: Tensor[(2), float32]) { %x + 1f }";
+    let (code, out, err) = without_a_platform(&["run", "--args", "[[1, 2]]"], Some(add));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains('2') && out.contains('3'), "{out}");
+    let (code, _, err) =
+        without_a_platform(&["run", "--device", "opencl", "--args", "[[[0]], [[0]]]"], Some(CHAIN));
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("no OpenCL device matches `opencl` (present: none)"), "{err}");
+}
+
 #[cfg(feature = "opencl")]
 mod on_device {
     use super::*;
     use relay::vm::Value;
 
     /// The program on the OpenCL device, or `None` when no OpenCL runtime or device is
-    /// present and `RELAY_OPENCL_OPTIONAL=1` allows skipping.
+    /// present (said on stderr), unless `RELAY_REQUIRE_OPENCL=1` (CI), which fails instead.
     fn program(source: &str) -> Option<Program> {
         match Program::builder().source("chain.relay", source).opt_level(2).device(opencl()).build() {
             Ok(p) => Some(p),
-            Err(Error::Device(e)) if std::env::var_os("RELAY_OPENCL_OPTIONAL").is_some_and(|v| v == "1") => {
+            Err(Error::Device(e)) if !relay::devices::opencl::device_required() => {
                 eprintln!("skipped: {e}");
                 None
             }
@@ -145,7 +181,7 @@ mod on_device {
         let Some(built) = program(CHAIN) else { return };
         let dir = std::env::temp_dir().join(format!("relay-opencl-binaries-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let dev = opencl().open().unwrap().unwrap();
+        let dev = opencl().open().unwrap().remove(0);
         let n = relay::opencl_files::emit(built.executable(), &dir, Some(&dev)).unwrap();
         assert!(n >= 4, "{n} programs");
         let manifest: serde_json::Value =
@@ -185,4 +221,70 @@ mod on_device {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// `relay-vm run --stats ARGS CHAIN` with POCL's two devices (`pthread` and `basic`) as
+/// platform 0's devices 0 and 1: `(the result's elements, the stats line, stderr)`, or `None`
+/// when they are not there (a machine without POCL), unless `RELAY_REQUIRE_OPENCL=1`.
+#[cfg(feature = "opencl")]
+fn run_on_two_devices(device: &str) -> Option<(Vec<f64>, String)> {
+    let file = std::env::temp_dir().join(format!("relay-two-devices-{}.relay", std::process::id()));
+    std::fs::write(&file, CHAIN).unwrap();
+    let x: Vec<String> =
+        (0..4).map(|i| format!("[{}]", vec![format!("{}", i as f32 * 0.25 - 0.5); 8].join(","))).collect();
+    let w: Vec<String> =
+        (0..16).map(|i| format!("[{}]", vec![format!("{}", (i % 5) as f32 * 0.1); 8].join(","))).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"))
+        .args(["run", "--stats", "--device", device, "--args"])
+        .arg(format!("[[{}], [{}]]", x.join(","), w.join(",")))
+        .arg(&file)
+        .env("POCL_DEVICES", "pthread basic")
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.code() == Some(3)
+        && stderr.contains("no OpenCL device matches")
+        && !relay::devices::opencl::device_required()
+    {
+        eprintln!("skipped: {stderr}");
+        return None;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let data = result["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let stats = stderr.lines().find(|l| l.starts_with("device ")).unwrap().to_string();
+    Some((data, stats))
+}
+
+/// The copies of a `--stats` line: `(host→device, device→host)`.
+#[cfg(feature = "opencl")]
+fn copies(stats: &str) -> (u64, u64) {
+    let count = |after: &str| -> u64 {
+        let rest = &stats[stats.find(after).unwrap() + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (count("host→device "), count("device→host "))
+}
+
+/// Issue #15's test of the device trait: one program whose fused kernels alternate between
+/// two OpenCL devices gives the CPU's results, its tensors crossing from one device to the
+/// other (through the host, counted both ways) where consecutive kernels differ in device.
+#[cfg(feature = "opencl")]
+#[test]
+fn kernels_split_across_two_devices_give_the_cpu_results() {
+    let Some((one, one_stats)) = run_on_two_devices("opencl:0:0") else { return };
+    let Some((two, two_stats)) = run_on_two_devices("opencl:0:0,opencl:0:1") else { return };
+    let (cpu, _) = run_on_two_devices("cpu").unwrap();
+    for got in [&one, &two] {
+        assert_eq!(got.len(), cpu.len());
+        for (a, b) in got.iter().zip(&cpu) {
+            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{got:?} vs {cpu:?}");
+        }
+    }
+    let ((up1, down1), (up2, down2)) = (copies(&one_stats), copies(&two_stats));
+    // On one device only the result comes down; on two, a kernel whose input the other
+    // device made copies it down and up again (and inputs go up to both devices).
+    assert_eq!(down1, 1, "{one_stats}");
+    assert!(down2 > down1 && up2 > up1, "{one_stats}\n{two_stats}");
 }

@@ -4,6 +4,7 @@
 //! kernel generators all agree on [`DType`] and [`Tensor`] through it.
 
 pub mod arith;
+mod device;
 mod dtype;
 pub mod opencl;
 #[macro_use]
@@ -12,6 +13,7 @@ mod storage;
 mod tensor;
 mod view;
 
+pub use device::{Device, DeviceError, DeviceMemory, DeviceTensor};
 pub use dtype::{DType, DTypeCode, ParseDTypeError};
 pub use shared::{SharedBuffer, SharedBytes};
 pub use storage::{Element, Scalar, Storage};

@@ -28,6 +28,9 @@ pub enum JitError {
     /// The OpenCL device failed (no runtime, a build error with its log, an API error).
     #[error(transparent)]
     OpenCl(#[from] relay_devices::opencl::OpenClError),
+    /// A device operation (allocation, copy) failed.
+    #[error(transparent)]
+    Device(#[from] relay_devices::DeviceError),
     /// The call's stop flag was set (a cancel or a passed deadline) before the kernel ended.
     #[error("stopped before the kernel ended")]
     Stopped,

@@ -1,11 +1,10 @@
 //! The kernel table: what `InvokePacked` calls. The VM does not know how kernels are made
-//! (reference Rust, Cranelift JIT, OpenCL); the host hands it one [`PackedFunc`] per entry of the
-//! executable's kernel list, and a kernel that runs on an OpenCL device exposes its
-//! [`DevicePackedFunc`] form.
+//! (reference Rust, Cranelift JIT, a device backend); the host hands it one [`PackedFunc`] per
+//! entry of the executable's kernel list, and a kernel that runs on a device
+//! ([`relay_devices::Device`]) exposes its [`DevicePackedFunc`] form.
 
 use crate::cancel::CancelHandle;
-use relay_devices::opencl::{DeviceTensor, OpenClDevice};
-use relay_devices::{DType, Tensor};
+use relay_devices::{DType, Device, DeviceTensor, Tensor};
 use std::sync::Arc;
 
 /// A compiled operator or fused group, called in destination-passing style: TVM's name for
@@ -48,7 +47,7 @@ pub trait PackedFunc: Send + Sync {
         self.run(inputs, outputs)
     }
 
-    /// The kernel's form on an OpenCL device, when it runs there. `InvokePacked` then keeps
+    /// The kernel's form on a device, when it runs there. `InvokePacked` then keeps
     /// its tensors on the device (see [`DevicePackedFunc`]); `None` (the default) runs it on the
     /// host, copying device-resident inputs down first.
     fn on_device(&self) -> Option<&dyn DevicePackedFunc> {
@@ -56,12 +55,13 @@ pub trait PackedFunc: Send + Sync {
     }
 }
 
-/// A kernel that runs on an OpenCL device, on device-resident tensors. The VM uploads host
+/// A kernel that runs on a device, on tensors resident there (whatever the backend: the VM
+/// sees only the [`Device`] trait). The VM uploads host
 /// inputs (each once: an upload stays cached while its host tensor lives), allocates the
 /// outputs on the device (zeroed, from the device's pool) and leaves them there.
 pub trait DevicePackedFunc: Send + Sync {
     /// The device the kernel was built for.
-    fn device(&self) -> &Arc<OpenClDevice>;
+    fn device(&self) -> &Arc<dyn Device>;
 
     /// The dtypes and shapes of the outputs for inputs of these shapes.
     ///

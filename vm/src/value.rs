@@ -3,8 +3,7 @@
 
 use crate::scalar::ScalarValue;
 use parking_lot::Mutex;
-use relay_devices::opencl::DeviceTensor;
-use relay_devices::Tensor;
+use relay_devices::{DeviceTensor, Tensor};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -30,10 +29,10 @@ pub enum Value {
     /// A mutable reference cell ([`Value::reference`] makes one). Its lock does not poison:
     /// a panic on another thread holding it leaves the cell's last value readable.
     Ref(Arc<Mutex<Value>>),
-    /// An n-d tensor (n ≥ 1) resident on an OpenCL device: produced by a device kernel and
-    /// kept there while device kernels consume it. The VM copies it to the host before a
+    /// An n-d tensor (n ≥ 1) resident on a device ([`relay_devices::Device`]): produced by
+    /// a device kernel and kept there while device kernels consume it. The VM copies it to the host before a
     /// host kernel, a `DeviceCopy` or the end of a run needs it, so a host never receives
-    /// one from [`crate::Vm::invoke`]. (In a build without OpenCL this variant is never made.)
+    /// one from [`crate::Vm::invoke`]. (Without a device kernel this variant is never made.)
     Device(Arc<DeviceTensor>),
 }
 

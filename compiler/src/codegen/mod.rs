@@ -51,12 +51,15 @@ pub fn compile_with(
     ops: &OpRegistry,
     fused: bool,
 ) -> Result<Executable, CompileError> {
-    compile_planned(m, types, ops, fused, true)
+    compile_planned(m, types, ops, fused, true, false)
 }
 
 /// [`compile_with`], with the memory plan ([`memory`]: frame arenas and kills at last use)
-/// applied when `memory_plan` is set; without it every tensor comes from the VM's pool and
-/// dies when its register is overwritten or its frame returns.
+/// applied when `memory_plan` is set (without it every tensor comes from the VM's pool and
+/// dies when its register is overwritten or its frame returns), and, when `kir_on_device`
+/// says the kernels carrying kir will run on devices (the others stay on the host), the
+/// device plan after it ([`plan_devices`]: `DeviceCopy` where a device tensor must come to
+/// the host).
 ///
 /// # Errors
 /// As [`compile_with`].
@@ -66,6 +69,7 @@ pub fn compile_planned(
     ops: &OpRegistry,
     fused: bool,
     memory_plan: bool,
+    kir_on_device: bool,
 ) -> Result<Executable, CompileError> {
     let mut cx = ModuleCx::new(m, types, ops)?;
     cx.fused = fused;
@@ -89,6 +93,10 @@ pub fn compile_planned(
     };
     if memory_plan {
         memory::plan_executable(&mut exe);
+    }
+    if kir_on_device {
+        let on_device: Vec<bool> = exe.kernels.iter().map(|k| k.kernel.is_some()).collect();
+        plan_devices::plan_executable(&mut exe, &on_device);
     }
     Ok(exe)
 }

@@ -2,8 +2,11 @@
 //! for an executable whose fused kernels run on an accelerator, makes explicit where their
 //! outputs must come to the host, with a `DeviceCopy` at each such point.
 //!
-//! Kernels that carry kir run on the device; the others (reference kernels) on the host. A
-//! register written by a device kernel holds a device-resident tensor, so:
+//! `codegen::compile_planned` runs it after the memory plan, given which kernels run on a
+//! device (those carrying kir, when the program is bound to devices; reference kernels stay
+//! on the host). Which device each runs on does not matter here: a tensor going from one
+//! device to another is copied by the VM at the kernel call. A register written by a device
+//! kernel holds a device-resident tensor, so:
 //! - before an `InvokePacked` of a host kernel, each such register among its inputs is
 //!   copied to the host in place (later host readers then find the host copy);
 //! - before a `Ret` of such a register from an entry function (one no instruction calls or
@@ -21,9 +24,9 @@
 use relay_runtime::{Executable, Instr, Reg, SourcePos, SpanTable, Target};
 use rustc_hash::FxHashSet as HashSet;
 
-/// Inserts the `DeviceCopy` instructions of every function of `exe`; returns how many.
-pub fn plan_executable(exe: &mut Executable) -> usize {
-    let on_device: Vec<bool> = exe.kernels.iter().map(|k| k.kernel.is_some()).collect();
+/// Inserts the `DeviceCopy` instructions of every function of `exe`, where `on_device[k]`
+/// says whether kernel `k` runs on a device; returns how many.
+pub fn plan_executable(exe: &mut Executable, on_device: &[bool]) -> usize {
     let mut called = vec![false; exe.functions.len()];
     for f in &exe.functions {
         for ins in &f.code {
@@ -41,7 +44,7 @@ pub fn plan_executable(exe: &mut Executable) -> usize {
     let mut inserted = 0;
     for (f, called) in exe.functions.iter_mut().zip(called) {
         let mut positions = f.spans.positions(f.code.len());
-        inserted += plan_code(&mut f.code, &mut positions, &on_device, !called);
+        inserted += plan_code(&mut f.code, &mut positions, on_device, !called);
         f.spans = SpanTable::from_positions(&f.spans.file, &positions);
     }
     inserted
@@ -147,6 +150,11 @@ mod tests {
         }
     }
 
+    /// Kernels carrying kir on the device, as `codegen::compile_planned` places them.
+    fn on_device(exe: &Executable) -> Vec<bool> {
+        exe.kernels.iter().map(|k| k.kernel.is_some()).collect()
+    }
+
     fn func(name: &str, code: Vec<Instr>) -> VmFunction {
         let t = ValueType::Tensor { dtype: DType::F32, shape: vec![Some(2)] };
         VmFunction {
@@ -183,7 +191,8 @@ mod tests {
             kernels: vec![kernel(true), kernel(false)],
             ..Default::default()
         };
-        assert_eq!(plan_executable(&mut exe), 2);
+        let placed = on_device(&exe);
+        assert_eq!(plan_executable(&mut exe, &placed), 2);
         let code = &exe.functions[0].code;
         assert_eq!(code[2], Instr::DeviceCopy { dst: Reg(1), src: Reg(1) });
         assert!(matches!(code[3], Instr::InvokePacked { .. }));
@@ -206,7 +215,8 @@ mod tests {
             kernels: vec![kernel(true)],
             ..Default::default()
         };
-        assert_eq!(plan_executable(&mut exe), 0);
+        let placed = on_device(&exe);
+        assert_eq!(plan_executable(&mut exe, &placed), 0);
     }
 
     #[test]
@@ -225,7 +235,8 @@ mod tests {
             kernels: vec![kernel(true), kernel(false)],
             ..Default::default()
         };
-        plan_executable(&mut exe);
+        let placed = on_device(&exe);
+        plan_executable(&mut exe, &placed);
         let code = &exe.functions[0].code;
         // The device kernel's buffer is gone (the jump to it lands on the call); the host
         // kernel's stays, after the copy of its device input.

@@ -60,3 +60,16 @@ pub enum OpenClError {
     #[error("a launch has 1 to 3 work dimensions, not {0}")]
     WorkDims(usize),
 }
+
+impl OpenClError {
+    /// The [`crate::DeviceError`] this is when device `id` reports it through the
+    /// [`crate::Device`] trait.
+    pub fn on(self, id: String) -> crate::DeviceError {
+        match self {
+            OpenClError::SizeMismatch { buffer, tensor } => {
+                crate::DeviceError::SizeMismatch { buffer, tensor }
+            }
+            e => crate::DeviceError::Backend { device: id, message: e.to_string() },
+        }
+    }
+}

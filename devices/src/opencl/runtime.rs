@@ -1,7 +1,7 @@
 //! The OpenCL device over `opencl3` (which loads `libOpenCL.so.1` when first used).
 
-use super::{DeviceInfo, DeviceKind, DeviceSelector, KernelArg, OpenClError};
-use crate::{DType, Tensor};
+use super::{buffer_of, DeviceInfo, DeviceKind, DeviceSelector, KernelArg, OpenClError};
+use crate::{DeviceError, DeviceMemory, Tensor};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{
@@ -90,15 +90,9 @@ pub struct DeviceBuffer {
     len: usize,
 }
 
-impl DeviceBuffer {
-    /// Size in bytes.
-    pub fn len(&self) -> usize {
+impl DeviceMemory for DeviceBuffer {
+    fn len(&self) -> usize {
         self.len
-    }
-
-    /// Whether the buffer holds no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 
@@ -148,7 +142,14 @@ pub struct OpenClDevice {
     /// Set when programs must come from [`OpenClDevice::load_binary`]: a source not loaded
     /// so is then an error instead of a build.
     prebuilt_only: std::sync::atomic::AtomicBool,
-    /// Free buffers by byte size, refilled when a [`DeviceTensor`] dies.
+    /// Held while a command is enqueued or waited for: POCL's `basic` device runs queued
+    /// commands on whichever host thread flushes or waits, and with two threads doing so at
+    /// once it returned zero-filled outputs and hung (`jit/tests/kernels.rs` with
+    /// `POCL_DEVICES=basic` and default test threads); one command at a time per device fixes
+    /// it, at no cost to a single-threaded VM.
+    commands: Mutex<()>,
+    /// Free buffers by byte size, refilled by [`crate::Device::free`] (when a
+    /// [`crate::DeviceTensor`] dies).
     pool: Mutex<HashMap<usize, Vec<DeviceBuffer>>>,
     context: Context,
 }
@@ -185,6 +186,7 @@ impl OpenClDevice {
             queue,
             programs: Mutex::new(HashMap::new()),
             prebuilt_only: std::sync::atomic::AtomicBool::new(false),
+            commands: Mutex::new(()),
             pool: Mutex::new(HashMap::new()),
             context,
         })
@@ -204,52 +206,12 @@ impl OpenClDevice {
         Ok(DeviceBuffer { mem, len })
     }
 
-    /// A device tensor of `dtype` and `shape` with unspecified contents, its buffer from the
-    /// device's pool when one of the byte size is free.
-    pub fn alloc_tensor(
-        self: &Arc<Self>,
-        dtype: DType,
-        shape: &[usize],
-    ) -> Result<DeviceTensor, OpenClError> {
-        let len =
-            crate::tensor::shape_size(shape).and_then(|n| n.checked_mul(dtype.size_bytes())).ok_or_else(
-                || OpenClError::HostTensor(format!("a {dtype} tensor of shape {shape:?} is too large")),
-            )?;
-        let pooled = self.pool.lock().get_mut(&len).and_then(Vec::pop);
-        let buffer = match pooled {
-            Some(b) => b,
-            None => self.alloc(len)?,
-        };
-        Ok(DeviceTensor { dtype, shape: shape.to_vec(), buffer: Some(buffer), device: self.clone() })
-    }
-
-    /// A zero-filled device tensor of `dtype` and `shape` (pooled buffer, queued fill).
-    pub fn zeros_tensor(
-        self: &Arc<Self>,
-        dtype: DType,
-        shape: &[usize],
-    ) -> Result<DeviceTensor, OpenClError> {
-        let mut t = self.alloc_tensor(dtype, shape)?;
-        if let Some(b) = t.buffer.as_mut() {
-            self.zero(b)?;
-        }
-        Ok(t)
-    }
-
-    /// A device tensor holding a copy of `tensor` (a blocking write).
-    pub fn upload_tensor(self: &Arc<Self>, tensor: &Tensor) -> Result<DeviceTensor, OpenClError> {
-        let mut t = self.alloc_tensor(tensor.dtype(), tensor.shape())?;
-        if let Some(b) = t.buffer.as_mut() {
-            self.write(b, tensor)?;
-        }
-        Ok(t)
-    }
-
     /// Sets every byte of `buf` to 0 (queued; later commands on the queue see it done).
     pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), OpenClError> {
         if buf.len == 0 {
             return Ok(());
         }
+        let _one = self.commands.lock();
         // SAFETY: fills exactly the buffer's `len` bytes with a one-byte pattern.
         unsafe { self.queue.enqueue_fill_buffer(&mut buf.mem, &[0u8], 0, buf.len, &[]) }
             .map_err(api("clEnqueueFillBuffer"))?;
@@ -260,14 +222,6 @@ impl OpenClDevice {
     pub fn pooled(&self) -> (usize, usize) {
         let pool = self.pool.lock();
         pool.iter().fold((0, 0), |(n, bytes), (len, bs)| (n + bs.len(), bytes + len * bs.len()))
-    }
-
-    fn give_back(&self, buffer: DeviceBuffer) {
-        let mut pool = self.pool.lock();
-        let free = pool.entry(buffer.len).or_default();
-        if free.len() < POOL_PER_SIZE {
-            free.push(buffer);
-        }
     }
 
     /// A new buffer holding a copy of `tensor`'s elements.
@@ -286,6 +240,7 @@ impl OpenClDevice {
         // SAFETY: a tensor's buffer is `size_bytes()` initialised, contiguous bytes (plain
         // integers, floats, and bools stored as 0/1 bytes).
         let bytes = unsafe { std::slice::from_raw_parts(tensor.as_ptr(), len) };
+        let _one = self.commands.lock();
         // SAFETY: blocking write of exactly `len` bytes into a buffer of at least `len` bytes.
         unsafe { self.queue.enqueue_write_buffer(&mut buf.mem, CL_BLOCKING, 0, bytes, &[]) }
             .map_err(api("clEnqueueWriteBuffer"))?;
@@ -313,6 +268,7 @@ impl OpenClDevice {
     }
 
     fn read_bytes(&self, buf: &DeviceBuffer, bytes: &mut [u8]) -> Result<(), OpenClError> {
+        let _one = self.commands.lock();
         // SAFETY: blocking read of `bytes.len() <= buf.len` bytes into host memory we own.
         unsafe { self.queue.enqueue_read_buffer(&buf.mem, CL_BLOCKING, 0, bytes, &[]) }
             .map_err(api("clEnqueueReadBuffer"))?;
@@ -435,6 +391,7 @@ impl OpenClDevice {
             };
             set.map_err(api("clSetKernelArg"))?;
         }
+        let _one = self.commands.lock();
         // SAFETY: all arguments are set (OpenCL reports a missing one as an error), and the
         // caller guarantees the accesses stay in bounds.
         unsafe {
@@ -453,67 +410,8 @@ impl OpenClDevice {
 
     /// Waits until everything queued has finished.
     pub fn finish(&self) -> Result<(), OpenClError> {
+        let _one = self.commands.lock();
         self.queue.finish().map_err(api("clFinish"))
-    }
-}
-
-/// A tensor resident in an OpenCL device's memory: dtype, shape and a buffer of exactly the
-/// tensor's bytes (row-major, as a host [`Tensor`] lays them out). When it dies its buffer
-/// goes back to the device's pool for the next tensor of the same byte size.
-#[derive(Debug)]
-pub struct DeviceTensor {
-    dtype: DType,
-    shape: Vec<usize>,
-    // Always `Some` until `drop` hands the buffer back.
-    buffer: Option<DeviceBuffer>,
-    device: Arc<OpenClDevice>,
-}
-
-impl DeviceTensor {
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        self.dtype
-    }
-
-    /// The dimensions.
-    pub fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-
-    /// Bytes of device memory the elements take.
-    pub fn size_bytes(&self) -> usize {
-        self.buffer.as_ref().map_or(0, DeviceBuffer::len)
-    }
-
-    /// The device the tensor lives on.
-    pub fn device(&self) -> &Arc<OpenClDevice> {
-        &self.device
-    }
-
-    /// The device memory.
-    pub fn buffer(&self) -> Result<&DeviceBuffer, OpenClError> {
-        self.buffer.as_ref().ok_or(OpenClError::HostTensor("a device tensor without a buffer".into()))
-    }
-
-    /// The device memory, for a kernel to write.
-    pub fn buffer_mut(&mut self) -> Result<&mut DeviceBuffer, OpenClError> {
-        self.buffer.as_mut().ok_or(OpenClError::HostTensor("a device tensor without a buffer".into()))
-    }
-
-    /// A host copy (a blocking read, after every launch queued before it).
-    pub fn to_host(&self) -> Result<Tensor, OpenClError> {
-        let mut t = Tensor::zeros(self.dtype, self.shape.clone())
-            .map_err(|e| OpenClError::HostTensor(e.to_string()))?;
-        self.device.read(self.buffer()?, &mut t)?;
-        Ok(t)
-    }
-}
-
-impl Drop for DeviceTensor {
-    fn drop(&mut self) {
-        if let Some(b) = self.buffer.take() {
-            self.device.give_back(b);
-        }
     }
 }
 
@@ -523,4 +421,55 @@ fn same_size(buf: &DeviceBuffer, tensor: &Tensor) -> Result<usize, OpenClError> 
     } else {
         Err(OpenClError::SizeMismatch { buffer: buf.len, tensor: tensor.size_bytes() })
     }
+}
+
+impl crate::Device for OpenClDevice {
+    fn id(&self) -> String {
+        self.info.id()
+    }
+
+    fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn DeviceMemory>, DeviceError> {
+        let pooled = self.pool.lock().get_mut(&bytes).and_then(Vec::pop);
+        let buffer = match pooled {
+            Some(b) => b,
+            None => self.alloc(bytes).map_err(|e| e.on(self.id()))?,
+        };
+        Ok(Box::new(buffer))
+    }
+
+    fn free(&self, memory: Box<dyn DeviceMemory>) {
+        let Ok(buffer) = (memory as Box<dyn std::any::Any>).downcast::<DeviceBuffer>() else { return };
+        let mut pool = self.pool.lock();
+        let free = pool.entry(buffer.len).or_default();
+        if free.len() < POOL_PER_SIZE {
+            free.push(*buffer);
+        }
+    }
+
+    fn zero(&self, memory: &mut dyn DeviceMemory) -> Result<(), DeviceError> {
+        let buf = buffer_of_mut(memory)?;
+        OpenClDevice::zero(self, buf).map_err(|e| e.on(self.id()))
+    }
+
+    fn copy_in(&self, memory: &mut dyn DeviceMemory, tensor: &Tensor) -> Result<(), DeviceError> {
+        let buf = buffer_of_mut(memory)?;
+        self.write(buf, tensor).map_err(|e| e.on(self.id()))
+    }
+
+    fn copy_out(&self, memory: &dyn DeviceMemory, tensor: &mut Tensor) -> Result<(), DeviceError> {
+        self.read(buffer_of(memory)?, tensor).map_err(|e| e.on(self.id()))
+    }
+
+    fn synchronize(&self) -> Result<(), DeviceError> {
+        self.finish().map_err(|e| e.on(self.id()))
+    }
+}
+
+fn buffer_of_mut(memory: &mut dyn DeviceMemory) -> Result<&mut DeviceBuffer, DeviceError> {
+    let any: &mut dyn std::any::Any = memory;
+    any.downcast_mut::<DeviceBuffer>().ok_or_else(|| DeviceError::ForeignMemory("an OpenCL device".into()))
 }

@@ -2,7 +2,7 @@
 //! [`OpenClError::NotCompiledWithOpenCl`], so no value of the other types can exist.
 
 use super::{DeviceInfo, KernelArg, OpenClError};
-use crate::Tensor;
+use crate::{DeviceError, DeviceMemory, Tensor};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,14 +18,8 @@ pub struct DeviceBuffer {
     never: Infallible,
 }
 
-impl DeviceBuffer {
-    /// Size in bytes.
-    pub fn len(&self) -> usize {
-        match self.never {}
-    }
-
-    /// Whether the buffer holds no bytes.
-    pub fn is_empty(&self) -> bool {
+impl DeviceMemory for DeviceBuffer {
+    fn len(&self) -> usize {
         match self.never {}
     }
 }
@@ -72,29 +66,6 @@ impl OpenClDevice {
 
     /// An uninitialised buffer of `len` bytes.
     pub fn alloc(&self, _len: usize) -> Result<DeviceBuffer, OpenClError> {
-        match self.never {}
-    }
-
-    /// A device tensor of `dtype` and `shape`.
-    pub fn alloc_tensor(
-        self: &Arc<Self>,
-        _dtype: crate::DType,
-        _shape: &[usize],
-    ) -> Result<DeviceTensor, OpenClError> {
-        match self.never {}
-    }
-
-    /// A zero-filled device tensor of `dtype` and `shape`.
-    pub fn zeros_tensor(
-        self: &Arc<Self>,
-        _dtype: crate::DType,
-        _shape: &[usize],
-    ) -> Result<DeviceTensor, OpenClError> {
-        match self.never {}
-    }
-
-    /// A device tensor holding a copy of `tensor`.
-    pub fn upload_tensor(self: &Arc<Self>, _tensor: &Tensor) -> Result<DeviceTensor, OpenClError> {
         match self.never {}
     }
 
@@ -168,45 +139,50 @@ impl OpenClDevice {
     }
 }
 
-/// A device-resident tensor (never created in this build).
-#[derive(Debug)]
-pub struct DeviceTensor {
-    never: Infallible,
+impl crate::Device for OpenClDevice {
+    fn id(&self) -> String {
+        match self.never {}
+    }
+
+    fn name(&self) -> &str {
+        match self.never {}
+    }
+
+    fn allocate(&self, _bytes: usize) -> Result<Box<dyn DeviceMemory>, DeviceError> {
+        match self.never {}
+    }
+
+    fn free(&self, _memory: Box<dyn DeviceMemory>) {
+        match self.never {}
+    }
+
+    fn zero(&self, _memory: &mut dyn DeviceMemory) -> Result<(), DeviceError> {
+        match self.never {}
+    }
+
+    fn copy_in(&self, _memory: &mut dyn DeviceMemory, _tensor: &Tensor) -> Result<(), DeviceError> {
+        match self.never {}
+    }
+
+    fn copy_out(&self, _memory: &dyn DeviceMemory, _tensor: &mut Tensor) -> Result<(), DeviceError> {
+        match self.never {}
+    }
+
+    fn synchronize(&self) -> Result<(), DeviceError> {
+        match self.never {}
+    }
 }
 
-impl DeviceTensor {
-    /// The element type.
-    pub fn dtype(&self) -> crate::DType {
-        match self.never {}
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// The dimensions.
-    pub fn shape(&self) -> &[usize] {
-        match self.never {}
-    }
-
-    /// Bytes of device memory the elements take.
-    pub fn size_bytes(&self) -> usize {
-        match self.never {}
-    }
-
-    /// The device the tensor lives on.
-    pub fn device(&self) -> &Arc<OpenClDevice> {
-        match self.never {}
-    }
-
-    /// The device memory.
-    pub fn buffer(&self) -> Result<&DeviceBuffer, OpenClError> {
-        match self.never {}
-    }
-
-    /// The device memory, for a kernel to write.
-    pub fn buffer_mut(&mut self) -> Result<&mut DeviceBuffer, OpenClError> {
-        match self.never {}
-    }
-
-    /// A host copy.
-    pub fn to_host(&self) -> Result<Tensor, OpenClError> {
-        match self.never {}
+    /// Run by `cargo test -p relay-devices` (the crate alone has no default features; CI runs
+    /// it so): every entry point says OpenCL is not compiled in.
+    #[test]
+    fn without_the_feature_everything_says_so() {
+        const { assert!(!super::super::COMPILED_IN) };
+        assert_eq!(devices(), Err(OpenClError::NotCompiledWithOpenCl));
+        assert!(matches!(OpenClDevice::open("opencl"), Err(OpenClError::NotCompiledWithOpenCl)));
     }
 }

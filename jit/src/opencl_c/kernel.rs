@@ -2,8 +2,8 @@
 
 use super::emit::{generate, Generated};
 use crate::{JitError, KernelCache, Target};
-use relay_devices::opencl::{DeviceBuffer, DeviceTensor, KernelArg, OpenClDevice, Program};
-use relay_devices::{DType, Tensor};
+use relay_devices::opencl::{buffer_of, DeviceBuffer, KernelArg, OpenClDevice, Program};
+use relay_devices::{DType, Device, DeviceTensor, Tensor};
 use relay_kir::{
     buffer_shape, check_args, check_bounds, infer_syms, BufferId, BufferRole, CallError, Kernel,
 };
@@ -126,29 +126,29 @@ impl OpenClKernel {
     /// be proved in bounds for these syms; OpenCL failures are [`JitError::OpenCl`].
     pub fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor], syms: &[i64]) -> Result<(), JitError> {
         check_args(&self.kernel, inputs, outputs, syms)?;
-        let dev = &self.device;
-        let ins = inputs.iter().map(|t| dev.upload_tensor(t)).collect::<Result<Vec<_>, _>>()?;
+        let dev: Arc<dyn Device> = self.device.clone();
+        let ins = inputs.iter().map(|t| DeviceTensor::upload(&dev, t)).collect::<Result<Vec<_>, _>>()?;
         // Kernels may read their outputs before writing them (accumulators), so the
         // destinations go up with their contents.
-        let outs = outputs.iter().map(|t| dev.upload_tensor(t)).collect::<Result<Vec<_>, _>>()?;
+        let outs = outputs.iter().map(|t| DeviceTensor::upload(&dev, t)).collect::<Result<Vec<_>, _>>()?;
         let iv = ins.iter().map(|t| self.param(t)).collect::<Result<Vec<_>, _>>()?;
         let ov = outs.iter().map(|t| self.param(t)).collect::<Result<Vec<_>, _>>()?;
         self.launch_all(&iv, &ov, syms)?;
         for (t, host) in outs.iter().zip(outputs.iter_mut()) {
-            dev.read(t.buffer()?, host)?;
+            dev.copy_out(t.memory()?, host)?;
         }
         Ok(())
     }
 
     /// A launch parameter: the tensor's dtype, shape and buffer, if it lives on this device.
     fn param<'t>(&self, t: &'t DeviceTensor) -> Result<(DType, &'t [usize], &'t DeviceBuffer), JitError> {
-        if !Arc::ptr_eq(t.device(), &self.device) {
+        if !std::ptr::addr_eq(Arc::as_ptr(t.device()), Arc::as_ptr(&self.device)) {
             return Err(JitError::Internal(format!(
                 "a tensor of another device passed to `{}`",
                 self.kernel.name
             )));
         }
-        Ok((t.dtype(), t.shape(), t.buffer()?))
+        Ok((t.dtype(), t.shape(), buffer_of(t.memory()?)?))
     }
 
     fn shape_of(&self, buf: BufferId, syms: &[i64]) -> Result<Vec<usize>, JitError> {
@@ -184,7 +184,7 @@ impl OpenClKernel {
         if !k.syms.is_empty() {
             check_bounds(k, syms)?;
         }
-        let dev = &self.device;
+        let dev: Arc<dyn Device> = self.device.clone();
         let (mut ins, mut outs) = (inputs.iter(), outputs.iter());
         let mut temps = Vec::new();
         let mut params: Vec<Option<&DeviceBuffer>> = Vec::with_capacity(k.buffers.len());
@@ -193,7 +193,7 @@ impl OpenClKernel {
                 BufferRole::Input => ins.next(),
                 BufferRole::Output => outs.next(),
                 BufferRole::Temp => {
-                    let t = dev.zeros_tensor(decl.dtype, &self.shape_of(BufferId(b as u32), syms)?)?;
+                    let t = DeviceTensor::zeros(&dev, decl.dtype, &self.shape_of(BufferId(b as u32), syms)?)?;
                     temps.push((b, t));
                     params.push(None);
                     continue;
@@ -222,7 +222,7 @@ impl OpenClKernel {
             params.push(Some(buf));
         }
         for (b, t) in &temps {
-            params[*b] = Some(t.buffer()?);
+            params[*b] = Some(buffer_of(t.memory()?)?);
         }
         let mut args: Vec<KernelArg<'_>> = Vec::with_capacity(params.len() + syms.len());
         for p in params {
@@ -237,7 +237,7 @@ impl OpenClKernel {
             // kernel verified and `check_bounds` proved every access in bounds for these
             // syms; the generated loop over global id 0 stops at the loop's extent whatever
             // the grid.
-            unsafe { dev.launch(&self.program, name, &args, &[grid]) }?;
+            unsafe { self.device.launch(&self.program, name, &args, &[grid]) }?;
         }
         Ok(())
     }

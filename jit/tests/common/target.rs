@@ -36,9 +36,9 @@ pub enum Compiled {
 }
 
 impl Target {
-    /// The CPU, then every OpenCL device of every platform. Without an OpenCL platform an
-    /// `opencl` build fails the test, unless `RELAY_OPENCL_OPTIONAL=1`, when it says why and
-    /// tests the CPU only.
+    /// The CPU, then every OpenCL device of every platform. Without an OpenCL runtime or
+    /// device an `opencl` build says why and tests the CPU only, unless
+    /// `RELAY_REQUIRE_OPENCL=1` (CI), when the test fails.
     pub fn all() -> Vec<Target> {
         #[allow(unused_mut)]
         let mut targets = vec![Target::Cpu];
@@ -110,7 +110,7 @@ impl Compiled {
 fn opencl_devices() -> &'static [Arc<OpenClDevice>] {
     static DEVICES: OnceLock<Vec<Arc<OpenClDevice>>> = OnceLock::new();
     DEVICES.get_or_init(|| {
-        let optional = std::env::var("RELAY_OPENCL_OPTIONAL").as_deref() == Ok("1");
+        let optional = !relay_devices::opencl::device_required();
         let found = relay_devices::opencl::devices().and_then(|infos| {
             infos
                 .iter()
@@ -120,15 +120,17 @@ fn opencl_devices() -> &'static [Arc<OpenClDevice>] {
         match found {
             Ok(devices) if !devices.is_empty() => devices,
             Ok(_) if optional => {
-                eprintln!("testing the CPU only: no OpenCL device (RELAY_OPENCL_OPTIONAL=1)");
+                eprintln!(
+                    "testing the CPU only: no OpenCL device (set RELAY_REQUIRE_OPENCL=1 to fail instead)"
+                );
                 Vec::new()
             }
             Err(e) if optional => {
-                eprintln!("testing the CPU only: {e} (RELAY_OPENCL_OPTIONAL=1)");
+                eprintln!("testing the CPU only: {e} (set RELAY_REQUIRE_OPENCL=1 to fail instead)");
                 Vec::new()
             }
-            Ok(_) => panic!("no OpenCL device (set RELAY_OPENCL_OPTIONAL=1 to test the CPU only)"),
-            Err(e) => panic!("no OpenCL device: {e} (set RELAY_OPENCL_OPTIONAL=1 to test the CPU only)"),
+            Ok(_) => panic!("no OpenCL device (RELAY_REQUIRE_OPENCL=1)"),
+            Err(e) => panic!("no OpenCL device: {e} (RELAY_REQUIRE_OPENCL=1)"),
         }
     })
 }

@@ -1,5 +1,6 @@
-//! Heterogeneous execution: `InvokePacked` of a kernel that runs on an OpenCL device, and
-//! every crossing of a tensor between host and device (ARCHITECTURE.md, "OpenCL").
+//! Heterogeneous execution: `InvokePacked` of a kernel that runs on a device, and every
+//! crossing of a tensor between host and devices (ARCHITECTURE.md, the devices section),
+//! through the [`relay_devices::Device`] trait alone (no backend is named here).
 //!
 //! Residency lives in the values: a device kernel's outputs are [`Value::Device`] and stay
 //! on the device while device kernels consume them. They cross to the host at the
@@ -7,7 +8,8 @@
 //! readers find it there), at `DeviceCopy` (which the device-planning pass inserts where
 //! codegen knows statically that a device tensor reaches the host), when a device kernel
 //! makes a 0-d result (the VM keeps scalars unboxed: control flow reads them), and at the
-//! end of a run. Host tensors go up when a device kernel reads them, once: an upload stays
+//! end of a run. A device tensor read by a kernel of another device is copied there through
+//! the host (counted both ways). Host tensors go up when a device kernel reads them, once: an upload stays
 //! cached while its host tensor lives on outside the cache (weights, constants), and a host
 //! copy made for a host kernel stays paired with its device original.
 //!
@@ -18,8 +20,7 @@ use crate::memory::Pool;
 use crate::operand::Reg;
 use crate::packed_func::DevicePackedFunc;
 use crate::value::{AdtValue, ClosureValue, Value};
-use relay_devices::opencl::{DeviceTensor, OpenClDevice};
-use relay_devices::Tensor;
+use relay_devices::{Device, DeviceTensor, Tensor};
 use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -80,9 +81,9 @@ impl DeviceState {
         self.uploads.retain(|_, (host, _)| Arc::strong_count(host) > 1);
     }
 
-    fn upload(&mut self, device: &Arc<OpenClDevice>, t: &Arc<Tensor>) -> Result<Arc<DeviceTensor>, String> {
+    fn upload(&mut self, device: &Arc<dyn Device>, t: &Arc<Tensor>) -> Result<Arc<DeviceTensor>, String> {
         if let Some((_, d)) = self.uploads.get(&address(t)) {
-            if Arc::ptr_eq(d.device(), device) {
+            if d.is_on(device) {
                 return Ok(d.clone());
             }
         }
@@ -95,8 +96,8 @@ impl DeviceState {
         Ok(d)
     }
 
-    fn upload_owned(&mut self, device: &Arc<OpenClDevice>, t: &Tensor) -> Result<DeviceTensor, String> {
-        let d = device.upload_tensor(t).map_err(|e| e.to_string())?;
+    fn upload_owned(&mut self, device: &Arc<dyn Device>, t: &Tensor) -> Result<DeviceTensor, String> {
+        let d = DeviceTensor::upload(device, t).map_err(|e| e.to_string())?;
         self.stats.to_device += 1;
         self.stats.to_device_bytes += t.size_bytes() as u64;
         Ok(d)
@@ -210,7 +211,15 @@ pub(super) fn invoke(
     let mut ins: SmallVec<[Arc<DeviceTensor>; 8]> = SmallVec::with_capacity(inputs.len());
     for &r in inputs {
         let d = match window.get(r.0 as usize) {
-            Some(Some(Value::Device(d))) => d.clone(),
+            Some(Some(Value::Device(d))) if d.is_on(device) => d.clone(),
+            Some(Some(Value::Device(d))) => {
+                // Another device's tensor: down, paired with it, then up to this one.
+                let host = match state.download_paired(d)? {
+                    Value::Tensor(t) => t,
+                    v => return Err(format!("kernel input ${} is a {}, not a tensor", r.0, v.kind())),
+                };
+                state.upload(device, &host)?
+            }
             Some(Some(Value::Tensor(t))) => state.upload(device, t)?,
             Some(Some(Value::Scalar(s))) => Arc::new(state.upload_owned(device, &s.to_tensor()?)?),
             Some(Some(other)) => {
@@ -229,7 +238,7 @@ pub(super) fn invoke(
     }
     let outs = types
         .iter()
-        .map(|(dtype, shape)| device.zeros_tensor(*dtype, shape))
+        .map(|(dtype, shape)| DeviceTensor::zeros(device, *dtype, shape))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     k.run(&refs, &outs)?;

@@ -72,7 +72,7 @@ impl<'e> Vm<'e> {
         self.pool.stats
     }
 
-    /// Tensor copies between host and OpenCL device since the VM was made or
+    /// Tensor copies between host and devices since the VM was made or
     /// [`Vm::reset_memory_stats`] (all zero when no kernel runs on a device).
     pub fn copy_stats(&self) -> CopyStats {
         self.device.stats
