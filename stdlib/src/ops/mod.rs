@@ -6,7 +6,7 @@
 //! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
 //! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
 //! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
-//! and the normalisation operators.
+//! and the normalisation operators, and the quantized operators (`qnn/`).
 
 mod activation;
 mod algorithm;

@@ -90,7 +90,7 @@ fn check_qparam_shape<D: ShapeDim>(
         ([], _) => Ok(()),
         ([n], Some((_, c))) if may_equal(*n, c) => Ok(()),
         (_, Some((axis, c))) => Err(KernelError::Shape(format!(
-            "`{what}` must be a scalar or have one element per channel of axis {axis} ({}), found shape {}",
+            "`{what}` must be a scalar or of shape {}, one element per channel of axis {axis}, found shape {}",
             shape_text(&[c]),
             shape_text(shape)
         ))),
