@@ -1726,6 +1726,333 @@ error("nn.nll_loss", "target_shape", [lp, tt[:3], wt])
 error("nn.nll_loss", "weights_length", [lp, tt, wt[:2]])
 error("nn.nll_loss", "bad_reduction", [lp, tt, wt], {"reduction": "max"})
 
+# ---------------------------------------------------------------- qnn (TVM v0.16 canonicalizations)
+# Written from TVM's lowering, not from the Rust: requantization is exact rational arithmetic on
+# TVM's 31-bit significand (Python ints and Fractions) with the rounding stated explicitly;
+# quantize/dequantize are float32 as TVM computes them.
+
+from fractions import Fraction
+
+QRANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (-2 ** 31, 2 ** 31 - 1)}
+
+
+def sc(v):
+    return np.float32(v)
+
+
+def zp(v):
+    return np.int32(v)
+
+
+def round_away(v):
+    """Round half away from zero (C `round`, TVM's `round`), exactly, on float64 or Fraction."""
+    s = -1 if v < 0 else 1
+    return s * math.floor(abs(v) + Fraction(1, 2))
+
+
+def tvm_multiplier(m):
+    """TVM GetFixedPointMultiplierShift: m ~ sig * 2^(e - 31), sig a 31-bit integer."""
+    if m == 0:
+        return 0, 0
+    f, e = math.frexp(m)
+    sig = round_away(Fraction(f) * 2 ** 31)
+    if sig == 2 ** 31:
+        sig, e = sig // 2, e + 1
+    return sig, e
+
+
+def fixed_mul(x, m, rounding="UPWARD"):
+    """x * m with TVM's fixed-point multiplier: UPWARD rounds ties up, TONEAREST away from 0."""
+    sig, e = tvm_multiplier(m)
+    v = Fraction(int(x) * sig * 2 ** max(e, 0), 2 ** (31 + max(-e, 0)))
+    return math.floor(v + Fraction(1, 2)) if rounding == "UPWARD" else round_away(v)
+
+
+def requant(x, s_in, z_in, s_out, z_out, rounding="UPWARD"):
+    """One value of qnn.requantize before saturation (scales are float32, the ratio float64)."""
+    m = float(np.float32(s_in)) / float(np.float32(s_out))
+    shifted = int(x) - int(z_in)
+    scaled = shifted if np.float32(s_in) == np.float32(s_out) else fixed_mul(shifted, m, rounding)
+    return scaled + int(z_out)
+
+
+def saturate(values, dtype):
+    lo, hi = QRANGE[dtype]
+    return np.clip(np.asarray(values, dtype=object), lo, hi).astype(dtype)
+
+
+def per_channel(a, shape, axis):
+    """Parameter a (scalar or 1-d) broadcast against a tensor of shape along axis."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return np.broadcast_to(a, shape)
+    view = [1] * len(shape)
+    view[axis] = a.shape[0]
+    return np.broadcast_to(a.reshape(view), shape)
+
+
+def quantize_ref(x, s, z, dtype="int8", axis=-1):
+    ss, zz = per_channel(s, x.shape, axis), per_channel(z, x.shape, axis)
+    scaled = (x.astype(np.float32) / ss.astype(np.float32)).astype(np.float64)
+    # TVM adds the zero point in float32 after rounding.
+    vals = [int(np.float32(round_away(v)) + np.float32(q)) for v, q in zip(scaled.reshape(-1), zz.reshape(-1))]
+    return saturate(vals, dtype).reshape(x.shape)
+
+
+def dequantize_ref(x, s, z, axis=-1):
+    ss, zz = per_channel(s, x.shape, axis), per_channel(z, x.shape, axis)
+    return (x.astype(np.int32) - zz.astype(np.int32)).astype(np.float32) * ss.astype(np.float32)
+
+
+def requantize_ref(x, s_in, z_in, s_out, z_out, dtype="int8", axis=-1, rounding="UPWARD"):
+    ss, zz = per_channel(s_in, x.shape, axis), per_channel(z_in, x.shape, axis)
+    vals = [requant(v, a, b, s_out, z_out, rounding) for v, a, b in zip(x.reshape(-1), ss.reshape(-1), zz.reshape(-1))]
+    return saturate(vals, dtype).reshape(x.shape)
+
+
+xq = np.array([[-1.0, -0.25, 0.0, 0.26], [0.75, -1.25, 100.0, -100.0]], np.float32)
+case("qnn.quantize", "int8_ties_saturate", [xq, sc(0.5), zp(3)], [quantize_ref(xq, 0.5, 3)])
+case("qnn.quantize", "uint8", [xq, sc(0.5), zp(128)], [quantize_ref(xq, 0.5, 128, "uint8")], {"out_dtype": "uint8"})
+case("qnn.quantize", "int32", [xq * 1e6, sc(1e-3), zp(-7)], [quantize_ref(xq * 1e6, 1e-3, -7, "int32")],
+     {"out_dtype": "int32"})
+xc = f32(2, 3, 4, lo=-3, hi=3)
+sch, zch = np.array([0.02, 0.05, 0.1], np.float32), np.array([0, -5, 7], np.int32)
+case("qnn.quantize", "per_channel_axis1", [xc, sch, zch], [quantize_ref(xc, sch, zch, axis=1)], {"axis": 1})
+case("qnn.quantize", "scalar_data", [np.float32(1.3), sc(0.1), zp(0)], [quantize_ref(np.float32(1.3), 0.1, 0)])
+error("qnn.quantize", "int_data", [ints(3, dtype="int8"), sc(0.5), zp(0)])
+error("qnn.quantize", "float64_scale", [xq, np.float64(0.5), zp(0)])
+error("qnn.quantize", "float_zero_point", [xq, sc(0.5), np.float32(0)])
+error("qnn.quantize", "channel_count", [xc, sch[:2], zp(0)], {"axis": 1})
+error("qnn.quantize", "axis_out_of_range", [xc, sch, zch], {"axis": 3})
+error("qnn.quantize", "float_out_dtype", [xq, sc(0.5), zp(0)], {"out_dtype": "float32"})
+
+xd = np.array([[-128, -1, 0, 127], [5, 6, 7, 8]], np.int8)
+case("qnn.dequantize", "int8", [xd, sc(0.25), zp(-2)], [dequantize_ref(xd, 0.25, -2)])
+xdu = np.array([0, 128, 255], np.uint8)
+case("qnn.dequantize", "uint8", [xdu, sc(0.1), zp(128)], [dequantize_ref(xdu, 0.1, 128)])
+xdc = ints(2, 3, lo=-100, hi=100, dtype="int8")
+case("qnn.dequantize", "per_channel_axis0", [xdc, np.array([0.5, 2.0], np.float32), np.array([1, -1], np.int32)],
+     [dequantize_ref(xdc, np.array([0.5, 2.0], np.float32), np.array([1, -1], np.int32), axis=0)], {"axis": 0})
+xd32 = np.array([2 ** 31 - 1, -2 ** 31, 12345], np.int32)
+case("qnn.dequantize", "int32", [xd32, sc(1e-4), zp(0)], [dequantize_ref(xd32, 1e-4, 0)])
+error("qnn.dequantize", "float_data", [f32(3), sc(0.5), zp(0)])
+error("qnn.dequantize", "int8_zero_point", [xd, sc(0.5), np.int8(0)])
+error("qnn.dequantize", "channel_count", [xdc, np.array([0.5, 2.0, 1.0], np.float32), zp(0)], {"axis": 0})
+
+xr = np.array([-7, -5, -3, -1, 0, 1, 3, 5, 7, 1000, -1000, 255], np.int32)
+for rounding in ["UPWARD", "TONEAREST"]:
+    case("qnn.requantize", "ties_" + rounding.lower(), [xr, sc(0.5), zp(0), sc(1.0), zp(0)],
+         [requantize_ref(xr, 0.5, 0, 1.0, 0, rounding=rounding)], {"rounding": rounding})
+case("qnn.requantize", "default_rounding_is_upward", [xr, sc(0.5), zp(0), sc(1.0), zp(0)],
+     [requantize_ref(xr, 0.5, 0, 1.0, 0)])
+xr8 = ints(3, 4, lo=-128, hi=128, dtype="int8")
+case("qnn.requantize", "int8_to_uint8_zero_points", [xr8, sc(0.0173), zp(-3), sc(0.0311), zp(120)],
+     [requantize_ref(xr8, 0.0173, -3, 0.0311, 120, "uint8")], {"out_dtype": "uint8"})
+case("qnn.requantize", "saturates_int8", [xr, sc(1.7), zp(0), sc(0.3), zp(10)],
+     [requantize_ref(xr, 1.7, 0, 0.3, 10)], {"rounding": "TONEAREST"})
+xr32 = ints(2, 3, 2, lo=-5000, hi=5000, dtype="int32")
+sr = np.array([0.001, 0.0023, 0.0007], np.float32)
+zr = np.array([0, 4, -9], np.int32)
+for rounding in ["UPWARD", "TONEAREST"]:
+    case("qnn.requantize", "per_channel_" + rounding.lower(), [xr32, sr, zr, sc(0.02), zp(-1)],
+         [requantize_ref(xr32, sr, zr, 0.02, -1, axis=1, rounding=rounding)],
+         {"axis": 1, "rounding": rounding, "compute_dtype": "int64"})
+case("qnn.requantize", "to_int32", [xr32, sc(3.5), zp(1), sc(0.25), zp(0)],
+     [requantize_ref(xr32, 3.5, 1, 0.25, 0, "int32")], {"out_dtype": "int32"})
+error("qnn.requantize", "float_compute_dtype", [xr, sc(0.5), zp(0), sc(1.0), zp(0)], {"compute_dtype": "float32"})
+error("qnn.requantize", "bad_rounding", [xr, sc(0.5), zp(0), sc(1.0), zp(0)], {"rounding": "DOWN"})
+error("qnn.requantize", "per_channel_output", [xr32, sr, zr, sr, zp(0)], {"axis": 1})
+error("qnn.requantize", "float_data", [f32(3), sc(0.5), zp(0), sc(1.0), zp(0)])
+
+
+def qnn_binary_ref(op, l, r, ls, lz, rs, rz, os_, oz):
+    shape = np.broadcast_shapes(l.shape, r.shape)
+    a, b = np.broadcast_to(l, shape).reshape(-1), np.broadcast_to(r, shape).reshape(-1)
+    lo, hi = QRANGE["int32"]
+    vals = []
+    for x, y in zip(a, b):
+        if op == "qnn.mul":
+            m = np.float32(np.float32(ls) * np.float32(rs))
+            vals.append(requant((int(x) - lz) * (int(y) - rz), m, 0, os_, oz))
+            continue
+        qx = min(max(requant(x, ls, lz, os_, oz), lo), hi)
+        qy = min(max(requant(y, rs, rz, os_, oz), lo), hi)
+        vals.append(qx + qy - oz if op == "qnn.add" else qx - qy + oz)
+    return saturate(vals, str(l.dtype)).reshape(shape)
+
+
+bl = ints(2, 3, lo=-128, hi=128, dtype="int8")
+br = ints(3, lo=-128, hi=128, dtype="int8")
+bu = ints(4, 1, lo=0, hi=256, dtype="uint8")
+bv = ints(1, 3, lo=0, hi=256, dtype="uint8")
+for op in ["qnn.add", "qnn.subtract", "qnn.mul"]:
+    p = (0.05, 2, 0.03, -4, 0.07, 1)
+    if op == "qnn.mul":
+        p = (0.05, 2, 0.03, -4, 0.2, 1)
+    ps = [sc(p[0]), zp(p[1]), sc(p[2]), zp(p[3]), sc(p[4]), zp(p[5])]
+    case(op, "int8_broadcast", [bl, br] + ps, [qnn_binary_ref(op, bl, br, *p)])
+    pu = (0.02, 128, 0.02, 128, 0.01, 120)
+    psu = [sc(pu[0]), zp(pu[1]), sc(pu[2]), zp(pu[3]), sc(pu[4]), zp(pu[5])]
+    case(op, "uint8_saturates", [bu, bv] + psu, [qnn_binary_ref(op, bu, bv, *pu)])
+    same = [sc(0.1), zp(0), sc(0.1), zp(0), sc(0.1), zp(0)]
+    case(op, "same_params", [bl, bl] + same, [qnn_binary_ref(op, bl, bl, 0.1, 0, 0.1, 0, 0.1, 0)])
+    error(op, "dtype_mismatch", [bl, bu] + ps)
+    error(op, "per_channel_scale", [bl, br, np.array([0.1, 0.2, 0.3], np.float32)] + ps[1:])
+    error(op, "shape_mismatch", [bl, ints(4, dtype="int8")] + ps)
+
+c1 = ints(2, 2, lo=-128, hi=128, dtype="int8")
+c2 = ints(2, 3, lo=-128, hi=128, dtype="int8")
+
+
+def qnn_concat_ref(xs, scales, zps, os_, oz, axis):
+    parts = []
+    for x, s, z in zip(xs, scales, zps):
+        vals = [requant(v, s, z, os_, oz) for v in x.reshape(-1)]
+        parts.append(saturate(vals, str(x.dtype)).reshape(x.shape))
+    return np.concatenate(parts, axis=axis)
+
+
+case("qnn.concatenate", "requantized_axis1", [c1, c2, sc(0.5), sc(0.05), zp(3), zp(-2), sc(0.1), zp(1)],
+     [qnn_concat_ref([c1, c2], [0.5, 0.05], [3, -2], 0.1, 1, 1)], {"axis": 1})
+case("qnn.concatenate", "same_params_negative_axis", [c1, c1, sc(0.1), sc(0.1), zp(1), zp(1), sc(0.1), zp(1)],
+     [qnn_concat_ref([c1, c1], [0.1, 0.1], [1, 1], 0.1, 1, -2)], {"axis": -2})
+cu = ints(3, lo=0, hi=256, dtype="uint8")
+case("qnn.concatenate", "uint8_one_input", [cu, sc(0.3), zp(100), sc(0.1), zp(128)],
+     [qnn_concat_ref([cu], [0.3], [100], 0.1, 128, 0)])
+error("qnn.concatenate", "dtype_mismatch", [c1, c2.astype(np.uint8), sc(0.5), sc(0.05), zp(3), zp(-2), sc(0.1), zp(1)],
+      {"axis": 1})
+error("qnn.concatenate", "float_zero_point", [c1, c2, sc(0.5), sc(0.05), np.float32(3), zp(-2), sc(0.1), zp(1)],
+      {"axis": 1})
+error("qnn.concatenate", "missing_scale", [c1, c2, sc(0.5), zp(3), zp(-2), sc(0.1), zp(1)], {"axis": 1})
+error("qnn.concatenate", "axis_mismatch", [c1, c2, sc(0.5), sc(0.05), zp(3), zp(-2), sc(0.1), zp(1)], {"axis": 0})
+
+
+def shifted(x, z, axis=0):
+    return x.astype(np.int64) - per_channel(z, x.shape, axis).astype(np.int64)
+
+
+dd = ints(3, 5, lo=-128, hi=128, dtype="int8")
+dw = ints(4, 5, lo=-128, hi=128, dtype="int8")
+dparams = [zp(3), zp(-2), sc(0.05), sc(0.02)]
+case("qnn.dense", "int8", [dd, dw] + dparams, [(shifted(dd, 3) @ shifted(dw, -2).T).astype(np.int32)])
+dzc, dsc = np.array([1, 0, -1, 5], np.int32), np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+du = ints(2, 5, lo=0, hi=256, dtype="uint8")
+case("qnn.dense", "uint8_per_channel_kernel", [du, dw, zp(128), dzc, sc(0.05), dsc],
+     [(shifted(du, 128) @ shifted(dw, dzc).T).astype(np.int32)], {"units": 4, "out_dtype": "int32"})
+dd3 = ints(2, 2, 5, lo=-128, hi=128, dtype="int8")
+case("qnn.dense", "rank3_data", [dd3, dw] + dparams, [(shifted(dd3, 3) @ shifted(dw, -2).T).astype(np.int32)])
+error("qnn.dense", "float_data", [f32(3, 5), dw] + dparams)
+error("qnn.dense", "kernel_scale_length", [dd, dw, zp(0), zp(0), sc(0.1), dsc[:3]])
+error("qnn.dense", "vector_input_zero_point", [dd, dw, dzc, zp(0), sc(0.1), sc(0.1)])
+error("qnn.dense", "int8_out_dtype", [dd, dw] + dparams, {"out_dtype": "int8"})
+
+bx = ints(2, 3, 4, lo=-128, hi=128, dtype="int8")
+by = ints(2, 4, 5, lo=-128, hi=128, dtype="int8")
+byt = ints(2, 5, 4, lo=-128, hi=128, dtype="int8")
+bparams = [zp(-1), zp(2), sc(0.1), sc(0.1)]
+case("qnn.batch_matmul", "int8", [bx, by] + bparams, [np.matmul(shifted(bx, -1), shifted(by, 2)).astype(np.int32)])
+case("qnn.batch_matmul", "transpose_b", [bx, byt] + bparams,
+     [np.matmul(shifted(bx, -1), shifted(byt, 2).transpose(0, 2, 1)).astype(np.int32)], {"transpose_b": True})
+bx1 = ints(1, 2, 4, lo=0, hi=256, dtype="uint8")
+case("qnn.batch_matmul", "uint8_broadcast_batch", [bx1, by.astype(np.uint8), zp(128), zp(0), sc(0.1), sc(0.1)],
+     [np.matmul(shifted(bx1, 128), shifted(by.astype(np.uint8), 0)).astype(np.int32)])
+error("qnn.batch_matmul", "per_channel_zero_point", [bx, by, zp(0), np.array([1, 2, 3, 4, 5], np.int32),
+                                                     sc(0.1), sc(0.1)])
+error("qnn.batch_matmul", "k_mismatch", [bx, byt] + bparams)
+
+
+def qnn_conv2d_ref(x, w, iz, kz, pad=(0, 0, 0, 0), **kw):
+    """TVM pads the data with its zero point, then subtracts the zero points."""
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])), constant_values=iz)
+    return conv2d_ref(xp - iz, shifted(w, kz), acc=np.int64, **kw).astype(np.int32)
+
+
+qx = ints(1, 2, 5, 5, lo=-128, hi=128, dtype="int8")
+qw = ints(3, 2, 3, 3, lo=-128, hi=128, dtype="int8")
+qparams = [zp(5), zp(-3), sc(0.02), sc(0.01)]
+case("qnn.conv2d", "int8_pad1", [qx, qw] + qparams, [qnn_conv2d_ref(qx, qw, 5, -3, pad=(1, 1, 1, 1))],
+     {"padding": [1, 1], "out_dtype": "int32"})
+qzc, qsc = np.array([0, 2, -1], np.int32), np.array([0.01, 0.02, 0.03], np.float32)
+qxu = ints(1, 2, 6, 6, lo=0, hi=256, dtype="uint8")
+case("qnn.conv2d", "uint8_per_channel_stride2", [qxu, qw, zp(128), qzc, sc(0.02), qsc],
+     [qnn_conv2d_ref(qxu, qw, 128, qzc, pad=(1, 0, 0, 1), strides=(2, 2))],
+     {"strides": [2, 2], "padding": [1, 0, 0, 1], "channels": 3, "kernel_size": [3, 3]})
+qwg = ints(4, 1, 3, 3, lo=-128, hi=128, dtype="int8")
+case("qnn.conv2d", "groups2", [qx, qwg, zp(0), zp(1), sc(0.1), sc(0.1)],
+     [qnn_conv2d_ref(qx, qwg, 0, 1, groups=2)], {"groups": 2})
+error("qnn.conv2d", "kernel_zero_point_length", [qx, qw, zp(0), np.array([1, 2], np.int32), sc(0.1), sc(0.1)])
+error("qnn.conv2d", "float_weight", [qx, f32(3, 2, 3, 3)] + qparams)
+error("qnn.conv2d", "channels_mismatch", [qx, qw] + qparams, {"channels": 4})
+
+
+def qnn_unary_ref(x, fn, s, z, os_, oz):
+    real = (x.astype(np.int32) - np.int32(z)).astype(np.float32) * np.float32(s)
+    y = fn(real).astype(np.float32)
+    return quantize_ref(y, os_, oz, str(x.dtype))
+
+
+ua = np.array([-128, -100, -20, -1, 0, 1, 20, 100, 127], np.int8)
+uu = np.array([0, 30, 127, 128, 200, 255], np.uint8)
+for op, fn in [("qnn.sigmoid", lambda v: np.float32(1) / (np.float32(1) + np.exp(-v))), ("qnn.tanh", np.tanh)]:
+    case(op, "int8", [ua, sc(0.05), zp(0), sc(1 / 256), zp(-128)], [qnn_unary_ref(ua, fn, 0.05, 0, 1 / 256, -128)])
+    case(op, "uint8", [uu, sc(0.03), zp(128), sc(1 / 128), zp(128)],
+         [qnn_unary_ref(uu, fn, 0.03, 128, 1 / 128, 128)])
+    case(op, "saturates", [ua, sc(0.1), zp(0), sc(0.001), zp(0)], [qnn_unary_ref(ua, fn, 0.1, 0, 0.001, 0)])
+    error(op, "int32_data", [ua.astype(np.int32), sc(0.05), zp(0), sc(0.01), zp(0)])
+    error(op, "vector_scale", [ua, np.full(9, 0.05, np.float32), zp(0), sc(0.01), zp(0)])
+
+
+def qnn_leaky_relu_ref(x, alpha, s, z, os_, oz):
+    lo, hi = QRANGE["int32"]
+    vals = []
+    for v in x.reshape(-1):
+        r = min(max(requant(v, s, z, os_, oz), lo), hi)
+        vals.append(fixed_mul(r, alpha) + fixed_mul(oz, 1 - alpha) if int(v) < z else r)
+    return saturate(vals, str(x.dtype)).reshape(x.shape)
+
+
+case("qnn.leaky_relu", "int8_alpha0.1", [ua, sc(0.05), zp(-3), sc(0.04), zp(2)],
+     [qnn_leaky_relu_ref(ua, 0.1, 0.05, -3, 0.04, 2)], {"alpha": 0.1})
+case("qnn.leaky_relu", "uint8_default_alpha", [uu, sc(0.02), zp(128), sc(0.02), zp(128)],
+     [qnn_leaky_relu_ref(uu, 0.25, 0.02, 128, 0.02, 128)])
+case("qnn.leaky_relu", "saturates", [ua, sc(0.1), zp(0), sc(0.01), zp(0)],
+     [qnn_leaky_relu_ref(ua, 0.3, 0.1, 0, 0.01, 0)], {"alpha": 0.3})
+error("qnn.leaky_relu", "float_data", [f32(3), sc(0.1), zp(0), sc(0.1), zp(0)])
+
+
+def qnn_softmax_ref(x, s, z, os_, oz, axis=-1):
+    """TVM's integer softmax (arXiv 2207.01405 Alg. 1), as Python integers."""
+    q = np.moveaxis(x.astype(np.int64) - z, axis, -1)
+    x0 = round_away(float(np.float32(np.float32(1) / np.float32(s))))
+    out = np.zeros(q.shape, np.int64)
+    for idx in np.ndindex(*q.shape[:-1]):
+        lane = [int(v) for v in q[idx]]
+        m = max(lane)
+        exps = []
+        for v in lane:
+            t = v - m
+            tp = t + (t >> 1) - (t >> 4)          # Python >> is arithmetic
+            quo = (-tp) // x0                     # tp <= 0: truncation of tp / -x0
+            rem = tp + quo * x0
+            xb = (rem >> 1) + x0
+            exps.append(xb * 2 ** (8 - quo) if quo <= 8 else 0)
+        share = (1 << 30) // sum(exps)
+        out[idx] = [(share * e) >> 23 for e in exps]
+    vals = [requant(v, 1 / 128, 0, os_, oz) for v in np.moveaxis(out, -1, axis).reshape(-1)]
+    return saturate(vals, "int8").reshape(x.shape)
+
+
+sm = ints(2, 5, lo=-128, hi=128, dtype="int8")
+case("qnn.softmax", "last_axis", [sm, sc(0.05), zp(0), sc(1 / 256), zp(-128)],
+     [qnn_softmax_ref(sm, 0.05, 0, 1 / 256, -128)])
+sm3 = ints(2, 3, 2, lo=-128, hi=128, dtype="int8")
+case("qnn.softmax", "axis1_zero_point", [sm3, sc(0.1), zp(-10), sc(1 / 128), zp(0)],
+     [qnn_softmax_ref(sm3, 0.1, -10, 1 / 128, 0, axis=1)], {"axis": 1})
+case("qnn.softmax", "wide_range", [ua.reshape(1, 9), sc(0.2), zp(0), sc(1 / 256), zp(-128)],
+     [qnn_softmax_ref(ua.reshape(1, 9), 0.2, 0, 1 / 256, -128)])
+error("qnn.softmax", "uint8_data", [uu, sc(0.1), zp(0), sc(0.1), zp(0)])
+error("qnn.softmax", "axis_out_of_range", [sm, sc(0.1), zp(0), sc(0.1), zp(0)], {"axis": 2})
+
 
 def main():
     if os.path.isdir(OUT_DIR):

@@ -10,6 +10,7 @@ mod algorithm;
 mod image;
 mod indexing;
 mod nn;
+mod qnn;
 mod replicate;
 mod tensor;
 
@@ -17,6 +18,7 @@ pub use algorithm::*;
 pub use image::*;
 pub use indexing::*;
 pub use nn::*;
+pub use qnn::*;
 pub use replicate::*;
 pub use tensor::*;
 

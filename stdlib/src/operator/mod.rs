@@ -40,8 +40,9 @@ pub trait Operator: 'static {
     const PATTERN: OpPattern;
     /// Number of value inputs.
     const NUM_INPUTS: usize;
-    /// Whether the one argument is a tuple whose fields are the inputs (`concatenate`,
-    /// `stack`): the relation unpacks it, and the runtime passes the fields.
+    /// Whether the first argument is a tuple whose fields are the inputs (`concatenate`,
+    /// `stack`): the relation unpacks it, and any further tuple argument (`qnn.concatenate`'s
+    /// scales), and the runtime passes the fields in order.
     const TUPLE_INPUT: bool = false;
     /// Whether the result is a tuple even when it has one field (`split` into one part); by
     /// default one output is a tensor and several a tuple.
@@ -148,7 +149,7 @@ impl OpEntry {
 /// on the parsed attributes.
 fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResult {
     let attrs = <T as Operator>::Attrs::from_attrs(reader)?;
-    let fields = if T::TUPLE_INPUT { tensor_tuple_arg(args, 0)? } else { tensor_args(args)? };
+    let fields = if T::TUPLE_INPUT { flattened_args(args)? } else { tensor_args(args)? };
     let Some(inputs) = fields else { return Ok(None) };
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
     let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
@@ -175,6 +176,24 @@ fn tensor_args(args: &[RelType]) -> Result<Option<Vec<&TensorType>>, String> {
     for i in 0..args.len() {
         match tensor_arg(args, i)? {
             Some(t) => inputs.push(t),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(inputs))
+}
+
+/// The first argument's fields, then each further argument's fields if it is a tuple, else
+/// itself (`qnn.concatenate`'s tuples of scales and zero points): the order in which the
+/// runtime passes them to the kernel. `Ok(None)` while any is unknown.
+fn flattened_args(args: &[RelType]) -> Result<Option<Vec<&TensorType>>, String> {
+    let Some(mut inputs) = tensor_tuple_arg(args, 0)? else { return Ok(None) };
+    for i in 1..args.len() {
+        let fields = match &args[i] {
+            RelType::Tuple(_) => tensor_tuple_arg(args, i)?,
+            _ => tensor_arg(args, i)?.map(|t| vec![t]),
+        };
+        match fields {
+            Some(fields) => inputs.extend(fields),
             None => return Ok(None),
         }
     }

@@ -6,7 +6,7 @@
 //! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
 //! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
 //! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
-//! and the normalisation operators.
+//! and the normalisation operators, and the quantized operators (`qnn/`).
 
 mod activation;
 mod algorithm;
@@ -19,6 +19,7 @@ pub(crate) mod image;
 pub(crate) mod index;
 mod nn;
 mod normalization;
+mod qnn;
 pub(crate) mod reduce;
 mod replicate;
 mod scan;
@@ -36,6 +37,7 @@ pub use gather_scatter::*;
 pub use image::*;
 pub use nn::*;
 pub use normalization::*;
+pub use qnn::*;
 pub use reduce::*;
 pub use replicate::*;
 pub use scan::*;
@@ -47,7 +49,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 27] = [
+const FAMILIES: [&[OpEntry]; 28] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -75,6 +77,7 @@ const FAMILIES: [&[OpEntry]; 27] = [
     nn::UPSAMPLING,
     nn::CONV_TRANSPOSE,
     nn::LOSS,
+    qnn::QNN,
 ];
 
 /// Every operator of the library, family by family.

@@ -1,0 +1,103 @@
+//! TVM's fixed-point rescaling (`src/relay/qnn/utils.cc` `GetFixedPointMultiplierShift`,
+//! `FixedPointMultiply`): a real multiplier `m` becomes a 31-bit significand and a power of
+//! two, and `x * m` is computed in 64-bit integers with one rounding, as TVM's lowering of
+//! `qnn.requantize` (its default `compute_dtype="int64"`) and the `fixed_point_multiply` op do.
+
+use crate::attrs::QnnRounding;
+use crate::error::KernelError;
+
+/// A real multiplier as `significand * 2^(shift - 31)`, `significand` in `[2^30, 2^31)` (or
+/// 0, or negative for a negative multiplier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FixedPoint {
+    significand: i64,
+    shift: i32,
+}
+
+/// `x = f * 2^e` with `|f|` in `[0.5, 1)` (C's `frexp`), for finite nonzero `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        // Subnormal: scale into the normal range first.
+        let (f, e) = frexp(x * 2f64.powi(64));
+        return (f, e - 64);
+    }
+    let e = biased - 1022;
+    let f = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (f, e)
+}
+
+impl FixedPoint {
+    /// The fixed-point form of `multiplier` (TVM rounds the significand half away from zero
+    /// and renormalises a significand that rounds up to `2^31`).
+    ///
+    /// # Errors
+    /// [`KernelError::Attr`] for a multiplier that is not finite (a zero scale divides).
+    pub(crate) fn new(multiplier: f64) -> Result<FixedPoint, KernelError> {
+        if !multiplier.is_finite() {
+            return Err(KernelError::Attr(format!("the scale ratio {multiplier} is not finite")));
+        }
+        if multiplier == 0.0 {
+            return Ok(FixedPoint { significand: 0, shift: 0 });
+        }
+        let (f, mut shift) = frexp(multiplier);
+        let mut significand = (f * 2f64.powi(31)).round() as i64;
+        if significand == 1 << 31 {
+            significand /= 2;
+            shift += 1;
+        }
+        Ok(FixedPoint { significand, shift })
+    }
+
+    /// `x * multiplier`, rounded as `rounding` says (`Unset` is TVM's default, `UPWARD`), in
+    /// TVM's wrapping 64-bit arithmetic. A right shift of 63 bits or more (a multiplier below
+    /// about 2^-32) gives 0, where TVM's shift is undefined.
+    pub(crate) fn multiply(self, x: i64, rounding: QnnRounding) -> i64 {
+        let (left, right) =
+            if self.shift > 0 { (self.shift as u32, 0) } else { (0, self.shift.unsigned_abs()) };
+        let shifted = if left >= 64 { 0 } else { x.wrapping_shl(left) };
+        let product = shifted.wrapping_mul(self.significand);
+        let total = right + 31;
+        if total >= 63 {
+            return 0;
+        }
+        let half = 1i64 << (total - 1);
+        let round = match rounding {
+            QnnRounding::ToNearest if product < 0 => half - 1,
+            _ => half,
+        };
+        product.wrapping_add(round) >> total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frexp_is_cs() {
+        assert_eq!(frexp(1.0), (0.5, 1));
+        assert_eq!(frexp(0.75), (0.75, 0));
+        assert_eq!(frexp(-3.0), (-0.75, 2));
+        assert_eq!(frexp(f64::MIN_POSITIVE / 4.0), (0.5, -1023));
+    }
+
+    #[test]
+    fn multipliers_and_roundings() {
+        let one = FixedPoint::new(1.0).unwrap();
+        assert_eq!(one, FixedPoint { significand: 1 << 30, shift: 1 });
+        for x in [-7, 0, 5, i32::MAX as i64] {
+            assert_eq!(one.multiply(x, QnnRounding::Upward), x);
+            assert_eq!(one.multiply(x, QnnRounding::ToNearest), x);
+        }
+        let half = FixedPoint::new(0.5).unwrap();
+        assert_eq!(half.multiply(5, QnnRounding::Upward), 3);
+        assert_eq!(half.multiply(-5, QnnRounding::Upward), -2);
+        assert_eq!(half.multiply(-5, QnnRounding::ToNearest), -3);
+        assert_eq!(half.multiply(-5, QnnRounding::Unset), -2);
+        assert_eq!(FixedPoint::new(0.0).unwrap().multiply(99, QnnRounding::Upward), 0);
+        assert_eq!(FixedPoint::new(1e-30).unwrap().multiply(99, QnnRounding::Upward), 0);
+        assert!(FixedPoint::new(f64::INFINITY).is_err());
+    }
+}
