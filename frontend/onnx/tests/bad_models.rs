@@ -181,16 +181,6 @@ fn unsupported_recurrent_attributes_and_inputs_name_the_node() {
     a.i = 2;
     rnn.attribute.push(a);
     assert_eq!(error_of(&m), "node `rnn_y` (RNN): attribute `layout`: 2 is not 0 or 1");
-    // A batch known only at run time (the sequence length may be: see op_*_dynamic_*).
-    let mut m = model("op_rnn");
-    let x = &mut graph(&mut m).input[0];
-    let Some(onnx_protobuf::type_proto::Value::TensorType(t)) = x.type_.as_mut().unwrap().value.as_mut()
-    else {
-        panic!("x is a tensor");
-    };
-    t.shape.as_mut().unwrap().dim[1].value =
-        Some(onnx_protobuf::tensor_shape_proto::dimension::Value::DimParam("batch".into()));
-    assert_eq!(error_of(&m), "node `rnn_y` (RNN): the batch size must be static");
     let mut m = model("op_gru");
     let gru = &mut graph(&mut m).node[0];
     let mut a = AttributeProto::new();

@@ -6,16 +6,17 @@
 //! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
 //! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
-//! also makes a reverse pass start at each sequence's own end). Not converted (an error naming
-//! the attribute or input): `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and
-//! a batch size known only at run time.
+//! also makes a reverse pass start at each sequence's own end); a batch size known only at
+//! run time (the zero initial states are then built from the input's first step). Not
+//! converted (an error naming the attribute): `activation_alpha`/`activation_beta`, LSTM's
+//! `input_forget`.
 
 use super::{on, tuple};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
-use crate::shape::known;
+use crate::shape::{known, tensor_type};
 use relay_devices::DType;
 
 /// The recurrent cell of a node.
@@ -205,8 +206,8 @@ impl Unroll<'_, '_> {
         let stepped = self.masked_step(cell, d, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
         let body = self.cx.swap_body(outer);
         let (y_t, h_next, c_next) = stepped?;
-        let state = format!("Tensor[({}, {}), {}]", r.batch, r.hidden, self.dtype);
-        let outputs = format!("Tensor[(?, {}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let state = tensor_type(self.dtype, &[r.batch, Some(r.hidden)]);
+        let outputs = tensor_type(self.dtype, &[None, r.batch, Some(r.hidden)]);
         let row = format!("expand_dims({y_t}, axis=0)");
         let grown = if r.reverse { format!("({row}, {ys})") } else { format!("({ys}, {row})") };
         let mut params = vec![format!("{t}: int64"), format!("{h}: {state}")];
@@ -234,7 +235,8 @@ impl Unroll<'_, '_> {
         self.cx.bind_as(&f, &definition);
         let mut start = vec!["0i64".to_string(), h0.to_string()];
         start.extend(c0.map(str::to_string));
-        start.push(format!("zeros(shape=[0, {}, {}], dtype=\"{}\")", r.batch, r.hidden, self.dtype));
+        // No outputs yet: `[0, batch, hidden]`, the batch taken from the initial state.
+        start.push(format!("strided_slice(expand_dims({h0}, axis=0), begin=[0], end=[0], axes=[0])"));
         let result = self.bind("recurrence", format!("{f}({})", start.join(", ")));
         let last = done.len() - 1;
         let c = c0.map(|_| format!("{result}.1"));
@@ -256,7 +258,8 @@ struct Recurrence<'a> {
     time_axis: usize,
     /// Whether the direction runs from the end.
     reverse: bool,
-    batch: i64,
+    /// The batch size, `None` when known only at run time.
+    batch: Option<i64>,
     hidden: i64,
     /// A `[batch, hidden]` tensor of zeros, the output past a sequence's end.
     zeros: &'a str,
@@ -290,7 +293,6 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     // A static sequence unrolls; one known only at run time becomes a local function that
     // calls itself once per step.
     let (steps, batch) = if batch_first { (b, a) } else { (a, b) };
-    let batch = batch.ok_or_else(|| node.error("the batch size must be static"))?;
     if steps.is_some_and(|t| t < 1) {
         return Err(node.error("the sequence is empty"));
     }
@@ -321,7 +323,17 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let xs: Vec<String> = (0..steps.unwrap_or(0))
         .map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr)))
         .collect();
-    let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
+    // `[batch, hidden]` zeros: the initial states by default, the output past a sequence's
+    // end. A batch known only at run time comes from the input's first step (`[batch, 1]`
+    // zeros broadcast against `[1, hidden]` ones).
+    let zeros = match batch {
+        Some(batch) => format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")"),
+        None => {
+            let first = format!("take({}, 0i64, axis={time_axis})", x.expr);
+            let column = format!("zeros_like(sum({first}, axis=[1], keepdims=True))");
+            u.bind("zeros", format!("add({column}, zeros(shape=[1, {hidden}], dtype=\"{dtype}\"))"))
+        }
+    };
     // Per step, `[batch, 1]`: whether the step is within each sequence's length.
     let valid = |u: &mut Unroll, t: &str| {
         lens.as_ref().map(|l| u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr)))
@@ -389,7 +401,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         cs.extend(c);
     }
     let nd = Some(directions.len() as i64);
-    let (b, hdim, t) = (Some(batch), Some(hidden), steps);
+    let (b, hdim, t) = (batch, Some(hidden), steps);
     let state = |v: &[String]| {
         let dims = if batch_first { vec![b, nd, hdim] } else { vec![nd, b, hdim] };
         Value::new(format!("stack({}, axis={direction_axis})", tuple(v)), dtype, dims)
