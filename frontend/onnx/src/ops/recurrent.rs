@@ -1,8 +1,10 @@
-//! The recurrent operators `RNN`, `GRU` and `LSTM`. Over a static sequence length they
-//! unroll as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`):
-//! each step is `nn.dense` of the input and of the previous hidden state, the gates split off
-//! the sum. Over a length known only at run time each direction is a local function that runs
-//! one such step and calls itself, as `Loop` is. Forward, reverse and bidirectional; the
+//! The recurrent operators `RNN`, `GRU` and `LSTM`, lowered to the cells of the RNN examples
+//! (`examples/rnn/*.relay`): each direction's step is one local function of the state and
+//! the step's input (`nn.dense` of the input and of the previous hidden state, the gates
+//! split off the sum), reading the direction's weights, sliced and split once before it.
+//! Over a static sequence length the cell is called once per step (unrolled, as TVM's
+//! frontend does); over a length known only at run time each direction is a local function
+//! that calls the cell and then itself, as `Loop` is. Forward, reverse and bidirectional; the
 //! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
 //! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
@@ -52,6 +54,9 @@ struct Direction {
     activations: Vec<&'static str>,
     /// LSTM's peephole weights, a tuple `(P_i, P_o, P_f)` of `[hidden]` vectors.
     peepholes: Option<String>,
+    /// GRU without `linear_before_reset`: the candidate gate's recurrent weights `R_h` and
+    /// bias `Rb_h`, applied to `r (.) H` rather than to `H`.
+    reset: Option<(String, Option<String>)>,
 }
 
 /// The Relay operator of ONNX activation `name`.
@@ -91,7 +96,7 @@ impl Unroll<'_, '_> {
     fn affine(&mut self, hint: &str, x: &str, w: &str, b: Option<&str>) -> String {
         let dense = format!("nn.dense({x}, {w})");
         let expr = match b {
-            Some(b) => format!("add({dense}, {b})"),
+            Some(b) => format!("nn.bias_add({dense}, {b})"),
             None => dense,
         };
         self.bind(hint, expr)
@@ -141,14 +146,13 @@ impl Unroll<'_, '_> {
                 let hs = self.bind("h_gates", format!("split({hr}, indices_or_sections=3, axis=1)"));
                 let z = self.bind("z", self.act(a[0], &format!("add({xs}.0, {hs}.0)")));
                 let r = self.bind("r", self.act(a[0], &format!("add({xs}.1, {hs}.1)")));
-                let recurrent = if linear_before_reset {
-                    format!("multiply({r}, {hs}.2)")
-                } else {
-                    // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
-                    let rw = self.bind("r_weights", format!("split({}, indices_or_sections=3, axis=0)", d.r));
-                    let reset = format!("multiply({r}, {h})");
-                    let rbh = rb.map(|rb| format!("{}.2", self.split_bias(rb)));
-                    self.affine("reset_h", &reset, &format!("{rw}.2"), rbh.as_deref())
+                let recurrent = match (linear_before_reset, &d.reset) {
+                    (false, Some((rw, rbh))) => {
+                        // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
+                        let reset = format!("multiply({r}, {h})");
+                        self.affine("reset_h", &reset, rw, rbh.as_deref())
+                    }
+                    _ => format!("multiply({r}, {hs}.2)"),
                 };
                 let cand = self.bind("h_candidate", self.act(a[1], &format!("add({xs}.2, {recurrent})")));
                 let one = dtype::literal(self.dtype, 1.0);
@@ -158,42 +162,96 @@ impl Unroll<'_, '_> {
         }
     }
 
-    /// One step, masked when `valid` (`[batch, 1]`) says which sequences are still running:
-    /// past its end a sequence keeps its state and outputs `zeros`. Returns the step's
-    /// output and the new `(h, c)`.
-    fn masked_step(
+    /// The cell of direction `d` as a local function, in the form of the RNN examples' `%cell`:
+    /// `fn (%h: state, %x: input) -> state` (LSTM: `fn (%state: (state, state), %x: input)`,
+    /// the hidden and cell states), `state` and `input` being the Relay types of `[batch,
+    /// hidden]` and `[batch, input]` tensors. Returns the function's variable.
+    ///
+    /// # Errors
+    /// None in practice (an LSTM step always gets a cell state).
+    fn cell_function(
         &mut self,
         cell: Cell,
         d: &Direction,
+        state: &str,
+        input: &str,
+    ) -> Result<String, ImportError> {
+        let f = self.cx.fresh_variable(&format!("{}_cell", self.node.name_hint()));
+        let x = self.cx.fresh_variable("x");
+        let (param, h, c, ty) = if cell == Cell::Lstm {
+            let s = self.cx.fresh_variable("state");
+            let ty = format!("({state}, {state})");
+            (format!("{s}: {ty}"), format!("{s}.0"), Some(format!("{s}.1")), ty)
+        } else {
+            let h = self.cx.fresh_variable("h");
+            (format!("{h}: {state}"), h, None, state.to_string())
+        };
+        let outer = self.cx.swap_body(String::new());
+        let stepped = self.step(cell, d, &x, &h, c.as_deref());
+        let body = self.cx.swap_body(outer);
+        let result = match stepped? {
+            (h, Some(c)) => format!("({h}, {c})"),
+            (h, None) => h,
+        };
+        let definition = format!(
+            "fn ({param}, {x}: {input}) -> {ty} {{\n{}    {result}\n  }}",
+            body.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        self.cx.bind_as(&f, &definition);
+        Ok(f)
+    }
+
+    /// A call of cell function `f` on the state `(h, c)` and the step's input `x`: the new
+    /// `(h, c)`.
+    fn call(&mut self, f: &str, x: &str, (h, c): (&str, Option<&str>)) -> (String, Option<String>) {
+        match c {
+            Some(c) => {
+                // The previous call's result itself, when its state is kept whole.
+                let state = match (h.strip_suffix(".0"), c.strip_suffix(".1")) {
+                    (Some(a), Some(b)) if a == b => a.to_string(),
+                    _ => format!("({h}, {c})"),
+                };
+                let s = self.bind("state", format!("{f}({state}, {x})"));
+                (format!("{s}.0"), Some(format!("{s}.1")))
+            }
+            None => (self.bind("h", format!("{f}({h}, {x})")), None),
+        }
+    }
+
+    /// One step (a call of cell function `f`), masked when `valid` (`[batch, 1]`) says which
+    /// sequences are still running: past its end a sequence keeps its state and outputs
+    /// `zeros`. Returns the step's output and the new `(h, c)`.
+    fn masked_step(
+        &mut self,
+        f: &str,
         x: &str,
         (h, c): (&str, Option<&str>),
         valid: Option<&str>,
         zeros: &str,
-    ) -> Result<(String, String, Option<String>), ImportError> {
-        let (h_next, c_next) = self.step(cell, d, x, h, c)?;
-        let Some(valid) = valid else { return Ok((h_next.clone(), h_next, c_next)) };
+    ) -> (String, String, Option<String>) {
+        let (h_next, c_next) = self.call(f, x, (h, c));
+        let Some(valid) = valid else { return (h_next.clone(), h_next, c_next) };
         let y = self.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
         let h_kept = self.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
         let c_kept = match (c_next, c) {
             (Some(new), Some(old)) => Some(self.bind("c_kept", format!("where({valid}, {new}, {old})"))),
             (new, _) => new,
         };
-        Ok((y, h_kept, c_kept))
+        (y, h_kept, c_kept)
     }
 
     /// One direction over a sequence whose length is known only at run time: a local function
     /// of the step number, the states and the outputs so far (`[?, batch, hidden]`, grown by
-    /// `concatenate`, at the front when `reverse`) that runs a step and calls itself until the
-    /// sequence ends. `valid` gives the mask of step `t` (see [`Unroll::masked_step`]).
-    /// Returns the outputs `Y` of the direction and the final `(h, c)`.
+    /// `concatenate`, at the front when `reverse`) that calls cell function `cell` and then
+    /// itself until the sequence ends. `valid` gives the mask of step `t` (see
+    /// [`Unroll::masked_step`]). Returns the outputs `Y` of the direction and the final `(h, c)`.
     fn recurrence(
         &mut self,
-        cell: Cell,
-        d: &Direction,
+        cell: &str,
         r: &Recurrence,
         (h0, c0): (&str, Option<&str>),
         valid: impl Fn(&mut Self, &str) -> Option<String>,
-    ) -> Result<(String, String, Option<String>), ImportError> {
+    ) -> (String, String, Option<String>) {
         let hint = self.node.name_hint();
         let (f, t) = (self.cx.fresh_variable(&format!("{hint}_recurrence")), self.cx.fresh_variable("t"));
         let (h, ys) = (self.cx.fresh_variable("h"), self.cx.fresh_variable("ys"));
@@ -203,9 +261,8 @@ impl Unroll<'_, '_> {
         let at = if r.reverse { format!("subtract(subtract({count}, 1i64), {t})") } else { t.clone() };
         let x = self.bind("x", format!("take({}, {at}, axis={})", r.x, r.time_axis));
         let mask = valid(self, &at);
-        let stepped = self.masked_step(cell, d, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
+        let (y_t, h_next, c_next) = self.masked_step(cell, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
         let body = self.cx.swap_body(outer);
-        let (y_t, h_next, c_next) = stepped?;
         let state = tensor_type(self.dtype, &[r.batch, Some(r.hidden)]);
         let outputs = tensor_type(self.dtype, &[None, r.batch, Some(r.hidden)]);
         let row = format!("expand_dims({y_t}, axis=0)");
@@ -240,12 +297,7 @@ impl Unroll<'_, '_> {
         let result = self.bind("recurrence", format!("{f}({})", start.join(", ")));
         let last = done.len() - 1;
         let c = c0.map(|_| format!("{result}.1"));
-        Ok((format!("{result}.{last}"), format!("{result}.0"), c))
-    }
-
-    /// `b` split into its three gates' parts (GRU's recurrent bias).
-    fn split_bias(&mut self, b: &str) -> String {
-        self.bind("rb_gates", format!("split({b}, indices_or_sections=3, axis=0)"))
+        (format!("{result}.{last}"), format!("{result}.0"), c)
     }
 }
 
@@ -317,6 +369,8 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let clip =
         node.proto.attribute.iter().any(|a| a.name == "clip").then(|| node.float("clip", 0.0)).transpose()?;
     let dtype = x.dtype;
+    let state_type = tensor_type(dtype, &[batch, Some(hidden)]);
+    let input_type = tensor_type(dtype, &[batch, x.dims[2]]);
     let mut u = Unroll { cx, node, dtype, clip };
     // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
     let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
@@ -362,13 +416,26 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         let peepholes = peepholes.as_ref().map(|p| {
             u.bind("peepholes", format!("split(take({}, {k}i64, axis=0), indices_or_sections=3)", p.expr))
         });
+        let r_k = u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr));
+        let reset = match cell {
+            Cell::Gru { linear_before_reset: false } => {
+                let rw = u.bind("r_weights", format!("split({r_k}, indices_or_sections=3, axis=0)"));
+                let rbh = bias.as_ref().map(|(_, rb)| {
+                    format!("{}.2", u.bind("rb_gates", format!("split({rb}, indices_or_sections=3, axis=0)")))
+                });
+                Some((format!("{rw}.2"), rbh))
+            }
+            _ => None,
+        };
         let d = Direction {
             w: u.bind("w", format!("take({}, {k}i64, axis=0)", w.expr)),
-            r: u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr)),
+            r: r_k,
             bias,
             activations,
             peepholes,
+            reset,
         };
+        let f = u.cell_function(cell, &d, &state_type, &input_type)?;
         let initial = |v: &Option<Value>| {
             v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis={direction_axis})", v.expr))
         };
@@ -381,7 +448,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
                     if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
                 for t in order {
                     let (y_t, h_next, c_next) =
-                        u.masked_step(cell, &d, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros)?;
+                        u.masked_step(&f, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros);
                     outputs[t] = y_t;
                     (h, c) = (h_next, c_next);
                 }
@@ -389,11 +456,11 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             }
             None => {
                 let step = Recurrence { x: &x.expr, time_axis, reverse, batch, hidden, zeros: &zeros };
-                u.recurrence(cell, &d, &step, (&h, c.as_deref()), |u, t| {
+                u.recurrence(&f, &step, (&h, c.as_deref()), |u, t| {
                     let t =
                         lens.as_ref().map_or(t.to_string(), |l| format!("cast({t}, dtype=\"{}\")", l.dtype));
                     valid(u, &t)
-                })?
+                })
             }
         };
         ys.push(y);
