@@ -405,6 +405,21 @@ case("fold_shape_partial", [
      [("x", F, ["N", 2, 3])], [("y", F, ["M", 2])],
      inits={"one": np.int64(1), "axes": np.array([0], np.int64), "minus": np.array([-1], np.int64)},
      feeds={"x": f32(4, 2, 3, seed=17)})
+# The chains PyTorch writes for `x.view(x.size(0), -1)` with a dynamic batch: the batch,
+# sliced or gathered from the Shape (through Cast, Squeeze and Unsqueeze), stays a run-time
+# size that Reshape keeps (0); in `w.view(x.size(0), 12)` it is another tensor's size, which
+# Reshape infers (-1). Run at batch 2 and 5.
+case("fold_shape_dynamic_batch", [
+    node("Shape", ["x"], ["s"]), node("Slice", ["s", "zero1", "one"], ["n"]), node("Cast", ["n"], ["n64"], to=I64),
+    node("Concat", ["n64", "minus"], ["shape"], axis=0), node("Reshape", ["x", "shape"], ["y"]),
+    node("Gather", ["s", "zero"], ["g"]), node("Unsqueeze", ["g", "axes"], ["g1"]), node("Squeeze", ["g1", "axes"], ["g0"]),
+    node("Unsqueeze", ["g0", "axes"], ["g2"]), node("Concat", ["g2", "twelve"], ["shape2"], axis=0),
+    node("Reshape", ["w", "shape2"], ["z"])],
+     [("x", F, ["N", 3, 4]), ("w", F, ["M", 6])], [("y", F, ["N", 12]), ("z", F, ["N", 12])],
+     inits={"zero": np.int64(0), "zero1": np.array([0], np.int64), "one": np.array([1], np.int64),
+            "minus": np.array([-1], np.int64), "axes": np.array([0], np.int64), "twelve": np.array([12], np.int64)},
+     feeds={"x": f32(2, 3, 4, seed=20), "w": f32(4, 6, seed=21)}, also=[{"x": f32(5, 3, 4, seed=22), "w": f32(10, 6, seed=23)}])
+
 # Scan: a running sum (state) and its doubles (scan output) over the rows of x; then two scan
 # inputs read along axis 1 (one from the end), scan outputs reversed and along axis 1.
 case("op_scan", [node("Scan", ["s0", "x"], ["s", "ys"], num_scan_inputs=1, body=helper.make_graph(
