@@ -530,6 +530,12 @@ recurrent_case("op_lstm_dynamic_bidirectional_peepholes", "LSTM", 4, directions=
                outputs=("y", "y_h", "y_c"), peepholes=True, initial=True, dynamic=True)
 recurrent_case("op_gru_dynamic_reverse_lens", "GRU", 3, direction="reverse", lens=[2, 3], dynamic=True)
 recurrent_case("op_rnn_dynamic_layout1_lens", "RNN", 1, layout=1, lens=[3, 1], initial=True, dynamic=True)
+# A sequence of length 0 with initial states: its final states are zeros in onnxruntime
+# (all three operators, both directions, unrolled and looped).
+recurrent_case("op_lstm_sequence_lens_zero_initial", "LSTM", 4, outputs=("y", "y_h", "y_c"), lens=[0, 3], initial=True)
+recurrent_case("op_gru_sequence_lens_zero_reverse", "GRU", 3, direction="reverse", lens=[2, 0], initial=True)
+recurrent_case("op_rnn_sequence_lens_zero_dynamic", "RNN", 1, directions=2, direction="bidirectional", lens=[0, 2],
+               initial=True, dynamic=True)
 recurrent_case("op_lstm_dynamic_batch_bidirectional", "LSTM", 4, directions=2, direction="bidirectional",
                outputs=("y", "y_h", "y_c"), peepholes=True, dynamic_batch=True)
 recurrent_case("op_gru_dynamic_batch_steps_reverse", "GRU", 3, direction="reverse", dynamic=True, dynamic_batch=True)

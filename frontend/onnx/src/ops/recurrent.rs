@@ -8,7 +8,8 @@
 //! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
 //! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
-//! also makes a reverse pass start at each sequence's own end); a batch size known only at
+//! also makes a reverse pass start at each sequence's own end; a sequence of length 0 ends
+//! in zero states, as in onnxruntime); a batch size known only at
 //! run time (the zero initial states are then built from the input's first step). Not
 //! converted (an error naming the attribute): `activation_alpha`/`activation_beta`, LSTM's
 //! `input_forget`.
@@ -395,6 +396,13 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let masks: Vec<Option<String>> = (0..xs.len())
         .map(|t| valid(&mut u, &dtype::literal(lens.as_ref().map_or(DType::I64, |l| l.dtype), t as f64)))
         .collect();
+    // `[batch, 1]`: whether each sequence has a step at all. One of length 0 ends in zero
+    // states, as onnxruntime's RNN, GRU and LSTM all give, not in the initial states that
+    // the per-step mask alone would keep.
+    let started = lens.as_ref().map(|l| {
+        let zero = dtype::literal(l.dtype, 0.0);
+        u.bind("started", format!("expand_dims(greater({}, {zero}), axis=1)", l.expr))
+    });
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
         let activations = match &names {
@@ -462,6 +470,13 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
                     valid(u, &t)
                 })
             }
+        };
+        let (h, c) = match &started {
+            Some(started) => {
+                let h = u.bind("h_last", format!("where({started}, {h}, {zeros})"));
+                (h, c.map(|c| u.bind("c_last", format!("where({started}, {c}, {zeros})"))))
+            }
+            None => (h, c),
         };
         ys.push(y);
         hs.push(h);
