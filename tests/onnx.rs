@@ -2,8 +2,8 @@
 //! graph per supported operator, an MLP with a dynamic batch, a small CNN) is imported, run
 //! on the VM with the script's inputs, and compared with onnxruntime's outputs; so is every
 //! PyTorch export of `tests/onnx/torch/export.py` (LSTM, GRU, a transformer encoder layer, a
-//! scripted loop), against PyTorch's outputs too. A `.json`'s `also` runs the same compiled
-//! model again at other sizes of a dynamic dimension. Tolerance:
+//! scripted loop, a narrow VGG-11), against PyTorch's outputs too. A `.json`'s `also` runs
+//! the same compiled model again at other sizes of a dynamic dimension. Tolerance:
 //! `|ours - ort| <= 1e-4 * |ort| + 1e-5` per element (1e-4 relative, with an absolute floor
 //! for results near zero); integer and boolean outputs must be equal.
 

@@ -8,6 +8,10 @@ Models (eval mode, weights inside the file, TorchScript exporter, opset 17):
     gru          nn.GRU, 2 layers, bidirectional, with a Linear head on every step
     transformer  nn.TransformerEncoderLayer (d_model 32, 2 heads, batch_first, GELU)
     scripted     a torch.jit.script'ed module: a data-dependent `while` loop and an `if`
+    vgg11_narrow torchvision's VGG-11 (configuration "A": its layer sequence, adaptive average
+                 pooling and three-layer classifier) at 1/16 of its widths on a 3x32x32
+                 input, so pooled to 1x1 rather than 7x7: the full model's weights (507 MB)
+                 and input are too large to commit
     gru_dynamic_batch the GRU with the batch a dynamic axis, checked at batch 2 and 3
 For each NAME it writes NAME.onnx and NAME.json next to this script:
 {"inputs": {input name: tensor}, "outputs": [onnxruntime's tensors], "torch": [PyTorch's]},
@@ -85,6 +89,18 @@ class Scripted(torch.nn.Module):
         return y
 
 
+def vgg11_narrow():
+    """torchvision's VGG class with configuration "A" (VGG-11) at 1/16 of its widths."""
+    from torchvision.models import vgg
+    widths = [c if c == "M" else c // 16 for c in vgg.cfgs["A"]]
+    model = vgg.VGG(vgg.make_layers(widths), num_classes=10)
+    model.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+    model.classifier = torch.nn.Sequential(
+        torch.nn.Linear(32, 256), torch.nn.ReLU(True), torch.nn.Dropout(),
+        torch.nn.Linear(256, 256), torch.nn.ReLU(True), torch.nn.Dropout(), torch.nn.Linear(256, 10))
+    return model
+
+
 # name -> (constructor, input shapes, whether to torch.jit.script it, dynamic axes)
 MODELS = {
     "lstm": (Lstm, [(2, 5, 8)], False, None),
@@ -92,6 +108,7 @@ MODELS = {
     "gru": (Gru, [(6, 2, 8)], False, None),
     "transformer": (Transformer, [(2, 7, 32)], False, None),
     "scripted": (Scripted, [(3, 4)], True, None),
+    "vgg11_narrow": (vgg11_narrow, [(1, 3, 32, 32)], False, None),
     "gru_dynamic_batch": (Gru, [(6, 2, 8)], False, {"input": {1: "batch"}}),
 }
 # Further runs of a model: the input shapes of each (its dynamic axes at other sizes).
