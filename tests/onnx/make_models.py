@@ -530,6 +530,17 @@ recurrent_case("op_lstm_dynamic_bidirectional_peepholes", "LSTM", 4, directions=
                outputs=("y", "y_h", "y_c"), peepholes=True, initial=True, dynamic=True)
 recurrent_case("op_gru_dynamic_reverse_lens", "GRU", 3, direction="reverse", lens=[2, 3], dynamic=True)
 recurrent_case("op_rnn_dynamic_layout1_lens", "RNN", 1, layout=1, lens=[3, 1], initial=True, dynamic=True)
+# The other activation functions, their alphas and betas taken in order as each needs them
+# (LeakyRelu and HardSigmoid also by default), with clip; unrolled and looped.
+recurrent_case("op_gru_activations_alpha_beta", "GRU", 3, directions=2, direction="bidirectional",
+               activations=["HardSigmoid", "Softsign", "LeakyRelu", "ScaledTanh"], activation_alpha=[0.3, 0.05, 0.8],
+               activation_beta=[0.45, 1.2])
+recurrent_case("op_rnn_activations_elu_softplus", "RNN", 1, directions=2, direction="bidirectional",
+               activations=["Elu", "Softplus"], activation_alpha=[0.7], dynamic=True)
+recurrent_case("op_lstm_activations_affine_thresholded", "LSTM", 4, outputs=("y", "y_h", "y_c"),
+               activations=["HardSigmoid", "Affine", "ThresholdedRelu"], activation_alpha=[0.25, 0.5, 0.1],
+               activation_beta=[0.55, 0.2], clip=2.0)
+recurrent_case("op_gru_activations_defaults", "GRU", 3, activations=["HardSigmoid", "LeakyRelu"])
 # A sequence of length 0 with initial states: its final states are zeros in onnxruntime
 # (all three operators, both directions, unrolled and looped).
 recurrent_case("op_lstm_sequence_lens_zero_initial", "LSTM", 4, outputs=("y", "y_h", "y_c"), lens=[0, 3], initial=True)

@@ -160,11 +160,14 @@ fn unsupported_recurrent_attributes_and_inputs_name_the_node() {
     let mut m = model("op_lstm");
     let lstm = &mut graph(&mut m).node[0];
     let mut a = AttributeProto::new();
-    a.name = "activation_alpha".into();
-    a.type_ = onnx_protobuf::attribute_proto::AttributeType::FLOATS.into();
-    a.floats = vec![0.5];
+    a.name = "activations".into();
+    a.type_ = onnx_protobuf::attribute_proto::AttributeType::STRINGS.into();
+    a.strings = vec![b"Sigmoid".to_vec(), b"Affine".to_vec(), b"Tanh".to_vec()];
     lstm.attribute.push(a);
-    assert_eq!(error_of(&m), "node `lstm_y` (LSTM): attribute `activation_alpha` is not supported");
+    assert_eq!(
+        error_of(&m),
+        "node `lstm_y` (LSTM): activation `Affine` needs a value in attribute `activation_alpha`"
+    );
     let mut m = model("op_lstm");
     let lstm = &mut graph(&mut m).node[0];
     let mut a = AttributeProto::new();
@@ -186,9 +189,9 @@ fn unsupported_recurrent_attributes_and_inputs_name_the_node() {
     let mut a = AttributeProto::new();
     a.name = "activations".into();
     a.type_ = onnx_protobuf::attribute_proto::AttributeType::STRINGS.into();
-    a.strings = vec![b"HardSigmoid".to_vec(), b"Tanh".to_vec()];
+    a.strings = vec![b"Swish".to_vec(), b"Tanh".to_vec()];
     gru.attribute.push(a);
-    assert_eq!(error_of(&m), "node `gru_y` (GRU): attribute `activations`: `HardSigmoid` is not supported");
+    assert_eq!(error_of(&m), "node `gru_y` (GRU): attribute `activations`: `Swish` is not supported");
 }
 
 fn model(name: &str) -> ModelProto {

@@ -5,14 +5,16 @@
 //! Over a static sequence length the cell is called once per step (unrolled, as TVM's
 //! frontend does); over a length known only at run time each direction is a local function
 //! that calls the cell and then itself, as `Loop` is. Forward, reverse and bidirectional; the
-//! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
+//! `activations` attribute, all eleven functions with their `activation_alpha`/`_beta`
+//! (`activation.rs`), and `clip`; optional biases and initial
 //! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
 //! also makes a reverse pass start at each sequence's own end; a sequence of length 0 ends
 //! in zero states, as in onnxruntime); a batch size known only at
 //! run time (the zero initial states are then built from the input's first step). Not
-//! converted (an error naming the attribute): `activation_alpha`/`activation_beta`, LSTM's
-//! `input_forget`.
+//! converted (an error naming the attribute): LSTM's `input_forget`.
+
+mod activation;
 
 use super::{on, tuple};
 use crate::dtype;
@@ -20,6 +22,7 @@ use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
 use crate::shape::{known, tensor_type};
+use activation::Activation;
 use relay_devices::DType;
 
 /// The recurrent cell of a node.
@@ -51,23 +54,13 @@ struct Direction {
     r: String,
     /// Input and recurrent biases (`Wb`, `Rb`), each of `gates * hidden` elements.
     bias: Option<(String, String)>,
-    /// Relay operator names, one per activation the cell uses.
-    activations: Vec<&'static str>,
+    /// One per activation function the cell uses.
+    activations: Vec<Activation>,
     /// LSTM's peephole weights, a tuple `(P_i, P_o, P_f)` of `[hidden]` vectors.
     peepholes: Option<String>,
     /// GRU without `linear_before_reset`: the candidate gate's recurrent weights `R_h` and
     /// bias `Rb_h`, applied to `r (.) H` rather than to `H`.
     reset: Option<(String, Option<String>)>,
-}
-
-/// The Relay operator of ONNX activation `name`.
-fn activation(node: &Node, name: &str) -> Result<&'static str, ImportError> {
-    match name {
-        "Sigmoid" => Ok("sigmoid"),
-        "Tanh" => Ok("tanh"),
-        "Relu" => Ok("nn.relu"),
-        other => Err(node.error(format!("attribute `activations`: `{other}` is not supported"))),
-    }
 }
 
 /// The state of one conversion: the node, its dtype, and the converter binding each step.
@@ -85,12 +78,14 @@ impl Unroll<'_, '_> {
         self.cx.bind(&format!("{}_{hint}", self.node.name_hint()), Value::new(expr, self.dtype, vec![])).expr
     }
 
-    /// Activation `op` of `x`, clipped first when the node says so.
-    fn act(&self, op: &str, x: &str) -> String {
-        match self.clip {
-            Some(c) => format!("{op}(clip({x}, a_min={:?}, a_max={:?}))", -f64::from(c), f64::from(c)),
-            None => format!("{op}({x})"),
-        }
+    /// Activation `f` of `x`, clipped first when the node says so.
+    fn act(&mut self, f: Activation, x: &str) -> String {
+        let x = match self.clip {
+            Some(c) => format!("clip({x}, a_min={:?}, a_max={:?})", -f64::from(c), f64::from(c)),
+            None => x.to_string(),
+        };
+        let x = if f.reads_twice() { self.bind("pre", x) } else { x };
+        f.apply(&x, self.dtype)
     }
 
     /// `nn.dense(x, w)` plus `b` if given.
@@ -121,9 +116,12 @@ impl Unroll<'_, '_> {
         };
         let xw = self.affine("xw", x, &d.w, wb);
         let hr = self.affine("hr", h, &d.r, rb);
-        let a = &d.activations;
+        let a = d.activations.as_slice();
         match cell {
-            Cell::Rnn => Ok((self.bind("h", self.act(a[0], &format!("add({xw}, {hr})"))), None)),
+            Cell::Rnn => {
+                let h = self.act(a[0], &format!("add({xw}, {hr})"));
+                Ok((self.bind("h", h), None))
+            }
             Cell::Lstm => {
                 let g = self.bind("gates", format!("split(add({xw}, {hr}), indices_or_sections=4, axis=1)"));
                 let c_prev = c.ok_or_else(|| self.node.error("an LSTM step needs a cell state"))?;
@@ -133,20 +131,26 @@ impl Unroll<'_, '_> {
                     Some(p) => format!("add({g}.{gate}, multiply({p}.{part}, {state}))"),
                     None => format!("{g}.{gate}"),
                 };
-                let i = self.bind("i", self.act(a[0], &peep(0, 0, c_prev)));
-                let f = self.bind("f", self.act(a[0], &peep(2, 2, c_prev)));
-                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
+                let i = self.act(a[0], &peep(0, 0, c_prev));
+                let i = self.bind("i", i);
+                let f = self.act(a[0], &peep(2, 2, c_prev));
+                let f = self.bind("f", f);
+                let cand = self.act(a[1], &format!("{g}.3"));
+                let cand = self.bind("c_candidate", cand);
                 let c = self.bind("c", format!("add(multiply({f}, {c_prev}), multiply({i}, {cand}))"));
-                let o = self.bind("o", self.act(a[0], &peep(1, 1, &c)));
+                let o = self.act(a[0], &peep(1, 1, &c));
+                let o = self.bind("o", o);
                 // `clip` bounds the gates' inputs, not the cell state (as onnxruntime).
-                let h = self.bind("h", format!("multiply({o}, {}({c}))", a[2]));
+                let h = self.bind("h", format!("multiply({o}, {})", a[2].apply(&c, self.dtype)));
                 Ok((h, Some(c)))
             }
             Cell::Gru { linear_before_reset } => {
                 let xs = self.bind("x_gates", format!("split({xw}, indices_or_sections=3, axis=1)"));
                 let hs = self.bind("h_gates", format!("split({hr}, indices_or_sections=3, axis=1)"));
-                let z = self.bind("z", self.act(a[0], &format!("add({xs}.0, {hs}.0)")));
-                let r = self.bind("r", self.act(a[0], &format!("add({xs}.1, {hs}.1)")));
+                let z = self.act(a[0], &format!("add({xs}.0, {hs}.0)"));
+                let z = self.bind("z", z);
+                let r = self.act(a[0], &format!("add({xs}.1, {hs}.1)"));
+                let r = self.bind("r", r);
                 let recurrent = match (linear_before_reset, &d.reset) {
                     (false, Some((rw, rbh))) => {
                         // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
@@ -155,7 +159,8 @@ impl Unroll<'_, '_> {
                     }
                     _ => format!("multiply({r}, {hs}.2)"),
                 };
-                let cand = self.bind("h_candidate", self.act(a[1], &format!("add({xs}.2, {recurrent})")));
+                let cand = self.act(a[1], &format!("add({xs}.2, {recurrent})"));
+                let cand = self.bind("h_candidate", cand);
                 let one = dtype::literal(self.dtype, 1.0);
                 let h = format!("add(multiply(subtract({one}, {z}), {cand}), multiply({z}, {h}))");
                 Ok((self.bind("h", h), None))
@@ -327,9 +332,6 @@ pub fn gru(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
 /// `RNN`, `GRU` or `LSTM` as `cell`: outputs `Y` (`[T, directions, batch, hidden]`), `Y_h` and,
 /// for LSTM, `Y_c` (`[directions, batch, hidden]`).
 pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Value>, ImportError> {
-    for name in ["activation_alpha", "activation_beta"] {
-        node.reject(name)?;
-    }
     let batch_first = match node.int("layout", 0)? {
         0 => false,
         1 => true,
@@ -364,6 +366,12 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             );
         }
     }
+    let names: Vec<&str> = match &names {
+        Some(n) => n.iter().map(String::as_str).collect(),
+        None => directions.iter().flat_map(|_| cell.default_activations().iter().copied()).collect(),
+    };
+    let (alphas, betas) = (node.floats("activation_alpha")?, node.floats("activation_beta")?);
+    let functions = Activation::parse(node, &names, &alphas.unwrap_or_default(), &betas.unwrap_or_default())?;
     let (bias, lens) = (cx.optional_input(node, 3)?, cx.optional_input(node, 4)?);
     let (h0, c0) = (cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
     let peepholes = if cell == Cell::Lstm { cx.optional_input(node, 7)? } else { None };
@@ -405,14 +413,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     });
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
-        let activations = match &names {
-            Some(n) => {
-                n[k * per..(k + 1) * per].iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
-            }
-            None => {
-                cell.default_activations().iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
-            }
-        };
+        let activations = functions[k * per..(k + 1) * per].to_vec();
         let bias = match &bias {
             Some(b) => {
                 let parts =
