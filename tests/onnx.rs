@@ -208,3 +208,33 @@ fn a_bad_model_is_a_bad_input_with_the_importers_message() {
     assert!(err.contains("truncated.onnx: not an ONNX model"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn bench_imports_onnx_and_jsonl_inputs_are_keyed_by_input_name() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/mlp.onnx");
+    let model = model.to_str().unwrap();
+    let (code, out, err) = relay_vm(&[
+        "bench",
+        model,
+        "--args",
+        "{\"x\": [[1, 2, 3, 4, 5, 6, 7, 8]]}",
+        "--reps",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"reps\":2"), "{out}");
+    let dir = std::env::temp_dir().join(format!("relay-onnx-jsonl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = dir.join("inputs.jsonl");
+    let rows = ["[[1, 2, 3, 4, 5, 6, 7, 8]]", "[[0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1]]"];
+    std::fs::write(&lines, rows.map(|r| format!("{{\"x\": {r}}}\n")).concat()).unwrap();
+    let (code, out, err) = relay_vm(&["run", model, "--input", lines.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // One output line per input line, each what `--args` by name gives.
+    let each: Vec<String> =
+        rows.iter().map(|r| relay_vm(&["run", model, "--args", &format!("{{\"x\": {r}}}")]).1).collect();
+    assert_eq!(out, each.concat());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
