@@ -540,6 +540,8 @@ recurrent_case("op_rnn_activations_elu_softplus", "RNN", 1, directions=2, direct
 recurrent_case("op_lstm_activations_affine_thresholded", "LSTM", 4, outputs=("y", "y_h", "y_c"),
                activations=["HardSigmoid", "Affine", "ThresholdedRelu"], activation_alpha=[0.25, 0.5, 0.1],
                activation_beta=[0.55, 0.2], clip=2.0)
+recurrent_case("op_lstm_input_forget_peepholes", "LSTM", 4, outputs=("y", "y_h", "y_c"), peepholes=True, initial=True,
+               input_forget=1)
 recurrent_case("op_gru_activations_defaults", "GRU", 3, activations=["HardSigmoid", "LeakyRelu"])
 # A sequence of length 0 with initial states: its final states are zeros in onnxruntime
 # (all three operators, both directions, unrolled and looped).

@@ -7,12 +7,12 @@
 //! that calls the cell and then itself, as `Loop` is. Forward, reverse and bidirectional; the
 //! `activations` attribute, all eleven functions with their `activation_alpha`/`_beta`
 //! (`activation.rs`), and `clip`; optional biases and initial
-//! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
+//! states; GRU's `linear_before_reset`; LSTM's peepholes `P` and `input_forget`; `layout` 1
+//! (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
 //! also makes a reverse pass start at each sequence's own end; a sequence of length 0 ends
 //! in zero states, as in onnxruntime); a batch size known only at
-//! run time (the zero initial states are then built from the input's first step). Not
-//! converted (an error naming the attribute): LSTM's `input_forget`.
+//! run time (the zero initial states are then built from the input's first step).
 
 mod activation;
 
@@ -70,6 +70,8 @@ struct Unroll<'a, 'n> {
     dtype: DType,
     /// Pre-activation clip, if the node sets `clip`.
     clip: Option<f32>,
+    /// LSTM's `input_forget`: the forget gate is `1 - i`, coupled to the input gate.
+    input_forget: bool,
 }
 
 impl Unroll<'_, '_> {
@@ -133,7 +135,11 @@ impl Unroll<'_, '_> {
                 };
                 let i = self.act(a[0], &peep(0, 0, c_prev));
                 let i = self.bind("i", i);
-                let f = self.act(a[0], &peep(2, 2, c_prev));
+                let f = if self.input_forget {
+                    format!("subtract({}, {i})", dtype::literal(self.dtype, 1.0))
+                } else {
+                    self.act(a[0], &peep(2, 2, c_prev))
+                };
                 let f = self.bind("f", f);
                 let cand = self.act(a[1], &format!("{g}.3"));
                 let cand = self.bind("c_candidate", cand);
@@ -337,9 +343,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         1 => true,
         other => return Err(node.error(format!("attribute `layout`: {other} is not 0 or 1"))),
     };
-    if cell == Cell::Lstm && node.int("input_forget", 0)? != 0 {
-        return Err(node.error("attribute `input_forget` is not supported"));
-    }
+    let input_forget = cell == Cell::Lstm && node.int("input_forget", 0)? != 0;
     let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
     let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
     let (&[a, b, _], &[_, _, hidden]) = (x.dims.as_slice(), rdims.as_slice()) else {
@@ -380,7 +384,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let dtype = x.dtype;
     let state_type = tensor_type(dtype, &[batch, Some(hidden)]);
     let input_type = tensor_type(dtype, &[batch, x.dims[2]]);
-    let mut u = Unroll { cx, node, dtype, clip };
+    let mut u = Unroll { cx, node, dtype, clip, input_forget };
     // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
     let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
     let xs: Vec<String> = (0..steps.unwrap_or(0))
