@@ -2,7 +2,8 @@
 //! graph per supported operator, an MLP with a dynamic batch, a small CNN) is imported, run
 //! on the VM with the script's inputs, and compared with onnxruntime's outputs; so is every
 //! PyTorch export of `tests/onnx/torch/export.py` (LSTM, GRU, a transformer encoder layer, a
-//! scripted loop), against PyTorch's outputs too. Tolerance:
+//! scripted loop, a narrow VGG-11), against PyTorch's outputs too. A `.json`'s `also` runs
+//! the same compiled model again at other sizes of a dynamic dimension. Tolerance:
 //! `|ours - ort| <= 1e-4 * |ort| + 1e-5` per element (1e-4 relative, with an absolute floor
 //! for results near zero); integer and boolean outputs must be equal.
 
@@ -23,11 +24,13 @@ fn models(folder: &str) -> Vec<PathBuf> {
     models
 }
 
-/// Imports, compiles and runs `model` on the inputs of its `.json`, returning the result as
-/// JSON (an array for several outputs) and the `.json` itself.
-fn run(model: &Path, opt_level: u8) -> Result<(Json, Json), String> {
+/// Imports and compiles `model` once and runs it on the inputs of its `.json` and of each
+/// entry of the `.json`'s `also` (the same model at other sizes of a dynamic dimension),
+/// returning, per run, the result as JSON (an array for several outputs) and the run's part of
+/// the `.json` (`inputs` and the references).
+fn run(model: &Path, opt_level: u8) -> Result<Vec<(Json, Json)>, String> {
     let imported = relay::onnx::import(&std::fs::read(model).unwrap()).map_err(|e| format!("import: {e}"))?;
-    let doc: Json =
+    let mut doc: Json =
         serde_json::from_str(&std::fs::read_to_string(model.with_extension("json")).unwrap()).unwrap();
     let program = Program::builder()
         .source("model.relay", imported.text.clone())
@@ -36,24 +39,31 @@ fn run(model: &Path, opt_level: u8) -> Result<(Json, Json), String> {
         .build()
         .map_err(|e| format!("{e}\n{}", imported.text))?;
     let f = program.function("main").map_err(|e| e.to_string())?;
-    let mut args: Vec<Option<relay::vm::Value>> = vec![None; f.param_types.len()];
-    for (i, v) in relay::params::bind_params(f, &imported.weights)?.values {
-        args[i] = Some(v);
-    }
-    for (name, value) in doc["inputs"].as_object().unwrap() {
-        let i = f
-            .param_names
-            .iter()
-            .position(|p| *p == sanitize_name(name))
-            .ok_or(format!("no parameter for {name}"))?;
-        args[i] = Some(relay::json::from_json(program.executable(), &f.param_types[i], value)?);
-    }
-    let args: Vec<_> =
-        args.into_iter().map(|a| a.ok_or("a parameter is unbound")).collect::<Result<_, _>>()?;
+    let weights = relay::params::bind_params(f, &imported.weights)?.values;
+    let also = doc.as_object_mut().unwrap().remove("also");
+    let runs = std::iter::once(doc).chain(also.into_iter().flat_map(|a| a.as_array().unwrap().clone()));
     let mut vm = program.vm();
-    let result = program.invoke(&mut vm, "main", args).map_err(|e| e.to_string())?;
-    let printed = relay::json::to_json(program.executable(), &f.ret_type, &result)?;
-    Ok((serde_json::from_str(&printed).unwrap(), doc))
+    let mut results = vec![];
+    for doc in runs {
+        let mut args: Vec<Option<relay::vm::Value>> = vec![None; f.param_types.len()];
+        for (i, v) in &weights {
+            args[*i] = Some(v.clone());
+        }
+        for (name, value) in doc["inputs"].as_object().unwrap() {
+            let i = f
+                .param_names
+                .iter()
+                .position(|p| *p == sanitize_name(name))
+                .ok_or(format!("no parameter for {name}"))?;
+            args[i] = Some(relay::json::from_json(program.executable(), &f.param_types[i], value)?);
+        }
+        let args: Vec<_> =
+            args.into_iter().map(|a| a.ok_or("a parameter is unbound")).collect::<Result<_, _>>()?;
+        let result = program.invoke(&mut vm, "main", args).map_err(|e| e.to_string())?;
+        let printed = relay::json::to_json(program.executable(), &f.ret_type, &result)?;
+        results.push((serde_json::from_str(&printed).unwrap(), doc));
+    }
+    Ok(results)
 }
 
 /// Why `ours` differs from onnxruntime's `expected` tensor, if it does.
@@ -94,8 +104,12 @@ fn check_all(folder: &str, opt_level: u8, references: &[&str]) {
     let mut failures = vec![];
     let all = models(folder);
     for model in &all {
-        let outcome = run(model, opt_level).and_then(|(ours, doc)| {
-            references.iter().try_for_each(|r| compare_all(&ours, &doc[r]).map_err(|e| format!("{r}: {e}")))
+        let outcome = run(model, opt_level).and_then(|runs| {
+            runs.iter().enumerate().try_for_each(|(k, (ours, doc))| {
+                references
+                    .iter()
+                    .try_for_each(|r| compare_all(ours, &doc[r]).map_err(|e| format!("run {k}, {r}: {e}")))
+            })
         });
         if let Err(e) = outcome {
             failures.push(format!("{}: {e}", model.file_name().unwrap().to_string_lossy()));
@@ -192,5 +206,35 @@ fn a_bad_model_is_a_bad_input_with_the_importers_message() {
     let (code, _, err) = relay_vm(&["run", bad.to_str().unwrap(), "--args", "[]"]);
     assert_eq!(code, 3);
     assert!(err.contains("truncated.onnx: not an ONNX model"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_imports_onnx_and_jsonl_inputs_are_keyed_by_input_name() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/mlp.onnx");
+    let model = model.to_str().unwrap();
+    let (code, out, err) = relay_vm(&[
+        "bench",
+        model,
+        "--args",
+        "{\"x\": [[1, 2, 3, 4, 5, 6, 7, 8]]}",
+        "--reps",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"reps\":2"), "{out}");
+    let dir = std::env::temp_dir().join(format!("relay-onnx-jsonl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = dir.join("inputs.jsonl");
+    let rows = ["[[1, 2, 3, 4, 5, 6, 7, 8]]", "[[0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1]]"];
+    std::fs::write(&lines, rows.map(|r| format!("{{\"x\": {r}}}\n")).concat()).unwrap();
+    let (code, out, err) = relay_vm(&["run", model, "--input", lines.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // One output line per input line, each what `--args` by name gives.
+    let each: Vec<String> =
+        rows.iter().map(|r| relay_vm(&["run", model, "--args", &format!("{{\"x\": {r}}}")]).1).collect();
+    assert_eq!(out, each.concat());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,7 +4,8 @@
 Each case is a small graph built with onnx.helper: one per supported operator (or attribute
 form), a small MLP and a small CNN. For each it writes NAME.onnx and NAME.json:
 {"inputs": {input name: tensor}, "outputs": [tensor, ...]}, a tensor being
-{"dtype", "shape", "data" (flat)}, the form `relay-vm run --args` reads. Inputs are drawn
+{"dtype", "shape", "data" (flat)}, the form `relay-vm run --args` reads; a model with a
+dynamic dimension may have "also": [{"inputs", "outputs"}, ...], more runs at other sizes. Inputs are drawn
 from a seeded generator and outputs are onnxruntime's (one thread), so reruns are identical.
 
     make_models.py            rewrite the files next to this script
@@ -28,12 +29,12 @@ BOOL = TensorProto.BOOL
 CASES = []
 
 
-def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None, reference=None):
+def case(name, nodes, inputs, outputs, inits=(), opset=17, feeds=None, reference=None, also=()):
     """Registers graph `name`: `inputs`/`outputs` are (name, elem type, shape) triples,
-    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays, and
+    `inits` maps initializer names to arrays, `feeds` overrides generated input arrays,
     `reference` (the input arrays to the outputs) stands in for onnxruntime where it lacks
-    the form."""
-    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}, reference))
+    the form, and `also` lists further input arrays (other sizes of a dynamic dimension)."""
+    CASES.append((name, nodes, inputs, outputs, dict(inits), opset, feeds or {}, reference, list(also)))
 
 
 def rng(name):
@@ -75,12 +76,18 @@ def onnxruntime(model, arrays):
     return session.run(None, arrays)
 
 
-def build(name, nodes, inputs, outputs, inits, opset, feeds, reference):
+def build(name, nodes, inputs, outputs, inits, opset, feeds, reference, also):
     r = rng(name)
     model = make_model(name, nodes, inputs, outputs, inits, opset)
     arrays = {n: feeds[n] if n in feeds else random_input(r, t, s) for n, t, s in inputs}
-    results = reference(arrays) if reference else onnxruntime(model, arrays)
-    doc = {"inputs": {n: tensor(a) for n, a in arrays.items()}, "outputs": [tensor(a) for a in results]}
+
+    def run(arrays):
+        results = reference(arrays) if reference else onnxruntime(model, arrays)
+        return {"inputs": {n: tensor(a) for n, a in arrays.items()}, "outputs": [tensor(a) for a in results]}
+
+    doc = run(arrays)
+    if also:
+        doc["also"] = [run(more) for more in also]
     return model.SerializeToString(), doc
 
 
@@ -323,6 +330,11 @@ cnn_nodes += [node("GlobalAveragePool", [x], ["/gap/out"]), node("Flatten", ["/g
 case("cnn", cnn_nodes, [("image", F, [1, 3, 16, 16])], [("logits", F, [1, 10])], inits=cnn_inits)
 
 
+def same_runs(old, new):
+    """Whether two runs have the same inputs and outputs within the tolerance."""
+    return old["inputs"] == new["inputs"] and same_outputs(old["outputs"], new["outputs"])
+
+
 def same_outputs(a, b):
     if len(a) != len(b):
         return False
@@ -393,6 +405,20 @@ case("fold_shape_partial", [
      [("x", F, ["N", 2, 3])], [("y", F, ["M", 2])],
      inits={"one": np.int64(1), "axes": np.array([0], np.int64), "minus": np.array([-1], np.int64)},
      feeds={"x": f32(4, 2, 3, seed=17)})
+# The chains PyTorch writes for `x.view(x.size(0), -1)` with a dynamic batch: the batch,
+# sliced or gathered from the Shape (through Cast, Squeeze and Unsqueeze), stays a run-time
+# size that Reshape keeps (0); in `w.view(x.size(0), 12)` it is another tensor's size, which
+# Reshape infers (-1). Run at batch 2 and 5.
+case("fold_shape_dynamic_batch", [
+    node("Shape", ["x"], ["s"]), node("Slice", ["s", "zero1", "one"], ["n"]), node("Cast", ["n"], ["n64"], to=I64),
+    node("Concat", ["n64", "minus"], ["shape"], axis=0), node("Reshape", ["x", "shape"], ["y"]),
+    node("Gather", ["s", "zero"], ["g"]), node("Unsqueeze", ["g", "axes"], ["g1"]), node("Squeeze", ["g1", "axes"], ["g0"]),
+    node("Unsqueeze", ["g0", "axes"], ["g2"]), node("Concat", ["g2", "twelve"], ["shape2"], axis=0),
+    node("Reshape", ["w", "shape2"], ["z"])],
+     [("x", F, ["N", 3, 4]), ("w", F, ["M", 6])], [("y", F, ["N", 12]), ("z", F, ["N", 12])],
+     inits={"zero": np.int64(0), "zero1": np.array([0], np.int64), "one": np.array([1], np.int64),
+            "minus": np.array([-1], np.int64), "axes": np.array([0], np.int64), "twelve": np.array([12], np.int64)},
+     feeds={"x": f32(2, 3, 4, seed=20), "w": f32(4, 6, seed=21)}, also=[{"x": f32(5, 3, 4, seed=22), "w": f32(10, 6, seed=23)}])
 
 # Scan: a running sum (state) and its doubles (scan output) over the rows of x; then two scan
 # inputs read along axis 1 (one from the end), scan outputs reversed and along axis 1.
@@ -428,7 +454,7 @@ case("op_sequence_split", [node("SplitToSequence", ["x"], ["rows"], axis=0, keep
 
 # Recurrent operators over a static sequence (T=3, batch 2, input 4, hidden 5).
 def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=False, bias=True, peepholes=False,
-                   lens=None, layout=0, dynamic=False, **attrs):
+                   lens=None, layout=0, dynamic=False, dynamic_batch=False, **attrs):
     d, h = directions, 5
     inits = {"w": f32(d, gates * h, 4, seed=10) * 0.5, "r": f32(d, gates * h, h, seed=11) * 0.5}
     names = ["x", "w", "r", "b" if bias else ""] + (["lens" if lens else ""] if lens or initial or peepholes else [])
@@ -451,8 +477,8 @@ def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=
         # onnxruntime has no `layout` 1: the reference is the layout-0 node on transposed
         # operands, its outputs transposed back.
         swapped = {k: v.transpose(1, 0, 2) if k in ("h0", "c0") else v for k, v in inits.items()}
-        plain = make_model(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, [3, 2, 4])],
-                           [(o, F, [3, d, 2, h] if o == "y" else [d, 2, h]) for o in outputs if o], swapped, 17)
+        plain = make_model(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, ["T", "N", 4])],
+                           [(o, F, ["T", d, "N", h] if o == "y" else [d, "N", h]) for o in outputs if o], swapped, 17)
         back = {"y": (2, 0, 1, 3), "y_h": (1, 0, 2), "y_c": (1, 0, 2)}
         reference = lambda arrays: [  # noqa: E731
             y.transpose(back[o]) for o, y in zip([o for o in outputs if o],
@@ -465,8 +491,21 @@ def recurrent_case(name, op, gates, directions=1, outputs=("y", "y_h"), initial=
         feeds = {"x": f32(*x_shape, seed=16)}
         x_shape[1 if layout else 0] = "T"
         shapes["y"][1 if layout else 0] = "T"
+    also = []
+    if dynamic_batch:
+        # The batch is a `dim_param` too (no initial states or lengths, which would fix it):
+        # runs at batch 2 and 3 (and 4 steps if the sequence is dynamic).
+        b, t = (0, 1) if layout else (1, 0)
+        concrete = [2, 3, 4] if layout else [3, 2, 4]
+        feeds = {"x": f32(*concrete, seed=17)}
+        concrete[b] = 3
+        concrete[t] = 4 if dynamic else 3
+        also = [{"x": f32(*concrete, seed=18)}]
+        x_shape[b] = "N"
+        shapes["y"][0 if layout else 2] = "N"
+        state[0 if layout else 1] = "N"
     case(name, [node(op, names, list(outputs), hidden_size=h, **attrs)], [("x", F, x_shape)],
-         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference, feeds=feeds)
+         [(o, F, shapes[o]) for o in outputs if o], inits=inits, reference=reference, feeds=feeds, also=also)
 
 
 recurrent_case("op_rnn", "RNN", 1)
@@ -491,6 +530,29 @@ recurrent_case("op_lstm_dynamic_bidirectional_peepholes", "LSTM", 4, directions=
                outputs=("y", "y_h", "y_c"), peepholes=True, initial=True, dynamic=True)
 recurrent_case("op_gru_dynamic_reverse_lens", "GRU", 3, direction="reverse", lens=[2, 3], dynamic=True)
 recurrent_case("op_rnn_dynamic_layout1_lens", "RNN", 1, layout=1, lens=[3, 1], initial=True, dynamic=True)
+# The other activation functions, their alphas and betas taken in order as each needs them
+# (LeakyRelu and HardSigmoid also by default), with clip; unrolled and looped.
+recurrent_case("op_gru_activations_alpha_beta", "GRU", 3, directions=2, direction="bidirectional",
+               activations=["HardSigmoid", "Softsign", "LeakyRelu", "ScaledTanh"], activation_alpha=[0.3, 0.05, 0.8],
+               activation_beta=[0.45, 1.2])
+recurrent_case("op_rnn_activations_elu_softplus", "RNN", 1, directions=2, direction="bidirectional",
+               activations=["Elu", "Softplus"], activation_alpha=[0.7], dynamic=True)
+recurrent_case("op_lstm_activations_affine_thresholded", "LSTM", 4, outputs=("y", "y_h", "y_c"),
+               activations=["HardSigmoid", "Affine", "ThresholdedRelu"], activation_alpha=[0.25, 0.5, 0.1],
+               activation_beta=[0.55, 0.2], clip=2.0)
+recurrent_case("op_lstm_input_forget_peepholes", "LSTM", 4, outputs=("y", "y_h", "y_c"), peepholes=True, initial=True,
+               input_forget=1)
+recurrent_case("op_gru_activations_defaults", "GRU", 3, activations=["HardSigmoid", "LeakyRelu"])
+# A sequence of length 0 with initial states: its final states are zeros in onnxruntime
+# (all three operators, both directions, unrolled and looped).
+recurrent_case("op_lstm_sequence_lens_zero_initial", "LSTM", 4, outputs=("y", "y_h", "y_c"), lens=[0, 3], initial=True)
+recurrent_case("op_gru_sequence_lens_zero_reverse", "GRU", 3, direction="reverse", lens=[2, 0], initial=True)
+recurrent_case("op_rnn_sequence_lens_zero_dynamic", "RNN", 1, directions=2, direction="bidirectional", lens=[0, 2],
+               initial=True, dynamic=True)
+recurrent_case("op_lstm_dynamic_batch_bidirectional", "LSTM", 4, directions=2, direction="bidirectional",
+               outputs=("y", "y_h", "y_c"), peepholes=True, dynamic_batch=True)
+recurrent_case("op_gru_dynamic_batch_steps_reverse", "GRU", 3, direction="reverse", dynamic=True, dynamic_batch=True)
+recurrent_case("op_rnn_dynamic_batch_layout1", "RNN", 1, layout=1, dynamic_batch=True)
 
 
 def main():
@@ -503,7 +565,9 @@ def main():
         if check:
             old = json.loads(json_path.read_text()) if json_path.exists() else None
             if (not onnx_path.exists() or onnx_path.read_bytes() != model or old is None
-                    or old["inputs"] != doc["inputs"] or not same_outputs(old["outputs"], doc["outputs"])):
+                    or not same_runs(old, doc)
+                    or len(old.get("also", [])) != len(doc.get("also", []))
+                    or not all(same_runs(a, b) for a, b in zip(old.get("also", []), doc.get("also", [])))):
                 stale.append(name)
         else:
             onnx_path.write_bytes(model)

@@ -7,7 +7,7 @@
 use crate::graph::Value;
 use crate::node::Node;
 use crate::ops::slice_ranges;
-use crate::shape::normalize_axis;
+use crate::shape::{normalize_axis, ShapeElement};
 use crate::tensor::Const;
 use relay_devices::DType;
 use std::rc::Rc;
@@ -42,6 +42,65 @@ const FOLDABLE: &[&str] = &[
 /// Whether operator `op` folds when its inputs are known.
 pub fn foldable(op: &str) -> bool {
     FOLDABLE.contains(&op)
+}
+
+/// The operators that only pick, move or retype the elements of their data inputs (the
+/// first, or all of `Concat`'s): [`evaluate_elements`] follows a shape's elements through them.
+const MOVES_ELEMENTS: &[&str] =
+    &["Cast", "Concat", "Flatten", "Gather", "Identity", "Reshape", "Slice", "Squeeze", "Unsqueeze"];
+
+/// Whether operator `op` only picks, moves or retypes elements.
+pub fn moves_elements(op: &str) -> bool {
+    MOVES_ELEMENTS.contains(&op)
+}
+
+/// The elements of the output of `node` (a [`moves_elements`] operator on integer shape
+/// tensors) from its `inputs`: each data input a constant or a value with known
+/// [`ShapeElement`]s, each other input (indices, bounds, axes) a constant. The data inputs'
+/// elements are numbered, the numbers go through [`evaluate`], and the output's numbers name
+/// its elements, so a `?` size stays a run-time size and the known ones fold. `None` when it
+/// does not fold.
+///
+/// # Errors
+/// As [`evaluate`].
+pub fn evaluate_elements(
+    node: &Node,
+    inputs: &[Option<Value>],
+    outputs: &[Value],
+) -> Result<Option<Vec<ShapeElement>>, String> {
+    // The numbers must come out as integers (a `Cast` of a shape to float is not followed).
+    if !outputs.iter().all(|o| matches!(o.dtype, DType::I64 | DType::I32)) {
+        return Ok(None);
+    }
+    let is_data = |i: usize| node.proto.op_type == "Concat" || i == 0;
+    let mut elements: Vec<ShapeElement> = vec![];
+    let mut numbered = vec![];
+    for (i, v) in inputs.iter().enumerate() {
+        let Some(v) = v else {
+            numbered.push(None);
+            continue;
+        };
+        if !is_data(i) {
+            numbered.push(v.constant.clone());
+            continue;
+        }
+        let own = match (&v.shape_elements, &v.constant) {
+            (Some(e), _) => e.clone(),
+            (None, Some(c)) => c.to_i64()?.into_iter().map(ShapeElement::Known).collect(),
+            (None, None) => return Ok(None),
+        };
+        let Some(dims) = v.dims.iter().copied().collect::<Option<Vec<i64>>>() else { return Ok(None) };
+        if !matches!(v.dtype, DType::I64 | DType::I32) || count(&dims) != own.len() {
+            return Ok(None);
+        }
+        let numbers: Vec<i64> = (elements.len()..elements.len() + own.len()).map(|k| k as i64).collect();
+        elements.extend(own);
+        numbered.push(Some(Rc::new(Const::from_i64s(v.dtype, dims, &numbers))));
+    }
+    let Some(result) = evaluate(node, &numbered, outputs)? else { return Ok(None) };
+    let picked =
+        result.to_i64()?.into_iter().map(|k| usize::try_from(k).ok().and_then(|k| elements.get(k).cloned()));
+    Ok(picked.collect())
 }
 
 /// The output of `node` (a [`foldable`] operator) from its known `inputs` (in input order,

@@ -10,7 +10,7 @@ use crate::error::ImportError;
 use crate::fold;
 use crate::node::Node;
 use crate::ops;
-use crate::shape::{self, Dims};
+use crate::shape::{self, Dims, ShapeElement};
 use crate::tensor::{element_count, Const};
 use crate::{dtype, Imported};
 use onnx_protobuf::tensor_shape_proto::dimension::Value as DimValue;
@@ -38,9 +38,10 @@ pub struct Value {
     /// For an ONNX sequence (a prelude `List` of tensors of `dtype` and `dims`, `?` where the
     /// elements' sizes differ): its length, when the importer knows it.
     pub sequence: Option<Option<usize>>,
-    /// For the `Shape` of a tensor with dynamic sizes (computed at run time): the sizes known
-    /// at import time, so that `Gather` of those alone is a constant.
-    pub shape_elements: Option<Dims>,
+    /// For the `Shape` of a tensor with dynamic sizes (computed at run time), and for what the
+    /// data-movement operators make of it: each element, known or the run-time size of an
+    /// axis, so that the known ones fold and `Reshape` can read the others as "keep" or "infer".
+    pub shape_elements: Option<Vec<ShapeElement>>,
 }
 
 impl Value {
@@ -123,12 +124,13 @@ impl Converter {
         }
     }
 
-    /// Input `i` of `node` if it is known at import time (`None` if it is computed or absent).
+    /// The elements of input `i` of `node` when it is a shape tensor computed at run time
+    /// whose elements the importer follows (`Value::shape_elements`).
     ///
     /// # Errors
     /// An input that nothing defines.
-    pub fn known_input(&self, node: &Node, i: usize) -> Result<Option<Rc<Const>>, ImportError> {
-        Ok(self.lookup(node, i)?.and_then(|v| v.constant))
+    pub fn shape_elements(&self, node: &Node, i: usize) -> Result<Option<Vec<ShapeElement>>, ImportError> {
+        Ok(self.lookup(node, i)?.filter(|v| v.constant.is_none()).and_then(|v| v.shape_elements))
     }
 
     fn lookup(&self, node: &Node, i: usize) -> Result<Option<Value>, ImportError> {
@@ -375,16 +377,40 @@ impl Converter {
     /// `convert(node)`, with the outputs folded to constants when the node's inputs are all
     /// known and its operator folds (`fold.rs`). A folded node leaves no trace: the weights
     /// its converter read and the bindings it wrote are dropped.
+    ///
+    /// A data-movement operator (`fold::moves_elements`) on the elements of a partly dynamic
+    /// `Shape` (and constants) is converted as usual, and its output remembers its elements;
+    /// when they are all known, it folds too.
     fn convert_folding(&mut self, node: &Node, convert: ops::Convert) -> Result<Vec<Value>, ImportError> {
+        let values: Vec<Option<Value>> =
+            (0..node.proto.input.len()).map(|i| self.lookup(node, i)).collect::<Result<_, _>>()?;
         let inputs: Vec<Option<Rc<Const>>> =
-            (0..node.proto.input.len()).map(|i| self.known_input(node, i)).collect::<Result<_, _>>()?;
+            values.iter().map(|v| v.as_ref().and_then(|v| v.constant.clone())).collect();
         let known = node.proto.input.iter().zip(&inputs).all(|(name, c)| name.is_empty() || c.is_some());
-        if !(known && fold::foldable(&node.proto.op_type)) {
+        let op = node.proto.op_type.as_str();
+        let partial = !known
+            && fold::moves_elements(op)
+            && values.iter().flatten().any(|v| v.shape_elements.is_some())
+            && values.iter().flatten().all(|v| v.constant.is_some() || v.shape_elements.is_some());
+        if !(partial || known && fold::foldable(op)) {
             return convert(self, node);
         }
         let (weights, body) = (self.weights.clone(), self.body.len());
-        let outputs = convert(self, node)?;
-        match fold::evaluate(node, &inputs, &outputs).map_err(|m| node.error(m))? {
+        let mut outputs = convert(self, node)?;
+        let folded = if known {
+            fold::evaluate(node, &inputs, &outputs)
+        } else {
+            fold::evaluate_elements(node, &values, &outputs).map(|elements| {
+                let elements = elements?;
+                let sizes = elements.iter().map(ShapeElement::known).collect::<Option<Vec<i64>>>();
+                let dims = outputs[0].dims.iter().map(|d| d.unwrap_or(0)).collect();
+                if sizes.is_none() {
+                    outputs[0].shape_elements = Some(elements);
+                }
+                sizes.map(|sizes| Const::from_i64s(outputs[0].dtype, dims, &sizes))
+            })
+        };
+        match folded.map_err(|m| node.error(m))? {
             Some(c) => {
                 self.weights = weights;
                 self.body.truncate(body);

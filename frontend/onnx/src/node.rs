@@ -69,14 +69,6 @@ impl Node<'_> {
             .map_err(|_| self.error(format!("attribute `{name}` is not UTF-8")))
     }
 
-    /// Errors if attribute `name`, which the converter does not support, is present.
-    pub fn reject(&self, name: &str) -> Result<(), ImportError> {
-        if self.proto.attribute.iter().any(|a| a.name == name) {
-            return Err(self.error(format!("attribute `{name}` is not supported")));
-        }
-        Ok(())
-    }
-
     /// Tensor attribute `name`, if present.
     pub fn tensor(&self, name: &str) -> Result<Option<&TensorProto>, ImportError> {
         match self.attribute(name, AttributeType::TENSOR)? {

@@ -47,6 +47,26 @@ pub fn product(dims: &[Option<i64>]) -> Option<i64> {
     dims.iter().try_fold(1i64, |p, d| d.and_then(|d| p.checked_mul(d)))
 }
 
+/// One element of a shape tensor (the output of `Shape` and of the data-movement operators
+/// applied to it) as the importer knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeElement {
+    /// A size known at import time.
+    Known(i64),
+    /// The size of axis `axis` of the tensor `of` (a Relay expression), known only at run time.
+    Size { of: String, axis: usize },
+}
+
+impl ShapeElement {
+    /// The size, if known at import time.
+    pub fn known(&self) -> Option<i64> {
+        match self {
+            ShapeElement::Known(v) => Some(*v),
+            ShapeElement::Size { .. } => None,
+        }
+    }
+}
+
 /// `(1, ?, 3)`: a shape as Relay's tensor types write it.
 pub fn show(dims: &[Option<i64>]) -> String {
     let parts: Vec<String> = dims.iter().map(|d| d.map_or("?".to_string(), |d| d.to_string())).collect();

@@ -8,9 +8,15 @@ Models (eval mode, weights inside the file, TorchScript exporter, opset 17):
     gru          nn.GRU, 2 layers, bidirectional, with a Linear head on every step
     transformer  nn.TransformerEncoderLayer (d_model 32, 2 heads, batch_first, GELU)
     scripted     a torch.jit.script'ed module: a data-dependent `while` loop and an `if`
+    vgg11_narrow torchvision's VGG-11 (configuration "A": its layer sequence, adaptive average
+                 pooling and three-layer classifier) at 1/16 of its widths on a 3x32x32
+                 input, so pooled to 1x1 rather than 7x7: the full model's weights (507 MB)
+                 and input are too large to commit
+    gru_dynamic_batch the GRU with the batch a dynamic axis, checked at batch 2 and 3
 For each NAME it writes NAME.onnx and NAME.json next to this script:
 {"inputs": {input name: tensor}, "outputs": [onnxruntime's tensors], "torch": [PyTorch's]},
-a tensor being {"dtype", "shape", "data" (flat)} as in tests/onnx/*.json. It checks that
+a tensor being {"dtype", "shape", "data" (flat)} as in tests/onnx/*.json, and for a model
+with dynamic axes "also": [the same for inputs of other sizes]. It checks that
 onnxruntime and PyTorch agree within 1e-4 relative (plus 1e-5 absolute) before writing.
 
     /work/torchvenv/bin/python tests/onnx/torch/export.py [NAME...]
@@ -83,6 +89,18 @@ class Scripted(torch.nn.Module):
         return y
 
 
+def vgg11_narrow():
+    """torchvision's VGG class with configuration "A" (VGG-11) at 1/16 of its widths."""
+    from torchvision.models import vgg
+    widths = [c if c == "M" else c // 16 for c in vgg.cfgs["A"]]
+    model = vgg.VGG(vgg.make_layers(widths), num_classes=10)
+    model.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+    model.classifier = torch.nn.Sequential(
+        torch.nn.Linear(32, 256), torch.nn.ReLU(True), torch.nn.Dropout(),
+        torch.nn.Linear(256, 256), torch.nn.ReLU(True), torch.nn.Dropout(), torch.nn.Linear(256, 10))
+    return model
+
+
 # name -> (constructor, input shapes, whether to torch.jit.script it, dynamic axes)
 MODELS = {
     "lstm": (Lstm, [(2, 5, 8)], False, None),
@@ -90,7 +108,11 @@ MODELS = {
     "gru": (Gru, [(6, 2, 8)], False, None),
     "transformer": (Transformer, [(2, 7, 32)], False, None),
     "scripted": (Scripted, [(3, 4)], True, None),
+    "vgg11_narrow": (vgg11_narrow, [(1, 3, 32, 32)], False, None),
+    "gru_dynamic_batch": (Gru, [(6, 2, 8)], False, {"input": {1: "batch"}}),
 }
+# Further runs of a model: the input shapes of each (its dynamic axes at other sizes).
+ALSO = {"gru_dynamic_batch": [[(6, 3, 8)]]}
 
 
 def close(ours, reference):
@@ -110,9 +132,6 @@ def export(name):
     r = np.random.default_rng(0)
     xs = [r.standard_normal(s).astype(np.float32) for s in shapes]
     names = [f"input{i}" if len(xs) > 1 else "input" for i in range(len(xs))]
-    with torch.no_grad():
-        expected = model(*[torch.from_numpy(x) for x in xs])
-    expected = [expected.numpy()] if isinstance(expected, torch.Tensor) else [e.numpy() for e in expected]
     path = HERE / f"{name}.onnx"
     exported = torch.jit.script(model) if script else model
     torch.onnx.export(exported, tuple(torch.from_numpy(x) for x in xs), str(path), input_names=names,
@@ -121,11 +140,20 @@ def export(name):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    got = session.run(None, dict(zip(names, xs)))
-    for g, e in zip(got, expected):
-        assert close(g, e), f"{name}: onnxruntime and PyTorch differ by up to {np.max(np.abs(g - e)):.2e}"
-    doc = {"inputs": {n: tensor(x) for n, x in zip(names, xs)}, "outputs": [tensor(g) for g in got],
-           "torch": [tensor(e) for e in expected]}
+
+    def run(xs):
+        with torch.no_grad():
+            expected = model(*[torch.from_numpy(x) for x in xs])
+        expected = [expected.numpy()] if isinstance(expected, torch.Tensor) else [e.numpy() for e in expected]
+        got = session.run(None, dict(zip(names, xs)))
+        for g, e in zip(got, expected):
+            assert close(g, e), f"{name}: onnxruntime and PyTorch differ by up to {np.max(np.abs(g - e)):.2e}"
+        return {"inputs": {n: tensor(x) for n, x in zip(names, xs)}, "outputs": [tensor(g) for g in got],
+                "torch": [tensor(e) for e in expected]}
+
+    doc = run(xs)
+    if name in ALSO:
+        doc["also"] = [run([r.standard_normal(s).astype(np.float32) for s in more]) for more in ALSO[name]]
     path.with_suffix(".json").write_text(json.dumps(doc) + "\n")
     ops = sorted({n.op_type for n in onnx.load(str(path)).graph.node})
     print(f"{name}: {path.stat().st_size / 1024:.0f} KiB, ops {' '.join(ops)}")

@@ -1,13 +1,16 @@
 //! Operators that create a tensor from constant operands: `Range` (Relay `arange`) and
 //! `ConstantOfShape` (Relay `full`). Their sizes come from constants, so the result's shape is
-//! known at import time.
+//! known at import time, except a `ConstantOfShape` of sizes read from a tensor's run-time
+//! shape (a zero initial state of a dynamic batch, as PyTorch exports it).
 
 use super::{list_attr, on, required_ints};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
+use crate::shape::ShapeElement;
 use crate::tensor::Const;
+use relay_devices::DType;
 
 /// The one element of constant input `i` as `f64`.
 fn scalar_input(
@@ -41,9 +44,12 @@ pub fn range(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
 
 /// `ConstantOfShape(shape)`: `full` of `value` (a one-element tensor, default `0.0f32`).
 pub fn constant_of_shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
-    let shape = required_ints(cx, node, 0)?;
-    if shape.iter().any(|&d| d < 0) {
-        return Err(node.error(format!("the shape {shape:?} has a negative dimension")));
+    let elements = match cx.shape_elements(node, 0)? {
+        Some(elements) => elements,
+        None => required_ints(cx, node, 0)?.into_iter().map(ShapeElement::Known).collect(),
+    };
+    if elements.iter().any(|e| e.known().is_some_and(|d| d < 0)) {
+        return Err(node.error(format!("the shape {elements:?} has a negative dimension")));
     }
     let (dtype, v) = match node.tensor("value")? {
         Some(t) => {
@@ -55,7 +61,24 @@ pub fn constant_of_shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, 
         }
         None => (relay_devices::DType::F32, 0.0),
     };
-    let expr =
-        format!("full({}, {}, dtype=\"{dtype}\")", dtype::literal(dtype, v), list_attr("shape", &shape));
-    Ok(vec![Value::new(expr, dtype, shape.into_iter().map(Some).collect())])
+    // A run-time size is 1 in `full`, then broadcast against `[1, .., n, .., 1]` zeros made
+    // from the axis it is the size of (`zeros_like` of a sum over the other axes).
+    let ones: Vec<i64> = elements.iter().map(|e| e.known().unwrap_or(1)).collect();
+    let mut expr =
+        format!("full({}, {}, dtype=\"{dtype}\")", dtype::literal(dtype, v), list_attr("shape", &ones));
+    for (i, e) in elements.iter().enumerate() {
+        if let ShapeElement::Size { of, axis } = e {
+            if !(dtype.is_float() || matches!(dtype, DType::I32 | DType::I64)) {
+                return Err(
+                    node.error(format!("a {dtype} tensor of a size known only at run time is not supported"))
+                );
+            }
+            let mut at = vec![1; elements.len()];
+            at[i] = -1;
+            let zeros =
+                format!("cast(zeros_like(sum({of}, axis=[{axis}], exclude=True)), dtype=\"{dtype}\")");
+            expr = format!("add({expr}, reshape({zeros}, {}))", list_attr("newshape", &at));
+        }
+    }
+    Ok(vec![Value::new(expr, dtype, elements.iter().map(ShapeElement::known).collect())])
 }

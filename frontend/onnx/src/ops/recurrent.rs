@@ -1,21 +1,28 @@
-//! The recurrent operators `RNN`, `GRU` and `LSTM`. Over a static sequence length they
-//! unroll as TVM's frontend does (`python/tvm/relay/frontend/onnx.py`, `RNN`/`GRU`/`LSTM`):
-//! each step is `nn.dense` of the input and of the previous hidden state, the gates split off
-//! the sum. Over a length known only at run time each direction is a local function that runs
-//! one such step and calls itself, as `Loop` is. Forward, reverse and bidirectional; the
-//! `activations` attribute (Sigmoid, Tanh, Relu) and `clip`; optional biases and initial
-//! states; GRU's `linear_before_reset`; LSTM's peepholes `P`; `layout` 1 (batch first);
+//! The recurrent operators `RNN`, `GRU` and `LSTM`, lowered to the cells of the RNN examples
+//! (`examples/rnn/*.relay`): each direction's step is one local function of the state and
+//! the step's input (`nn.dense` of the input and of the previous hidden state, the gates
+//! split off the sum), reading the direction's weights, sliced and split once before it.
+//! Over a static sequence length the cell is called once per step (unrolled, as TVM's
+//! frontend does); over a length known only at run time each direction is a local function
+//! that calls the cell and then itself, as `Loop` is. Forward, reverse and bidirectional; the
+//! `activations` attribute, all eleven functions with their `activation_alpha`/`_beta`
+//! (`activation.rs`), and `clip`; optional biases and initial
+//! states; GRU's `linear_before_reset`; LSTM's peepholes `P` and `input_forget`; `layout` 1
+//! (batch first);
 //! `sequence_lens` (a step past a sequence's length keeps its state and outputs zeros, which
-//! also makes a reverse pass start at each sequence's own end). Not converted (an error naming
-//! the attribute or input): `activation_alpha`/`activation_beta`, LSTM's `input_forget`, and
-//! a batch size known only at run time.
+//! also makes a reverse pass start at each sequence's own end; a sequence of length 0 ends
+//! in zero states, as in onnxruntime); a batch size known only at
+//! run time (the zero initial states are then built from the input's first step).
+
+mod activation;
 
 use super::{on, tuple};
 use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
-use crate::shape::known;
+use crate::shape::{known, tensor_type};
+use activation::Activation;
 use relay_devices::DType;
 
 /// The recurrent cell of a node.
@@ -47,20 +54,13 @@ struct Direction {
     r: String,
     /// Input and recurrent biases (`Wb`, `Rb`), each of `gates * hidden` elements.
     bias: Option<(String, String)>,
-    /// Relay operator names, one per activation the cell uses.
-    activations: Vec<&'static str>,
+    /// One per activation function the cell uses.
+    activations: Vec<Activation>,
     /// LSTM's peephole weights, a tuple `(P_i, P_o, P_f)` of `[hidden]` vectors.
     peepholes: Option<String>,
-}
-
-/// The Relay operator of ONNX activation `name`.
-fn activation(node: &Node, name: &str) -> Result<&'static str, ImportError> {
-    match name {
-        "Sigmoid" => Ok("sigmoid"),
-        "Tanh" => Ok("tanh"),
-        "Relu" => Ok("nn.relu"),
-        other => Err(node.error(format!("attribute `activations`: `{other}` is not supported"))),
-    }
+    /// GRU without `linear_before_reset`: the candidate gate's recurrent weights `R_h` and
+    /// bias `Rb_h`, applied to `r (.) H` rather than to `H`.
+    reset: Option<(String, Option<String>)>,
 }
 
 /// The state of one conversion: the node, its dtype, and the converter binding each step.
@@ -70,6 +70,8 @@ struct Unroll<'a, 'n> {
     dtype: DType,
     /// Pre-activation clip, if the node sets `clip`.
     clip: Option<f32>,
+    /// LSTM's `input_forget`: the forget gate is `1 - i`, coupled to the input gate.
+    input_forget: bool,
 }
 
 impl Unroll<'_, '_> {
@@ -78,19 +80,21 @@ impl Unroll<'_, '_> {
         self.cx.bind(&format!("{}_{hint}", self.node.name_hint()), Value::new(expr, self.dtype, vec![])).expr
     }
 
-    /// Activation `op` of `x`, clipped first when the node says so.
-    fn act(&self, op: &str, x: &str) -> String {
-        match self.clip {
-            Some(c) => format!("{op}(clip({x}, a_min={:?}, a_max={:?}))", -f64::from(c), f64::from(c)),
-            None => format!("{op}({x})"),
-        }
+    /// Activation `f` of `x`, clipped first when the node says so.
+    fn act(&mut self, f: Activation, x: &str) -> String {
+        let x = match self.clip {
+            Some(c) => format!("clip({x}, a_min={:?}, a_max={:?})", -f64::from(c), f64::from(c)),
+            None => x.to_string(),
+        };
+        let x = if f.reads_twice() { self.bind("pre", x) } else { x };
+        f.apply(&x, self.dtype)
     }
 
     /// `nn.dense(x, w)` plus `b` if given.
     fn affine(&mut self, hint: &str, x: &str, w: &str, b: Option<&str>) -> String {
         let dense = format!("nn.dense({x}, {w})");
         let expr = match b {
-            Some(b) => format!("add({dense}, {b})"),
+            Some(b) => format!("nn.bias_add({dense}, {b})"),
             None => dense,
         };
         self.bind(hint, expr)
@@ -114,9 +118,12 @@ impl Unroll<'_, '_> {
         };
         let xw = self.affine("xw", x, &d.w, wb);
         let hr = self.affine("hr", h, &d.r, rb);
-        let a = &d.activations;
+        let a = d.activations.as_slice();
         match cell {
-            Cell::Rnn => Ok((self.bind("h", self.act(a[0], &format!("add({xw}, {hr})"))), None)),
+            Cell::Rnn => {
+                let h = self.act(a[0], &format!("add({xw}, {hr})"));
+                Ok((self.bind("h", h), None))
+            }
             Cell::Lstm => {
                 let g = self.bind("gates", format!("split(add({xw}, {hr}), indices_or_sections=4, axis=1)"));
                 let c_prev = c.ok_or_else(|| self.node.error("an LSTM step needs a cell state"))?;
@@ -126,30 +133,40 @@ impl Unroll<'_, '_> {
                     Some(p) => format!("add({g}.{gate}, multiply({p}.{part}, {state}))"),
                     None => format!("{g}.{gate}"),
                 };
-                let i = self.bind("i", self.act(a[0], &peep(0, 0, c_prev)));
-                let f = self.bind("f", self.act(a[0], &peep(2, 2, c_prev)));
-                let cand = self.bind("c_candidate", self.act(a[1], &format!("{g}.3")));
+                let i = self.act(a[0], &peep(0, 0, c_prev));
+                let i = self.bind("i", i);
+                let f = if self.input_forget {
+                    format!("subtract({}, {i})", dtype::literal(self.dtype, 1.0))
+                } else {
+                    self.act(a[0], &peep(2, 2, c_prev))
+                };
+                let f = self.bind("f", f);
+                let cand = self.act(a[1], &format!("{g}.3"));
+                let cand = self.bind("c_candidate", cand);
                 let c = self.bind("c", format!("add(multiply({f}, {c_prev}), multiply({i}, {cand}))"));
-                let o = self.bind("o", self.act(a[0], &peep(1, 1, &c)));
+                let o = self.act(a[0], &peep(1, 1, &c));
+                let o = self.bind("o", o);
                 // `clip` bounds the gates' inputs, not the cell state (as onnxruntime).
-                let h = self.bind("h", format!("multiply({o}, {}({c}))", a[2]));
+                let h = self.bind("h", format!("multiply({o}, {})", a[2].apply(&c, self.dtype)));
                 Ok((h, Some(c)))
             }
             Cell::Gru { linear_before_reset } => {
                 let xs = self.bind("x_gates", format!("split({xw}, indices_or_sections=3, axis=1)"));
                 let hs = self.bind("h_gates", format!("split({hr}, indices_or_sections=3, axis=1)"));
-                let z = self.bind("z", self.act(a[0], &format!("add({xs}.0, {hs}.0)")));
-                let r = self.bind("r", self.act(a[0], &format!("add({xs}.1, {hs}.1)")));
-                let recurrent = if linear_before_reset {
-                    format!("multiply({r}, {hs}.2)")
-                } else {
-                    // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
-                    let rw = self.bind("r_weights", format!("split({}, indices_or_sections=3, axis=0)", d.r));
-                    let reset = format!("multiply({r}, {h})");
-                    let rbh = rb.map(|rb| format!("{}.2", self.split_bias(rb)));
-                    self.affine("reset_h", &reset, &format!("{rw}.2"), rbh.as_deref())
+                let z = self.act(a[0], &format!("add({xs}.0, {hs}.0)"));
+                let z = self.bind("z", z);
+                let r = self.act(a[0], &format!("add({xs}.1, {hs}.1)"));
+                let r = self.bind("r", r);
+                let recurrent = match (linear_before_reset, &d.reset) {
+                    (false, Some((rw, rbh))) => {
+                        // (r * H) R_h^T + Rb_h: the recurrent weights and bias of the third gate.
+                        let reset = format!("multiply({r}, {h})");
+                        self.affine("reset_h", &reset, rw, rbh.as_deref())
+                    }
+                    _ => format!("multiply({r}, {hs}.2)"),
                 };
-                let cand = self.bind("h_candidate", self.act(a[1], &format!("add({xs}.2, {recurrent})")));
+                let cand = self.act(a[1], &format!("add({xs}.2, {recurrent})"));
+                let cand = self.bind("h_candidate", cand);
                 let one = dtype::literal(self.dtype, 1.0);
                 let h = format!("add(multiply(subtract({one}, {z}), {cand}), multiply({z}, {h}))");
                 Ok((self.bind("h", h), None))
@@ -157,42 +174,96 @@ impl Unroll<'_, '_> {
         }
     }
 
-    /// One step, masked when `valid` (`[batch, 1]`) says which sequences are still running:
-    /// past its end a sequence keeps its state and outputs `zeros`. Returns the step's
-    /// output and the new `(h, c)`.
-    fn masked_step(
+    /// The cell of direction `d` as a local function, in the form of the RNN examples' `%cell`:
+    /// `fn (%h: state, %x: input) -> state` (LSTM: `fn (%state: (state, state), %x: input)`,
+    /// the hidden and cell states), `state` and `input` being the Relay types of `[batch,
+    /// hidden]` and `[batch, input]` tensors. Returns the function's variable.
+    ///
+    /// # Errors
+    /// None in practice (an LSTM step always gets a cell state).
+    fn cell_function(
         &mut self,
         cell: Cell,
         d: &Direction,
+        state: &str,
+        input: &str,
+    ) -> Result<String, ImportError> {
+        let f = self.cx.fresh_variable(&format!("{}_cell", self.node.name_hint()));
+        let x = self.cx.fresh_variable("x");
+        let (param, h, c, ty) = if cell == Cell::Lstm {
+            let s = self.cx.fresh_variable("state");
+            let ty = format!("({state}, {state})");
+            (format!("{s}: {ty}"), format!("{s}.0"), Some(format!("{s}.1")), ty)
+        } else {
+            let h = self.cx.fresh_variable("h");
+            (format!("{h}: {state}"), h, None, state.to_string())
+        };
+        let outer = self.cx.swap_body(String::new());
+        let stepped = self.step(cell, d, &x, &h, c.as_deref());
+        let body = self.cx.swap_body(outer);
+        let result = match stepped? {
+            (h, Some(c)) => format!("({h}, {c})"),
+            (h, None) => h,
+        };
+        let definition = format!(
+            "fn ({param}, {x}: {input}) -> {ty} {{\n{}    {result}\n  }}",
+            body.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        self.cx.bind_as(&f, &definition);
+        Ok(f)
+    }
+
+    /// A call of cell function `f` on the state `(h, c)` and the step's input `x`: the new
+    /// `(h, c)`.
+    fn call(&mut self, f: &str, x: &str, (h, c): (&str, Option<&str>)) -> (String, Option<String>) {
+        match c {
+            Some(c) => {
+                // The previous call's result itself, when its state is kept whole.
+                let state = match (h.strip_suffix(".0"), c.strip_suffix(".1")) {
+                    (Some(a), Some(b)) if a == b => a.to_string(),
+                    _ => format!("({h}, {c})"),
+                };
+                let s = self.bind("state", format!("{f}({state}, {x})"));
+                (format!("{s}.0"), Some(format!("{s}.1")))
+            }
+            None => (self.bind("h", format!("{f}({h}, {x})")), None),
+        }
+    }
+
+    /// One step (a call of cell function `f`), masked when `valid` (`[batch, 1]`) says which
+    /// sequences are still running: past its end a sequence keeps its state and outputs
+    /// `zeros`. Returns the step's output and the new `(h, c)`.
+    fn masked_step(
+        &mut self,
+        f: &str,
         x: &str,
         (h, c): (&str, Option<&str>),
         valid: Option<&str>,
         zeros: &str,
-    ) -> Result<(String, String, Option<String>), ImportError> {
-        let (h_next, c_next) = self.step(cell, d, x, h, c)?;
-        let Some(valid) = valid else { return Ok((h_next.clone(), h_next, c_next)) };
+    ) -> (String, String, Option<String>) {
+        let (h_next, c_next) = self.call(f, x, (h, c));
+        let Some(valid) = valid else { return (h_next.clone(), h_next, c_next) };
         let y = self.bind("y_t", format!("where({valid}, {h_next}, {zeros})"));
         let h_kept = self.bind("h_kept", format!("where({valid}, {h_next}, {h})"));
         let c_kept = match (c_next, c) {
             (Some(new), Some(old)) => Some(self.bind("c_kept", format!("where({valid}, {new}, {old})"))),
             (new, _) => new,
         };
-        Ok((y, h_kept, c_kept))
+        (y, h_kept, c_kept)
     }
 
     /// One direction over a sequence whose length is known only at run time: a local function
     /// of the step number, the states and the outputs so far (`[?, batch, hidden]`, grown by
-    /// `concatenate`, at the front when `reverse`) that runs a step and calls itself until the
-    /// sequence ends. `valid` gives the mask of step `t` (see [`Unroll::masked_step`]).
-    /// Returns the outputs `Y` of the direction and the final `(h, c)`.
+    /// `concatenate`, at the front when `reverse`) that calls cell function `cell` and then
+    /// itself until the sequence ends. `valid` gives the mask of step `t` (see
+    /// [`Unroll::masked_step`]). Returns the outputs `Y` of the direction and the final `(h, c)`.
     fn recurrence(
         &mut self,
-        cell: Cell,
-        d: &Direction,
+        cell: &str,
         r: &Recurrence,
         (h0, c0): (&str, Option<&str>),
         valid: impl Fn(&mut Self, &str) -> Option<String>,
-    ) -> Result<(String, String, Option<String>), ImportError> {
+    ) -> (String, String, Option<String>) {
         let hint = self.node.name_hint();
         let (f, t) = (self.cx.fresh_variable(&format!("{hint}_recurrence")), self.cx.fresh_variable("t"));
         let (h, ys) = (self.cx.fresh_variable("h"), self.cx.fresh_variable("ys"));
@@ -202,11 +273,10 @@ impl Unroll<'_, '_> {
         let at = if r.reverse { format!("subtract(subtract({count}, 1i64), {t})") } else { t.clone() };
         let x = self.bind("x", format!("take({}, {at}, axis={})", r.x, r.time_axis));
         let mask = valid(self, &at);
-        let stepped = self.masked_step(cell, d, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
+        let (y_t, h_next, c_next) = self.masked_step(cell, &x, (&h, c.as_deref()), mask.as_deref(), r.zeros);
         let body = self.cx.swap_body(outer);
-        let (y_t, h_next, c_next) = stepped?;
-        let state = format!("Tensor[({}, {}), {}]", r.batch, r.hidden, self.dtype);
-        let outputs = format!("Tensor[(?, {}, {}), {}]", r.batch, r.hidden, self.dtype);
+        let state = tensor_type(self.dtype, &[r.batch, Some(r.hidden)]);
+        let outputs = tensor_type(self.dtype, &[None, r.batch, Some(r.hidden)]);
         let row = format!("expand_dims({y_t}, axis=0)");
         let grown = if r.reverse { format!("({row}, {ys})") } else { format!("({ys}, {row})") };
         let mut params = vec![format!("{t}: int64"), format!("{h}: {state}")];
@@ -234,16 +304,12 @@ impl Unroll<'_, '_> {
         self.cx.bind_as(&f, &definition);
         let mut start = vec!["0i64".to_string(), h0.to_string()];
         start.extend(c0.map(str::to_string));
-        start.push(format!("zeros(shape=[0, {}, {}], dtype=\"{}\")", r.batch, r.hidden, self.dtype));
+        // No outputs yet: `[0, batch, hidden]`, the batch taken from the initial state.
+        start.push(format!("strided_slice(expand_dims({h0}, axis=0), begin=[0], end=[0], axes=[0])"));
         let result = self.bind("recurrence", format!("{f}({})", start.join(", ")));
         let last = done.len() - 1;
         let c = c0.map(|_| format!("{result}.1"));
-        Ok((format!("{result}.{last}"), format!("{result}.0"), c))
-    }
-
-    /// `b` split into its three gates' parts (GRU's recurrent bias).
-    fn split_bias(&mut self, b: &str) -> String {
-        self.bind("rb_gates", format!("split({b}, indices_or_sections=3, axis=0)"))
+        (format!("{result}.{last}"), format!("{result}.0"), c)
     }
 }
 
@@ -256,7 +322,8 @@ struct Recurrence<'a> {
     time_axis: usize,
     /// Whether the direction runs from the end.
     reverse: bool,
-    batch: i64,
+    /// The batch size, `None` when known only at run time.
+    batch: Option<i64>,
     hidden: i64,
     /// A `[batch, hidden]` tensor of zeros, the output past a sequence's end.
     zeros: &'a str,
@@ -271,17 +338,12 @@ pub fn gru(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
 /// `RNN`, `GRU` or `LSTM` as `cell`: outputs `Y` (`[T, directions, batch, hidden]`), `Y_h` and,
 /// for LSTM, `Y_c` (`[directions, batch, hidden]`).
 pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Value>, ImportError> {
-    for name in ["activation_alpha", "activation_beta"] {
-        node.reject(name)?;
-    }
     let batch_first = match node.int("layout", 0)? {
         0 => false,
         1 => true,
         other => return Err(node.error(format!("attribute `layout`: {other} is not 0 or 1"))),
     };
-    if cell == Cell::Lstm && node.int("input_forget", 0)? != 0 {
-        return Err(node.error("attribute `input_forget` is not supported"));
-    }
+    let input_forget = cell == Cell::Lstm && node.int("input_forget", 0)? != 0;
     let (x, w, r) = (cx.input(node, 0)?, cx.input(node, 1)?, cx.input(node, 2)?);
     let rdims = on(node, known(&r.dims, "the recurrent weights R"))?;
     let (&[a, b, _], &[_, _, hidden]) = (x.dims.as_slice(), rdims.as_slice()) else {
@@ -290,7 +352,6 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     // A static sequence unrolls; one known only at run time becomes a local function that
     // calls itself once per step.
     let (steps, batch) = if batch_first { (b, a) } else { (a, b) };
-    let batch = batch.ok_or_else(|| node.error("the batch size must be static"))?;
     if steps.is_some_and(|t| t < 1) {
         return Err(node.error("the sequence is empty"));
     }
@@ -309,19 +370,37 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             );
         }
     }
+    let names: Vec<&str> = match &names {
+        Some(n) => n.iter().map(String::as_str).collect(),
+        None => directions.iter().flat_map(|_| cell.default_activations().iter().copied()).collect(),
+    };
+    let (alphas, betas) = (node.floats("activation_alpha")?, node.floats("activation_beta")?);
+    let functions = Activation::parse(node, &names, &alphas.unwrap_or_default(), &betas.unwrap_or_default())?;
     let (bias, lens) = (cx.optional_input(node, 3)?, cx.optional_input(node, 4)?);
     let (h0, c0) = (cx.optional_input(node, 5)?, cx.optional_input(node, 6)?);
     let peepholes = if cell == Cell::Lstm { cx.optional_input(node, 7)? } else { None };
     let clip =
         node.proto.attribute.iter().any(|a| a.name == "clip").then(|| node.float("clip", 0.0)).transpose()?;
     let dtype = x.dtype;
-    let mut u = Unroll { cx, node, dtype, clip };
+    let state_type = tensor_type(dtype, &[batch, Some(hidden)]);
+    let input_type = tensor_type(dtype, &[batch, x.dims[2]]);
+    let mut u = Unroll { cx, node, dtype, clip, input_forget };
     // With `layout` 1, X is `[batch, T, input]`, the states `[batch, directions, hidden]`.
     let (time_axis, direction_axis) = if batch_first { (1, 1) } else { (0, 0) };
     let xs: Vec<String> = (0..steps.unwrap_or(0))
         .map(|t| u.bind("x", format!("take({}, {t}i64, axis={time_axis})", x.expr)))
         .collect();
-    let zeros = format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")");
+    // `[batch, hidden]` zeros: the initial states by default, the output past a sequence's
+    // end. A batch known only at run time comes from the input's first step (`[batch, 1]`
+    // zeros broadcast against `[1, hidden]` ones).
+    let zeros = match batch {
+        Some(batch) => format!("zeros(shape=[{batch}, {hidden}], dtype=\"{dtype}\")"),
+        None => {
+            let first = format!("take({}, 0i64, axis={time_axis})", x.expr);
+            let column = format!("zeros_like(sum({first}, axis=[1], keepdims=True))");
+            u.bind("zeros", format!("add({column}, zeros(shape=[1, {hidden}], dtype=\"{dtype}\"))"))
+        }
+    };
     // Per step, `[batch, 1]`: whether the step is within each sequence's length.
     let valid = |u: &mut Unroll, t: &str| {
         lens.as_ref().map(|l| u.bind("valid", format!("expand_dims(less({t}, {}), axis=1)", l.expr)))
@@ -329,16 +408,16 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
     let masks: Vec<Option<String>> = (0..xs.len())
         .map(|t| valid(&mut u, &dtype::literal(lens.as_ref().map_or(DType::I64, |l| l.dtype), t as f64)))
         .collect();
+    // `[batch, 1]`: whether each sequence has a step at all. One of length 0 ends in zero
+    // states, as onnxruntime's RNN, GRU and LSTM all give, not in the initial states that
+    // the per-step mask alone would keep.
+    let started = lens.as_ref().map(|l| {
+        let zero = dtype::literal(l.dtype, 0.0);
+        u.bind("started", format!("expand_dims(greater({}, {zero}), axis=1)", l.expr))
+    });
     let (mut ys, mut hs, mut cs) = (vec![], vec![], vec![]);
     for (k, &reverse) in directions.iter().enumerate() {
-        let activations = match &names {
-            Some(n) => {
-                n[k * per..(k + 1) * per].iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
-            }
-            None => {
-                cell.default_activations().iter().map(|a| activation(node, a)).collect::<Result<_, _>>()?
-            }
-        };
+        let activations = functions[k * per..(k + 1) * per].to_vec();
         let bias = match &bias {
             Some(b) => {
                 let parts =
@@ -350,13 +429,26 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
         let peepholes = peepholes.as_ref().map(|p| {
             u.bind("peepholes", format!("split(take({}, {k}i64, axis=0), indices_or_sections=3)", p.expr))
         });
+        let r_k = u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr));
+        let reset = match cell {
+            Cell::Gru { linear_before_reset: false } => {
+                let rw = u.bind("r_weights", format!("split({r_k}, indices_or_sections=3, axis=0)"));
+                let rbh = bias.as_ref().map(|(_, rb)| {
+                    format!("{}.2", u.bind("rb_gates", format!("split({rb}, indices_or_sections=3, axis=0)")))
+                });
+                Some((format!("{rw}.2"), rbh))
+            }
+            _ => None,
+        };
         let d = Direction {
             w: u.bind("w", format!("take({}, {k}i64, axis=0)", w.expr)),
-            r: u.bind("r", format!("take({}, {k}i64, axis=0)", r.expr)),
+            r: r_k,
             bias,
             activations,
             peepholes,
+            reset,
         };
+        let f = u.cell_function(cell, &d, &state_type, &input_type)?;
         let initial = |v: &Option<Value>| {
             v.as_ref().map_or(zeros.clone(), |v| format!("take({}, {k}i64, axis={direction_axis})", v.expr))
         };
@@ -369,7 +461,7 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
                     if reverse { (0..xs.len()).rev().collect() } else { (0..xs.len()).collect() };
                 for t in order {
                     let (y_t, h_next, c_next) =
-                        u.masked_step(cell, &d, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros)?;
+                        u.masked_step(&f, &xs[t], (&h, c.as_deref()), masks[t].as_deref(), &zeros);
                     outputs[t] = y_t;
                     (h, c) = (h_next, c_next);
                 }
@@ -377,19 +469,26 @@ pub fn recurrent(cx: &mut Converter, node: &Node, cell: Cell) -> Result<Vec<Valu
             }
             None => {
                 let step = Recurrence { x: &x.expr, time_axis, reverse, batch, hidden, zeros: &zeros };
-                u.recurrence(cell, &d, &step, (&h, c.as_deref()), |u, t| {
+                u.recurrence(&f, &step, (&h, c.as_deref()), |u, t| {
                     let t =
                         lens.as_ref().map_or(t.to_string(), |l| format!("cast({t}, dtype=\"{}\")", l.dtype));
                     valid(u, &t)
-                })?
+                })
             }
+        };
+        let (h, c) = match &started {
+            Some(started) => {
+                let h = u.bind("h_last", format!("where({started}, {h}, {zeros})"));
+                (h, c.map(|c| u.bind("c_last", format!("where({started}, {c}, {zeros})"))))
+            }
+            None => (h, c),
         };
         ys.push(y);
         hs.push(h);
         cs.extend(c);
     }
     let nd = Some(directions.len() as i64);
-    let (b, hdim, t) = (Some(batch), Some(hidden), steps);
+    let (b, hdim, t) = (batch, Some(hidden), steps);
     let state = |v: &[String]| {
         let dims = if batch_first { vec![b, nd, hdim] } else { vec![nd, b, hdim] };
         Value::new(format!("stack({}, axis={direction_axis})", tuple(v)), dtype, dims)

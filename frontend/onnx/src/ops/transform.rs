@@ -7,7 +7,7 @@ use crate::dtype;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
-use crate::shape::{broadcast, known, list, normalize_axis, product, Dims};
+use crate::shape::{broadcast, known, list, normalize_axis, product, Dims, ShapeElement};
 use crate::tensor::Const;
 use onnx_protobuf::TensorProto;
 use relay_devices::DType;
@@ -67,15 +67,23 @@ pub fn shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
     if (start, end) != (0, rank as usize) {
         expr = format!("strided_slice({expr}, begin=[{start}], end=[{end}])");
     }
+    let elements = (start..).zip(dims).map(|(axis, d)| match d {
+        Some(d) => ShapeElement::Known(*d),
+        None => ShapeElement::Size { of: x.expr.clone(), axis },
+    });
     let shape = Value::new(expr, DType::I64, vec![Some(dims.len() as i64)]);
-    Ok(vec![Value { shape_elements: Some(dims.to_vec()), ..shape }])
+    Ok(vec![Value { shape_elements: Some(elements.collect()), ..shape }])
 }
 
-/// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers).
+/// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers),
+/// or to a shape whose run-time elements `Reshape` can name (see [`dynamic_target`]).
 pub fn reshape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let x = cx.input(node, 0)?;
-    let shape = required_ints(cx, node, 1)?;
     let allowzero = node.int("allowzero", 0)? != 0;
+    let shape = match cx.shape_elements(node, 1)? {
+        Some(elements) => on(node, dynamic_target(&elements, &x, allowzero))?,
+        None => required_ints(cx, node, 1)?,
+    };
     let mut dims: Dims = shape
         .iter()
         .enumerate()
@@ -93,6 +101,29 @@ pub fn reshape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportErro
     let zero = if allowzero { ", allowzero=True" } else { "" };
     let expr = format!("reshape({}, {}{zero})", x.expr, list_attr("newshape", &shape));
     Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// The `newshape` of a `Reshape` of `x` to a shape tensor with run-time `elements`: the size
+/// of `x`'s own axis at the same position is 0 (keep it; not with `allowzero`), and one other
+/// run-time size, where no element is -1, is -1 (infer it: the element counts agree).
+fn dynamic_target(elements: &[ShapeElement], x: &Value, allowzero: bool) -> Result<Vec<i64>, String> {
+    let mut inferred = elements.contains(&ShapeElement::Known(-1));
+    elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            ShapeElement::Known(v) => Ok(*v),
+            ShapeElement::Size { of, axis } if *of == x.expr && *axis == i && !allowzero => Ok(0),
+            ShapeElement::Size { .. } if !inferred => {
+                inferred = true;
+                Ok(-1)
+            }
+            ShapeElement::Size { .. } => {
+                Err("the shape has more than one size known only at run time that is not the input's own"
+                    .into())
+            }
+        })
+        .collect()
 }
 
 /// `Flatten`: a matrix of the axes before `axis` by the axes from it on.
@@ -184,20 +215,6 @@ pub fn expand(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError
 /// `Gather` along `axis`: `take` (negative indices count from the end, as `wrap` does).
 pub fn gather(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let x = cx.input(node, 0)?;
-    // Sizes read from a partly dynamic `Shape` (a batch beside a `?` sequence length) are
-    // constants when every size read is known.
-    if let (Some(known), Some(c)) = (&x.shape_elements, cx.known_input(node, 1)?) {
-        let rank = known.len() as i64;
-        let picked: Option<Vec<i64>> = c
-            .to_i64()
-            .map_err(|m| node.error(m))?
-            .iter()
-            .map(|&i| known.get(usize::try_from(if i < 0 { i + rank } else { i }).ok()?).copied().flatten())
-            .collect();
-        if let Some(sizes) = picked {
-            return Ok(vec![cx.constant_output(node, Const::from_i64s(DType::I64, c.dims.clone(), &sizes))]);
-        }
-    }
     let indices = cx.input(node, 1)?;
     let axis = on(node, normalize_axis(node.int("axis", 0)?, x.dims.len()))?;
     let dims = [&x.dims[..axis], &indices.dims[..], &x.dims[axis + 1..]].concat();
@@ -367,4 +384,22 @@ pub fn pad(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let rows: Vec<String> = width.iter().map(|w| list(w)).collect();
     let expr = format!("nn.pad({}, {value}, pad_width=[{}], pad_mode=\"{mode}\")", x.expr, rows.join(", "));
     Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_reshape_target_keeps_its_own_sizes_and_infers_one_other() {
+        let x = Value::new("%x".into(), DType::F32, vec![None, Some(3)]);
+        let size = |of: &str, axis| ShapeElement::Size { of: of.into(), axis };
+        let own = [size("%x", 0), ShapeElement::Known(-1)];
+        assert_eq!(dynamic_target(&own, &x, false), Ok(vec![0, -1]));
+        assert_eq!(dynamic_target(&[size("%w", 0), ShapeElement::Known(12)], &x, false), Ok(vec![-1, 12]));
+        // With `allowzero` a 0 is a size, so the own axis is inferred instead.
+        assert_eq!(dynamic_target(&[size("%x", 0), ShapeElement::Known(3)], &x, true), Ok(vec![-1, 3]));
+        let two_others = [size("%x", 0), size("%w", 1), size("%w", 0)];
+        assert!(dynamic_target(&two_others, &x, false).is_err());
+    }
 }
