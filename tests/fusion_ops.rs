@@ -188,6 +188,8 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("tile(%a, reps=[2])", &["Tensor[(3, 1, 2), int32]"]),
         ("repeat(%a, repeats=3, axis=-1)", &["Tensor[(2, 3), float32]"]),
         ("reverse(%a, axis=0)", &["Tensor[(3, 4), float32]"]),
+        ("nn.space_to_batch_nd(%a, block_shape=[2, 2], paddings=[[1, 0], [0, 1]], pad_value=2.5f)", &["Tensor[(2, 3, 3, 2), float32]"]),
+        ("nn.batch_to_space_nd(%a, block_shape=[2, 2], crops=[[1, 0], [0, 1]])", &["Tensor[(8, 2, 2, 3), int32]"]),
         // Shift amounts past the width are taken modulo it on every path.
         ("left_shift(%a, 33)", &["Tensor[(2, 5), int32]"]),
         ("right_shift(%a, add(%a, 64))", &["Tensor[(2, 5), int32]"]),

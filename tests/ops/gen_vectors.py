@@ -2054,6 +2054,66 @@ error("qnn.softmax", "uint8_data", [uu, sc(0.1), zp(0), sc(0.1), zp(0)])
 error("qnn.softmax", "axis_out_of_range", [sm, sc(0.1), zp(0), sc(0.1), zp(0)], {"axis": 2})
 
 
+def space_to_batch_ref(x, block, pads, value=0.0):
+    # TensorFlow's documented steps: pad, split each spatial axis into (S / b, b), move the
+    # block axes in front of the batch, merge them into it.
+    m = len(block)
+    width = [(0, 0)] + [tuple(p) for p in pads] + [(0, 0)] * (x.ndim - 1 - m)
+    padded = np.pad(x, width, constant_values=np.array(value).astype(x.dtype))
+    n, rest = x.shape[0], list(x.shape[1 + m:])
+    split = [n]
+    for i, b in enumerate(block):
+        split += [padded.shape[1 + i] // b, b]
+    y = padded.reshape(split + rest)
+    order = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
+    order += list(range(1 + 2 * m, y.ndim))
+    y = y.transpose(order)
+    return y.reshape([n * int(np.prod(block))] + [padded.shape[1 + i] // b for i, b in enumerate(block)] + rest)
+
+
+def batch_to_space_ref(x, block, crops):
+    m = len(block)
+    n = x.shape[0] // int(np.prod(block))
+    rest = list(x.shape[1 + m:])
+    y = x.reshape(list(block) + [n] + list(x.shape[1:]))
+    order = [m]
+    for i in range(m):
+        order += [m + 1 + i, i]
+    order += list(range(2 * m + 1, y.ndim))
+    y = y.transpose(order).reshape([n] + [x.shape[1 + i] * b for i, b in enumerate(block)] + rest)
+    index = (slice(None),) + tuple(slice(c[0], y.shape[1 + i] - c[1]) for i, c in enumerate(crops))
+    return y[index]
+
+
+sb = f32(2, 3, 4, 5)
+case("nn.space_to_batch_nd", "nhwc_2x2", [sb], [space_to_batch_ref(sb, [2, 2], [[1, 0], [0, 0]])],
+     {"block_shape": [2, 2], "paddings": [[1, 0], [0, 0]]})
+case("nn.space_to_batch_nd", "pad_value", [sb], [space_to_batch_ref(sb, [3, 2], [[2, 1], [1, 1]], 7.5)],
+     {"block_shape": [3, 2], "paddings": [[2, 1], [1, 1]], "pad_value": 7.5})
+sbi = ints(3, 6, 2)
+case("nn.space_to_batch_nd", "one_axis_int", [sbi], [space_to_batch_ref(sbi, [4], [[1, 1]], -3)],
+     {"block_shape": [4], "paddings": [[1, 1]], "pad_value": -3.0})
+case("nn.space_to_batch_nd", "size1_block", [sb], [sb], {"block_shape": [1, 1], "paddings": [[0, 0], [0, 0]]})
+error("nn.space_to_batch_nd", "not_divisible", [sb], {"block_shape": [2, 2], "paddings": [[0, 0], [0, 0]]})
+error("nn.space_to_batch_nd", "pair_count", [sb], {"block_shape": [2, 2], "paddings": [[1, 0]]})
+error("nn.space_to_batch_nd", "rank_too_low", [f32(4, 4)], {"block_shape": [2, 2], "paddings": [[0, 0], [0, 0]]})
+error("nn.space_to_batch_nd", "negative_pad", [sb], {"block_shape": [2, 2], "paddings": [[-1, 0], [0, 0]]})
+error("nn.space_to_batch_nd", "zero_block", [sb], {"block_shape": [0, 1], "paddings": [[0, 0], [0, 0]]})
+bs = f32(8, 2, 3, 2)
+case("nn.batch_to_space_nd", "nhwc_2x2", [bs], [batch_to_space_ref(bs, [2, 2], [[0, 0], [0, 0]])],
+     {"block_shape": [2, 2], "crops": [[0, 0], [0, 0]]})
+case("nn.batch_to_space_nd", "cropped", [bs], [batch_to_space_ref(bs, [2, 2], [[1, 0], [2, 1]])],
+     {"block_shape": [2, 2], "crops": [[1, 0], [2, 1]]})
+bsi = ints(12, 2, 3, dtype="int64")
+case("nn.batch_to_space_nd", "one_axis_int64", [bsi], [batch_to_space_ref(bsi, [3], [[1, 2]])],
+     {"block_shape": [3], "crops": [[1, 2]]})
+rt = space_to_batch_ref(sb, [3, 2], [[2, 1], [1, 1]])
+case("nn.batch_to_space_nd", "inverts_space_to_batch", [rt], [sb],
+     {"block_shape": [3, 2], "crops": [[2, 1], [1, 1]]})
+error("nn.batch_to_space_nd", "batch_not_divisible", [f32(6, 2, 2)], {"block_shape": [2, 2], "crops": [[0, 0], [0, 0]]})
+error("nn.batch_to_space_nd", "crops_too_large", [bs], {"block_shape": [2, 2], "crops": [[3, 2], [0, 0]]})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

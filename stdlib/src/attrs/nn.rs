@@ -400,3 +400,27 @@ op_attrs! {
         ignore_index: i64 = (-100),
     }
 }
+
+op_attrs! {
+    /// `nn.space_to_batch_nd` (TVM `SpaceToBatchNDAttrs`): the `M` spatial axes after the batch
+    /// axis are padded, cut into blocks and the blocks moved into the batch axis.
+    pub struct SpaceToBatchNdAttrs {
+        /// The block side of each spatial axis (its length is `M`).
+        block_shape: Vec<i64> = (vec![1, 1]),
+        /// `[before, after]` padding of each spatial axis.
+        paddings: Vec<Vec<i64>> = required,
+        /// The value of the padding elements (converted to the data dtype).
+        pad_value: f64 = 0.0,
+    }
+}
+
+op_attrs! {
+    /// `nn.batch_to_space_nd` (TVM `BatchToSpaceNDAttrs`): the inverse of
+    /// `nn.space_to_batch_nd`, with `crops` removed instead of padding added.
+    pub struct BatchToSpaceNdAttrs {
+        /// The block side of each spatial axis (its length is `M`).
+        block_shape: Vec<i64> = (vec![1, 1]),
+        /// `[start, end]` elements cropped from each spatial axis.
+        crops: Vec<Vec<i64>> = required,
+    }
+}

@@ -49,7 +49,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 28] = [
+const FAMILIES: [&[OpEntry]; 29] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -78,6 +78,7 @@ const FAMILIES: [&[OpEntry]; 28] = [
     nn::CONV_TRANSPOSE,
     nn::LOSS,
     qnn::QNN,
+    nn::SPACE_BATCH,
 ];
 
 /// Every operator of the library, family by family.

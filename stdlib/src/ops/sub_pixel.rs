@@ -34,7 +34,7 @@ fn block<D: ShapeDim>(op: &str, shape: &[D], a: &SubPixelAttrs) -> Result<usize,
 ///
 /// # Errors
 /// A known `d` that `by` does not divide (`what` names it).
-fn divided<D: ShapeDim>(d: D, by: usize, what: &str) -> Result<D, KernelError> {
+pub(crate) fn divided<D: ShapeDim>(d: D, by: usize, what: &str) -> Result<D, KernelError> {
     match d.value() {
         None => Ok(d),
         Some(v) if v % by == 0 => Ok(D::known(v / by)),
@@ -43,7 +43,7 @@ fn divided<D: ShapeDim>(d: D, by: usize, what: &str) -> Result<D, KernelError> {
 }
 
 /// `d * by`, `?` staying `?`.
-fn multiplied<D: ShapeDim>(d: D, by: usize) -> Result<D, KernelError> {
+pub(crate) fn multiplied<D: ShapeDim>(d: D, by: usize) -> Result<D, KernelError> {
     match d.value() {
         None => Ok(d),
         Some(v) => v

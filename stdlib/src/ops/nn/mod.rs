@@ -2,7 +2,7 @@
 //! products, convolution, pooling, normalisation, softmax and dropout, each an
 //! [`Operator`](crate::operator::Operator) item whose `COMPUTE` points at its loop nest in
 //! `crate::compute::nn`, one list per file (`DENSE`, `CONV`, `POOL`, `NORM`, `SOFTMAX`,
-//! `DROPOUT`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
+//! `DROPOUT`, `SPACE_BATCH`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
 //! attributes, the 4-d layouts and the window arithmetic of convolution and pooling, and the
 //! lane walk of the operators over one axis.
 
@@ -14,6 +14,7 @@ mod loss;
 mod norm;
 mod pool;
 mod softmax;
+mod space_batch;
 mod upsampling;
 
 pub use conv::*;
@@ -24,6 +25,7 @@ pub use loss::*;
 pub use norm::*;
 pub use pool::*;
 pub use softmax::*;
+pub use space_batch::*;
 pub use upsampling::*;
 
 use super::index::may_equal;
