@@ -187,10 +187,9 @@ impl DeviceTensor {
     }
 
     fn memory_mut(&mut self) -> Result<&mut dyn DeviceMemory, DeviceError> {
-        let id = self.device.id();
         match self.memory.as_deref_mut() {
             Some(m) => Ok(m),
-            None => Err(DeviceError::ForeignMemory(id)),
+            None => Err(DeviceError::ForeignMemory(self.device.id())),
         }
     }
 

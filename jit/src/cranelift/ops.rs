@@ -206,17 +206,11 @@ impl Ops<'_, '_> {
             BinOp::And => self.b.ins().band(a, b),
             BinOp::Or => self.b.ins().bor(a, b),
             BinOp::Xor => self.b.ins().bxor(a, b),
-            BinOp::Shl | BinOp::Shr => {
-                // The amount modulo the lane width, as `relay_devices::arith` defines it
-                // (Cranelift masks too, but this keeps the rule visible and independent of it).
-                let width = self.ty(a).lane_bits();
-                let amount = self.b.ins().band_imm_s(b, i64::from(width - 1));
-                match (op, signed) {
-                    (BinOp::Shl, _) => self.b.ins().ishl(a, amount),
-                    (_, true) => self.b.ins().sshr(a, amount),
-                    (_, false) => self.b.ins().ushr(a, amount),
-                }
-            }
+            // Cranelift takes the amount modulo the type's width, and `scalar_type` gives
+            // every integer dtype a type of its own width: `relay_devices::arith`'s rule.
+            BinOp::Shl => self.b.ins().ishl(a, b),
+            BinOp::Shr if signed => self.b.ins().sshr(a, b),
+            BinOp::Shr => self.b.ins().ushr(a, b),
             BinOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
             BinOp::Ne => self.b.ins().icmp(IntCC::NotEqual, a, b),
             BinOp::Lt => self.b.ins().icmp(cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan), a, b),

@@ -45,32 +45,35 @@ fn broadcast_values(t: &Tensor, shape: &[usize]) -> Result<Vec<i64>, KernelError
     Ok(view.iter().collect())
 }
 
-/// Runs a binary op: `f(lhs, rhs, params)` per element of the broadcast operands, where
-/// `params` are `(scale, zero point)` of lhs, rhs and the output; then saturated.
-fn run_binary(
+/// Runs a binary op: `make(params)` builds the per-element function once per call from the
+/// `(scale, zero point)` pairs of lhs, rhs and the output, which then runs on each pair of
+/// broadcast elements; the results are saturated.
+fn run_binary<F: Fn(i64, i64) -> i64>(
     inputs: &[&Tensor],
     outputs: &mut [Tensor],
-    f: impl Fn(i64, i64, [(f32, i64); 3]) -> Result<i64, KernelError>,
+    make: impl FnOnce([(f32, i64); 3]) -> Result<F, KernelError>,
 ) -> Result<(), KernelError> {
     let [l, r, ls, lz, rs, rz, os, oz] = args(inputs)?;
-    let params = [scalar_params(ls, lz)?, scalar_params(rs, rz)?, scalar_params(os, oz)?];
+    let f = make([scalar_params(ls, lz)?, scalar_params(rs, rz)?, scalar_params(os, oz)?])?;
     let out = only_output(outputs)?;
     let shape = out.shape().to_vec();
     let (a, b) = (broadcast_values(l, &shape)?, broadcast_values(r, &shape)?);
-    let q = a.iter().zip(&b).map(|(&x, &y)| f(x, y, params)).collect::<Result<Vec<_>, _>>()?;
+    let q: Vec<i64> = a.iter().zip(&b).map(|(&x, &y)| f(x, y)).collect();
     store_saturated(out, &q)
 }
 
-/// `x` requantized to the output's parameters as an `int32` (TVM's `RequantizeOrUpcast`,
-/// default rounding).
-fn to_output(x: i64, from: (f32, i64), to: (f32, i64)) -> Result<i64, KernelError> {
+/// Requantizes values from `from` to the output's parameters `to` as `int32` (TVM's
+/// `RequantizeOrUpcast`, default rounding).
+fn to_output(from: (f32, i64), to: (f32, i64)) -> Result<impl Fn(i64) -> i64, KernelError> {
     let (lo, hi) = int_range(DType::I32)?;
-    Ok(Rescale::new(from, to, QnnRounding::Unset)?.apply(x).clamp(lo, hi))
+    let rescale = Rescale::new(from, to, QnnRounding::Unset)?;
+    Ok(move |x| rescale.apply(x).clamp(lo, hi))
 }
 
-/// Declares a quantized broadcast op: `Name = "qnn.name", "doc", |lhs, rhs, params| body`.
+/// Declares a quantized broadcast op: `Name = "qnn.name", "doc", |params| body`, where the
+/// body builds, once per call, the function of one lhs and one rhs element.
 macro_rules! qnn_binary {
-    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, |$l:ident, $r:ident, $p:ident| $body:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, |$p:ident| $body:expr;)*) => {$(
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -97,7 +100,7 @@ macro_rules! qnn_binary {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                run_binary(inputs, outputs, |$l, $r, $p| $body)
+                run_binary(inputs, outputs, |$p| $body)
             }
         }
     )*};
@@ -109,21 +112,29 @@ qnn_binary! {
     /// `UPWARD`), added, the output zero point subtracted once, saturated to the operands'
     /// dtype.
     QnnAdd = "qnn.add", "quantized lhs + rhs, both requantized to the output's scale",
-        |l, r, p| Ok(to_output(l, p[0], p[2])? + to_output(r, p[1], p[2])? - p[2].1);
+        |p| {
+            let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
+            Ok(move |l, r| lhs(l) + rhs(r) - out_zp)
+        };
     /// `qnn.subtract(...)` (operands as `qnn.add`): both operands requantized to the
     /// output's parameters, subtracted, the output zero point added back, saturated.
     QnnSubtract = "qnn.subtract", "quantized lhs - rhs, both requantized to the output's scale",
-        |l, r, p| Ok(to_output(l, p[0], p[2])? - to_output(r, p[1], p[2])? + p[2].1);
+        |p| {
+            let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
+            Ok(move |l, r| lhs(l) - rhs(r) + out_zp)
+        };
     /// `qnn.mul(...)` (operands as `qnn.add`): `(lhs - lhs_zp) * (rhs - rhs_zp)` in `int32`,
     /// requantized from scale `float32(lhs_scale * rhs_scale)` and zero point 0 to the output's
     /// parameters, saturated.
     QnnMul = "qnn.mul", "quantized lhs * rhs, the int32 product requantized to the output's scale",
-        |l, r, p| {
+        |p| {
+            let rescale = Rescale::new((p[0].0 * p[1].0, 0), p[2], QnnRounding::Unset)?;
+            let (lhs_zp, rhs_zp) = (p[0].1 as i32, p[1].1 as i32);
             // TVM subtracts and multiplies in int32 (wrapping), then requantizes.
-            let a = (l as i32).wrapping_sub(p[0].1 as i32);
-            let b = (r as i32).wrapping_sub(p[1].1 as i32);
-            let product = i64::from(a.wrapping_mul(b));
-            Ok(Rescale::new((p[0].0 * p[1].0, 0), p[2], QnnRounding::Unset)?.apply(product))
+            Ok(move |l: i64, r: i64| {
+                let (a, b) = ((l as i32).wrapping_sub(lhs_zp), (r as i32).wrapping_sub(rhs_zp));
+                rescale.apply(i64::from(a.wrapping_mul(b)))
+            })
         };
 }
 
