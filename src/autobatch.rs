@@ -12,13 +12,12 @@
 //! running its input alone computes (a batched kernel is the original per request, and the
 //! JIT's `gemm` computes a row independently of the others), so results equal `--batch 1`'s.
 
-use crate::kernels::jit_kernel;
 use crate::program::Program;
 use crate::typed;
 use crate::vm::{CancelHandle, Limits, PackedFunc, Step, Value, Vm};
 use crate::Error;
 use relay_devices::{DType, Tensor};
-use relay_jit::{CompiledKernel, Jit, KernelCache};
+use relay_jit::{CpuBackend, KernelBackend};
 use relay_kir::{batched, per_request_inputs, BufferRole, Extent, Kernel};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -42,8 +41,7 @@ pub struct Batcher<'p> {
     /// Per kernel of the table: whether lanes pause at its calls (it has batched forms).
     pause: Vec<bool>,
     forms: Vec<Option<Form>>,
-    jit: Jit,
-    cache: KernelCache<CompiledKernel>,
+    cpu: CpuBackend,
 }
 
 /// A lane paused before a kernel call.
@@ -88,8 +86,8 @@ impl<'p> Batcher<'p> {
             })
             .collect();
         let pause = forms.iter().map(Option::is_some).collect();
-        let jit = Jit::new().map_err(|e| Error::Input(e.to_string()))?;
-        Ok(Batcher { program, pause, forms, jit, cache: KernelCache::new() })
+        let cpu = CpuBackend::new().map_err(|e| Error::Input(e.to_string()))?;
+        Ok(Batcher { program, pause, forms, cpu })
     }
 
     /// How many of the program's kernels have batched forms.
@@ -204,7 +202,7 @@ impl<'p> Batcher<'p> {
             Some(v) => v.clone(),
             None => {
                 let k = batched(&form.kernel, n as i64).map_err(|e| e.to_string())?;
-                let v = jit_kernel(&self.jit, &self.cache, &k)?;
+                let v = self.cpu.compile(&k).map_err(|e| format!("`{}`: {e}", k.name))?;
                 form.sizes.insert(n, v.clone());
                 v
             }

@@ -243,14 +243,12 @@ impl ProgramBuilder {
         }
         let lower = relay_compiler::pass::LowerOptions::at_level(self.opt_level);
         let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
-            relay_compiler::codegen::compile_planned(
-                &module,
-                &types,
-                &ops,
-                self.opt_level >= 1,
-                self.memory_plan,
-                self.device.is_opencl(),
-            )
+            let options = relay_compiler::codegen::CodegenOptions {
+                fused: self.opt_level >= 1,
+                memory_plan: self.memory_plan,
+                kir_on_device: self.device.is_opencl(),
+            };
+            relay_compiler::codegen::compile(&module, &types, &ops, &options)
         });
         match lowered {
             Ok(exe) => {

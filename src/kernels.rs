@@ -1,18 +1,16 @@
 //! The kernel adapter: turns each of an executable's [`KernelDesc`]s into something the VM
 //! can call behind its [`relay_runtime::PackedFunc`] trait — a descriptor carrying a kir kernel
-//! becomes Cranelift machine code (one [`Jit`] and [`KernelCache`] per binding, so equal
-//! kernels compile once) or, bound to an OpenCL device, an OpenCL program that the VM runs
-//! on device-resident tensors ([`relay_runtime::DevicePackedFunc`]); any other descriptor the
-//! stdlib's reference kernel of its operator, with its typed attributes parsed once at bind
-//! time (reference kernels always run on the host).
+//! goes to a [`KernelBackend`] (the host's Cranelift JIT, or an OpenCL device whose kernels the
+//! VM runs on device-resident tensors; one backend per binding, so equal kernels compile
+//! once); any other descriptor becomes the stdlib's reference kernel of its operator, with its
+//! typed attributes parsed once at bind time (reference kernels always run on the host).
 
 use relay_compiler::ir::{AttrValue, Attrs, Interner};
 use relay_compiler::op::AttrReader;
-use relay_devices::opencl::OpenClDevice;
-use relay_devices::{DType, Device, DeviceTensor, Tensor};
-use relay_jit::{CompiledKernel, Jit, KernelCache, OpenClKernel};
-use relay_kir::{infer_syms, BufferRole, Kernel};
-use relay_runtime::{Attr, CancelHandle, Executable, KernelDesc, KernelTable, Limits};
+use relay_devices::{DType, Tensor};
+use relay_jit::{CpuBackend, KernelBackend};
+use relay_kir::Kernel;
+use relay_runtime::{Attr, Executable, KernelDesc, KernelTable, Limits};
 use relay_stdlib::attrs::AnyAttrs;
 use relay_stdlib::kernels::table::RefOp;
 use std::sync::Arc;
@@ -40,100 +38,6 @@ impl relay_runtime::PackedFunc for ReferencePackedFunc {
     }
 }
 
-/// A JIT-compiled kir kernel.
-struct JitPackedFunc {
-    compiled: Arc<CompiledKernel>,
-}
-
-impl JitPackedFunc {
-    /// The sym values for these inputs (kernels FuseOps makes have none).
-    fn syms(&self, inputs: &[&Tensor]) -> Result<Vec<i64>, String> {
-        if self.compiled.kernel().syms.is_empty() {
-            // No `?` dimensions: nothing to infer, and an empty `Vec` does not allocate.
-            return Ok(Vec::new());
-        }
-        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
-        infer_syms(self.compiled.kernel(), &shapes, &[]).map_err(|e| e.to_string())
-    }
-}
-
-impl relay_runtime::PackedFunc for JitPackedFunc {
-    fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
-        let syms = self.syms(inputs)?;
-        let k: &Kernel = self.compiled.kernel();
-        k.buffers_with_role(BufferRole::Output)
-            .map(|b| {
-                let decl = &k.buffers[b.index()];
-                let shape = relay_kir::buffer_shape(k, b, &syms)
-                    .and_then(|s| s.into_iter().map(|d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>())
-                    .ok_or_else(|| format!("output `{}` has no valid shape", decl.name))?;
-                Ok((decl.dtype, shape))
-            })
-            .collect()
-    }
-
-    fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
-        self.run_shared(inputs, &[], outputs, &CancelHandle::new())
-    }
-
-    fn run_shared(
-        &self,
-        inputs: &[&Tensor],
-        handles: &[Option<&Arc<Tensor>>],
-        outputs: &mut [Tensor],
-        cancel: &CancelHandle,
-    ) -> Result<(), String> {
-        let syms = self.syms(inputs)?;
-        let stop = cancel.as_atomic();
-        self.compiled.run_shared(inputs, handles, outputs, &syms, stop).map_err(|e| e.to_string())
-    }
-}
-
-/// A kir kernel built for an OpenCL device.
-struct OpenClPackedFunc {
-    compiled: Arc<OpenClKernel>,
-    /// The kernel's device as the VM sees it.
-    device: Arc<dyn Device>,
-}
-
-impl relay_runtime::PackedFunc for OpenClPackedFunc {
-    fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
-        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
-        self.compiled.output_types(&shapes).map_err(|e| e.to_string())
-    }
-
-    /// On host tensors (the VM calls [`relay_runtime::DevicePackedFunc::run`] instead; this serves
-    /// other callers of the table): copies in and out.
-    fn run(&self, inputs: &[&Tensor], outputs: &mut [Tensor]) -> Result<(), String> {
-        let k = self.compiled.kernel();
-        let syms = if k.syms.is_empty() {
-            Vec::new()
-        } else {
-            let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
-            infer_syms(k, &shapes, &[]).map_err(|e| e.to_string())?
-        };
-        self.compiled.run(inputs, outputs, &syms).map_err(|e| e.to_string())
-    }
-
-    fn on_device(&self) -> Option<&dyn relay_runtime::DevicePackedFunc> {
-        Some(self)
-    }
-}
-
-impl relay_runtime::DevicePackedFunc for OpenClPackedFunc {
-    fn device(&self) -> &Arc<dyn Device> {
-        &self.device
-    }
-
-    fn output_types(&self, input_shapes: &[&[usize]]) -> Result<Vec<(DType, Vec<usize>)>, String> {
-        self.compiled.output_types(input_shapes).map_err(|e| e.to_string())
-    }
-
-    fn run(&self, inputs: &[&DeviceTensor], outputs: &[DeviceTensor]) -> Result<(), String> {
-        self.compiled.run_device(inputs, outputs).map_err(|e| e.to_string())
-    }
-}
-
 /// One kernel per entry of `exe.kernels`, in order: JIT-compiled for descriptors carrying
 /// kir, reference kernels for the rest. Each kir kernel's resources are checked against the
 /// default [`Limits`], as for an executable read from a file.
@@ -146,35 +50,35 @@ pub fn bind_kernels(exe: &Executable) -> Result<KernelTable, (usize, String)> {
     bind_kernels_on(exe, &[], &Limits::default())
 }
 
-/// [`bind_kernels`], with kir kernels built for the OpenCL `devices` when there are any (built
-/// from source, each distinct kernel once per device; reference kernels stay on the host) and
-/// checked against `limits` ([`Limits::UNBOUNDED`] for an executable this process compiled
-/// itself). The kir kernels go to the devices round-robin in kernel-list order: the first to
-/// `devices[0]`, the second to `devices[1 % n]`, ...
+/// [`bind_kernels`], with the kir kernels compiled by `backends` when there are any (each
+/// distinct kernel once per backend; reference kernels stay on the host), else by a
+/// [`CpuBackend`] made at the first kir kernel, and checked against `limits`
+/// ([`Limits::UNBOUNDED`] for an executable this process compiled itself). The kir kernels go
+/// to the backends round-robin in kernel-list order: the first to `backends[0]`, the second
+/// to `backends[1 % n]`, ...
 ///
 /// # Errors
 /// As [`bind_kernels`]; an OpenCL build failure carries the build log.
 pub fn bind_kernels_on(
     exe: &Executable,
-    devices: &[Arc<OpenClDevice>],
+    backends: &[&dyn KernelBackend],
     limits: &Limits,
 ) -> Result<KernelTable, (usize, String)> {
-    let opencl_cache = KernelCache::new();
-    let mut jit: Option<Jit> = None;
-    let cache = KernelCache::new();
+    let mut cpu: Option<CpuBackend> = None;
     let mut table = KernelTable::with_capacity(exe.kernels.len());
-    let mut next_device = devices.iter().cycle();
+    let mut next_backend = backends.iter().cycle();
     for (i, desc) in exe.kernels.iter().enumerate() {
-        let device = if desc.kernel.is_some() { next_device.next() } else { None };
-        let kernel = match (&desc.kernel, device) {
-            (None, _) => bind(desc),
-            (Some(bytes), Some(dev)) => compile_opencl(dev, &opencl_cache, bytes, limits),
-            (Some(bytes), None) => {
-                if jit.is_none() {
-                    jit = Some(Jit::new().map_err(|e| (i, e.to_string()))?);
-                }
-                let jit = jit.as_ref().ok_or((i, "no JIT".to_string()))?;
-                compile(jit, &cache, bytes, limits)
+        let kernel = match &desc.kernel {
+            None => bind(desc),
+            Some(bytes) => {
+                let backend: &dyn KernelBackend = match next_backend.next() {
+                    Some(b) => *b,
+                    None => match &mut cpu {
+                        Some(cpu) => cpu,
+                        none => none.insert(CpuBackend::new().map_err(|e| (i, e.to_string()))?),
+                    },
+                };
+                compile(backend, bytes, limits)
             }
         };
         table.push(kernel.map_err(|e| (i, e))?);
@@ -182,40 +86,14 @@ pub fn bind_kernels_on(
     Ok(table)
 }
 
+/// The kir kernel of a descriptor's payload, compiled by `backend`.
 fn compile(
-    jit: &Jit,
-    cache: &KernelCache<CompiledKernel>,
+    backend: &dyn KernelBackend,
     bytes: &[u8],
     limits: &Limits,
 ) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
     let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
-    jit_kernel(jit, cache, &kernel)
-}
-
-/// `kernel` JIT-compiled (once per structure in `cache`), callable by the VM.
-///
-/// # Errors
-/// A message naming the kernel when it does not compile.
-pub(crate) fn jit_kernel(
-    jit: &Jit,
-    cache: &KernelCache<CompiledKernel>,
-    kernel: &Kernel,
-) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
-    let compiled = jit.compile_cached(cache, kernel).map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    Ok(Arc::new(JitPackedFunc { compiled }))
-}
-
-fn compile_opencl(
-    device: &Arc<OpenClDevice>,
-    cache: &KernelCache<OpenClKernel>,
-    bytes: &[u8],
-    limits: &Limits,
-) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {
-    let kernel = Kernel::from_bytes_with(bytes, limits).map_err(|e| format!("kir payload: {e}"))?;
-    let compiled = OpenClKernel::compile_cached(cache, device, &kernel)
-        .map_err(|e| format!("`{}`: {e}", kernel.name))?;
-    let device: Arc<dyn Device> = compiled.device().clone();
-    Ok(Arc::new(OpenClPackedFunc { compiled, device }))
+    backend.compile(&kernel).map_err(|e| format!("`{}`: {e}", kernel.name))
 }
 
 fn bind(k: &KernelDesc) -> Result<Arc<dyn relay_runtime::PackedFunc>, String> {

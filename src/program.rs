@@ -102,7 +102,11 @@ impl Program {
             }
         }
         let started = std::time::Instant::now();
-        let kernels = crate::kernels::bind_kernels_on(&executable, &opened, limits)
+        let backends: Vec<relay_jit::OpenClBackend> =
+            opened.into_iter().map(relay_jit::OpenClBackend::new).collect();
+        let backends: Vec<&dyn relay_jit::KernelBackend> =
+            backends.iter().map(|b| b as &dyn relay_jit::KernelBackend).collect();
+        let kernels = crate::kernels::bind_kernels_on(&executable, &backends, limits)
             .map_err(|(index, message)| Error::Kernel { index, message })?;
         let build_times = BuildTimes { kernels: started.elapsed(), ..BuildTimes::default() };
         Ok(Program {

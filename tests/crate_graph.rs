@@ -1,7 +1,8 @@
 //! The crate dependency direction of ARCHITECTURE.md §2: `devices` depends on no workspace
 //! crate, `vm` only on `devices`, `kir` only on `vm` and `devices` (never on the Relay front
-//! end), the JIT on `kir` and not on the compiler, only the root depends on `stdlib`, `jit` and
-//! the ONNX importer, and the Python package only on the root.
+//! end), the JIT on `kir` and `vm` (its backends return the VM's `PackedFunc`) and not on the
+//! compiler, only the root depends on `stdlib`, `jit` and the ONNX importer, and the Python
+//! package only on the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -12,7 +13,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("relay-kir", &["relay-runtime", "relay-devices"]),
     ("relay-compiler", &["relay-kir", "relay-runtime", "relay-devices"]),
     ("relay-stdlib", &["relay-compiler", "relay-devices"]),
-    ("relay-jit", &["relay-kir", "relay-devices"]),
+    ("relay-jit", &["relay-kir", "relay-runtime", "relay-devices"]),
     ("relay-onnx", &["relay-compiler", "relay-devices"]),
     (
         "relay",

@@ -27,52 +27,48 @@ use relay_runtime::{Attr, Executable, KernelDesc, ScalarValue, SpanTable, VmFunc
 use rustc_hash::FxHashMap as HashMap;
 pub use types::{adt_infos, value_type};
 
-/// Compiles every global function of a lowered, typed module to bytecode.
+/// What [`compile`] does besides emitting bytecode. `Default` is the -O0 form: no fused
+/// kernels, the memory plan on, every kernel on the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodegenOptions {
+    /// Every primitive function that lowers to kir through the compute rules of the operator
+    /// registry gets a JIT-able kernel in its descriptor ([`KernelDesc::kernel`]; all-scalar
+    /// single operators keep their unboxed instructions). A primitive function of several
+    /// operators that does not lower is then an error.
+    pub fused: bool,
+    /// Apply the memory plan ([`memory`]: frame arenas and kills at last use). Without it
+    /// every tensor comes from the VM's pool and dies when its register is overwritten or its
+    /// frame returns.
+    pub memory_plan: bool,
+    /// The kernels carrying kir will run on devices (the others stay on the host): the device
+    /// plan runs after the memory plan ([`plan_devices`]: `DeviceCopy` where a device tensor
+    /// must come to the host).
+    pub kir_on_device: bool,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> CodegenOptions {
+        CodegenOptions { fused: false, memory_plan: true, kir_on_device: false }
+    }
+}
+
+/// Compiles every global function of a lowered, typed module to bytecode, as `options` say.
 ///
 /// Operator calls on 0-d operands become the unboxed instruction of their operator's
-/// [`ScalarForm`](crate::op::ScalarForm) in `ops`; the others call reference kernels.
+/// [`ScalarForm`](crate::op::ScalarForm) in `ops`; the others call kernels.
 ///
 /// # Errors
-/// Constructs the emitter does not accept (a sign that the lowering passes were not run), or
-/// constants whose dtype has no tensor storage.
-pub fn compile(m: &Module, types: &TypeMap, ops: &OpRegistry) -> Result<Executable, CompileError> {
-    compile_with(m, types, ops, false)
-}
-
-/// [`compile`], and with `fused` (fused kernels on) every primitive function that lowers to
-/// kir through the compute rules of `ops` gets a JIT-able kernel in its descriptor
-/// ([`KernelDesc::kernel`]); all-scalar single operators keep their unboxed instructions.
-///
-/// # Errors
-/// As [`compile`], and a primitive function of several operators that does not lower.
-pub fn compile_with(
+/// Constructs the emitter does not accept (a sign that the lowering passes were not run),
+/// constants whose dtype has no tensor storage, and with [`CodegenOptions::fused`] a
+/// primitive function of several operators that does not lower.
+pub fn compile(
     m: &Module,
     types: &TypeMap,
     ops: &OpRegistry,
-    fused: bool,
-) -> Result<Executable, CompileError> {
-    compile_planned(m, types, ops, fused, true, false)
-}
-
-/// [`compile_with`], with the memory plan ([`memory`]: frame arenas and kills at last use)
-/// applied when `memory_plan` is set (without it every tensor comes from the VM's pool and
-/// dies when its register is overwritten or its frame returns), and, when `kir_on_device`
-/// says the kernels carrying kir will run on devices (the others stay on the host), the
-/// device plan after it ([`plan_devices`]: `DeviceCopy` where a device tensor must come to
-/// the host).
-///
-/// # Errors
-/// As [`compile_with`].
-pub fn compile_planned(
-    m: &Module,
-    types: &TypeMap,
-    ops: &OpRegistry,
-    fused: bool,
-    memory_plan: bool,
-    kir_on_device: bool,
+    options: &CodegenOptions,
 ) -> Result<Executable, CompileError> {
     let mut cx = ModuleCx::new(m, types, ops)?;
-    cx.fused = fused;
+    cx.fused = options.fused;
     let mut functions = Vec::with_capacity(m.functions.len());
     let mut diags = vec![];
     for g in &m.functions {
@@ -91,10 +87,10 @@ pub fn compile_planned(
         strings: cx.strings,
         adts: types::adt_infos(m),
     };
-    if memory_plan {
+    if options.memory_plan {
         memory::plan_executable(&mut exe);
     }
-    if kir_on_device {
+    if options.kir_on_device {
         let on_device: Vec<bool> = exe.kernels.iter().map(|k| k.kernel.is_some()).collect();
         plan_devices::plan_executable(&mut exe, &on_device);
     }

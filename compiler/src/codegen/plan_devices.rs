@@ -2,7 +2,7 @@
 //! for an executable whose fused kernels run on an accelerator, makes explicit where their
 //! outputs must come to the host, with a `DeviceCopy` at each such point.
 //!
-//! `codegen::compile_planned` runs it after the memory plan, given which kernels run on a
+//! `codegen::compile` runs it after the memory plan, given which kernels run on a
 //! device (those carrying kir, when the program is bound to devices; reference kernels stay
 //! on the host). Which device each runs on does not matter here: a tensor going from one
 //! device to another is copied by the VM at the kernel call. A register written by a device
@@ -150,7 +150,7 @@ mod tests {
         }
     }
 
-    /// Kernels carrying kir on the device, as `codegen::compile_planned` places them.
+    /// Kernels carrying kir on the device, as `codegen::compile` places them.
     fn on_device(exe: &Executable) -> Vec<bool> {
         exe.kernels.iter().map(|k| k.kernel.is_some()).collect()
     }
