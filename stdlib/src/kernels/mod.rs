@@ -1,7 +1,7 @@
 //! Reference kernels: plain, obviously correct Rust over strided buffers, used as the oracle
 //! for JIT and OpenCL code and to run `-O0` programs (ARCHITECTURE.md §3, "Kernels").
 //!
-//! Every operator is a zero-sized type implementing [`Kernel`]: a shape function, a dtype
+//! Every operator is a zero-sized type implementing [`ReferenceKernel`]: a shape function, a dtype
 //! rule and a destination-passing kernel that writes preallocated outputs. [`run`] checks the
 //! outputs against the shape function before computing, so kernels can trust them;
 //! [`table::reference_ops`] lists every operator by TVM name with type-erased entry points.
@@ -24,7 +24,7 @@ pub struct Checked {
 }
 
 /// One operator's reference implementation.
-pub trait Kernel {
+pub trait ReferenceKernel {
     /// TVM's operator name (`add`, `nn.conv2d`).
     const NAME: &'static str;
     /// The attribute struct.
@@ -47,7 +47,7 @@ pub trait Kernel {
 }
 
 /// Output shapes and dtypes of `K` for these inputs.
-pub fn output_types<K: Kernel>(
+pub fn output_types<K: ReferenceKernel>(
     inputs: &[&Tensor],
     attrs: &K::Attrs,
 ) -> Result<Vec<(Vec<usize>, DType)>, KernelError> {
@@ -62,8 +62,8 @@ pub fn output_types<K: Kernel>(
 }
 
 /// Runs `K` on `inputs`, writing `outputs`, which must already have the shapes and dtypes that
-/// [`Kernel::shapes`] and [`Kernel::dtypes`] give (destination passing).
-pub fn run<K: Kernel>(
+/// [`ReferenceKernel::shapes`] and [`ReferenceKernel::dtypes`] give (destination passing).
+pub fn run<K: ReferenceKernel>(
     inputs: &[&Tensor],
     attrs: &K::Attrs,
     outputs: &mut [Tensor],
@@ -87,7 +87,7 @@ pub fn run<K: Kernel>(
 }
 
 /// Allocates `K`'s outputs and runs it: the convenient form for tests and constant folding.
-pub fn eval<K: Kernel>(inputs: &[&Tensor], attrs: &K::Attrs) -> Result<Vec<Tensor>, KernelError> {
+pub fn eval<K: ReferenceKernel>(inputs: &[&Tensor], attrs: &K::Attrs) -> Result<Vec<Tensor>, KernelError> {
     let mut outputs = output_types::<K>(inputs, attrs)?
         .into_iter()
         .map(|(shape, dtype)| Tensor::zeros(dtype, shape))

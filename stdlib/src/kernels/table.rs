@@ -2,7 +2,7 @@
 //! hold them in one table: attributes are parsed once into an [`Arc<dyn AnyAttrs>`]
 //! and handed back to the entry points, which downcast them to the operator's struct.
 
-use super::{run, Kernel};
+use super::{run, ReferenceKernel};
 use crate::attrs::{AnyAttrs, OpAttrs};
 use crate::error::KernelError;
 use relay_compiler::op::AttrReader;
@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 /// Parses a call's attributes into the operator's attribute struct.
 pub type ParseFn = fn(&AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError>;
-/// Output shapes from input shapes ([`Kernel::shapes`]).
+/// Output shapes from input shapes ([`ReferenceKernel::shapes`]).
 pub type ShapeFn = fn(&[&[usize]], &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError>;
-/// Output dtypes from input dtypes ([`Kernel::dtypes`]).
+/// Output dtypes from input dtypes ([`ReferenceKernel::dtypes`]).
 pub type DTypeFn = fn(&[DType], &dyn AnyAttrs) -> Result<Vec<DType>, KernelError>;
 /// Validates preallocated outputs and computes into them ([`run`]).
 pub type KernelFn = fn(&[&Tensor], &dyn AnyAttrs, &mut [Tensor]) -> Result<(), KernelError>;
@@ -30,9 +30,9 @@ pub struct RefOp {
     pub attr_defaults: fn() -> Vec<(&'static str, Option<String>)>,
     /// Parses a call's attributes into the operator's attribute struct (TVM defaults applied).
     pub parse_attrs: ParseFn,
-    /// [`Kernel::shapes`]: output shapes from input shapes.
+    /// [`ReferenceKernel::shapes`]: output shapes from input shapes.
     pub shapes: ShapeFn,
-    /// [`Kernel::dtypes`]: output dtypes from input dtypes.
+    /// [`ReferenceKernel::dtypes`]: output dtypes from input dtypes.
     pub dtypes: DTypeFn,
     /// [`run`]: validates preallocated outputs and computes into them.
     pub kernel: KernelFn,
@@ -40,7 +40,7 @@ pub struct RefOp {
 
 impl RefOp {
     /// The entry for kernel `K`.
-    pub const fn of<K: Kernel>() -> RefOp {
+    pub const fn of<K: ReferenceKernel>() -> RefOp {
         RefOp {
             name: K::NAME,
             attr_names: <K::Attrs as OpAttrs>::NAMES,
@@ -89,25 +89,28 @@ pub fn evaluate(op: &str, attrs: &AttrReader, inputs: &[&Tensor]) -> Result<Vec<
     entry.evaluate(inputs, parsed.as_ref()).map_err(|e| format!("`{op}`: {e}"))
 }
 
-fn attrs_of<K: Kernel>(attrs: &dyn AnyAttrs) -> Result<&K::Attrs, KernelError> {
+fn attrs_of<K: ReferenceKernel>(attrs: &dyn AnyAttrs) -> Result<&K::Attrs, KernelError> {
     (attrs as &dyn Any)
         .downcast_ref::<K::Attrs>()
         .ok_or(KernelError::AttrsType { op: K::NAME, expected: std::any::type_name::<K::Attrs>() })
 }
 
-fn parse<K: Kernel>(reader: &AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError> {
+fn parse<K: ReferenceKernel>(reader: &AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError> {
     Ok(Arc::new(K::Attrs::from_attrs(reader).map_err(KernelError::Attr)?))
 }
 
-fn shapes<K: Kernel>(inputs: &[&[usize]], attrs: &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError> {
+fn shapes<K: ReferenceKernel>(
+    inputs: &[&[usize]],
+    attrs: &dyn AnyAttrs,
+) -> Result<Vec<Vec<usize>>, KernelError> {
     K::shapes(inputs, attrs_of::<K>(attrs)?)
 }
 
-fn dtypes<K: Kernel>(inputs: &[DType], attrs: &dyn AnyAttrs) -> Result<Vec<DType>, KernelError> {
+fn dtypes<K: ReferenceKernel>(inputs: &[DType], attrs: &dyn AnyAttrs) -> Result<Vec<DType>, KernelError> {
     K::dtypes(inputs, attrs_of::<K>(attrs)?)
 }
 
-fn kernel<K: Kernel>(
+fn kernel<K: ReferenceKernel>(
     inputs: &[&Tensor],
     attrs: &dyn AnyAttrs,
     outputs: &mut [Tensor],

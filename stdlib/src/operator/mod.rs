@@ -17,7 +17,7 @@ pub use dtypes::DTypeSet;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;
-use crate::kernels::{Checked, Kernel};
+use crate::kernels::{Checked, ReferenceKernel};
 use crate::RefOp;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{
@@ -87,7 +87,7 @@ pub trait Operator: 'static {
     ) -> Result<(), KernelError>;
 }
 
-impl<T: Operator> Kernel for T {
+impl<T: Operator> ReferenceKernel for T {
     const NAME: &'static str = <T as Operator>::NAME;
     type Attrs = <T as Operator>::Attrs;
 
