@@ -2,10 +2,10 @@
 //! `AdaptivePool2DRel`, `topi` `pool_impl_nd`): `nn.max_pool1d`, `nn.avg_pool1d`,
 //! `nn.max_pool2d`, `nn.avg_pool2d`, `nn.global_avg_pool2d`, `nn.global_max_pool2d`,
 //! `nn.adaptive_avg_pool2d`, `nn.adaptive_max_pool2d`, `nn.adaptive_avg_pool1d`,
-//! `nn.adaptive_max_pool1d`. Any plain layout runs (`NCHW`, `NHWC`,
-//! ...): the reference kernels loop over `NCW`/`NCHW` (a 1-d pool runs as a 2-d one of height
-//! 1) and other layouts are permuted in and out (`super::in_canonical`); the kir rules are
-//! `NCHW` only, so other layouts run unfused.
+//! `nn.adaptive_max_pool1d`. Any plain layout runs (`NCHW`, `NHWC`, ...): the reference
+//! kernels loop over `NCW`/`NCHW` (a 1-d pool runs as a 2-d one of height one) and other
+//! layouts are permuted in and out (`super::in_canonical`); the kir rules are `NCHW` only, so
+//! other layouts run unfused.
 //!
 //! Window `(y, x)` covers input rows `y * stride - pad_top + i * dilation` for `i < kh`
 //! (likewise columns). With `ceil_mode` the output size rounds up, which adds up to
