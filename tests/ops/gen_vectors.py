@@ -517,7 +517,7 @@ case("nn.conv2d", "int8_to_int32", [xi8, wi8], [conv2d_ref(xi8, wi8, acc=np.int6
      {"out_dtype": "int32"})
 error("nn.conv2d", "channels_mismatch", [x4, w4], {"channels": 4})
 error("nn.conv2d", "kernel_too_large", [f32(1, 2, 2, 2), w4])
-error("nn.conv2d", "nhwc_unsupported", [x4, w4], {"data_layout": "NHWC"})
+error("nn.conv2d", "packed_layout", [x4, w4], {"data_layout": "NCHW4c"})
 
 
 def pool_ref(x, kind, pool, strides, pad, dil=(1, 1), ceil_mode=False, count_include_pad=False):
@@ -1120,6 +1120,7 @@ case("searchsorted", "batched_rows_int", [rows, v], [want])
 case("searchsorted", "empty_values", [seq, np.zeros((0,), np.float32)], [np.zeros((0,), np.int32)])
 error("searchsorted", "leading_dims_differ", [np.sort(f32(3, 4), axis=1), f32(2, 2)])
 error("searchsorted", "bad_dtype", [seq, vals], {"dtype": "float32"})
+error("searchsorted", "scalar_sequence", [np.float32(1), np.float32(2)])
 xi = ints(1, 2, 3, 6)
 case("nn.space_to_depth", "block3_int", [xi], [space_to_depth_ref(xi, 3)], {"block_size": 3})
 x3, g4, b4 = f32(3, 4, 2), f32(4), f32(4)
@@ -1198,7 +1199,7 @@ case("nn.avg_pool1d", "pad_included_ceil", [xp1],
      {"pool_size": [3], "strides": [2], "padding": [1, 0], "ceil_mode": True, "count_include_pad": True},
      out_dtypes=["float32"])
 error("nn.avg_pool1d", "int_rejected", [xp1i], {"pool_size": [2]})
-error("nn.avg_pool1d", "nwc_unsupported_by_the_kernel", [xp1], {"pool_size": [2], "layout": "NWC"})
+error("nn.avg_pool1d", "packed_layout", [xp1], {"pool_size": [2], "layout": "NCW4c"})
 
 
 
@@ -1222,7 +1223,7 @@ case("nn.conv1d", "int8_to_int32", [xc8, wc8], [conv1d_ref(xc8, wc8, acc=np.int6
 error("nn.conv1d", "channels_mismatch", [xc1, wc1], {"channels": 4})
 error("nn.conv1d", "kernel_too_large", [f32(1, 2, 2), wc1])
 error("nn.conv1d", "two_strides", [xc1, wc1], {"strides": [1, 1]})
-error("nn.conv1d", "nwc_unsupported_by_the_kernel", [xc1, wc1], {"data_layout": "NWC"})
+error("nn.conv1d", "packed_layout", [xc1, wc1], {"data_layout": "NCW2c"})
 
 
 def l2_normalize_ref(x, eps, axis=None):
@@ -2112,6 +2113,80 @@ case("nn.batch_to_space_nd", "inverts_space_to_batch", [rt], [sb],
      {"block_shape": [3, 2], "crops": [[2, 1], [1, 1]]})
 error("nn.batch_to_space_nd", "batch_not_divisible", [f32(6, 2, 2)], {"block_shape": [2, 2], "crops": [[0, 0], [0, 0]]})
 error("nn.batch_to_space_nd", "crops_too_large", [bs], {"block_shape": [2, 2], "crops": [[3, 2], [0, 0]]})
+
+
+# ---------------------------------------------------------------- layouts
+# Channels-last and other plain layouts: the canonical cases above with every operand
+# transposed (NCHW -> NHWC is axes (0, 2, 3, 1), OIHW -> HWIO (2, 3, 1, 0)).
+
+NHWC, HWIO, NWC, WIO = (0, 2, 3, 1), (2, 3, 1, 0), (0, 2, 1), (2, 1, 0)
+case("nn.conv2d", "nhwc_hwio_stride2_asymmetric_pad", [x4.transpose(NHWC), w4.transpose(HWIO)],
+     [conv2d_ref(d64(x4), d64(w4), (2, 2), (1, 0, 0, 1)).transpose(NHWC)],
+     {"strides": [2, 2], "padding": [1, 0, 0, 1], "data_layout": "NHWC", "kernel_layout": "HWIO"},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d", "nhwc_depthwise_hwoi", [xg.transpose(NHWC), wd_.transpose(2, 3, 0, 1)],
+     [conv2d_ref(d64(xg), d64(wd_), pad=(1, 1, 1, 1), groups=4).transpose(NHWC)],
+     {"groups": 4, "padding": [1], "data_layout": "NHWC", "kernel_layout": "HWOI"}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d", "nchw_in_nhwc_out_ohwi", [x4, w4.transpose(0, 2, 3, 1)],
+     [conv2d_ref(d64(x4), d64(w4), pad=(1, 1, 1, 1)).transpose(NHWC)],
+     {"padding": [1, 1], "kernel_layout": "OHWI", "out_layout": "NHWC"}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv2d", "nhwc_int8_to_int32", [xi8.transpose(NHWC), wi8.transpose(HWIO)],
+     [conv2d_ref(xi8, wi8, acc=np.int64).astype(np.int32).transpose(NHWC)],
+     {"out_dtype": "int32", "data_layout": "NHWC", "kernel_layout": "HWIO"})
+case("nn.conv1d", "nwc_wio_stride2_dilation2", [xc1.transpose(NWC), wc1.transpose(WIO)],
+     [conv1d_ref(d64(xc1), d64(wc1), 2, (2, 0), 2).transpose(NWC)],
+     {"strides": [2], "padding": [2, 0], "dilation": [2], "data_layout": "NWC", "kernel_layout": "WIO"},
+     out_dtypes=["float32"], atol=1e-5)
+case("nn.max_pool2d", "nhwc_3x3_pad1_ceil", [xp.transpose(NHWC)],
+     [pool_ref(d64(xp), "max", (3, 3), (2, 2), (1, 1, 1, 1), ceil_mode=True).transpose(NHWC)],
+     {"pool_size": [3, 3], "strides": [2, 2], "padding": [1, 1], "ceil_mode": True, "layout": "NHWC",
+      "out_layout": "NHWC"}, out_dtypes=["float32"])
+case("nn.avg_pool2d", "nhwc_ceil_asymmetric_include_pad", [x46.transpose(NHWC)],
+     [pool_ref(d64(x46), "avg", (3, 2), (2, 3), (1, 0, 2, 1), ceil_mode=True, count_include_pad=True).transpose(NHWC)],
+     {"pool_size": [3, 2], "strides": [2, 3], "padding": [1, 0, 2, 1], "ceil_mode": True, "count_include_pad": True,
+      "layout": "NHWC"}, out_dtypes=["float32"])
+case("nn.max_pool1d", "nwc_k3_s2", [xp1.transpose(NWC)], [pool1d_ref(d64(xp1), "max", 3, 2, (0, 0)).transpose(NWC)],
+     {"pool_size": [3], "strides": [2], "layout": "NWC"}, out_dtypes=["float32"])
+case("nn.avg_pool1d", "nwc_pad_excluded", [xp1.transpose(NWC)],
+     [pool1d_ref(d64(xp1), "avg", 3, 1, (1, 1)).transpose(NWC)], {"pool_size": [3], "padding": [1], "layout": "NWC"},
+     out_dtypes=["float32"])
+case("nn.global_avg_pool2d", "nhwc", [xg2.transpose(NHWC)], [d64(xg2).mean(axis=(2, 3), keepdims=True).transpose(NHWC)],
+     {"layout": "NHWC"}, out_dtypes=["float32"])
+case("nn.global_max_pool2d", "nhwc_int8", [xgmi.transpose(NHWC)], [xgmi.max(axis=(2, 3), keepdims=True).transpose(NHWC)],
+     {"layout": "NHWC"})
+case("nn.adaptive_avg_pool2d", "nhwc_7x5_to_3x2", [xa.transpose(NHWC)],
+     [adaptive_pool_ref(d64(xa), (3, 2), "avg").transpose(NHWC)], {"output_size": [3, 2], "layout": "NHWC"},
+     out_dtypes=["float32"])
+case("nn.adaptive_max_pool2d", "hwnc_int32", [xai.transpose(2, 3, 0, 1)],
+     [adaptive_pool_ref(xai, (2, 2), "max").transpose(2, 3, 0, 1)], {"output_size": [2], "layout": "HWNC"})
+error("nn.max_pool2d", "packed_layout", [xp], {"pool_size": [2, 2], "layout": "NCHW4c"})
+error("nn.global_avg_pool2d", "not_a_permutation", [xg2], {"layout": "NHWW"})
+error("nn.adaptive_avg_pool2d", "packed_layout", [xa], {"layout": "NCHW2c"})
+
+
+def adaptive_pool1d_ref(x, out_w, kind):
+    """An adaptive 1-d pool as a 2-d one of height 1."""
+    return adaptive_pool_ref(x[:, :, None, :], (1, out_w), kind)[:, :, 0, :]
+
+
+xa1 = f32(2, 3, 7)
+case("nn.adaptive_avg_pool1d", "7_to_3", [xa1], [adaptive_pool1d_ref(d64(xa1), 3, "avg")], {"output_size": [3]},
+     out_dtypes=["float32"])
+case("nn.adaptive_avg_pool1d", "larger_output", [xa1], [adaptive_pool1d_ref(d64(xa1), 10, "avg")],
+     {"output_size": [10]}, out_dtypes=["float32"])
+case("nn.adaptive_avg_pool1d", "default_is_identity", [xa1], [xa1])
+case("nn.adaptive_avg_pool1d", "nwc_to_1", [xa1.transpose(NWC)], [d64(xa1).mean(axis=2, keepdims=True).transpose(NWC)],
+     {"output_size": [1], "layout": "NWC"}, out_dtypes=["float32"])
+error("nn.adaptive_avg_pool1d", "int_rejected", [ints(1, 1, 4)], {"output_size": [2]})
+error("nn.adaptive_avg_pool1d", "two_values", [xa1], {"output_size": [2, 2]})
+error("nn.adaptive_avg_pool1d", "rank4", [f32(1, 1, 2, 2)], {"output_size": [1]})
+xa1i = ints(1, 2, 9, dtype="int8")
+case("nn.adaptive_max_pool1d", "int8_9_to_4", [xa1i], [adaptive_pool1d_ref(xa1i, 4, "max")], {"output_size": [4]})
+case("nn.adaptive_max_pool1d", "wnc_7_to_2", [xa1.transpose(2, 0, 1)],
+     [adaptive_pool1d_ref(xa1, 2, "max").transpose(2, 0, 1)], {"output_size": [2], "layout": "WNC"})
+case("nn.adaptive_max_pool1d", "default_is_identity", [xa1], [xa1])
+error("nn.adaptive_max_pool1d", "zero_size", [xa1], {"output_size": [0]})
+error("nn.adaptive_max_pool1d", "packed_layout", [xa1], {"layout": "NCW4c"})
 
 
 def main():

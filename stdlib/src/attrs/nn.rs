@@ -51,8 +51,8 @@ op_attrs! {
 }
 
 op_attrs! {
-    /// `nn.conv2d` (TVM `Conv2DAttrs`); any permutation of `NCHW`/`OIHW` type-checks, the
-    /// reference kernel and the kir rule run `NCHW` data with `OIHW` weights.
+    /// `nn.conv2d` (TVM `Conv2DAttrs`); any permutation of `NCHW`/`OIHW` runs (the reference
+    /// kernel permutes other layouts to those; the kir rule fuses `NCHW`/`OIHW` only).
     pub struct Conv2dAttrs {
         /// `[stride_h, stride_w]` (one value applies to both).
         strides: Vec<i64> = (vec![1, 1]),
@@ -66,11 +66,11 @@ op_attrs! {
         channels: Option<i64> = None,
         /// `[kh, kw]`; checked against the weight when given.
         kernel_size: Option<Vec<i64>> = None,
-        /// Data layout; `NCHW` only.
+        /// Data layout: a permutation of `NCHW` (`NHWC`, ...).
         data_layout: String = ("NCHW".to_string()),
-        /// Weight layout; `OIHW` only.
+        /// Weight layout: a permutation of `OIHW` (`HWIO`, `OHWI`, ...).
         kernel_layout: String = ("OIHW".to_string()),
-        /// Output layout; `""` (same as the data) or `NCHW`.
+        /// Output layout; `""` (same as the data) or a permutation of `NCHW`.
         out_layout: String = (String::new()),
         /// Output and accumulation dtype (`int32` for `int8`/`uint8` inputs); `None`: the data
         /// dtype.
@@ -79,8 +79,7 @@ op_attrs! {
 }
 
 op_attrs! {
-    /// `nn.conv1d` (TVM `Conv1DAttrs`); the reference kernel runs `NCW` data with `OIW`
-    /// weights.
+    /// `nn.conv1d` (TVM `Conv1DAttrs`); any permutation of `NCW`/`OIW` runs.
     pub struct Conv1dAttrs {
         /// `[stride]`.
         strides: Vec<i64> = (vec![1]),
@@ -167,24 +166,37 @@ pool_attrs! {
 }
 
 op_attrs! {
-    /// `nn.global_avg_pool2d` and `nn.global_max_pool2d` (TVM `GlobalPool2DAttrs`); the
-    /// reference kernels run `NCHW`.
+    /// `nn.global_avg_pool2d` and `nn.global_max_pool2d` (TVM `GlobalPool2DAttrs`); any
+    /// permutation of `NCHW` runs (the kir rule fuses `NCHW` only).
     pub struct GlobalPool2dAttrs {
-        /// Data layout; `NCHW` only.
+        /// Data layout: a permutation of `NCHW` (`NHWC`, ...).
         layout: String = ("NCHW".to_string()),
-        /// Output layout; `""` or `NCHW`.
+        /// Output layout; `""` or the data layout.
         out_layout: String = (String::new()),
     }
 }
 
 op_attrs! {
-    /// `nn.adaptive_avg_pool2d` and `nn.adaptive_max_pool2d` (TVM `AdaptivePool2DAttrs`); the
-    /// reference kernels run `NCHW`.
+    /// `nn.adaptive_avg_pool2d` and `nn.adaptive_max_pool2d` (TVM `AdaptivePool2DAttrs`); any
+    /// permutation of `NCHW` runs.
     pub struct AdaptivePool2dAttrs {
         /// `[oh, ow]` (one value applies to both); empty: the input's `H` and `W`.
         output_size: Vec<i64> = (Vec::new()),
         /// Data layout.
         layout: String = ("NCHW".to_string()),
+        /// Output layout; `""` or the data layout.
+        out_layout: String = (String::new()),
+    }
+}
+
+op_attrs! {
+    /// `nn.adaptive_avg_pool1d` and `nn.adaptive_max_pool1d` (TVM `AdaptivePool1DAttrs`); any
+    /// permutation of `NCW` runs.
+    pub struct AdaptivePool1dAttrs {
+        /// `[ow]`; empty: the input's `W`.
+        output_size: Vec<i64> = (Vec::new()),
+        /// Data layout.
+        layout: String = ("NCW".to_string()),
         /// Output layout; `""` or the data layout.
         out_layout: String = (String::new()),
     }

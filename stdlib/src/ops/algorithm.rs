@@ -287,8 +287,10 @@ impl Operator for SearchSorted {
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &SearchSortedAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [seq, values] = args(inputs)?;
-        let lead_matches = seq.len() == values.len()
-            && seq[..seq.len() - 1].iter().zip(values).all(|(&a, &b)| may_equal(a, b));
+        // `split_last` first: a 0-d sequence has no leading dimensions to compare.
+        let lead_matches = seq.split_last().is_some_and(|(_, lead)| {
+            seq.len() == values.len() && lead.iter().zip(values).all(|(&a, &b)| may_equal(a, b))
+        });
         if seq.is_empty() || (seq.len() > 1 && !lead_matches) {
             return Err(KernelError::Shape(format!(
                 "sorted_sequence must be 1-D or share the leading dimensions of values, got {} and {}",

@@ -1,11 +1,13 @@
 //! `nn.conv2d` and `nn.conv1d` (TVM `src/relay/op/nn/convolution.cc` `Conv2DRel`,
 //! `Conv1DRel`, `topi.nn.conv2d_nchw`):
 //! direct convolution with strides, asymmetric zero padding, dilation and groups (depthwise
-//! when `groups` equals the input channels). Any plain 4-d layout type-checks; the reference
-//! kernel runs `NCHW` data and `OIHW` weights.
+//! when `groups` equals the input channels). Any plain layout runs (`NCHW`/`OIHW`, `NHWC`/`HWIO`
+//! and every other permutation): the reference kernel loops over canonical `NCHW` data and
+//! `OIHW` weights, others are permuted in and out (`super::in_canonical`); the kir rule is
+//! `NCHW`/`OIHW` only, so other layouts run unfused.
 
 use super::{
-    check_canonical, converted, dim_text, padding4, padding_as_2d, pair, product_dtype, rank4, window_out,
+    converted, dim_text, in_canonical, padding4, padding_as_2d, pair, product_dtype, rank4, window_out,
     Layout, Layout4,
 };
 use crate::attrs::{Conv1dAttrs, Conv2dAttrs};
@@ -108,14 +110,16 @@ impl Operator for Conv2d {
         outputs: &mut [Tensor],
         _: Checked,
     ) -> Result<(), KernelError> {
-        let [d, w] = args(inputs)?;
-        let out = only_output(outputs)?;
-        let p =
-            plan(rank4(d.shape(), "data")?, rank4(w.shape(), "weight")?, rank4(out.shape(), "output")?, a)?;
-        nums!(out.dtype(), O => {
-            let (x, k) = (converted::<O>(d)?, converted::<O>(w)?);
-            p.run(&x, &k, out.as_mut_slice::<O>()?);
-            Ok(())
+        let [dl, kl, ol] = layouts(a)?;
+        in_canonical(inputs, &[&dl.pos, &kl.pos], only_output(outputs)?, &ol.pos, |inputs, out| {
+            let [d, w] = args(inputs)?;
+            let p = plan(
+                rank4(d.shape(), "data")?,
+                rank4(w.shape(), "weight")?,
+                rank4(out.shape(), "output")?,
+                a,
+            )?;
+            p.convolve(d, w, out)
         })
     }
 }
@@ -229,21 +233,15 @@ impl Operator for Conv1d {
         outputs: &mut [Tensor],
         _: Checked,
     ) -> Result<(), KernelError> {
-        let [d, w] = args(inputs)?;
-        for (layout, text) in layouts1d(a)?.into_iter().zip([&a.data_layout, &a.kernel_layout, &a.out_layout])
-        {
-            check_canonical(layout, text)?;
-        }
-        let out = only_output(outputs)?;
-        let height1 = |s: &[usize]| match *s {
-            [n, c, w] => Ok([n, c, 1, w]),
-            _ => Err(KernelError::Shape(format!("{} is not 3-d", shape_text(s)))),
-        };
-        let p = plan(height1(d.shape())?, height1(w.shape())?, height1(out.shape())?, &as_2d(a)?)?;
-        nums!(out.dtype(), O => {
-            let (x, k) = (converted::<O>(d)?, converted::<O>(w)?);
-            p.run(&x, &k, out.as_mut_slice::<O>()?);
-            Ok(())
+        let [dl, kl, ol] = layouts1d(a)?;
+        in_canonical(inputs, &[&dl.pos, &kl.pos], only_output(outputs)?, &ol.pos, |inputs, out| {
+            let [d, w] = args(inputs)?;
+            let height1 = |s: &[usize]| match *s {
+                [n, c, w] => Ok([n, c, 1, w]),
+                _ => Err(KernelError::Shape(format!("{} is not 3-d", shape_text(s)))),
+            };
+            let p = plan(height1(d.shape())?, height1(w.shape())?, height1(out.shape())?, &as_2d(a)?)?;
+            p.convolve(d, w, out)
         })
     }
 }
@@ -260,17 +258,14 @@ struct ConvPlan {
     groups: usize,
 }
 
-/// The plan of a call whose canonical shapes passed [`conv_shape`]; layouts other than
-/// `NCHW` data and `OIHW` weights are refused here.
+/// The plan of a call whose canonical shapes passed [`conv_shape`] (its layout attributes
+/// are not read: the operands are in canonical order by now).
 fn plan(
     data: [usize; 4],
     kernel: [usize; 4],
     out: [usize; 4],
     a: &Conv2dAttrs,
 ) -> Result<ConvPlan, KernelError> {
-    for (layout, text) in layouts(a)?.into_iter().zip([&a.data_layout, &a.kernel_layout, &a.out_layout]) {
-        check_canonical(layout, text)?;
-    }
     Ok(ConvPlan {
         data,
         kernel,
@@ -288,6 +283,16 @@ impl ConvPlan {
     fn input_at(&self, axis: usize, o: usize, k: usize) -> Option<usize> {
         let pos = (o * self.strides[axis] + k * self.dilation[axis]).checked_sub(self.pad[axis])?;
         (pos < self.data[2 + axis]).then_some(pos)
+    }
+
+    /// Convolves canonical data `d` with weight `w` into `out`, converting both to the
+    /// output dtype first.
+    fn convolve(&self, d: &Tensor, w: &Tensor, out: &mut Tensor) -> Result<(), KernelError> {
+        nums!(out.dtype(), O => {
+            let (x, k) = (converted::<O>(d)?, converted::<O>(w)?);
+            self.run(&x, &k, out.as_mut_slice::<O>()?);
+            Ok(())
+        })
     }
 
     fn run<O: Num>(&self, x: &[O], w: &[O], out: &mut [O]) {
@@ -359,6 +364,5 @@ mod tests {
         let out = Conv2d::shapes(&[&[K(1), K(10), K(10), K(4)][..], &[K(3), K(3), K(4), K(8)]], &a).unwrap();
         assert_eq!(out, vec![vec![K(1), K(8), K(8), K(8)]]);
         assert_eq!(Conv2d::dtypes(&[DType::I8, DType::I8], &a).unwrap(), vec![DType::I32]);
-        assert!(plan([1, 10, 10, 4], [3, 3, 4, 8], [1, 8, 8, 8], &a).is_err());
     }
 }

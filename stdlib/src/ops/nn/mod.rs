@@ -31,7 +31,7 @@ pub use upsampling::*;
 use super::index::may_equal;
 use crate::error::KernelError;
 use crate::kernels::num::{cast, Num};
-use crate::kernels::util::{normalize_axis, nums};
+use crate::kernels::util::{any_type, normalize_axis, nums};
 use crate::operator::{shape_text, DTypeSet, ShapeDim};
 use relay_devices::{shape_size, DType, Tensor};
 
@@ -153,10 +153,12 @@ fn window_out<D: ShapeDim>(
     Ok(D::known(steps + 1))
 }
 
-/// A plain `N`-d layout: `pos[i]` is where the `i`-th letter of the canonical order (`NCW`,
-/// `NCHW`, `OIHW`) sits in the layout. Packed layouts such as `NCHW4c` are not supported.
+/// A plain `N`-d layout: a permutation of the canonical order (`NCW`, `NCHW`, `OIHW`, ...).
+/// Packed layouts such as `NCHW4c` are not supported: they fail [`Layout::parse`], so the
+/// relation rejects them at `check`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Layout<const N: usize> {
+    /// `pos[i]` is the axis where the `i`-th letter of the canonical order sits.
     pos: [usize; N],
 }
 
@@ -186,11 +188,6 @@ impl<const N: usize> Layout<N> {
         Ok(Layout { pos })
     }
 
-    /// Whether this is the canonical order itself, the one the reference kernels run.
-    fn is_canonical(self) -> bool {
-        self.pos.iter().enumerate().all(|(i, &p)| i == p)
-    }
-
     /// `shape` (in this layout, rank `N`) in canonical order; `what` names it in the error.
     fn to_canonical<D: ShapeDim>(self, shape: &[D], what: &str) -> Result<[D; N], KernelError> {
         if shape.len() != N {
@@ -212,16 +209,54 @@ impl<const N: usize> Layout<N> {
     }
 }
 
-/// Errors unless `layout` is the canonical order: the reference kernels run `NCW`/`NCHW`
-/// data and `OIHW` weights only (other layouts type-check; the fused kernels refuse them too).
-fn check_canonical<const N: usize>(layout: Layout<N>, text: &str) -> Result<(), KernelError> {
-    if layout.is_canonical() {
-        Ok(())
-    } else {
-        Err(KernelError::Attr(format!(
-            "layout {text:?} is not supported by the reference kernel; use NCW, NCHW or OIHW"
-        )))
+/// `t`, in the plain layout whose canonical letter `i` sits at axis `pos[i]`, copied into
+/// canonical order (axis `i` of the result is axis `pos[i]` of `t`).
+fn to_canonical_tensor(t: &Tensor, pos: &[usize]) -> Result<Tensor, KernelError> {
+    let shape: Vec<usize> =
+        pos.iter().map(|&p| t.shape().get(p).copied()).collect::<Option<_>>().ok_or_else(|| {
+            KernelError::Shape(format!("{} does not have rank {}", shape_text(t.shape()), pos.len()))
+        })?;
+    let mut c = Tensor::zeros(t.dtype(), shape)?;
+    any_type!(t.dtype(), T => {
+        c.view_mut::<T>()?.copy_from(&t.view::<T>()?.permute(pos)?)?;
+        Ok(c)
+    })
+}
+
+/// Runs `kernel`, written for canonical layouts (`NCW`, `NCHW`, `NCDHW` data, `OIW`, `OIHW`,
+/// `OIDHW` weights), on operands in other plain layouts: input `i` is copied into canonical
+/// order through `orders[i]` (see [`Layout::pos`]), the kernel writes a canonical-order output,
+/// which is copied back into `out` (in layout `out_order`). Operands already canonical pass
+/// through uncopied. This is how the reference kernels run `NHWC`/`HWIO` and every other
+/// permutation their relations accept.
+fn in_canonical(
+    inputs: &[&Tensor],
+    orders: &[&[usize]],
+    out: &mut Tensor,
+    out_order: &[usize],
+    kernel: impl FnOnce(&[&Tensor], &mut Tensor) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    let identity = |pos: &[usize]| pos.iter().enumerate().all(|(i, &p)| i == p);
+    let copies: Vec<Option<Tensor>> = inputs
+        .iter()
+        .zip(orders)
+        .map(|(t, pos)| (!identity(pos)).then(|| to_canonical_tensor(t, pos)).transpose())
+        .collect::<Result<_, _>>()?;
+    let canonical: Vec<&Tensor> = copies.iter().zip(inputs).map(|(c, &t)| c.as_ref().unwrap_or(t)).collect();
+    if identity(out_order) {
+        return kernel(&canonical, out);
     }
+    let mut result = to_canonical_tensor(out, out_order)?;
+    kernel(&canonical, &mut result)?;
+    // Output axis `j` is canonical axis `k` where `out_order[k] == j`.
+    let mut back = vec![0; out_order.len()];
+    for (k, &j) in out_order.iter().enumerate() {
+        back[j] = k;
+    }
+    any_type!(out.dtype(), T => {
+        out.view_mut::<T>()?.copy_from(&result.view::<T>()?.permute(&back)?)?;
+        Ok(())
+    })
 }
 
 /// Checks that `v` is a vector as long as axis `axis` of `data` (`what` names it).
@@ -311,7 +346,7 @@ mod tests {
         let shape = [K(1), K(8), K(9), K(3)];
         assert_eq!(nhwc.to_canonical(&shape, "data").unwrap(), [K(1), K(3), K(8), K(9)]);
         assert_eq!(nhwc.arrange([K(1), K(3), K(8), K(9)]), shape.to_vec());
-        assert!(!nhwc.is_canonical() && Layout4::parse("NCHW", "NCHW").unwrap().is_canonical());
+        assert_eq!(nhwc.pos, [0, 3, 1, 2]);
         assert!(Layout4::parse("NCHW4c", "NCHW").is_err());
         assert!(Layout4::parse("NCCW", "NCHW").is_err());
         assert!(nhwc.to_canonical::<Dim>(&[K(1)], "data").is_err());

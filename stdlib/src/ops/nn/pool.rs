@@ -1,16 +1,20 @@
 //! Pooling (TVM `src/relay/op/nn/pooling.cc` `Pool1DRel`, `Pool2DRel`, `GlobalPool2DRel`,
 //! `AdaptivePool2DRel`, `topi` `pool_impl_nd`): `nn.max_pool1d`, `nn.avg_pool1d`,
 //! `nn.max_pool2d`, `nn.avg_pool2d`, `nn.global_avg_pool2d`, `nn.global_max_pool2d`,
-//! `nn.adaptive_avg_pool2d`, `nn.adaptive_max_pool2d`. Any plain layout type-checks; the
-//! reference kernels run `NCW`/`NCHW` (a 1-d pool runs as a 2-d one of height 1).
+//! `nn.adaptive_avg_pool2d`, `nn.adaptive_max_pool2d`, `nn.adaptive_avg_pool1d`,
+//! `nn.adaptive_max_pool1d`. Any plain layout runs (`NCHW`, `NHWC`, ...): the reference
+//! kernels loop over `NCW`/`NCHW` (a 1-d pool runs as a 2-d one of height one) and other
+//! layouts are permuted in and out (`super::in_canonical`); the kir rules are `NCHW` only, so
+//! other layouts run unfused.
 //!
 //! Window `(y, x)` covers input rows `y * stride - pad_top + i * dilation` for `i < kh`
 //! (likewise columns). With `ceil_mode` the output size rounds up, which adds up to
 //! `stride - 1` positions of implicit padding after the explicit `pad_bottom`/`pad_right`.
 
-use super::{check_canonical, check_dtype, padding4, pair, window_out, Layout};
+use super::{check_dtype, in_canonical, padding4, pair, window_out, Layout};
 use crate::attrs::{
-    AdaptivePool2dAttrs, AvgPool1dAttrs, AvgPool2dAttrs, GlobalPool2dAttrs, MaxPool1dAttrs, MaxPool2dAttrs,
+    AdaptivePool1dAttrs, AdaptivePool2dAttrs, AvgPool1dAttrs, AvgPool2dAttrs, GlobalPool2dAttrs,
+    MaxPool1dAttrs, MaxPool2dAttrs,
 };
 use crate::compute;
 use crate::error::KernelError;
@@ -31,6 +35,8 @@ pub const POOL: &[OpEntry] = &[
     OpEntry::of::<GlobalMaxPool2d>(),
     OpEntry::of::<AdaptiveAvgPool2d>(),
     OpEntry::of::<AdaptiveMaxPool2d>(),
+    OpEntry::of::<AdaptiveAvgPool1d>(),
+    OpEntry::of::<AdaptiveMaxPool1d>(),
 ];
 
 /// The attributes max and average pooling share (the `MaxPool*Attrs` and `AvgPool*Attrs`
@@ -165,37 +171,56 @@ struct Pool {
     pad: [usize; 4],
 }
 
-/// The plan of a pooling call whose shapes passed its shape function: `NCHW`, or `NCW` seen
-/// as `NCHW` of height 1 (`rank` 3); its one input and its one output. Other layouts are
-/// refused here.
-fn pool_io<'a>(
-    inputs: &[&'a Tensor],
-    a: PoolAttrs,
-    outputs: &'a mut [Tensor],
-) -> Result<(Pool, &'a Tensor, &'a mut Tensor), KernelError> {
+/// Runs a pooling call whose shapes passed its shape function: `run(data, output)` over
+/// `NCW` or `NCHW` tensors (by the data's rank), the operands permuted from and to `layout`.
+fn in_pool_layout(
+    inputs: &[&Tensor],
+    layout: &str,
+    out_layout: &str,
+    outputs: &mut [Tensor],
+    run: impl FnOnce(&Tensor, &mut Tensor) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
     let [x] = args(inputs)?;
-    let out = only_output(outputs)?;
-    let as_nchw = |s: &[usize]| match *s {
+    let order = match x.ndim() {
+        3 => pool_layout::<3>(layout, out_layout, "NCW")?.pos.to_vec(),
+        _ => pool_layout::<4>(layout, out_layout, "NCHW")?.pos.to_vec(),
+    };
+    in_canonical(inputs, &[&order], only_output(outputs)?, &order, |inputs, out| {
+        let [x] = args(inputs)?;
+        run(x, out)
+    })
+}
+
+/// `[n, c, h, w]` of `NCHW`, or of `NCW` seen as `NCHW` of height 1.
+fn as_nchw(s: &[usize]) -> Result<[usize; 4], KernelError> {
+    match *s {
         [n, c, h, w] => Ok([n, c, h, w]),
         [n, c, w] => Ok([n, c, 1, w]),
         _ => Err(KernelError::Shape(format!("{} is not 3-d or 4-d", shape_text(s)))),
-    };
-    let g = if x.ndim() == 3 {
-        check_canonical(pool_layout::<3>(a.layout, a.out_layout, "NCW")?, a.layout)?;
-        plan1d(&a)?
-    } else {
-        check_canonical(pool_layout::<4>(a.layout, a.out_layout, "NCHW")?, a.layout)?;
-        plan2d(&a)?
-    };
-    let p = Pool {
-        data: as_nchw(x.shape())?,
-        out: as_nchw(out.shape())?,
-        window: g.window,
-        strides: g.strides,
-        dilation: g.dilation,
-        pad: g.pad,
-    };
-    Ok((p, x, out))
+    }
+}
+
+/// Runs a max or average pooling call: `run(plan, data, output)` over `NCHW` tensors, or
+/// `NCW` seen as `NCHW` of height 1 (a rank-3 input).
+fn pool_reference(
+    inputs: &[&Tensor],
+    a: PoolAttrs,
+    outputs: &mut [Tensor],
+    run: impl FnOnce(Pool, &Tensor, &mut Tensor) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    let [x] = args(inputs)?;
+    let g = if x.ndim() == 3 { plan1d(&a)? } else { plan2d(&a)? };
+    in_pool_layout(inputs, a.layout, a.out_layout, outputs, |x, out| {
+        let p = Pool {
+            data: as_nchw(x.shape())?,
+            out: as_nchw(out.shape())?,
+            window: g.window,
+            strides: g.strides,
+            dilation: g.dilation,
+            pad: g.pad,
+        };
+        run(p, x, out)
+    })
 }
 
 impl Pool {
@@ -269,10 +294,11 @@ macro_rules! pool_op {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                let (p, x, out) = pool_io(inputs, pool_attrs!($a), outputs)?;
-                $set!(x.dtype(), T => {
-                    p.run(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, |$w, $padded| $body);
-                    Ok(())
+                pool_reference(inputs, pool_attrs!($a), outputs, |p, x, out| {
+                    $set!(x.dtype(), T => {
+                        p.run(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, |$w, $padded| $body);
+                        Ok(())
+                    })
                 })
             }
         }
@@ -339,19 +365,6 @@ fn each_plane<T: Copy>(x: &[T], plane: usize, out: &mut [T], f: impl Fn(&[T]) ->
     }
 }
 
-/// The one input of a global pooling call and its plane size, `NCHW` only.
-fn global_input<'a>(
-    inputs: &[&'a Tensor],
-    a: &GlobalPool2dAttrs,
-) -> Result<(&'a Tensor, usize), KernelError> {
-    let [x] = args(inputs)?;
-    check_canonical(pool_layout::<4>(&a.layout, &a.out_layout, "NCHW")?, &a.layout)?;
-    let &[_, _, h, w] = x.shape() else {
-        return Err(KernelError::Shape(format!("{} is not 4-d", shape_text(x.shape()))));
-    };
-    Ok((x, h * w))
-}
-
 /// Declares a global pooling operator: name, dtype set and dispatch macro, compute rule if
 /// any, doc line, and `|plane, plane size| result`.
 macro_rules! global_pool {
@@ -385,11 +398,15 @@ macro_rules! global_pool {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                let (x, $size) = global_input(inputs, a)?;
-                let out = only_output(outputs)?;
-                $set!(x.dtype(), T => {
-                    each_plane(x.as_slice::<T>()?, $size, out.as_mut_slice::<T>()?, |$p: &[T]| $body);
-                    Ok(())
+                in_pool_layout(inputs, &a.layout, &a.out_layout, outputs, |x, out| {
+                    let &[_, _, h, w] = x.shape() else {
+                        return Err(KernelError::Shape(format!("{} is not 4-d", shape_text(x.shape()))));
+                    };
+                    let $size = h * w;
+                    $set!(x.dtype(), T => {
+                        each_plane(x.as_slice::<T>()?, $size, out.as_mut_slice::<T>()?, |$p: &[T]| $body);
+                        Ok(())
+                    })
                 })
             }
         }
@@ -410,29 +427,40 @@ global_pool! {
     |p, _plane| p.iter().fold(T::LOWEST, |m, &v| if v > m { v } else { m })
 }
 
-/// The adaptive pooling shape function (TVM `AdaptivePool2DRel`): `H` and `W` become
-/// `output_size`.
-fn adaptive_shape<D: ShapeDim>(inputs: &[&[D]], a: &AdaptivePool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+/// The adaptive pooling shape function (TVM `AdaptivePool1DRel`, `AdaptivePool2DRel`) over
+/// rank-`R` data in a permutation of `canonical`: the spatial axes become `output_size` (one
+/// value applies to all; none keeps them).
+fn adaptive_shape<D: ShapeDim, const R: usize>(
+    inputs: &[&[D]],
+    output_size: &[i64],
+    [layout, out_layout, canonical]: [&str; 3],
+) -> Result<Vec<Vec<D>>, KernelError> {
     let [x] = args(inputs)?;
-    let layout = pool_layout::<4>(&a.layout, &a.out_layout, "NCHW")?;
-    let [n, c, h, w] = layout.to_canonical(x, "data")?;
+    let layout = pool_layout::<R>(layout, out_layout, canonical)?;
+    let mut dims = layout.to_canonical(x, "data")?;
     let size = |v: i64| {
         usize::try_from(v).ok().filter(|&s| s > 0).map(D::known).ok_or_else(|| {
-            KernelError::Attr(format!("attribute `output_size` must be positive, found {:?}", a.output_size))
+            KernelError::Attr(format!("attribute `output_size` must be positive, found {output_size:?}"))
         })
     };
-    let (oh, ow) = match *a.output_size {
-        [] => (h, w),
-        [s] => (size(s)?, size(s)?),
-        [sh, sw] => (size(sh)?, size(sw)?),
+    let spatial = &mut dims[2..];
+    match *output_size {
+        [] => {}
+        [s] => spatial.fill(size(s)?),
+        _ if output_size.len() == spatial.len() => {
+            for (d, &s) in spatial.iter_mut().zip(output_size) {
+                *d = size(s)?;
+            }
+        }
         _ => {
             return Err(KernelError::Attr(format!(
-                "attribute `output_size` must have 0, 1 or 2 values, found {}",
-                a.output_size.len()
+                "attribute `output_size` must have 0, 1 or {} values, found {}",
+                spatial.len(),
+                output_size.len()
             )))
         }
-    };
-    Ok(vec![layout.arrange([n, c, oh, ow])])
+    }
+    Ok(vec![layout.arrange(dims)])
 }
 
 /// Output position `o` of `out` along an axis of `len` inputs reads inputs
@@ -441,15 +469,14 @@ fn adaptive_window(o: usize, out: usize, len: usize) -> std::ops::Range<usize> {
     (o * len / out)..((o + 1) * len).div_ceil(out)
 }
 
-/// Writes `f(window elements)` for each output element of an adaptive pooling of NCHW `x`.
+/// Writes `f(window elements)` for each output element of an adaptive pooling of `NCHW` `x`
+/// (or `NCW`, as height 1).
 fn adaptive_run<T: Copy + relay_devices::Element>(
     x: &Tensor,
     out: &mut Tensor,
     f: impl Fn(&mut dyn Iterator<Item = T>) -> T,
 ) -> Result<(), KernelError> {
-    let (&[n, c, h, w], &[_, _, oh, ow]) = (x.shape(), out.shape()) else {
-        return Err(KernelError::Shape(format!("{} is not 4-d", shape_text(x.shape()))));
-    };
+    let ([n, c, h, w], [_, _, oh, ow]) = (as_nchw(x.shape())?, as_nchw(out.shape())?);
     let src = x.as_slice::<T>()?;
     let mut dst = out.as_mut_slice::<T>()?.iter_mut();
     for plane in 0..n * c {
@@ -467,10 +494,11 @@ fn adaptive_run<T: Copy + relay_devices::Element>(
     Ok(())
 }
 
-/// Declares an adaptive pooling operator: name, dtype set and dispatch macro, doc, and
-/// `|window| result`.
+/// Declares an adaptive pooling operator: name, attributes, rank and canonical layout, dtype
+/// set and dispatch macro, doc, and `|window| result`.
 macro_rules! adaptive_pool {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $set:ident, $line:literal, |$w:ident| $body:expr) => {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $rank:literal, $canonical:literal, $set:ident,
+     $line:literal, |$w:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -481,49 +509,67 @@ macro_rules! adaptive_pool {
             const NUM_INPUTS: usize = 1;
             const DTYPES: DTypeSet = crate::operator::dtype_set!($set);
             const DOC: &'static str = $line;
-            type Attrs = AdaptivePool2dAttrs;
+            type Attrs = $attrs;
 
-            fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &AdaptivePool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-                adaptive_shape(inputs, a)
+            fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
+                adaptive_shape::<D, $rank>(inputs, &a.output_size, [&a.layout, &a.out_layout, $canonical])
             }
 
-            fn dtypes(inputs: &[DType], _: &AdaptivePool2dAttrs) -> Result<Vec<DType>, KernelError> {
+            fn dtypes(inputs: &[DType], _: &$attrs) -> Result<Vec<DType>, KernelError> {
                 let [d] = args(inputs)?;
                 Ok(vec![check_dtype(Self::DTYPES, d)?])
             }
 
             fn reference(
                 inputs: &[&Tensor],
-                a: &AdaptivePool2dAttrs,
+                a: &$attrs,
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                let [x] = args(inputs)?;
-                check_canonical(pool_layout::<4>(&a.layout, &a.out_layout, "NCHW")?, &a.layout)?;
-                let out = only_output(outputs)?;
-                $set!(x.dtype(), T => adaptive_run::<T>(x, out, |$w| $body))
+                in_pool_layout(inputs, &a.layout, &a.out_layout, outputs, |x, out| {
+                    $set!(x.dtype(), T => adaptive_run::<T>(x, out, |$w| $body))
+                })
             }
         }
     };
+}
+
+/// The mean of an adaptive window (0 for an empty one).
+fn adaptive_mean<T: crate::kernels::num::Float>(w: &mut dyn Iterator<Item = T>) -> T {
+    let (sum, count) = w.fold((T::ZERO, 0usize), |(s, n), v| (s + v, n + 1));
+    sum / from_usize::<T>(count.max(1))
 }
 
 adaptive_pool! {
     /// `nn.adaptive_avg_pool2d`: output `(y, x)` is the mean of input rows
     /// `floor(y * H / OH) .. ceil((y + 1) * H / OH)` and the like columns. Float dtypes.
     /// Reference kernel only.
-    AdaptiveAvgPool2d = "nn.adaptive_avg_pool2d", floats, "mean over adaptive H x W windows", |w| {
-        let (sum, count) = w.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-        sum / from_usize::<T>(count.max(1))
-    }
+    AdaptiveAvgPool2d = "nn.adaptive_avg_pool2d", AdaptivePool2dAttrs, 4, "NCHW", floats,
+    "mean over adaptive H x W windows", |w| adaptive_mean(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_max_pool2d`: output `(y, x)` is the maximum of input rows
     /// `floor(y * H / OH) .. ceil((y + 1) * H / OH)` and the like columns. Numeric dtypes.
     /// Reference kernel only.
-    AdaptiveMaxPool2d = "nn.adaptive_max_pool2d", nums, "maximum over adaptive H x W windows", |w| {
-        w.fold(T::LOWEST, |m, v| if v > m { v } else { m })
-    }
+    AdaptiveMaxPool2d = "nn.adaptive_max_pool2d", AdaptivePool2dAttrs, 4, "NCHW", nums,
+    "maximum over adaptive H x W windows", |w| window_max(w)
+}
+
+adaptive_pool! {
+    /// `nn.adaptive_avg_pool1d`: output `x` is the mean of inputs
+    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Float dtypes. Reference
+    /// kernel only.
+    AdaptiveAvgPool1d = "nn.adaptive_avg_pool1d", AdaptivePool1dAttrs, 3, "NCW", floats,
+    "mean over adaptive W windows", |w| adaptive_mean(w)
+}
+
+adaptive_pool! {
+    /// `nn.adaptive_max_pool1d`: output `x` is the maximum of inputs
+    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Numeric dtypes. Reference
+    /// kernel only.
+    AdaptiveMaxPool1d = "nn.adaptive_max_pool1d", AdaptivePool1dAttrs, 3, "NCW", nums,
+    "maximum over adaptive W windows", |w| window_max(w)
 }
 
 #[cfg(test)]
