@@ -11,7 +11,7 @@ use super::{Entry, Passes, Timed};
 use crate::{Failure, EXIT_TRAP};
 use crossbeam_channel::unbounded;
 use relay::autobatch::Batcher;
-use relay::vm::{Value, VmConfig};
+use relay::vm::{Value, Vm, VmConfig};
 use relay::{Error, Program};
 use std::time::{Duration, Instant};
 
@@ -107,29 +107,11 @@ pub(super) fn bench(
 ) -> Result<Timed, Failure> {
     on_threads(jobs, |ready| {
         let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();
-        let mut pass = |batcher: &mut Batcher, samples: &mut Vec<Duration>| -> Result<(), Failure> {
-            let mut failed = None;
-            let mut next = inputs.iter().cloned().enumerate();
-            batcher.run(
-                &mut lanes,
-                &entry.f.name,
-                || next.next(),
-                |_, result, time| match result {
-                    Ok(_) => {
-                        samples.push(time);
-                        true
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        false
-                    }
-                },
-            )?;
-            failed.map_or(Ok(()), |e| Err(e.into()))
-        };
         // A thread that fails still meets the others at the barrier.
         let warm = Batcher::new(program).map_err(Failure::from).and_then(|mut batcher| {
-            (0..passes.warmup).try_for_each(|_| pass(&mut batcher, &mut vec![])).map(|()| batcher)
+            (0..passes.warmup)
+                .try_for_each(|_| pass(&mut batcher, &mut lanes, entry, inputs, &mut vec![]))
+                .map(|()| batcher)
         });
         ready.wait();
         let mut batcher = warm?;
@@ -137,11 +119,42 @@ pub(super) fn bench(
         let started = Instant::now();
         let mut reps = 0;
         while passes.another(reps, started, samples.len() + inputs.len()) {
-            pass(&mut batcher, &mut samples)?;
+            pass(&mut batcher, &mut lanes, entry, inputs, &mut samples)?;
             reps += 1;
         }
         let wall = started.elapsed();
         let memory = lanes.iter().map(|vm| vm.memory_stats()).reduce(super::parallel::sum);
         Ok(Timed { samples, reps, wall, memory })
     })
+}
+
+/// One pass over all of `inputs` on `lanes`, each input's latency appended to `samples`.
+///
+/// # Errors
+/// The first trap.
+fn pass<'p>(
+    batcher: &mut Batcher<'p>,
+    lanes: &mut [Vm<'p>],
+    entry: &Entry,
+    inputs: &[Vec<Value>],
+    samples: &mut Vec<Duration>,
+) -> Result<(), Failure> {
+    let mut failed = None;
+    let mut next = inputs.iter().cloned().enumerate();
+    batcher.run(
+        lanes,
+        &entry.f.name,
+        || next.next(),
+        |_, result, time| match result {
+            Ok(_) => {
+                samples.push(time);
+                true
+            }
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        },
+    )?;
+    failed.map_or(Ok(()), |e| Err(e.into()))
 }
