@@ -15,9 +15,7 @@ together. Every runtime's outputs are checked against the stored reference logit
 
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -34,18 +32,14 @@ def percentile(samples, q):
 
 
 def relay_vm(binary, inputs, batch, jobs, reps):
-    """(inputs/s, mean ms, p99 ms) from `relay-vm bench --batch batch -j jobs`."""
-    command = [binary, "bench", os.path.join(FOLDER, "treelstm.relay")]
-    command += ["--params", os.path.join(FOLDER, "weights.safetensors"), "--input", inputs]
-    command += ["--warmup", "1", "--reps", str(reps), "--batch", str(batch), "-j", str(jobs)]
-    out = subprocess.run(command, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"error: {' '.join(command)} failed:\n{out.stderr}")
-    mean = re.search(r"latency per input: mean ([0-9.]+) ms.* p99 ([0-9.]+) ms", out.stdout)
-    throughput = re.search(r"throughput: ([0-9.]+) inputs/s", out.stdout)
-    if mean is None or throughput is None:
-        sys.exit(f"error: unexpected relay-vm bench output:\n{out.stdout}")
-    return float(throughput.group(1)), float(mean.group(1)), float(mean.group(2))
+    """(inputs/s, mean ms, p99 ms) from `relay-vm bench --batch batch -j jobs` (compare.py's
+    runner)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from compare import RelayVm
+
+    relay_file, params = os.path.join(FOLDER, "treelstm.relay"), os.path.join(FOLDER, "weights.safetensors")
+    stats = RelayVm(binary, False, None).bench(relay_file, params, inputs, 1, reps, jobs, batch)
+    return stats.throughput, 1e3 * stats.mean, 1e3 * stats.p99
 
 
 def in_batches(run, requests, batch, reps):
