@@ -32,7 +32,17 @@ struct Form {
     /// Per output: dtype and shape for one request.
     outputs: Vec<(DType, Vec<usize>)>,
     /// The compiled batched forms, by number of requests.
-    sizes: HashMap<usize, Arc<dyn PackedFunc>>,
+    sizes: HashMap<usize, Variant>,
+}
+
+/// A batched form for one number of requests, with the buffers of its calls, kept from one
+/// call to the next (the kernels' shapes are static, so each call fills the same shapes).
+struct Variant {
+    kernel: Arc<dyn PackedFunc>,
+    /// Per input: the stacked per-request inputs; `None` for a shared one.
+    stacked: Vec<Option<Tensor>>,
+    /// The stacked outputs, which the kernel overwrites whole.
+    outs: Vec<Tensor>,
 }
 
 /// The batched forms of a program's kernels and the agenda that uses them.
@@ -42,6 +52,10 @@ pub struct Batcher<'p> {
     pause: Vec<bool>,
     forms: Vec<Option<Form>>,
     cpu: CpuBackend,
+    /// The lanes of the group to run next (reused from round to round).
+    group: Vec<usize>,
+    /// Per group of this round: its first lane and how many lanes it has (reused).
+    counts: Vec<(usize, usize)>,
 }
 
 /// A lane paused before a kernel call.
@@ -87,7 +101,7 @@ impl<'p> Batcher<'p> {
             .collect();
         let pause = forms.iter().map(Option::is_some).collect();
         let cpu = CpuBackend::new().map_err(|e| Error::Input(e.to_string()))?;
-        Ok(Batcher { program, pause, forms, cpu })
+        Ok(Batcher { program, pause, forms, cpu, group: vec![], counts: vec![] })
     }
 
     /// How many of the program's kernels have batched forms.
@@ -126,22 +140,26 @@ impl<'p> Batcher<'p> {
                     idle.pop();
                 }
             }
-            let Some(group) = largest_group(&paused, &self.forms) else { return Ok(()) };
-            let kernel = paused[group[0]].as_ref().map_or(0, |p| p.kernel);
+            let mut group = std::mem::take(&mut self.group);
+            largest_group(&paused, &self.forms, &mut self.counts, &mut group);
+            let Some(&first) = group.first() else { return Ok(()) };
+            let kernel = paused[first].as_ref().map_or(0, |p| p.kernel);
             let mut rest = &group[..];
             while !rest.is_empty() {
                 let n = 1 << rest.len().ilog2();
                 let (chunk, later) = rest.split_at(n);
                 rest = later;
                 let calls: Vec<Paused> = chunk.iter().filter_map(|&l| paused[l].take()).collect();
-                let results = self.call(kernel, &calls, lanes[chunk[0]].cancel_handle());
+                let ran = self.call(kernel, &calls, lanes[chunk[0]].cancel_handle());
                 for (block, (&l, p)) in chunk.iter().zip(calls).enumerate() {
-                    let step = match &results {
-                        Ok(Some(outs)) => {
+                    let step = match &ran {
+                        Ok(true) => {
+                            let outs =
+                                self.form(kernel).and_then(|f| f.sizes.get(&n)).map_or(&[][..], |s| &s.outs);
                             let share = Share { outs, block, form: self.form(kernel) };
                             lanes[l].resume_lane(&share, &self.pause).map_err(Error::from)
                         }
-                        Ok(None) => match self.program.kernel_table().get(kernel as usize) {
+                        Ok(false) => match self.program.kernel_table().get(kernel as usize) {
                             Some(k) => lanes[l].resume_lane(k.as_ref(), &self.pause).map_err(Error::from),
                             None => Err(Error::Input(format!("kernel #{kernel} does not exist"))),
                         },
@@ -153,6 +171,7 @@ impl<'p> Batcher<'p> {
                     }
                 }
             }
+            self.group = group;
         }
     }
 
@@ -183,91 +202,115 @@ impl<'p> Batcher<'p> {
         None
     }
 
-    /// Runs `calls` of `kernel` as one batched call: the outputs of all, stacked; `None` for
-    /// a single call, which runs on the table's kernel.
-    fn call(
-        &mut self,
-        kernel: u32,
-        calls: &[Paused],
-        cancel: &CancelHandle,
-    ) -> Result<Option<Vec<Tensor>>, String> {
+    /// Runs `calls` of `kernel` as one batched call, leaving the outputs of all, stacked, in
+    /// its form's buffers for `calls.len()` requests; `false` (nothing run) for a single call,
+    /// which runs on the table's kernel.
+    fn call(&mut self, kernel: u32, calls: &[Paused], cancel: &CancelHandle) -> Result<bool, String> {
         let n = calls.len();
         let Some(form) = self.forms.get_mut(kernel as usize).and_then(Option::as_mut) else {
-            return Ok(None);
+            return Ok(false);
         };
         if n < 2 {
-            return Ok(None);
-        }
-        let variant = match form.sizes.get(&n) {
-            Some(v) => v.clone(),
-            None => {
-                let k = batched(&form.kernel, n as i64).map_err(|e| e.to_string())?;
-                let v = self.cpu.compile(&k).map_err(|e| format!("`{}`: {e}", k.name))?;
-                form.sizes.insert(n, v.clone());
-                v
-            }
-        };
-        let mut stacked: Vec<Option<Tensor>> = Vec::with_capacity(form.per_request.len());
-        for (j, &per_request) in form.per_request.iter().enumerate() {
-            stacked.push(if per_request { Some(stack(calls.iter().map(|c| &*c.inputs[j]))?) } else { None });
+            return Ok(false);
         }
         let first = &calls[0].inputs;
+        let sized = match form.sizes.entry(n) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let k = batched(&form.kernel, n as i64).map_err(|e| e.to_string())?;
+                let kernel = self.cpu.compile(&k).map_err(|e| format!("`{}`: {e}", k.name))?;
+                let mut stacked = Vec::with_capacity(form.per_request.len());
+                for (input, &per_request) in first.iter().zip(&form.per_request) {
+                    stacked.push(if per_request { Some(stacked_buffer(input, n)?) } else { None });
+                }
+                let ins: Vec<&Tensor> =
+                    stacked.iter().zip(first).map(|(s, shared)| s.as_ref().unwrap_or(shared)).collect();
+                let outs = kernel
+                    .output_types(&ins)?
+                    .into_iter()
+                    .map(|(dtype, shape)| Tensor::zeros(dtype, shape).map_err(|e| e.to_string()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                e.insert(Variant { kernel, stacked, outs })
+            }
+        };
+        for (j, buffer) in sized.stacked.iter_mut().enumerate() {
+            if let Some(buffer) = buffer {
+                stack(calls.iter().map(|c| &*c.inputs[j]), buffer)?;
+            }
+        }
         let ins: Vec<&Tensor> =
-            stacked.iter().zip(first).map(|(s, shared)| s.as_ref().unwrap_or(shared)).collect();
+            sized.stacked.iter().zip(first).map(|(s, shared)| s.as_ref().unwrap_or(shared)).collect();
         let handles: Vec<Option<&Arc<Tensor>>> =
-            stacked.iter().zip(first).map(|(s, shared)| s.is_none().then_some(shared)).collect();
-        let mut outs = variant
-            .output_types(&ins)?
-            .into_iter()
-            .map(|(dtype, shape)| Tensor::zeros(dtype, shape).map_err(|e| e.to_string()))
-            .collect::<Result<Vec<_>, _>>()?;
-        variant.run_shared(&ins, &handles, &mut outs, cancel)?;
-        Ok(Some(outs))
+            sized.stacked.iter().zip(first).map(|(s, shared)| s.is_none().then_some(shared)).collect();
+        sized.kernel.run_shared(&ins, &handles, &mut sized.outs, cancel)?;
+        Ok(true)
     }
 }
 
-/// The groups of paused calls that may run together: same kernel, same shared inputs (by
-/// identity); the largest, its lanes in lane order.
-fn largest_group(paused: &[Option<Paused>], forms: &[Option<Form>]) -> Option<Vec<usize>> {
-    let mut groups: HashMap<(u32, Vec<usize>), Vec<usize>> = HashMap::default();
+/// Into `group`, the lanes (in lane order) of the largest group of paused calls that may run
+/// together: same kernel, same shared inputs (by identity); ties go to the group whose first
+/// lane comes first; empty when nothing is paused. `counts` is scratch.
+fn largest_group(
+    paused: &[Option<Paused>],
+    forms: &[Option<Form>],
+    counts: &mut Vec<(usize, usize)>,
+    group: &mut Vec<usize>,
+) {
+    counts.clear();
+    group.clear();
     for (l, p) in paused.iter().enumerate() {
         let Some(p) = p else { continue };
-        let shared: Vec<usize> = match forms.get(p.kernel as usize).and_then(Option::as_ref) {
-            Some(form) => p
-                .inputs
-                .iter()
-                .zip(&form.per_request)
-                .filter(|(_, &per_request)| !per_request)
-                .map(|(t, _)| Arc::as_ptr(t) as usize)
-                .collect(),
-            // Not batchable: a group of its own.
-            None => vec![usize::MAX - l],
-        };
-        groups.entry((p.kernel, shared)).or_default().push(l);
+        let joins = counts
+            .iter_mut()
+            .find(|(first, _)| paused[*first].as_ref().is_some_and(|q| together(p, q, forms)));
+        match joins {
+            Some((_, count)) => *count += 1,
+            None => counts.push((l, 1)),
+        }
     }
-    groups.into_values().max_by_key(|g| (g.len(), std::cmp::Reverse(g[0])))
+    let Some(&(first, _)) = counts.iter().rev().max_by_key(|(_, count)| *count) else { return };
+    group.extend((first..paused.len()).filter(|&l| {
+        l == first
+            || paused[l].as_ref().zip(paused[first].as_ref()).is_some_and(|(p, q)| together(p, q, forms))
+    }));
 }
 
-/// The tensors end to end, shaped as [`relay_kir::batched`] declares a stacked input:
-/// `[parts, rest...]` for parts of shape `[1, rest...]`, else `[parts, shape...]`.
-fn stack<'t>(parts: impl ExactSizeIterator<Item = &'t Tensor> + Clone) -> Result<Tensor, String> {
-    let n = parts.len();
-    let first = parts.clone().next().ok_or("no tensors to stack")?;
-    let rest = match first.shape() {
+/// Whether two paused calls may run as one: the same batchable kernel, and the very same
+/// tensors for its shared inputs.
+fn together(p: &Paused, q: &Paused, forms: &[Option<Form>]) -> bool {
+    let Some(form) = forms.get(p.kernel as usize).and_then(Option::as_ref) else { return false };
+    p.kernel == q.kernel
+        && p.inputs.len() == q.inputs.len()
+        && p.inputs
+            .iter()
+            .zip(&q.inputs)
+            .zip(&form.per_request)
+            .all(|((a, b), &per_request)| per_request || Arc::ptr_eq(a, b))
+}
+
+/// A tensor for `n` requests' blocks of `one`, shaped as [`relay_kir::batched`] declares a
+/// stacked input: `[n, rest...]` for `one` of shape `[1, rest...]`, else `[n, shape...]`.
+fn stacked_buffer(one: &Tensor, n: usize) -> Result<Tensor, String> {
+    let rest = match one.shape() {
         [1, rest @ ..] => rest,
         shape => shape,
     };
     let shape = std::iter::once(n).chain(rest.iter().copied()).collect();
-    let mut out = Tensor::zeros(first.dtype(), shape).map_err(|e| e.to_string())?;
+    Tensor::zeros(one.dtype(), shape).map_err(|e| e.to_string())
+}
+
+/// Copies `parts` end to end into `out` (made by [`stacked_buffer`] for as many parts).
+fn stack<'t>(parts: impl Iterator<Item = &'t Tensor>, out: &mut Tensor) -> Result<(), String> {
+    let block = out.len() / out.shape().first().copied().unwrap_or(1).max(1);
     let mut at = 0;
     for p in parts {
-        if p.dtype() != first.dtype() || p.shape() != first.shape() {
+        if p.dtype() != out.dtype() || p.len() != block || at + block > out.len() {
             return Err("stacked requests' inputs differ in shape or dtype".into());
         }
-        copy_block(p, 0, &mut out, at, p.len());
-        at += p.len();
+        copy_block(p, 0, out, at, block);
+        at += block;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Copies `len` elements of `src` from `from` into `dst` at `to` (same dtype).

@@ -243,8 +243,8 @@ impl<'p> Job<'p> {
     /// Runs every input, printing one result per input in input order, and for labelled
     /// inputs a final accuracy line. With `jobs` > 1 (the VM only, without `--stats`) the
     /// inputs run on that many worker threads, each with its own VM; results are the same
-    /// bits as on one. With `batch` > 1 (the VM only, without `--stats`; on one thread) that
-    /// many inputs run together, their kernel calls batched (`autobatch.rs`). SIGINT cancels
+    /// bits as on one. With `batch` > 1 (the VM only, without `--stats`) that many inputs run
+    /// together on each of the `jobs` threads, their kernel calls batched (`autobatch.rs`). SIGINT cancels
     /// the runs in progress: the summary then covers the inputs printed, and the exit code is
     /// [`EXIT_INTERRUPTED`].
     pub(crate) fn run(
@@ -255,15 +255,20 @@ impl<'p> Job<'p> {
         batch: usize,
     ) -> Result<(), Failure> {
         let batch = if self.stats { 1 } else { batch.clamp(1, inputs.items.len().max(1)) };
-        let jobs = if self.stats || batch > 1 { 1 } else { jobs.clamp(1, inputs.items.len().max(1)) };
+        let jobs = if self.stats { 1 } else { jobs.clamp(1, inputs.items.len().max(1)) };
         let mut tally = Tally::default();
         let started = Instant::now();
         let entry = &self.entry;
         match &self.engine {
             Engine::Vm { program, config, .. } if batch > 1 => {
-                autobatch::run(program, config, entry, &inputs.items, batch, |line, result, time| {
-                    tally.emit(entry, line, &result, time, format)
-                })?;
+                autobatch::run(
+                    program,
+                    config,
+                    entry,
+                    &inputs.items,
+                    [batch, jobs],
+                    |line, result, time| tally.emit(entry, line, &result, time, format),
+                )?;
             }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::run(program, config, entry, &inputs.items, jobs, |line, result, time| {
@@ -332,7 +337,6 @@ impl<'p> Job<'p> {
         jobs: usize,
         batch: usize,
     ) -> Result<(), Failure> {
-        let jobs = if batch > 1 { 1 } else { jobs };
         let mut all = Vec::with_capacity(inputs.items.len());
         for (what, text) in &inputs.items {
             all.push(self.entry.arguments(what, text)?.1);
@@ -350,7 +354,7 @@ impl<'p> Job<'p> {
         }
         let timed = match &self.engine {
             Engine::Vm { program, config, .. } if batch > 1 => {
-                autobatch::bench(program, config, &self.entry, &all, &passes, batch)?
+                autobatch::bench(program, config, &self.entry, &all, &passes, [batch, jobs])?
             }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::bench(program, config, &self.entry, &all, &passes, jobs)?

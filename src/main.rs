@@ -108,9 +108,9 @@ enum Command {
         /// one. Default: the machine's cores. `--stats` and `--executor interp` use one.
         #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: Option<u16>,
-        /// Inputs run together (at most 1024) on one thread: their calls of one fused kernel
-        /// with the same weights become one batched call over stacked rows (DyNet's
-        /// autobatching). Results equal those of 1 (the default). Implies -j 1.
+        /// Inputs run together (at most 1024) on each -j thread: their calls of one fused
+        /// kernel with the same weights become one batched call over stacked rows (DyNet's
+        /// autobatching). Results equal those of 1 (the default) within the kernels' tolerance.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
         batch: u16,
     },
@@ -128,8 +128,8 @@ enum Command {
         /// throughput counts all their runs. Latency is per input on its thread.
         #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: u16,
-        /// Inputs run together on one thread, their kernel calls batched (see `run --batch`);
-        /// latency is per input from its start to its result. Implies -j 1.
+        /// Inputs run together on each -j thread, their kernel calls batched (see `run
+        /// --batch`); latency is per input from its start to its result.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
         batch: u16,
     },

@@ -182,3 +182,54 @@ fn charrnn_batched_generates_what_it_generates_alone() {
     };
     assert_eq!(ids(&got), ids(&want));
 }
+
+/// Every number of a JSON value, in order.
+fn json_numbers(v: &Json, out: &mut Vec<f64>) {
+    match v {
+        Json::Number(n) => out.extend(n.as_f64()),
+        Json::Array(items) => items.iter().for_each(|x| json_numbers(x, out)),
+        Json::Object(fields) => fields.values().for_each(|x| json_numbers(x, out)),
+        _ => {}
+    }
+}
+
+/// `relay-vm run --batch B -j N` on the Tree-LSTM's first 300 SST sentences: each result's
+/// numbers per output line, in output order.
+fn run_cli(batch: &str, jobs: &str) -> Vec<Vec<f64>> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/treelstm");
+    let input =
+        std::env::temp_dir().join(format!("relay-autobatch-{}-{batch}-{jobs}.jsonl", std::process::id()));
+    let text: String =
+        read_text("treelstm/sst-test.jsonl").lines().take(300).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&input, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay-vm"))
+        .args(["run", &dir.join("treelstm.relay").display().to_string()])
+        .args(["--params", &dir.join("weights.safetensors").display().to_string()])
+        .args(["--input", &input.display().to_string(), "--batch", batch, "-j", jobs])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut xs = vec![];
+            json_numbers(&relay::batch::parse_json(line).unwrap(), &mut xs);
+            xs
+        })
+        .collect()
+}
+
+#[test]
+fn two_threads_batching_print_what_one_prints_in_input_order() {
+    let one = run_cli("8", "1");
+    let two = run_cli("8", "2");
+    assert_eq!(one.len(), 300);
+    assert_eq!(two.len(), 300);
+    for (k, (a, b)) in two.iter().zip(&one).enumerate() {
+        assert_eq!(a.len(), b.len(), "line {k}");
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-5 * (1.0 + y.abs()), "line {k}: {x} with -j 2 vs {y} with -j 1");
+        }
+    }
+}

@@ -148,10 +148,10 @@ class RelayVm:
             if "--opt-level" not in usage.stdout:
                 sys.exit(f"error: {path} has no --opt-level option")
 
-    def bench(self, relay_file, params, input_file, warmup, reps, threads):
-        """`Stats` per input line, from `relay-vm bench -j threads`."""
+    def bench(self, relay_file, params, input_file, warmup, reps, threads, batch=1):
+        """`Stats` per input line, from `relay-vm bench -j threads --batch batch`."""
         command = [self.path, "bench", relay_file, "--params", params, "--input", input_file]
-        command += ["--warmup", str(warmup), "--reps", str(reps), "-j", str(threads)]
+        command += ["--warmup", str(warmup), "--reps", str(reps), "-j", str(threads), "--batch", str(batch)]
         if self.opt_level is not None:
             command += ["--opt-level", self.opt_level]
         out = subprocess.run(command, capture_output=True, text=True)

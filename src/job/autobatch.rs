@@ -1,18 +1,25 @@
-//! `run --input FILE --batch B` and `bench --batch B`: the inputs B at a time on one thread,
-//! their calls of one kernel with the same weights batched into one ([`relay::autobatch`]);
-//! results print in input order, equal to `--batch 1`'s.
+//! `run --input FILE --batch B -j N` and `bench --batch B -j N`: the inputs B at a time on
+//! each of N threads, their calls of one kernel with the same weights batched into one
+//! ([`relay::autobatch`]); results print in input order, equal to `--batch 1`'s.
+//!
+//! Each thread runs its own [`Batcher`] (its own lanes and batched kernels, over the one
+//! shared program and weights) on the inputs it takes from one `crossbeam` channel, so a
+//! thread whose inputs finish early takes more rather than waiting for the others.
 
-use super::parallel::{in_order, Outcome};
+use super::parallel::{in_order, on_threads, Outcome};
 use super::{Entry, Passes, Timed};
-use crate::Failure;
+use crate::{Failure, EXIT_TRAP};
+use crossbeam_channel::unbounded;
 use relay::autobatch::Batcher;
-use relay::batch::InputLine;
-use relay::vm::{Value, VmConfig};
-use relay::Program;
+use relay::vm::{Value, Vm, VmConfig};
+use relay::{Error, Program};
 use std::time::{Duration, Instant};
 
-/// Runs `items` (`(where from, JSON line)`) through `entry`, `batch` at a time, calling
-/// `emit` for each result in input order.
+/// An input's tag, its result and its latency.
+type Finished = (usize, Result<Value, Error>, Duration);
+
+/// Runs `items` (`(where from, JSON line)`) through `entry`, `batch` at a time on each of
+/// `jobs` threads, calling `emit` for each result in input order.
 ///
 /// # Errors
 /// The first input, in input order, that does not parse or traps (the results before it are
@@ -22,19 +29,18 @@ pub(super) fn run(
     config: &VmConfig,
     entry: &Entry,
     items: &[(String, String)],
-    batch: usize,
-    mut emit: impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
+    [batch, jobs]: [usize; 2],
+    mut emit: impl FnMut(relay::batch::InputLine, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let mut batcher = Batcher::new(program)?;
-    let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();
     let mut outcomes: Vec<(usize, Outcome)> = vec![];
-    let mut lines: Vec<Option<InputLine>> = vec![];
-    let mut args: Vec<(usize, Vec<Value>)> = vec![];
+    let mut lines = vec![];
+    let (work_tx, work_rx) = unbounded::<(usize, Vec<Value>)>();
     for (i, (what, text)) in items.iter().enumerate() {
         match entry.arguments(what, text) {
-            Ok((line, a)) => {
+            Ok((line, args)) => {
                 lines.push(Some(line));
-                args.push((i, a));
+                // The receiver lives until every worker is done.
+                let _ = work_tx.send((i, args));
             }
             Err(f) => {
                 lines.push(None);
@@ -42,28 +48,52 @@ pub(super) fn run(
             }
         }
     }
-    let mut args = args.into_iter();
-    batcher.run(
-        &mut lanes,
-        &entry.f.name,
-        || args.next(),
-        |i, result, time| {
+    drop(work_tx);
+    let per_thread: Vec<Result<Vec<Finished>, Failure>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                let work_rx = work_rx.clone();
+                scope.spawn(move || -> Result<Vec<Finished>, Failure> {
+                    let mut batcher = Batcher::new(program)?;
+                    let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();
+                    let mut finished = vec![];
+                    batcher.run(
+                        &mut lanes,
+                        &entry.f.name,
+                        || work_rx.try_recv().ok(),
+                        |i, result, time| {
+                            finished.push((i, result, time));
+                            true
+                        },
+                    )?;
+                    Ok(finished)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(panicked()))).collect()
+    });
+    for finished in per_thread {
+        for (i, result, time) in finished? {
             let outcome = match (result, lines[i].take()) {
                 (Ok(v), Some(line)) => Outcome::Ran(line, v, time),
                 (Err(e), _) => Outcome::Failed(e.into()),
-                (Ok(_), None) => return true,
+                (Ok(_), None) => continue,
             };
             outcomes.push((i, outcome));
-            true
-        },
-    )?;
+        }
+    }
     outcomes.sort_by_key(|(i, _)| *i);
     in_order(outcomes.into_iter(), &mut emit)
 }
 
-/// `bench --batch B`: `passes` over all of `inputs` (the entry's full argument lists), each
-/// pass batching `batch` inputs at a time; an input's latency is from its start to its
-/// result, and throughput is all timed runs over the timed passes' wall time.
+fn panicked() -> Failure {
+    Failure { code: EXIT_TRAP, message: "error: a batching thread panicked\n".into() }
+}
+
+/// `bench --batch B -j N`: on each of `jobs` threads ([`on_threads`]), `passes` over all of
+/// `inputs` (the entry's full argument lists), each pass batching `batch` inputs at a time;
+/// an input's latency is from its start to its result, and throughput is all timed runs over
+/// the slowest thread's wall time.
 ///
 /// # Errors
 /// The first trap.
@@ -73,41 +103,58 @@ pub(super) fn bench(
     entry: &Entry,
     inputs: &[Vec<Value>],
     passes: &Passes,
-    batch: usize,
+    [batch, jobs]: [usize; 2],
 ) -> Result<Timed, Failure> {
-    let mut batcher = Batcher::new(program)?;
-    let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();
-    let mut pass = |samples: &mut Vec<Duration>| -> Result<(), Failure> {
-        let mut failed = None;
-        let mut next = inputs.iter().cloned().enumerate();
-        batcher.run(
-            &mut lanes,
-            &entry.f.name,
-            || next.next(),
-            |_, result, time| match result {
-                Ok(_) => {
-                    samples.push(time);
-                    true
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            },
-        )?;
-        failed.map_or(Ok(()), |e| Err(e.into()))
-    };
-    for _ in 0..passes.warmup {
-        pass(&mut vec![])?;
-    }
-    let mut samples = Vec::new();
-    let started = Instant::now();
-    let mut reps = 0;
-    while passes.another(reps, started, samples.len() + inputs.len()) {
-        pass(&mut samples)?;
-        reps += 1;
-    }
-    let wall = started.elapsed();
-    let memory = lanes.iter().map(|vm| vm.memory_stats()).reduce(super::parallel::sum);
-    Ok(Timed { samples, reps, wall, memory })
+    on_threads(jobs, |ready| {
+        let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();
+        // A thread that fails still meets the others at the barrier.
+        let warm = Batcher::new(program).map_err(Failure::from).and_then(|mut batcher| {
+            (0..passes.warmup)
+                .try_for_each(|_| pass(&mut batcher, &mut lanes, entry, inputs, &mut vec![]))
+                .map(|()| batcher)
+        });
+        ready.wait();
+        let mut batcher = warm?;
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        let mut reps = 0;
+        while passes.another(reps, started, samples.len() + inputs.len()) {
+            pass(&mut batcher, &mut lanes, entry, inputs, &mut samples)?;
+            reps += 1;
+        }
+        let wall = started.elapsed();
+        let memory = lanes.iter().map(|vm| vm.memory_stats()).reduce(super::parallel::sum);
+        Ok(Timed { samples, reps, wall, memory })
+    })
+}
+
+/// One pass over all of `inputs` on `lanes`, each input's latency appended to `samples`.
+///
+/// # Errors
+/// The first trap.
+fn pass<'p>(
+    batcher: &mut Batcher<'p>,
+    lanes: &mut [Vm<'p>],
+    entry: &Entry,
+    inputs: &[Vec<Value>],
+    samples: &mut Vec<Duration>,
+) -> Result<(), Failure> {
+    let mut failed = None;
+    let mut next = inputs.iter().cloned().enumerate();
+    batcher.run(
+        lanes,
+        &entry.f.name,
+        || next.next(),
+        |_, result, time| match result {
+            Ok(_) => {
+                samples.push(time);
+                true
+            }
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        },
+    )?;
+    failed.map_or(Ok(()), |e| Err(e.into()))
 }

@@ -121,8 +121,7 @@ pub(super) fn in_order(
 
 /// `bench -j N`: every one of `jobs` threads, each with its own VM, makes `passes` over all of
 /// `inputs` (the entry's full argument lists); the timed passes start together after every
-/// thread's warm-up. Latencies are pooled, allocation counts summed, and the wall time is the
-/// slowest thread's, so throughput is all timed runs over it.
+/// thread's warm-up ([`on_threads`]).
 ///
 /// # Errors
 /// The first trap of any thread.
@@ -134,35 +133,43 @@ pub(super) fn bench(
     passes: &Passes,
     jobs: usize,
 ) -> Result<Timed, Failure> {
+    on_threads(jobs, |ready| {
+        let mut vm = program.vm_with(config.clone());
+        let mut run = |args: &Vec<Value>| program.invoke(&mut vm, &entry.f.name, args.clone());
+        // A thread that traps still meets the others at the barrier.
+        let warm = (0..passes.warmup).try_for_each(|_| inputs.iter().try_for_each(|a| run(a).map(drop)));
+        ready.wait();
+        warm?;
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        let mut reps = 0;
+        while passes.another(reps, started, samples.len() + inputs.len()) {
+            for args in inputs {
+                let start = Instant::now();
+                run(args)?;
+                samples.push(start.elapsed());
+            }
+            reps += 1;
+        }
+        let wall = started.elapsed();
+        Ok(Timed { samples, reps, wall, memory: Some(vm.memory_stats()) })
+    })
+}
+
+/// Runs `thread` on each of `jobs` threads, each passed one `Barrier` for all, which it must
+/// wait at exactly once (after its warm-up, whether that failed or not) so that the timed
+/// passes start together; pools their figures: latencies together, allocation counts
+/// summed, and the wall time the slowest thread's, so throughput is all timed runs over it.
+///
+/// # Errors
+/// The first thread's error, in thread order, or a panicked thread.
+pub(super) fn on_threads(
+    jobs: usize,
+    thread: impl Fn(&Barrier) -> Result<Timed, Failure> + Sync,
+) -> Result<Timed, Failure> {
     let ready = Barrier::new(jobs);
     let per_thread: Vec<Result<Timed, Failure>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                let ready = &ready;
-                scope.spawn(move || {
-                    let mut vm = program.vm_with(config.clone());
-                    let mut run = |args: &Vec<Value>| program.invoke(&mut vm, &entry.f.name, args.clone());
-                    // A thread that traps still meets the others at the barrier.
-                    let warm =
-                        (0..passes.warmup).try_for_each(|_| inputs.iter().try_for_each(|a| run(a).map(drop)));
-                    ready.wait();
-                    warm?;
-                    let mut samples = Vec::new();
-                    let started = Instant::now();
-                    let mut reps = 0;
-                    while passes.another(reps, started, samples.len() + inputs.len()) {
-                        for args in inputs {
-                            let start = Instant::now();
-                            run(args)?;
-                            samples.push(start.elapsed());
-                        }
-                        reps += 1;
-                    }
-                    let wall = started.elapsed();
-                    Ok(Timed { samples, reps, wall, memory: Some(vm.memory_stats()) })
-                })
-            })
-            .collect();
+        let workers: Vec<_> = (0..jobs).map(|_| scope.spawn(|| thread(&ready))).collect();
         workers
             .into_iter()
             .map(|w| {

@@ -21,8 +21,8 @@ pub(super) fn gemv(out: &mut [f32], w: &[f32], x: &[f32]) {
             return unsafe { x86::gemv_avx512(out, w, x, k) };
         }
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA; the lengths were checked above.
-            return unsafe { x86::gemv_avx2(out, w, x, k) };
+            // SAFETY: the CPU has AVX2 and FMA; the lengths were checked above (one vector).
+            return unsafe { x86::gemv_rows_avx2(out, w, x, k, out.len()) };
         }
     }
     gemv_portable(out, w, x, k);
@@ -32,8 +32,8 @@ pub(super) fn gemv(out: &mut [f32], w: &[f32], x: &[f32]) {
 /// through one row-major `[n, k]` matrix, `k = x.len() / out.len() · n`): with AVX-512 each
 /// block of four matrix rows is read once for up to four vectors, so the matrix streams from
 /// cache a quarter as often as with one [`gemv`] per vector; with AVX2 each pair of matrix
-/// rows is read once for up to four vectors (each output summed exactly as [`gemv`] sums
-/// it); otherwise one [`gemv`] per row.
+/// rows is read once for four vectors (each output summed exactly as [`gemv`] sums it, so a
+/// batch of requests gets the bits of each alone); otherwise one [`gemv`] per row.
 /// Lengths that do not fit give zeros, as for [`gemv`].
 pub(super) fn gemv_rows(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
     let n = w.len().checked_div(k).unwrap_or(0);
@@ -197,113 +197,130 @@ mod x86 {
         }
     }
 
-    /// # Safety
-    /// The CPU must have AVX2 and FMA; `w.len() == out.len() * k`, `x.len() == k`.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn gemv_avx2(out: &mut [f32], w: &[f32], x: &[f32], k: usize) {
-        let full = k / 8;
-        let (xp, wp) = (x.as_ptr(), w.as_ptr());
-        let mut i = 0;
-        while i < out.len() {
-            let n = ROWS.min(out.len() - i);
-            let mut acc = [_mm256_setzero_ps(); ROWS];
-            for j in 0..full {
-                // SAFETY: as in `gemv_avx512`; the tail is summed in scalar code below.
-                let xv = unsafe { _mm256_loadu_ps(xp.add(j * 8)) };
-                for (r, a) in acc.iter_mut().enumerate().take(n) {
-                    let wv = unsafe { _mm256_loadu_ps(wp.add((i + r) * k + j * 8)) };
-                    *a = _mm256_fmadd_ps(wv, xv, *a);
-                }
-            }
-            for (r, a) in acc.iter().enumerate().take(n) {
-                let mut lanes = [0f32; 8];
-                // SAFETY: `lanes` holds 8 floats.
-                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *a) };
-                let row = &w[(i + r) * k..(i + r + 1) * k];
-                let tail: f32 = row[full * 8..].iter().zip(&x[full * 8..]).map(|(a, b)| a * b).sum();
-                out[i + r] = lanes.iter().sum::<f32>() + tail;
-            }
-            i += n;
-        }
-    }
+    /// Accumulators (vectors × matrix rows) of one block of [`gemv_rows_avx2`]: with the
+    /// block's vectors and one matrix row loaded, 13 of the 16 AVX2 registers.
+    const AVX2_ACCUMULATORS: usize = 8;
 
-    /// Vectors per pass over a pair of matrix rows in [`gemv_rows_avx2`] (8 accumulators of
-    /// the 16 AVX2 registers).
-    const AVX2_VECTORS: usize = 4;
-    /// Matrix rows per pass in [`gemv_rows_avx2`].
-    const AVX2_ROWS: usize = 2;
-
-    /// [`super::gemv_rows`] with AVX2: each output is summed as [`gemv_avx2`] sums it (one
-    /// accumulator per output, chunks of 8 in order, then the lanes, then the scalar tail), so
-    /// the results are the same bits as one [`gemv_avx2`] per vector.
+    /// [`super::gemv_rows`] with AVX2 (and [`super::gemv`], one vector): blocks of four vectors
+    /// by two matrix rows (one vector by eight rows, two by four, three by two), each loaded
+    /// once per block. Every output is summed the same way whatever its block: one
+    /// accumulator of 8 lanes over the chunks of 8 in order, the last `k % 8` columns as a
+    /// masked chunk, then the lanes pairwise (`((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7))`, eight
+    /// outputs at once by horizontal adds); so the results are the same bits for any number
+    /// of vectors, and a batch of requests gets the bits of each request alone.
     ///
     /// # Safety
     /// The CPU must have AVX2 and FMA; `k > 0`, `w.len() == n * k`, `x.len()` a multiple of
     /// `k` and `out.len() == x.len() / k * n`.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn gemv_rows_avx2(out: &mut [f32], w: &[f32], x: &[f32], k: usize, n: usize) {
+        let p = Product { out: out.as_mut_ptr(), w: w.as_ptr(), x: x.as_ptr(), k, n };
         let m = x.len() / k;
-        let full = k / 8;
-        let (xp, wp) = (x.as_ptr(), w.as_ptr());
         let mut v0 = 0;
         while v0 < m {
-            let nv = AVX2_VECTORS.min(m - v0);
+            // SAFETY (each call): vectors `v0..v0 + NV <= m`; the lengths are the caller's.
+            match m - v0 {
+                1 => unsafe { p.rows::<1, 8>(v0) },
+                2 => unsafe { p.rows::<2, 4>(v0) },
+                3 => unsafe { p.rows::<3, 2>(v0) },
+                _ => unsafe { p.rows::<4, 2>(v0) },
+            }
+            v0 += (m - v0).min(4);
+        }
+    }
+
+    /// The operands of [`gemv_rows_avx2`] as pointers: `out` is `m × n`, `w` is `n × k` and
+    /// `x` is `m × k`, row-major.
+    struct Product {
+        out: *mut f32,
+        w: *const f32,
+        x: *const f32,
+        k: usize,
+        n: usize,
+    }
+
+    impl Product {
+        /// Every output of vectors `v0..v0 + NV`: blocks of `R` matrix rows, then the last
+        /// `n % R` one at a time.
+        ///
+        /// # Safety
+        /// AVX2 and FMA; vectors `v0..v0 + NV` exist; `NV · R <= 8`.
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn rows<const NV: usize, const R: usize>(&self, v0: usize) {
             let mut j0 = 0;
-            while j0 < n {
-                let nr = AVX2_ROWS.min(n - j0);
-                let mut acc = [[_mm256_setzero_ps(); AVX2_VECTORS]; AVX2_ROWS];
-                if nv == AVX2_VECTORS && nr == AVX2_ROWS {
-                    // The full block with named accumulators, which stay in registers (the
-                    // loops below keep their array in memory).
-                    let z = _mm256_setzero_ps();
-                    let [mut a0, mut a1, mut a2, mut a3, mut b0, mut b1, mut b2, mut b3] = [z; 8];
-                    for p in 0..full {
-                        // SAFETY: vectors `v0..v0 + 4 <= m` and matrix rows `j0..j0 + 2 <= n`
-                        // each hold `k >= (p + 1) * 8` floats.
-                        let [x0, x1, x2, x3] =
-                            [0, 1, 2, 3].map(|v| unsafe { _mm256_loadu_ps(xp.add((v0 + v) * k + p * 8)) });
-                        let [w0, w1] =
-                            [0, 1].map(|r| unsafe { _mm256_loadu_ps(wp.add((j0 + r) * k + p * 8)) });
-                        a0 = _mm256_fmadd_ps(w0, x0, a0);
-                        a1 = _mm256_fmadd_ps(w0, x1, a1);
-                        a2 = _mm256_fmadd_ps(w0, x2, a2);
-                        a3 = _mm256_fmadd_ps(w0, x3, a3);
-                        b0 = _mm256_fmadd_ps(w1, x0, b0);
-                        b1 = _mm256_fmadd_ps(w1, x1, b1);
-                        b2 = _mm256_fmadd_ps(w1, x2, b2);
-                        b3 = _mm256_fmadd_ps(w1, x3, b3);
+            while j0 + R <= self.n {
+                // SAFETY: matrix rows `j0..j0 + R <= n` exist; the rest is the caller's.
+                unsafe { self.block::<NV, R>(v0, j0) };
+                j0 += R;
+            }
+            for j in j0..self.n {
+                // SAFETY: matrix row `j < n` exists.
+                unsafe { self.block::<NV, 1>(v0, j) };
+            }
+        }
+
+        /// The outputs of vectors `v0..v0 + NV` by matrix rows `j0..j0 + R`.
+        ///
+        /// # Safety
+        /// AVX2 and FMA; vectors `v0..v0 + NV` and matrix rows `j0..j0 + R` exist; `NV · R
+        /// <= 8`.
+        #[target_feature(enable = "avx2,fma")]
+        #[inline]
+        unsafe fn block<const NV: usize, const R: usize>(&self, v0: usize, j0: usize) {
+            let k = self.k;
+            let (full, rest) = (k / 8, k % 8);
+            let mut acc = [_mm256_setzero_ps(); AVX2_ACCUMULATORS];
+            let mut xs = [_mm256_setzero_ps(); NV];
+            // One chunk of 8 columns from `offset`, read with `$load` (a macro, not a closure:
+            // the intrinsics must inline into this function).
+            macro_rules! chunk {
+                ($offset:expr, $load:ident $(, $mask:expr)?) => {
+                    for (v, xv) in xs.iter_mut().enumerate() {
+                        *xv = unsafe { $load(self.x.add((v0 + v) * k + $offset) $(, $mask)?) };
                     }
-                    acc = [[a0, a1, a2, a3], [b0, b1, b2, b3]];
-                }
-                for p in (if nv == AVX2_VECTORS && nr == AVX2_ROWS { full } else { 0 })..full {
-                    let mut xv = [_mm256_setzero_ps(); AVX2_VECTORS];
-                    for (v, xr) in xv.iter_mut().enumerate().take(nv) {
-                        // SAFETY: vector `v0 + v < m` holds `k >= (p + 1) * 8` floats.
-                        *xr = unsafe { _mm256_loadu_ps(xp.add((v0 + v) * k + p * 8)) };
-                    }
-                    for (r, row) in acc.iter_mut().enumerate().take(nr) {
-                        // SAFETY: matrix row `j0 + r < n` holds `k >= (p + 1) * 8` floats.
-                        let wv = unsafe { _mm256_loadu_ps(wp.add((j0 + r) * k + p * 8)) };
-                        for (a, xr) in row.iter_mut().zip(&xv).take(nv) {
-                            *a = _mm256_fmadd_ps(wv, *xr, *a);
+                    for r in 0..R {
+                        let wv = unsafe { $load(self.w.add((j0 + r) * k + $offset) $(, $mask)?) };
+                        for (v, &xv) in xs.iter().enumerate() {
+                            acc[v * R + r] = _mm256_fmadd_ps(wv, xv, acc[v * R + r]);
                         }
                     }
-                }
-                for (r, row) in acc.iter().enumerate().take(nr) {
-                    let wr = &w[(j0 + r) * k..(j0 + r + 1) * k];
-                    for (v, a) in row.iter().enumerate().take(nv) {
-                        let mut lanes = [0f32; 8];
-                        // SAFETY: `lanes` holds 8 floats.
-                        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *a) };
-                        let xs = &x[(v0 + v) * k..(v0 + v + 1) * k];
-                        let tail: f32 = wr[full * 8..].iter().zip(&xs[full * 8..]).map(|(a, b)| a * b).sum();
-                        out[(v0 + v) * n + j0 + r] = lanes.iter().sum::<f32>() + tail;
-                    }
-                }
-                j0 += nr;
+                };
             }
-            v0 += nv;
+            // SAFETY (every load): vector `v0 + v` and matrix row `j0 + r` each hold `k`
+            // floats; chunk `c < full` lies inside them, and the masked chunk reads only
+            // their last `rest`.
+            for c in 0..full {
+                chunk!(c * 8, _mm256_loadu_ps);
+            }
+            if rest > 0 {
+                // Lanes `< rest` of the last chunk: all ones, the others zero.
+                let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rest as i32), lanes);
+                chunk!(full * 8, _mm256_maskload_ps, mask);
+            }
+            let mut sums = [0f32; AVX2_ACCUMULATORS];
+            // SAFETY: `sums` holds 8 floats.
+            unsafe { _mm256_storeu_ps(sums.as_mut_ptr(), lane_sums(&acc)) };
+            for v in 0..NV {
+                for r in 0..R {
+                    // SAFETY: output `(v0 + v, j0 + r)` lies in the `m × n` output.
+                    unsafe { *self.out.add((v0 + v) * self.n + j0 + r) = sums[v * R + r] };
+                }
+            }
         }
+    }
+
+    /// Lane `i` of the result is `((a0+a1)+(a2+a3)) + ((a4+a5)+(a6+a7))` over the lanes of
+    /// `acc[i]`: four horizontal adds, two lane swaps and one add for all eight.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn lane_sums(acc: &[__m256; AVX2_ACCUMULATORS]) -> __m256 {
+        let (p0, p1) = (_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+        let (p2, p3) = (_mm256_hadd_ps(acc[4], acc[5]), _mm256_hadd_ps(acc[6], acc[7]));
+        let (low, high) = (_mm256_hadd_ps(p0, p1), _mm256_hadd_ps(p2, p3));
+        // `low` holds the half sums of `acc[0..4]` (lanes 0–3 the low halves', 4–7 the high
+        // halves'), `high` those of `acc[4..8]`.
+        _mm256_add_ps(_mm256_permute2f128_ps(low, high, 0x20), _mm256_permute2f128_ps(low, high, 0x31))
     }
 }
 
@@ -311,22 +328,63 @@ mod x86 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn rows_with_avx2_are_the_bits_of_one_gemv_per_vector() {
+    fn avx2() -> bool {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 9, 16), (7, 450, 300), (5, 3, 17)] {
-                let w: Vec<f32> = (0..n * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
-                let x: Vec<f32> = (0..m * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
-                let mut want = vec![0f32; m * n];
-                for (row, v) in want.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
-                    // SAFETY: checked AVX2 and FMA above; `w` is `n × k`, `v` has `k` floats.
-                    unsafe { x86::gemv_avx2(row, &w, v, k) };
+        {
+            std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// `m` vectors through the AVX2 routine.
+    #[cfg(target_arch = "x86_64")]
+    fn rows_avx2(w: &[f32], x: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+        let mut out = vec![f32::NAN; m * n];
+        // SAFETY: callers checked AVX2 and FMA; `w` is `n × k`, `x` is `m × k`, `out` `m × n`.
+        unsafe { x86::gemv_rows_avx2(&mut out, w, x, k, n) };
+        out
+    }
+
+    fn operands(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
+        let w = (0..n * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+        let x = (0..m * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+        (w, x)
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_with_avx2_are_the_bits_of_one_vector_at_a_time() {
+        if !avx2() {
+            return;
+        }
+        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 9, 16), (7, 450, 300), (5, 3, 17), (13, 150, 150)] {
+            let (w, x) = operands(m, n, k);
+            let want: Vec<f32> = x.chunks_exact(k).flat_map(|v| rows_avx2(&w, v, 1, n, k)).collect();
+            assert_eq!(rows_avx2(&w, &x, m, n, k), want, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn rows_with_avx2_match_a_triple_loop_at_odd_sizes() {
+        if !avx2() {
+            return;
+        }
+        for m in 1..=20 {
+            for (n, k) in [(1, 1), (3, 7), (9, 13), (17, 33), (23, 150), (45, 301)] {
+                let (w, x) = operands(m, n, k);
+                let got = rows_avx2(&w, &x, m, n, k);
+                for (o, &g) in got.iter().enumerate() {
+                    let (i, j) = (o / n, o % n);
+                    let e: f64 = (0..k).map(|p| f64::from(x[i * k + p]) * f64::from(w[j * k + p])).sum();
+                    assert!(
+                        (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0),
+                        "{m}x{n}x{k} [{i}, {j}]: {g} vs {e}"
+                    );
                 }
-                let mut got = vec![f32::NAN; m * n];
-                // SAFETY: as above; `x` is `m` vectors of `k`, `got` is `m × n`.
-                unsafe { x86::gemv_rows_avx2(&mut got, &w, &x, k, n) };
-                assert_eq!(got, want, "{m}x{n}x{k}");
             }
         }
     }
@@ -356,14 +414,8 @@ mod tests {
                 assert!(close(&out), "portable {rows}x{k}");
             }
             #[cfg(target_arch = "x86_64")]
-            if k > 0
-                && std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                let mut out = vec![f32::NAN; rows];
-                // SAFETY: checked features; lengths as documented.
-                unsafe { x86::gemv_avx2(&mut out, &w, &x, k) };
-                assert!(close(&out), "avx2 {rows}x{k}");
+            if k > 0 && avx2() {
+                assert!(close(&rows_avx2(&w, &x, 1, rows, k)), "avx2 {rows}x{k}");
             }
         }
     }
