@@ -92,7 +92,7 @@ impl ArenaBlock {
         let pod = Pod::of(dtype)?;
         let bytes = len.checked_mul(dtype.size_bytes())?;
         let end = offset.checked_add(bytes)?;
-        if end > block.len() || offset % dtype.size_bytes() != 0 {
+        if end > block.len() || !offset.is_multiple_of(dtype.size_bytes()) {
             return None;
         }
         {

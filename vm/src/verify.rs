@@ -248,7 +248,7 @@ fn check_resources(ins: &Instr, arena_bound: u64, limits: &Limits) -> Result<(),
         Instr::AllocFrame { offset, dtype, shape, .. } => {
             let bytes = limits.check_tensor(*dtype, shape)?;
             let offset = u64::from(offset.0);
-            if offset % ARENA_ALIGN as u64 != 0 || offset.saturating_add(bytes) > arena_bound {
+            if !offset.is_multiple_of(ARENA_ALIGN as u64) || offset.saturating_add(bytes) > arena_bound {
                 return Err(format!(
                     "frame-arena offset {offset} (+{bytes} bytes) is not a multiple of {ARENA_ALIGN} \
                      within the {arena_bound} bytes of the function's AllocFrame tensors"
