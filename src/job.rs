@@ -299,6 +299,10 @@ impl<'p> Job<'p> {
             let n = tally.done.max(1) as u64;
             let s = vm.memory_stats();
             eprintln!("memory: {s}; per input: {} system allocation(s)", s.system_allocs / n);
+            match peak_rss_bytes() {
+                Some(rss) => eprintln!("process: peak RSS {rss} bytes"),
+                None => eprintln!("process: peak RSS unknown (no /proc/self/status)"),
+            }
             eprintln!("device {}: {}", program.device(), vm.copy_stats());
         }
         if tally.labelled > 0 {
@@ -597,6 +601,15 @@ pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(bad()),
     }
+}
+
+/// The process's peak resident set size (Linux's `VmHWM`), for `run --stats`; `None` where
+/// `/proc` does not say.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 #[cfg(test)]

@@ -242,8 +242,9 @@ enum Command {
         /// Print every kir kernel (what `dump` prints without --memory).
         #[arg(long)]
         kernels: bool,
-        /// Print each function's memory plan: arena tensors with size, offset, live
-        /// interval (instruction positions in the disassembly) and slot.
+        /// Print each function's memory plan: its arena's size next to the bytes of its
+        /// tensors together (the sharing), and each arena tensor with size, offset and live
+        /// interval (instruction positions in the disassembly).
         #[arg(long)]
         memory: bool,
         /// Print the compiled program's Relay dataflow (after the pipeline of its -O level)
@@ -269,8 +270,8 @@ struct RunArgs {
     /// {"args": [...], "label": N}), printing one result per line.
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Print tensor allocation statistics (arena, pool, system; peak bytes) and host↔device
-    /// copies (count and bytes each way) on stderr.
+    /// Print tensor allocation statistics (arena, pool, system; peak arena and pool bytes),
+    /// the process's peak RSS and host↔device copies (count and bytes each way) on stderr.
     #[arg(long)]
     stats: bool,
     /// Where fused kernels run: `cpu` (Cranelift JIT) or an OpenCL device, `opencl`,

@@ -1,7 +1,7 @@
 //! Crafted executables with a valid checksum that claim more than the verifier's
 //! [`Limits`] allow are rejected at load, each with an error naming the problem: the five
 //! attacks of issue #17 (a huge register count on an uncalled function, a 2^32 `AllocTensor`
-//! dimension, an `AllocFrame` slot of 4294901762 with dtype `int0`, a kir temp of 2^40 rows,
+//! dimension, an `AllocFrame` offset of 4294901760 with dtype `int0`, a kir temp of 2^40 rows,
 //! a kir loop of extent 2^31 around an op).
 //!
 //! Each attack edits a compiled executable and saves it again: the bytes are the original
@@ -78,24 +78,24 @@ fn an_alloc_tensor_dimension_of_2_pow_32_is_rejected() {
 }
 
 #[test]
-fn an_alloc_frame_slot_past_the_frame_or_of_dtype_int0_is_rejected() {
+fn an_alloc_frame_offset_past_the_frame_or_of_dtype_int0_is_rejected() {
     let int0 = DType { code: DTypeCode::Int, bits: 0, lanes: 1 };
     let alloc_frame = |i: &Instr| matches!(i, Instr::AllocFrame { .. });
     // The attack: both at once.
     let mut exe = compiled(0);
-    if let Instr::AllocFrame { slot, dtype, .. } = instr(&mut exe, alloc_frame) {
-        *slot = Imm(4294901762);
+    if let Instr::AllocFrame { offset, dtype, .. } = instr(&mut exe, alloc_frame) {
+        *offset = Imm(4294901760);
         *dtype = int0;
     }
     assert!(Executable::load_with(&exe.save(), &unlimited()).is_err());
     rejected(&exe);
     // Each on its own, with its own message.
     let mut exe = compiled(0);
-    if let Instr::AllocFrame { slot, .. } = instr(&mut exe, alloc_frame) {
-        *slot = Imm(4294901762);
+    if let Instr::AllocFrame { offset, .. } = instr(&mut exe, alloc_frame) {
+        *offset = Imm(4294901760);
     }
     let m = rejected(&exe);
-    assert!(m.contains("frame-arena slot 4294901762 in a function of 2 AllocFrame instruction(s)"), "{m}");
+    assert!(m.contains("frame-arena offset 4294901760 (+"), "{m}");
     let mut exe = compiled(0);
     if let Instr::AllocFrame { dtype, .. } = instr(&mut exe, alloc_frame) {
         *dtype = int0;

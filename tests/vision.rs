@@ -3,11 +3,14 @@
 //! its `.ref.safetensors` input and compared with PyTorch's and onnxruntime's outputs
 //! (`|ours - reference| <= 1e-4 |reference| + 1e-5` per element, the rule of `tests/onnx.rs`),
 //! through the VM at every opt-level and through the reference interpreter (`relay::interp`,
-//! the specification the passes are checked against).
+//! the specification the passes are checked against). At every opt-level the VM's result is
+//! the same bits with its frame arenas off (`reuse_memory: false`), and the planned runs
+//! placed tensors in arenas.
 //! ResNet-18 and VGG-16 are too large for git and are checked by `benches/vision.py`. The
 //! trained digits CNN must classify its test set exactly as PyTorch did.
 
 use relay::interp::Interpreter;
+use relay::vm::VmConfig;
 use relay::Program;
 use safetensors::SafeTensors;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ fn check(name: &str) {
     let refs = std::fs::read(vision(&format!("{name}.ref.safetensors"))).unwrap();
     let imported = relay::onnx::import(&model).unwrap();
     let mut results = vec![];
+    let mut arena_allocs = 0;
     for level in [0, 1, 2, 3] {
         let program = Program::builder()
             .source("model.relay", imported.text.clone())
@@ -46,13 +50,19 @@ fn check(name: &str) {
         }
         let args: Vec<_> = args.into_iter().map(|a| a.expect("every parameter is bound")).collect();
         let mut vm = program.vm();
-        results
-            .push((format!("the VM at -O{level}"), program.invoke(&mut vm, "main", args.clone()).unwrap()));
+        let planned = program.invoke(&mut vm, "main", args.clone()).unwrap();
+        arena_allocs += vm.memory_stats().arena_allocs;
+        let mut unplanned = program.vm_with(VmConfig { reuse_memory: false, ..VmConfig::default() });
+        let pool_only = program.invoke(&mut unplanned, "main", args.clone()).unwrap();
+        assert_eq!(planned.to_tensor(), pool_only.to_tensor(), "{name} at -O{level}: arenas on and off");
+        assert_eq!(unplanned.memory_stats().arena_allocs, 0);
+        results.push((format!("the VM at -O{level}"), planned));
         if level == 0 {
             let interpreter = Interpreter::compile("model.relay", &imported.text).unwrap();
             results.push(("the interpreter".to_string(), interpreter.invoke("main", args).unwrap()));
         }
     }
+    assert!(arena_allocs > 0, "{name}: no tensor was placed in a frame arena");
     let refs = SafeTensors::deserialize(&refs).unwrap();
     for (executor, result) in results {
         let ours = result.to_tensor().expect("a tensor result");

@@ -3,6 +3,8 @@
 //! This crate has no workspace dependency (ARCHITECTURE.md §2): the VM, the compiler and the
 //! kernel generators all agree on [`DType`] and [`Tensor`] through it.
 
+// Frame arenas: with `opencl`, the crate's only `unsafe` code (every block has a SAFETY comment).
+mod arena;
 pub mod arith;
 mod device;
 mod dtype;
@@ -13,6 +15,7 @@ mod storage;
 mod tensor;
 mod view;
 
+pub use arena::{ArenaBlock, ArenaRegion, ARENA_ALIGN};
 pub use device::{Device, DeviceError, DeviceMemory, DeviceTensor};
 pub use dtype::{DType, DTypeCode, ParseDTypeError};
 pub use shared::{SharedBuffer, SharedBytes};

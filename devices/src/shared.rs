@@ -135,11 +135,11 @@ impl Pod {
     const ALL: [Pod; 10] =
         [Pod::I8, Pod::I16, Pod::I32, Pod::I64, Pod::U8, Pod::U16, Pod::U32, Pod::U64, Pod::F32, Pod::F64];
 
-    fn dtype(self) -> DType {
+    pub(crate) fn dtype(self) -> DType {
         each_pod!(self, T => T::DTYPE)
     }
 
-    fn of(dtype: DType) -> Option<Pod> {
+    pub(crate) fn of(dtype: DType) -> Option<Pod> {
         Pod::ALL.into_iter().find(|p| p.dtype() == dtype)
     }
 }

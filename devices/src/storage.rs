@@ -1,14 +1,16 @@
 //! Element types a tensor can hold, and the typed buffer that holds them.
 //!
-//! A tensor's buffer is a [`Storage`]: one `Vec` per element type, or elements borrowed from
-//! shared bytes ([`Storage::Shared`], a memory-mapped weights file). This keeps the crate free
-//! of `unsafe`: every owned buffer is aligned for its element type because it *is* a `Vec` of
+//! A tensor's buffer is a [`Storage`]: one `Vec` per element type, elements borrowed from
+//! shared bytes ([`Storage::Shared`], a memory-mapped weights file), or a region of a frame
+//! arena ([`Storage::Arena`]). Only the arena's block of bytes needs `unsafe`, confined to
+//! [`crate::ArenaBlock`]; here every owned buffer is aligned for its element type because it *is* a `Vec` of
 //! that type, a `bool` buffer can only hold `false`/`true`, and typed access is a `match`; the
 //! shared bytes are reinterpreted only through `bytemuck`'s checked casts ([`crate::shared`]),
 //! and written only after being copied into a `Vec` (copy-on-write). JIT and OpenCL code still get one plain pointer to
 //! contiguous row-major data ([`Storage::as_ptr`]). `float16` and vector dtypes (`float32x4`)
 //! have no storage: they are rejected with an error when a tensor of them is created.
 
+use crate::arena::ArenaRegion;
 use crate::shared::{Pod, SharedBuffer};
 use crate::{DType, TensorError};
 use std::fmt::Debug;
@@ -31,9 +33,10 @@ pub enum Scalar {
 
 /// The typed buffer of a tensor: contiguous elements in row-major order.
 ///
-/// Two storages are equal when they hold the same elements of the same dtype, whether owned or
-/// shared.
-#[derive(Clone, Debug)]
+/// Two storages are equal when they hold the same elements of the same dtype, whether owned,
+/// shared or in an arena. Cloning an arena region copies its elements into a `Vec` (a region
+/// is exclusive over its bytes).
+#[derive(Debug)]
 pub enum Storage {
     /// `bool` elements, one byte each.
     Bool(Vec<bool>),
@@ -60,6 +63,9 @@ pub enum Storage {
     /// Elements of any dtype but `bool`, borrowed from shared immutable bytes without a copy;
     /// every mutable access first replaces them with an owned copy (copy-on-write).
     Shared(SharedBuffer),
+    /// Elements of any dtype but `bool` at a planned offset of a function invocation's arena
+    /// block (ARCHITECTURE.md §3, "Memory"); read and written in place.
+    Arena(ArenaRegion),
 }
 
 /// A Rust type that is the element type of some [`DType`]. Implemented for `bool`, `i8`, `i16`,
@@ -89,6 +95,8 @@ pub(crate) mod sealed {
         /// `bytes` as elements without copying, when they are aligned, a whole number of
         /// elements, and every bit pattern is a value of the type (never for `bool`).
         fn cast_bytes(bytes: &[u8]) -> Option<&[Self]>;
+        /// [`Sealed::cast_bytes`], mutably.
+        fn cast_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
     }
 }
 
@@ -99,6 +107,9 @@ macro_rules! numeric_element {
         impl sealed::Sealed for $t {
             fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
                 bytemuck::try_cast_slice(bytes).ok()
+            }
+            fn cast_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
+                bytemuck::try_cast_slice_mut(bytes).ok()
             }
         }
         impl Element for $t {
@@ -128,6 +139,7 @@ macro_rules! element_storage {
             match s {
                 Storage::$variant(v) => Some(v),
                 Storage::Shared(b) => b.elements(),
+                Storage::Arena(r) => r.elements(),
                 _ => None,
             }
         }
@@ -137,6 +149,7 @@ macro_rules! element_storage {
             }
             match s {
                 Storage::$variant(v) => Some(v),
+                Storage::Arena(r) => r.elements_mut(),
                 _ => None,
             }
         }
@@ -145,6 +158,9 @@ macro_rules! element_storage {
                 Storage::$variant(v) => Ok(v),
                 Storage::Shared(b) if b.dtype() == Self::DTYPE => {
                     Ok(b.elements().unwrap_or_default().to_vec())
+                }
+                Storage::Arena(r) if r.dtype() == Self::DTYPE => {
+                    Ok(r.elements().unwrap_or_default().to_vec())
                 }
                 other => Err(other),
             }
@@ -167,6 +183,9 @@ numeric_element! {
 
 impl sealed::Sealed for bool {
     fn cast_bytes(_: &[u8]) -> Option<&[Self]> {
+        None
+    }
+    fn cast_bytes_mut(_: &mut [u8]) -> Option<&mut [Self]> {
         None
     }
 }
@@ -206,17 +225,26 @@ macro_rules! each_slice {
                 let $v: &[T] = b.elements().unwrap_or_default();
                 $body
             }),
+            Storage::Arena(r) => each_pod!(r.pod(), T => {
+                let $v: &[T] = r.elements().unwrap_or_default();
+                $body
+            }),
         }
     };
 }
 
 // Evaluates `$body` with `$v` bound to the owned `Vec` of the storage, which a shared storage
-// first becomes (copy-on-write), so that code writing any element type is written once.
+// first becomes (copy-on-write), or to an arena region's elements (used as a mutable slice),
+// so that code writing any element type is written once.
 macro_rules! each_vec_mut {
     ($s:expr, $v:ident => $body:expr) => {
         loop {
             match $s {
                 Storage::Shared(_) => $s.unshare(),
+                Storage::Arena(r) => break each_pod!(r.pod(), T => {
+                    let $v: &mut [T] = r.elements_mut().unwrap_or_default();
+                    $body
+                }),
                 Storage::Bool($v) => break $body,
                 Storage::I8($v) => break $body,
                 Storage::I16($v) => break $body,
@@ -290,6 +318,7 @@ impl Storage {
             Storage::F32(_) => DType::F32,
             Storage::F64(_) => DType::F64,
             Storage::Shared(b) => b.dtype(),
+            Storage::Arena(r) => r.dtype(),
         }
     }
 
@@ -343,10 +372,25 @@ impl Storage {
         matches!(self, Storage::Shared(_))
     }
 
+    /// Whether the elements live in a frame arena ([`Storage::Arena`]).
+    pub fn is_arena(&self) -> bool {
+        matches!(self, Storage::Arena(_))
+    }
+
     /// Replaces shared elements with an owned copy of them (the copy of copy-on-write).
     fn unshare(&mut self) {
         if let Storage::Shared(b) = self {
             *self = each_pod!(b.pod(), T => T::into_storage(b.elements::<T>().unwrap_or_default().to_vec()));
+        }
+    }
+}
+
+impl Clone for Storage {
+    fn clone(&self) -> Storage {
+        match self {
+            Storage::Shared(b) => Storage::Shared(b.clone()),
+            // Owned elements are copied, and so are an arena region's (it is exclusive).
+            other => each_slice!(other, v => Element::into_storage(v.to_vec())),
         }
     }
 }

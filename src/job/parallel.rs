@@ -194,10 +194,12 @@ pub(super) fn on_threads(
 pub(super) fn sum(a: MemoryStats, b: MemoryStats) -> MemoryStats {
     MemoryStats {
         arena_allocs: a.arena_allocs + b.arena_allocs,
+        arena_fallbacks: a.arena_fallbacks + b.arena_fallbacks,
+        arena_blocks: a.arena_blocks + b.arena_blocks,
         pool_allocs: a.pool_allocs + b.pool_allocs,
         system_allocs: a.system_allocs + b.system_allocs,
         system_bytes: a.system_bytes + b.system_bytes,
         peak_arena_bytes: a.peak_arena_bytes.max(b.peak_arena_bytes),
-        peak_heap_bytes: a.peak_heap_bytes.max(b.peak_heap_bytes),
+        peak_pool_bytes: a.peak_pool_bytes.max(b.peak_pool_bytes),
     }
 }

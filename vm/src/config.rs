@@ -16,14 +16,15 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 16 << 30;
 pub struct VmConfig {
     /// The deepest non-tail call nesting allowed before a trap (tail calls do not count).
     pub max_call_depth: usize,
-    /// Recycle dead tensors' buffers (frame-arena slots and the size-class pool). Off,
-    /// every tensor is a fresh system allocation, as with no memory planning at all.
+    /// Place planned tensors in frame arenas and recycle dead tensors' buffers (arena blocks
+    /// and the size-class pool). Off, every tensor is a fresh system allocation, as with no
+    /// memory planning at all.
     pub reuse_memory: bool,
     /// The most bytes one tensor the VM allocates may have; a larger one traps.
     pub max_tensor_bytes: usize,
     /// The most bytes of tensors a run may hold at once (counted by the VM's pool, which
     /// may count a buffer dropped outside it until the run ends: `vm/src/memory.rs`); the
-    /// register stack and the frame-arena slot table are each bounded by it too. Going over
+    /// register stack and the frame arenas' blocks are each bounded by it too. Going over
     /// traps.
     pub max_memory_bytes: usize,
     /// When runs must stop: past it, the run in progress traps at its next check (a call,

@@ -54,22 +54,22 @@ struct Frame<'e> {
     func: u32,
     pc: u32,
     base: usize,
-    /// Where the caller's frame-arena slots begin.
-    slot_base: usize,
+    /// Where the caller's frame arenas begin in the VM's stack of them.
+    arena_base: usize,
     /// The caller's register that receives the callee's result.
     ret_dst: u32,
 }
 
 /// Where a run continues: the running function, its next instruction, its register window
-/// `base..top` and its frame-arena slots `slot_base..slot_top` (the callers' are in `frames`).
+/// `base..top` and its frame arenas `arena_base..arena_top` (the callers' are in `frames`).
 #[derive(Clone, Copy, Debug)]
 struct Resume {
     func: u32,
     pc: usize,
     base: usize,
     top: usize,
-    slot_base: usize,
-    slot_top: usize,
+    arena_base: usize,
+    arena_top: usize,
 }
 
 /// How the dispatch loop stopped.
@@ -98,9 +98,9 @@ pub struct Vm<'e> {
     max_regs: usize,
     /// Free tensor buffers and allocation statistics.
     pool: Pool,
-    /// The frame-arena slots of every active call.
+    /// The frame arenas of every active call.
     arena: Arena,
-    /// Per function: its frame-arena slots.
+    /// Per function: its frame arena's size.
     layouts: Vec<FrameLayout>,
     /// Per function: the registers each instruction reads for the last time.
     last_uses: Vec<LastUses>,
@@ -173,8 +173,8 @@ impl<'e> Vm<'e> {
             *slot = Some(v);
         }
         self.running = true;
-        let slot_top = self.layouts.get(func).map_or(0, |l| l.num_slots as usize);
-        Ok(Resume { func: func as u32, pc: 0, base: 0, top, slot_base: 0, slot_top })
+        let arena_top = self.layouts.get(func).map_or(0, |l| l.frames());
+        Ok(Resume { func: func as u32, pc: 0, base: 0, top, arena_base: 0, arena_top })
     }
 
     /// Ends the run of `name` that gave `result`: drops what the run kept alive and brings
@@ -244,14 +244,14 @@ impl<'e> Vm<'e> {
         // Polled at every call, tail call, kernel call and backward jump: a byte load, as
         // the clock is read by the deadline thread, not here.
         let stop: &AtomicU8 = cancel.as_atomic();
-        let Resume { mut func, pc, mut base, mut top, mut slot_base, mut slot_top } = start;
+        let Resume { mut func, pc, mut base, mut top, mut arena_base, mut arena_top } = start;
         let entry = func;
         let mut code: &[Instr] = match exe.functions.get(func as usize) {
             Some(f) => &f.code,
             None => return Err(trap_at(exe, std::iter::empty(), func, 0, "no such function".into())),
         };
         let mut pc: usize = pc;
-        if let Err(e) = arena.reserve(slot_top) {
+        if let Err(e) = arena.reserve(arena_top) {
             return Err(trap_at(exe, std::iter::empty(), entry, 0, e));
         }
         // The running function's registers: `regs[base..top]`, re-derived whenever the value
@@ -290,10 +290,10 @@ impl<'e> Vm<'e> {
                 pc = target;
             }};
         }
-        // Makes room in the frame arena for slots up to `slot_top`.
-        macro_rules! reserve_slots {
+        // Makes room in the stack of frame arenas for entries up to `arena_top`.
+        macro_rules! reserve_arenas {
             () => {
-                if let Err(e) = arena.reserve(slot_top) {
+                if let Err(e) = arena.reserve(arena_top) {
                     trap!("{e}");
                 }
             };
@@ -409,10 +409,10 @@ impl<'e> Vm<'e> {
                 if let Err(e) = stack::enter(regs, base, top, num_regs, $closure, $args, $moves, max_regs) {
                     trap!("{}", e.message());
                 }
-                frames.push(Frame { code, func, pc: pc as u32, base, slot_base, ret_dst: $ret_dst });
-                slot_base = slot_top;
-                slot_top += layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                reserve_slots!();
+                frames.push(Frame { code, func, pc: pc as u32, base, arena_base, ret_dst: $ret_dst });
+                arena_base = arena_top;
+                arena_top += layouts.get(callee as usize).map_or(0, |l| l.frames());
+                reserve_arenas!();
                 func = callee;
                 pc = 0;
                 base = top;
@@ -432,9 +432,9 @@ impl<'e> Vm<'e> {
                     Err(e) => trap!("{}", e.message()),
                 }
                 if callee != func {
-                    arena.release(slot_base, slot_top, pool);
-                    slot_top = slot_base + layouts.get(callee as usize).map_or(0, |l| l.num_slots as usize);
-                    reserve_slots!();
+                    arena.release(arena_base, arena_top);
+                    arena_top = arena_base + layouts.get(callee as usize).map_or(0, |l| l.frames());
+                    reserve_arenas!();
                 }
                 func = callee;
                 pc = 0;
@@ -448,10 +448,10 @@ impl<'e> Vm<'e> {
             ($v:expr) => {{
                 let v = $v;
                 stack::leave(regs, base, top, pool);
-                arena.release(slot_base, slot_top, pool);
+                arena.release(arena_base, arena_top);
                 let Some(caller) = frames.pop() else { return Ok(Exit::Done(v)) };
-                slot_top = slot_base;
-                slot_base = caller.slot_base;
+                arena_top = arena_base;
+                arena_base = caller.arena_base;
                 func = caller.func;
                 pc = caller.pc as usize;
                 top = base;
@@ -548,7 +548,7 @@ impl<'e> Vm<'e> {
                 Instr::InvokePacked { kernel, inputs, outputs } => {
                     poll!();
                     if probe.pauses_at(kernel.0) {
-                        return Ok(Exit::Paused(Resume { func, pc, base, top, slot_base, slot_top }));
+                        return Ok(Exit::Paused(Resume { func, pc, base, top, arena_base, arena_top }));
                     }
                     let call = packed::Call { exe, kernels, kernel: kernel.0, inputs, outputs, cancel };
                     if let Err(m) = call.run(window, pool, scratch, device) {
@@ -562,27 +562,20 @@ impl<'e> Vm<'e> {
                     Ok(t) => set!(dst, Value::Tensor(t)),
                     Err(e) => trap!("{e}"),
                 },
-                Instr::AllocFrame { dst, slot, dtype, shape } => {
-                    if slot_base + slot.0 as usize >= slot_top {
-                        trap!("frame-arena slot {} outside the frame", slot.0);
+                Instr::AllocFrame { dst, offset, dtype, shape } => {
+                    let size = layouts.get(func as usize).map_or(0, |l| l.arena_bytes);
+                    if arena_base >= arena_top {
+                        trap!("AllocFrame in a function without a frame arena");
                     }
-                    match arena.alloc(slot_base + slot.0 as usize, *dtype, shape, pool) {
+                    match arena.alloc(arena_base, size, offset.0 as usize, *dtype, shape, pool) {
                         Ok(t) => set!(dst, Value::Tensor(t)),
                         Err(e) => trap!("{e}"),
                     }
                 }
                 Instr::Kill { regs: dead } => {
-                    let layout = layouts.get(func as usize);
                     for r in dead.iter() {
-                        match slot!(r).take() {
-                            Some(Value::Tensor(t)) => match layout.and_then(|l| l.slot_of(r.0)) {
-                                Some(k) if slot_base + (k as usize) < slot_top => {
-                                    arena.give_back(slot_base + k as usize, t, pool)
-                                }
-                                _ => pool.recycle(t),
-                            },
-                            Some(v) => pool.recycle_value(v),
-                            None => {}
+                        if let Some(v) = slot!(r).take() {
+                            pool.recycle_value(v);
                         }
                     }
                 }

@@ -495,12 +495,12 @@ instructions! {
     0x1c RetBin (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
     0x1d RetBinImm (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue }
-    /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` from slot `slot` of
-    /// the frame arena: the buffer the slot's previous occupant used when that one is dead
-    /// (the memory plan put tensors with disjoint live intervals in one slot).
-    0x1e AllocFrame (Next, traps, Alloc) { dst: write Reg, slot: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
-    /// Empties `regs`, whose values are dead: tensors go back to their frame slot or the
-    /// VM's pool for reuse (the memory plan's kills at last use).
+    /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` at byte `offset` of
+    /// the frame's arena block (the memory plan gave tensors with disjoint live intervals
+    /// overlapping bytes); from the VM's pool when those bytes are still held by a live tensor.
+    0x1e AllocFrame (Next, traps, Alloc) { dst: write Reg, offset: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
+    /// Empties `regs`, whose values are dead: arena tensors free their bytes, other tensors
+    /// go back to the VM's pool for reuse (the memory plan's kills at last use).
     0x1f Kill (Next, total, Kill) { regs: kill Box<[Reg]> }
     /// Copies `src` to `dst` with a device-resident tensor brought to the host (TVM's
     /// `device_copy`); any other value is copied as by `Move`. The device-planning pass puts

@@ -1,68 +1,81 @@
-//! Tensor memory at run time (ARCHITECTURE.md §3, "Memory"): per-frame arenas of planned
-//! slots and a size-class pool, both recycling whole buffers.
+//! Tensor memory at run time (ARCHITECTURE.md §3, "Memory"): per-invocation frame arenas at
+//! the memory plan's offsets, and a size-class pool for everything else.
 //!
 //! The compiler's memory plan gives each statically shaped tensor that does not outlive its
-//! frame a slot of the frame arena; tensors with disjoint live intervals share a slot. A
-//! slot holds a buffer (`Arc<Tensor>`) while it is free: `AllocFrame` takes it out, zeroes
-//! it and hands it to the register, and the `Kill` at the tensor's last use puts it back.
-//! Reuse is checked at run time as well — a buffer is only recycled when this VM holds the
-//! only reference to it (`Arc::get_mut`), so a wrong plan costs an allocation, never an alias.
-//! Arenas are carved from one stack of slots (the frame records where its slots begin), so
-//! recursion gets fresh slots per activation, and a frame's slots are released on return.
+//! frame a byte offset in the frame's arena (`AllocFrame`); tensors whose live intervals are
+//! disjoint may overlap in bytes. Each invocation of a function with such tensors takes one
+//! block ([`ArenaBlock`]) of the function's arena size at its first `AllocFrame`, from a cache
+//! of free blocks (LIFO, so recursion and repeated calls allocate nothing after warm-up), and
+//! gives it back on return. The tensor is a region of the block ([`relay_devices::Storage::Arena`])
+//! which the block refuses when its bytes are still held by a live region — a wrong plan, or
+//! a tensor kept past its planned interval, then costs a pool allocation, never an alias. A
+//! block goes back to the cache only when no region of it is left (`Arc::get_mut`); one that
+//! a surviving tensor still holds is freed with it. `AllocFrame` only ever writes registers
+//! that kernels read (the plan's escape analysis), so no arena tensor reaches an ADT, a
+//! call or a run's result.
 //!
-//! Everything else (escaping tensors, `?`-shaped kernel outputs, released arena buffers)
-//! goes through the [`Pool`]: free lists keyed by dtype and element count, reused across
-//! calls and runs, bounded by [`POOL_LIMIT_BYTES`].
-//!
-//! Storage stays a typed `Vec` (no `unsafe`, no byte arena): the plan decides *which* tensors
-//! may share a buffer, the VM shares it by handing the same `Vec` on.
+//! Everything else (escaping tensors, `?`-shaped kernel outputs, `bool` tensors, whose bytes
+//! cannot be viewed as `bool`s) goes through the [`Pool`]: free lists keyed by dtype and
+//! element count, reused across calls and runs, bounded by [`POOL_LIMIT_BYTES`].
 //!
 //! Every buffer whose size comes from a program or an input is checked against a
 //! [`Budget`] before it is allocated, and allocated fallibly: one tensor may not exceed
 //! `max_tensor_bytes`, and the bytes the pool has handed out in the current run and not seen
-//! die, plus its free lists, may not exceed `max_memory_bytes`. A buffer dies unseen when a
+//! die, plus its free lists, may not exceed `max_memory_bytes` (arena blocks have their own
+//! count under the same limit). A buffer dies unseen when a
 //! value holding it is dropped outside the pool (rare: overwritten registers, a cell shared
 //! when recycled), so the count errs on the high side within a run; it restarts from the
 //! free lists at every run, as results belong to the host once returned.
 
 use crate::value::{AdtValue, ClosureValue, Fields, Value};
-use relay_devices::{shape_size, DType, Tensor};
+use relay_devices::{shape_size, ArenaBlock, DType, Storage, Tensor};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-/// The most bytes of free buffers the pool keeps; beyond it, dead buffers are freed.
+/// The most bytes of free buffers the pool keeps, and (separately) of free arena blocks;
+/// beyond it, dead buffers are freed.
 pub const POOL_LIMIT_BYTES: usize = 256 << 20;
+
+/// The most free arena blocks kept (a block is looked for among them at each call).
+const MAX_FREE_BLOCKS: usize = 64;
 
 /// Allocation statistics of one [`crate::Vm`] since it was made or its statistics were
 /// reset ([`crate::Vm::reset_memory_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
-    /// Tensors served by a frame arena slot (a dead tensor's buffer reused in place).
+    /// Tensors placed in a frame arena block at their planned offset.
     pub arena_allocs: u64,
+    /// Planned tensors (`AllocFrame`) served by the pool instead: their bytes were still held
+    /// by a live tensor, their dtype is `bool`, reuse is off, or no block could be had.
+    pub arena_fallbacks: u64,
+    /// Arena blocks taken from the system (not from the VM's cache of free blocks).
+    pub arena_blocks: u64,
     /// Tensors served by the pool's free lists.
     pub pool_allocs: u64,
     /// Tensors whose buffer came from the system allocator.
     pub system_allocs: u64,
     /// Bytes of those system-allocated buffers.
     pub system_bytes: u64,
-    /// Most bytes held at once by the slots of live frames (occupied or free).
+    /// Most bytes held at once in arena blocks: those of live frames and the free ones kept.
     pub peak_arena_bytes: usize,
-    /// Most bytes held at once outside frame arenas in buffers the VM owns: the pool's free
-    /// lists (buffers in use by values are the program's, not the VM's).
-    pub peak_heap_bytes: usize,
+    /// Most bytes held at once in pool buffers: handed out in the run and not seen die (an
+    /// upper bound, see the module docs), plus the free lists.
+    pub peak_pool_bytes: usize,
 }
 
 impl std::fmt::Display for MemoryStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "tensor allocations: {} arena, {} pool, {} system ({} bytes); peak arena {} bytes, peak pool {} bytes",
+            "tensor allocations: {} arena ({} planned ones from the pool, {} blocks), {} pool, {} system ({} bytes); peak arena {} bytes, peak pool {} bytes",
             self.arena_allocs,
+            self.arena_fallbacks,
+            self.arena_blocks,
             self.pool_allocs,
             self.system_allocs,
             self.system_bytes,
             self.peak_arena_bytes,
-            self.peak_heap_bytes
+            self.peak_pool_bytes
         )
     }
 }
@@ -75,7 +88,8 @@ const MAX_FREE_CELLS: usize = 4096;
 pub(crate) struct Budget {
     /// The most bytes one tensor may have.
     pub max_tensor_bytes: usize,
-    /// The most bytes of tensors (and, separately, of registers or arena slots) a run holds.
+    /// The most bytes of pool tensors (and, separately, of registers or arena blocks) a run
+    /// holds.
     pub max_memory_bytes: usize,
 }
 
@@ -84,7 +98,7 @@ impl Budget {
     #[cfg(test)]
     pub const UNLIMITED: Budget = Budget { max_tensor_bytes: usize::MAX, max_memory_bytes: usize::MAX };
 
-    /// How many items of `T` fit in the budget (register files, arena slot tables).
+    /// How many items of `T` fit in the budget (register files, the table of frame arenas).
     pub fn max_items<T>(&self) -> usize {
         self.max_memory_bytes / std::mem::size_of::<T>().max(1)
     }
@@ -214,6 +228,7 @@ impl Pool {
             ));
         }
         self.live += bytes;
+        self.stats.peak_pool_bytes = self.stats.peak_pool_bytes.max(self.live);
         Ok(())
     }
 
@@ -242,9 +257,13 @@ impl Pool {
         Arc::new(ClosureValue { func, captured })
     }
 
-    /// Takes back a dead tensor's buffer if nothing else references it and there is room.
+    /// Takes back a dead tensor's buffer if nothing else references it and there is room;
+    /// an arena tensor is dropped, which frees its bytes in the block.
     pub fn recycle(&mut self, mut t: Arc<Tensor>) {
         let Some(inner) = unique(&mut t) else { return };
+        if inner.storage().is_arena() {
+            return;
+        }
         let size = inner.size_bytes();
         if !self.enabled || size == 0 || self.bytes + size > POOL_LIMIT_BYTES {
             // Freed here.
@@ -253,7 +272,6 @@ impl Pool {
         }
         self.free.entry((inner.dtype(), inner.len())).or_default().push(t);
         self.bytes += size;
-        self.stats.peak_heap_bytes = self.stats.peak_heap_bytes.max(self.bytes);
     }
 
     /// Field `index` of a dead ADT value. When nothing else references the cell, the field
@@ -337,73 +355,68 @@ fn unique<T>(a: &mut Arc<T>) -> Option<&mut T> {
     }
 }
 
-/// Where each function's frame-arena tensors live: how many slots its frame has, and which
-/// slot each register allocated by `AllocFrame` belongs to (so that `Kill` can put the
-/// buffer back).
-#[derive(Clone, Debug, Default)]
+/// A function's frame arena: the bytes its `AllocFrame` tensors need at their offsets.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FrameLayout {
-    pub num_slots: u32,
-    /// Per register up to the last one `AllocFrame` writes: its slot, or `u32::MAX` for none.
-    pub reg_slot: Vec<u32>,
+    /// Size of the arena block an invocation takes (0: the function has no arena).
+    pub arena_bytes: usize,
 }
 
 impl FrameLayout {
-    /// The layout implied by a function's `AllocFrame` instructions.
-    ///
-    /// # Errors
-    /// When the table of registers would not fit in `budget` (a crafted register number).
-    pub fn of(f: &crate::VmFunction, budget: &Budget) -> Result<FrameLayout, String> {
-        let frame_allocs = f.code.iter().filter_map(|ins| match ins {
-            crate::Instr::AllocFrame { dst, slot, .. } if dst.0 < f.num_regs => {
-                Some((dst.0 as usize, slot.0))
+    /// The layout implied by a function's `AllocFrame` instructions: the end of the furthest
+    /// one (the verifier bounds it by the sum of their sizes).
+    pub fn of(f: &crate::VmFunction) -> FrameLayout {
+        let ends = f.code.iter().filter_map(|ins| match ins {
+            crate::Instr::AllocFrame { offset, dtype, shape, .. } => {
+                let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+                elems?.checked_mul(dtype.size_bytes())?.checked_add(offset.0 as usize)
             }
             _ => None,
         });
-        let len = frame_allocs.clone().map(|(r, _)| r + 1).max().unwrap_or(0);
-        let mut layout = FrameLayout { num_slots: 0, reg_slot: Vec::new() };
-        if len > budget.max_items::<u32>() || layout.reg_slot.try_reserve_exact(len).is_err() {
-            return Err(format!("`{}`: a frame layout of {len} registers exceeds the memory budget", f.name));
-        }
-        layout.reg_slot.resize(len, u32::MAX);
-        for (r, slot) in frame_allocs {
-            layout.num_slots = layout.num_slots.max(slot.saturating_add(1));
-            layout.reg_slot[r] = slot;
-        }
-        Ok(layout)
+        FrameLayout { arena_bytes: ends.max().unwrap_or(0) }
     }
 
-    /// The slot register `r` was allocated in, if any.
+    /// How many entries of the VM's stack of frame arenas an invocation uses (0 or 1).
     #[inline]
-    pub fn slot_of(&self, r: u32) -> Option<u32> {
-        self.reg_slot.get(r as usize).copied().filter(|&s| s != u32::MAX)
+    pub fn frames(&self) -> usize {
+        usize::from(self.arena_bytes > 0)
     }
 }
 
-/// The stack of frame-arena slots of every active call.
+/// The arena blocks of every active call that has one, and the free blocks kept for later
+/// calls.
 #[derive(Default)]
 pub(crate) struct Arena {
-    /// The most slots the stack may have (from the memory budget).
-    max_slots: usize,
-    /// Free buffers (a slot whose tensor is alive holds `None`).
-    slots: Vec<Option<Arc<Tensor>>>,
-    /// Bytes of the buffer each slot owns, whether free or in use.
-    slot_bytes: Vec<usize>,
+    /// The most bytes of blocks held at once, and the most entries of `frames` (from the
+    /// memory budget).
+    max_bytes: usize,
+    max_frames: usize,
+    /// Per active call with a frame arena: its block once its first `AllocFrame` ran.
+    frames: Vec<Option<Arc<ArenaBlock>>>,
+    /// Free blocks, the most recently released last.
+    free: Vec<Arc<ArenaBlock>>,
+    /// Bytes of the blocks in `frames` and `free`, and of those in `free` alone.
     bytes: usize,
+    free_bytes: usize,
 }
 
 impl Arena {
-    /// An empty stack of at most as many slots as `budget` has room for.
+    /// An empty stack within `budget`.
     pub fn new(budget: &Budget) -> Arena {
-        Arena { max_slots: budget.max_items::<(Option<Arc<Tensor>>, usize)>(), ..Arena::default() }
+        Arena {
+            max_bytes: budget.max_memory_bytes,
+            max_frames: budget.max_items::<Option<Arc<ArenaBlock>>>(),
+            ..Arena::default()
+        }
     }
 
-    /// Makes room for slots up to `top` (new slots are empty).
+    /// Makes room for frame arenas up to `top` (new ones have no block yet).
     ///
     /// # Errors
-    /// When `top` slots exceed the memory budget or the system refuses them.
+    /// When `top` entries exceed the memory budget or the system refuses them.
     #[inline]
     pub fn reserve(&mut self, top: usize) -> Result<(), String> {
-        if self.slots.len() < top {
+        if self.frames.len() < top {
             self.grow(top)?;
         }
         Ok(())
@@ -411,78 +424,93 @@ impl Arena {
 
     #[cold]
     fn grow(&mut self, top: usize) -> Result<(), String> {
-        let more = top - self.slots.len();
-        if top > self.max_slots
-            || self.slots.try_reserve(more).is_err()
-            || self.slot_bytes.try_reserve(more).is_err()
-        {
-            return Err(format!("{top} frame-arena slots exceed the memory budget"));
+        if top > self.max_frames || self.frames.try_reserve(top - self.frames.len()).is_err() {
+            return Err(format!("{top} frame arenas exceed the memory budget"));
         }
-        self.slots.resize_with(top, || None);
-        self.slot_bytes.resize(top, 0);
+        self.frames.resize_with(top, || None);
         Ok(())
     }
 
-    /// A zeroed tensor for slot `index`: its free buffer when it fits, else one from `pool`.
+    /// A zeroed tensor at byte `offset` of the block of frame arena `index`, whose function
+    /// needs `size` bytes (the block is taken now if the frame has none yet); from `pool`
+    /// when the bytes are held by a live tensor, the dtype is `bool`, reuse is off, or no
+    /// block fits the budget.
     ///
     /// # Errors
     /// As [`Pool::alloc`].
     pub fn alloc(
         &mut self,
         index: usize,
+        size: usize,
+        offset: usize,
         dtype: DType,
         shape: &[i64],
         pool: &mut Pool,
     ) -> Result<Arc<Tensor>, String> {
         self.reserve(index.saturating_add(1))?;
-        if let Some(mut t) = self.slots[index].take() {
-            let fits = t.dtype() == dtype
-                && shape.iter().map(|&d| usize::try_from(d).ok()).try_fold(1usize, |n, d| n.checked_mul(d?))
-                    == Some(t.len());
-            if fits {
-                if let Some(inner) = Arc::get_mut(&mut t) {
-                    pool.dims.clear();
-                    pool.dims.extend(shape.iter().map(|&d| d as usize));
-                    if inner.reset_zeroed(&pool.dims).is_ok() {
-                        pool.stats.arena_allocs += 1;
-                        return Ok(t);
-                    }
+        let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+        let region = match elems {
+            Some(len) if pool.enabled => {
+                if self.frames[index].is_none() {
+                    self.frames[index] = self.take_block(size, pool);
                 }
+                self.frames[index].as_ref().and_then(|b| ArenaBlock::region(b, offset, dtype, len))
             }
-            pool.recycle(t);
+            _ => None,
+        };
+        let Some(region) = region else {
+            pool.stats.arena_fallbacks += 1;
+            return pool.alloc(dtype, shape);
+        };
+        let dims = shape.iter().map(|&d| d as usize).collect();
+        let t = Tensor::from_storage(dims, Storage::Arena(region)).map_err(|e| e.to_string())?;
+        pool.stats.arena_allocs += 1;
+        Ok(Arc::new(t))
+    }
+
+    /// A block of at least `size` bytes: the most recently freed one that is not more than
+    /// twice as large, else a new one; `None` past the budget or when the system refuses.
+    fn take_block(&mut self, size: usize, pool: &mut Pool) -> Option<Arc<ArenaBlock>> {
+        let fits = |b: &Arc<ArenaBlock>| b.len() >= size && b.len() / 2 <= size;
+        if let Some(i) = self.free.iter().rposition(fits) {
+            let b = self.free.swap_remove(i);
+            self.free_bytes -= b.len();
+            return Some(b);
         }
-        let t = pool.alloc(dtype, shape)?;
-        self.bytes = self.bytes - self.slot_bytes[index] + t.size_bytes();
-        self.slot_bytes[index] = t.size_bytes();
+        if self.bytes.saturating_add(size) > self.max_bytes {
+            return None;
+        }
+        let b = Arc::new(ArenaBlock::new(size).ok()?);
+        self.bytes += b.len();
+        pool.stats.arena_blocks += 1;
         pool.stats.peak_arena_bytes = pool.stats.peak_arena_bytes.max(self.bytes);
-        Ok(t)
+        Some(b)
     }
 
-    /// Puts a dead tensor's buffer back into slot `index`; anything it cannot keep goes to
-    /// `pool`.
-    pub fn give_back(&mut self, index: usize, t: Arc<Tensor>, pool: &mut Pool) {
-        match self.slots.get_mut(index) {
-            Some(slot @ None) if pool.enabled && Arc::strong_count(&t) == 1 => *slot = Some(t),
-            _ => pool.recycle(t),
-        }
-    }
-
-    /// Releases the slots `from..to` of a returning frame to `pool`.
-    pub fn release(&mut self, from: usize, to: usize, pool: &mut Pool) {
-        let to = to.min(self.slots.len());
+    /// Releases the blocks of the returning frame arenas `from..to`: kept for later calls
+    /// when no tensor still holds them and there is room, otherwise dropped (a tensor that
+    /// still holds one frees it with its last region).
+    pub fn release(&mut self, from: usize, to: usize) {
+        let to = to.min(self.frames.len());
         for i in from..to {
-            self.bytes -= std::mem::take(&mut self.slot_bytes[i]);
-            if let Some(t) = self.slots[i].take() {
-                pool.recycle(t);
+            let Some(mut b) = self.frames[i].take() else { continue };
+            let size = b.len();
+            if Arc::get_mut(&mut b).is_some()
+                && self.free.len() < MAX_FREE_BLOCKS
+                && self.free_bytes + size <= POOL_LIMIT_BYTES
+            {
+                self.free.push(b);
+                self.free_bytes += size;
+            } else {
+                self.bytes -= size;
             }
         }
     }
 
-    /// Empties every slot (after a trap).
+    /// Drops the blocks of every frame (after a trap); free blocks are kept.
     pub fn clear(&mut self) {
-        self.slots.clear();
-        self.slot_bytes.clear();
-        self.bytes = 0;
+        self.frames.clear();
+        self.bytes = self.free_bytes;
     }
 }
 
@@ -536,21 +564,31 @@ mod tests {
     }
 
     #[test]
-    fn arena_slots_reuse_their_buffer_and_zero_it() {
+    fn frame_arenas_place_tensors_at_offsets_and_reuse_their_blocks() {
         let (mut pool, mut arena) = (Pool::default(), Arena::new(&Budget::UNLIMITED));
-        let mut t = arena.alloc(1, DType::F32, &[4], &mut pool).unwrap();
-        Arc::get_mut(&mut t).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
-        let p = t.as_ptr();
-        arena.give_back(1, t, &mut pool);
-        let t = arena.alloc(1, DType::F32, &[2, 2], &mut pool).unwrap();
-        assert_eq!((t.as_ptr(), t.as_slice::<f32>().unwrap()), (p, &[0.0; 4][..]));
-        // Still referenced elsewhere: the slot does not keep it, the next alloc is fresh.
-        let other = t.clone();
-        arena.give_back(1, t, &mut pool);
-        assert!(arena.alloc(1, DType::F32, &[4], &mut pool).unwrap().as_ptr() != other.as_ptr());
-        assert_eq!(pool.stats.arena_allocs, 1);
-        assert_eq!(pool.stats.peak_arena_bytes, 16);
-        arena.release(0, 2, &mut pool);
-        assert_eq!(arena.bytes, 0);
+        let mut a = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        Arc::get_mut(&mut a).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
+        let base = a.as_ptr();
+        let b = arena.alloc(0, 128, 64, DType::I32, &[2, 2], &mut pool).unwrap();
+        assert_eq!(b.as_ptr() as usize - base as usize, 64);
+        // Bytes still held by `a`: served by the pool, never aliased.
+        let c = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        assert!(!c.storage().is_arena());
+        // `bool` has no byte view: pool too.
+        assert!(!arena.alloc(0, 128, 0, DType::BOOL, &[4], &mut pool).unwrap().storage().is_arena());
+        pool.recycle(a);
+        let d = arena.alloc(0, 128, 0, DType::F32, &[2, 2], &mut pool).unwrap();
+        assert_eq!((d.as_ptr(), d.as_slice::<f32>().unwrap()), (base, &[0.0; 4][..]));
+        // A tensor that outlives its frame keeps the block from the cache.
+        arena.release(0, 1);
+        let e = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        let second = e.as_ptr();
+        assert!(second != base && e.storage().is_arena());
+        drop((b, d, e));
+        arena.release(0, 1);
+        let f = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        assert_eq!(f.as_ptr(), second, "the second call's block, recycled");
+        let s = pool.stats;
+        assert_eq!((s.arena_allocs, s.arena_fallbacks, s.arena_blocks, s.peak_arena_bytes), (5, 2, 2, 128));
     }
 }

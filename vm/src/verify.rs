@@ -7,7 +7,7 @@
 use crate::executable::{Executable, ValueType, VmFunction};
 use crate::isa::Instr;
 use crate::operand::VerifyCtx;
-use relay_devices::{DType, Storage};
+use relay_devices::{DType, Storage, ARENA_ALIGN};
 
 /// Why an executable was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -123,9 +123,9 @@ pub fn verify(exe: &Executable) -> Result<(), VerifyError> {
 /// Checks register bounds, jump targets, function/kernel/constant/string indices, call
 /// arities, and that control cannot fall off the end of a function; and that the executable
 /// stays within `limits`: its registers (in total, and times each function's instructions),
-/// every frame-arena slot (below the function's count
-/// of `AllocFrame` instructions, as the memory plan numbers them), every static tensor
-/// shape, and every dtype of an instruction or a value type.
+/// every frame-arena offset (aligned, and within the bytes of the function's `AllocFrame`
+/// tensors laid end to end, so the arena a call takes stays proportional to the code), every
+/// static tensor shape, and every dtype of an instruction or a value type.
 ///
 /// # Errors
 /// The first problem found, naming the function, the instruction, the value and the limit.
@@ -177,11 +177,11 @@ pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError>
             }
             Some(_) => {}
         }
-        let frame_allocs = frame_allocs(f);
+        let arena_bound = arena_bound(f, limits);
         for (pc, ins) in f.code.iter().enumerate() {
             ins.verify_operands(&ctx).map_err(|m| err(pc, m))?;
             check_arity(exe, ins).map_err(|m| err(pc, m))?;
-            check_resources(ins, frame_allocs, limits).map_err(|m| err(pc, m))?;
+            check_resources(ins, arena_bound, limits).map_err(|m| err(pc, m))?;
         }
     }
     for adt in &exe.adts {
@@ -227,27 +227,34 @@ fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {
     }
 }
 
-/// How many `AllocFrame` instructions `f` has: the memory plan numbers a function's
-/// frame-arena slots densely from 0 and gives each at least one, so no valid slot reaches
-/// this count, and the arena a call reserves stays proportional to the code.
-fn frame_allocs(f: &VmFunction) -> u32 {
-    let n = f.code.iter().filter(|i| matches!(i, Instr::AllocFrame { .. })).count();
-    u32::try_from(n).unwrap_or(u32::MAX)
+/// The most bytes `f`'s frame arena can need: its `AllocFrame` tensors laid end to end,
+/// each at an aligned offset (what a memory plan that shares nothing would make). Tensors over
+/// `limits` count as empty: they are rejected on their own.
+fn arena_bound(f: &VmFunction, limits: &Limits) -> u64 {
+    f.code
+        .iter()
+        .filter_map(|i| match i {
+            Instr::AllocFrame { dtype, shape, .. } => limits.check_tensor(*dtype, shape).ok(),
+            _ => None,
+        })
+        .fold(0u64, |sum, b| sum.saturating_add(b.div_ceil(ARENA_ALIGN as u64) * ARENA_ALIGN as u64))
 }
 
-/// The resource claims of one instruction: static tensor shapes against `limits`, frame
-/// slots below `frame_allocs`, and every dtype it names.
-fn check_resources(ins: &Instr, frame_allocs: u32, limits: &Limits) -> Result<(), String> {
+/// The resource claims of one instruction: static tensor shapes against `limits`, frame-arena
+/// offsets aligned and within `arena_bound`, and every dtype it names.
+fn check_resources(ins: &Instr, arena_bound: u64, limits: &Limits) -> Result<(), String> {
     match ins {
         Instr::AllocTensor { dtype, shape, .. } => limits.check_tensor(*dtype, shape).map(drop),
-        Instr::AllocFrame { slot, dtype, shape, .. } => {
-            if slot.0 >= frame_allocs {
+        Instr::AllocFrame { offset, dtype, shape, .. } => {
+            let bytes = limits.check_tensor(*dtype, shape)?;
+            let offset = u64::from(offset.0);
+            if !offset.is_multiple_of(ARENA_ALIGN as u64) || offset.saturating_add(bytes) > arena_bound {
                 return Err(format!(
-                    "frame-arena slot {} in a function of {frame_allocs} AllocFrame instruction(s)",
-                    slot.0
+                    "frame-arena offset {offset} (+{bytes} bytes) is not a multiple of {ARENA_ALIGN} \
+                     within the {arena_bound} bytes of the function's AllocFrame tensors"
                 ));
             }
-            limits.check_tensor(*dtype, shape).map(drop)
+            Ok(())
         }
         Instr::Cast { dtype, .. } => check_dtype(*dtype),
         Instr::LoadImm { value: s, .. }
@@ -343,15 +350,17 @@ mod tests {
     }
 
     #[test]
-    fn frame_slots_stay_below_the_alloc_frame_count() {
+    fn frame_offsets_are_aligned_and_within_the_tensors_laid_end_to_end() {
         let frame =
-            |slot| Instr::AllocFrame { dst: Reg(0), slot: Imm(slot), dtype: DType::I32, shape: [2].into() };
-        assert_eq!(verify_with(&exe(1, vec![frame(1), frame(0), ret()]), &limits()), Ok(()));
-        let e = verify_with(&exe(1, vec![frame(0), frame(2), ret()]), &limits()).unwrap_err();
+            |at| Instr::AllocFrame { dst: Reg(0), offset: Imm(at), dtype: DType::I32, shape: [2].into() };
+        assert_eq!(verify_with(&exe(1, vec![frame(64), frame(0), ret()]), &limits()), Ok(()));
+        let e = verify_with(&exe(1, vec![frame(0), frame(128), ret()]), &limits()).unwrap_err();
         assert_eq!(
             (e.pc, e.message.as_str()),
-            (1, "frame-arena slot 2 in a function of 2 AllocFrame instruction(s)")
+            (1, "frame-arena offset 128 (+8 bytes) is not a multiple of 64 within the 128 bytes of the function's AllocFrame tensors")
         );
+        let e = verify_with(&exe(1, vec![frame(0), frame(4), ret()]), &limits()).unwrap_err();
+        assert_eq!(e.pc, 1);
     }
 
     #[test]

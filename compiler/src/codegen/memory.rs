@@ -11,25 +11,25 @@
 //!   uses), backward data flow over the control-flow graph (branches of `if` and every arm of
 //!   a `match` decision tree). A tensor's live interval is the hull of the positions where its
 //!   register is live, so tensors with disjoint intervals are never live together.
-//! - **Escape**: a tensor is planned only if its register is written by exactly one
+//! - **Escape**: a tensor is planned only if it is not `bool` (which has no byte view in an
+//!   arena) and its register is written by exactly one
 //!   statically shaped allocation (and the kernels filling it) and read only by kernels
 //!   (`InvokePacked`, which never retain their inputs). Being returned, moved, stored in an
 //!   ADT, tuple, closure or reference, or passed to any call counts as escaping.
 //! - **Offsets**: greedy by size over the interval graph: each tensor, largest first, goes to
-//!   the lowest offset not overlapping a placed tensor whose interval overlaps its own.
-//!   Tensors with the same offset, dtype and length share a run-time slot (a buffer).
+//!   the lowest offset (a multiple of [`ARENA_ALIGN`]) not overlapping a placed tensor whose
+//!   interval overlaps its own. The offsets are addresses: `AllocFrame` places the tensor at
+//!   its offset of the invocation's arena block (`vm/src/memory.rs`), so tensors with
+//!   disjoint intervals share bytes, whatever their sizes and dtypes.
 //! - **Kills**: a `Kill` after the last use of every register that may hold a tensor (and at
-//!   the start of a branch on which it is dead), so the buffer returns to its slot or the
-//!   VM's pool at once. Emptying a register that is dead is always safe, which is what makes
+//!   the start of a branch on which it is dead), so its bytes in the arena, or its buffer in
+//!   the VM's pool, are free at once. Emptying a register that is dead is always safe, which is what makes
 //!   the placement of kills at branch targets simple.
 
-use relay_devices::DType;
+use relay_devices::{ArenaBlock, DType, ARENA_ALIGN};
 use relay_runtime::{
     Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType, VmFunction,
 };
-
-/// Arena offsets are multiples of this many bytes (a cache line).
-const ALIGN: usize = 64;
 
 /// One tensor placed in a frame arena.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,8 +46,6 @@ pub struct PlannedTensor {
     pub offset: usize,
     /// First and last instruction (inclusive) of its live interval, in the planned code.
     pub live: (usize, usize),
-    /// The run-time slot (buffer) it uses.
-    pub slot: u32,
 }
 
 /// The memory plan of one function.
@@ -59,15 +57,19 @@ pub struct FramePlan {
     pub tensors: Vec<PlannedTensor>,
     /// Size of its frame arena in bytes.
     pub arena_bytes: usize,
-    /// Run-time slots of its frame.
-    pub num_slots: u32,
     /// `Kill` instructions inserted.
     pub kills: usize,
 }
 
 impl FramePlan {
+    /// The bytes of its arena tensors together: what the arena would take without sharing
+    /// (each rounded up to [`ARENA_ALIGN`]).
+    pub fn tensor_bytes(&self) -> usize {
+        self.tensors.iter().map(|t| t.bytes.div_ceil(ARENA_ALIGN) * ARENA_ALIGN).sum()
+    }
+
     /// Checks the plan's invariant: tensors whose live intervals overlap do not overlap in
-    /// the arena, and tensors sharing a slot have disjoint intervals.
+    /// the arena.
     ///
     /// # Errors
     /// A description of the first violating pair.
@@ -76,7 +78,7 @@ impl FramePlan {
             for b in &self.tensors[i + 1..] {
                 let live = a.live.0 <= b.live.1 && b.live.0 <= a.live.1;
                 let bytes = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-                if live && (bytes || a.slot == b.slot) {
+                if live && bytes {
                     return Err(format!(
                         "`{}`: ${} and ${} are live together and share memory",
                         self.function, a.reg.0, b.reg.0
@@ -92,18 +94,18 @@ impl std::fmt::Display for FramePlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "@{}: arena {} bytes, {} tensor(s) in {} slot(s), {} kill(s)",
+            "@{}: arena {} bytes for {} tensor(s) of {} bytes, {} kill(s)",
             self.function,
             self.arena_bytes,
             self.tensors.len(),
-            self.num_slots,
+            self.tensor_bytes(),
             self.kills
         )?;
         for t in &self.tensors {
             writeln!(
                 f,
-                "  ${:<4} {}{:?}  {} bytes at offset {}, live {}..={}, slot {}",
-                t.reg.0, t.dtype, t.shape, t.bytes, t.offset, t.live.0, t.live.1, t.slot
+                "  ${:<4} {}{:?}  {} bytes at offset {}, live {}..={}",
+                t.reg.0, t.dtype, t.shape, t.bytes, t.offset, t.live.0, t.live.1
             )?;
         }
         Ok(())
@@ -180,6 +182,10 @@ fn candidates(code: &[Instr], liveness: &Liveness, num_regs: usize, num_params: 
             }
             _ => continue,
         };
+        // A `bool` tensor has no byte view in an arena block: it stays with the pool.
+        if !ArenaBlock::holds(dtype) {
+            continue;
+        }
         let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
         let Some(bytes) = elems.and_then(|n| n.checked_mul(dtype.size_bytes())).filter(|&b| b > 0) else {
             continue;
@@ -199,11 +205,11 @@ fn assign_offsets(cands: &[Candidate]) -> (Vec<usize>, usize) {
     let mut arena = 0;
     for i in order {
         let c = &cands[i];
-        let size = c.bytes.div_ceil(ALIGN) * ALIGN;
+        let size = c.bytes.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
         let mut busy: Vec<(usize, usize)> = placed
             .iter()
             .filter(|&&j| cands[j].live.0 <= c.live.1 && c.live.0 <= cands[j].live.1)
-            .map(|&j| (offsets[j], offsets[j] + cands[j].bytes.div_ceil(ALIGN) * ALIGN))
+            .map(|&j| (offsets[j], offsets[j] + cands[j].bytes.div_ceil(ARENA_ALIGN) * ARENA_ALIGN))
             .collect();
         busy.sort_unstable();
         let mut at = 0;
@@ -236,27 +242,25 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     let liveness = Liveness::of(code, f.num_regs);
     let cands = candidates(code, &liveness, num_regs, f.param_types.len());
     let (offsets, arena_bytes) = assign_offsets(&cands);
-    let mut slot_keys: Vec<(usize, DType, usize)> = vec![];
-    let mut tensors = Vec::with_capacity(cands.len());
-    for (c, &offset) in cands.iter().zip(&offsets) {
-        let key = (offset, c.dtype, c.bytes);
-        let slot = match slot_keys.iter().position(|k| *k == key) {
-            Some(s) => s,
-            None => {
-                slot_keys.push(key);
-                slot_keys.len() - 1
-            }
-        } as u32;
-        tensors.push(PlannedTensor {
+    let mut tensors: Vec<PlannedTensor> = cands
+        .iter()
+        .zip(offsets)
+        .map(|(c, offset)| PlannedTensor {
             reg: c.reg,
             dtype: c.dtype,
             shape: c.shape.clone(),
             bytes: c.bytes,
             offset,
             live: c.live,
-            slot,
-        });
-    }
+        })
+        .collect();
+    // `AllocFrame` states its offset in 32 bits; a tensor beyond stays with the pool.
+    tensors.retain(|t| u32::try_from(t.offset).is_ok());
+    let arena_bytes = if tensors.len() == cands.len() {
+        arena_bytes
+    } else {
+        tensors.iter().map(|t| t.offset + t.bytes.div_ceil(ARENA_ALIGN) * ARENA_ALIGN).max().unwrap_or(0)
+    };
 
     // Registers that may hold a tensor: kills of anything else would only cost dispatches.
     let mut tensorish = vec![false; num_regs];
@@ -296,7 +300,7 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
         }
     }
     let kills = before.iter().filter(|k| !k.is_empty()).count();
-    let slot_of = |r: Reg| tensors.iter().find(|t| t.reg == r).map(|t| t.slot);
+    let offset_of = |r: Reg| tensors.iter().find(|t| t.reg == r).map(|t| t.offset as u32);
     let old = std::mem::take(&mut f.code);
     let mut new_index = Vec::with_capacity(old.len() + 1);
     let mut code = Vec::with_capacity(old.len() + kills);
@@ -311,8 +315,8 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
         new_positions.push(pos);
         code.push(match ins {
             Instr::AllocTensor { dst, dtype, shape } | Instr::AllocFrame { dst, dtype, shape, .. } => {
-                match slot_of(dst) {
-                    Some(slot) => Instr::AllocFrame { dst, slot: Imm(slot), dtype, shape },
+                match offset_of(dst) {
+                    Some(offset) => Instr::AllocFrame { dst, offset: Imm(offset), dtype, shape },
                     None => Instr::AllocTensor { dst, dtype, shape },
                 }
             }
@@ -332,5 +336,5 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     }
     f.code = code;
     f.spans = SpanTable::from_positions(&f.spans.file, &new_positions);
-    FramePlan { function: f.name.clone(), tensors, arena_bytes, num_slots: slot_keys.len() as u32, kills }
+    FramePlan { function: f.name.clone(), tensors, arena_bytes, kills }
 }

@@ -15,9 +15,8 @@ impl<'e> Vm<'e> {
     /// A VM for `exe`, calling `kernels[i]` for the executable's kernel `i`.
     ///
     /// # Errors
-    /// When the kernel table does not match the executable's kernel list in length, a
-    /// function's frame layout does not fit the memory budget, or the deadline thread cannot
-    /// start.
+    /// When the kernel table does not match the executable's kernel list in length, or the
+    /// deadline thread cannot start.
     pub fn new(
         exe: &'e Executable,
         kernels: &'e [Arc<dyn PackedFunc>],
@@ -32,7 +31,7 @@ impl<'e> Vm<'e> {
         }
         let constants = exe.constants.iter().map(|t| Value::from_tensor(t.clone())).collect();
         let budget = config.budget();
-        let layouts = exe.functions.iter().map(|f| FrameLayout::of(f, &budget)).collect::<Result<_, _>>()?;
+        let layouts = exe.functions.iter().map(FrameLayout::of).collect();
         let last_uses = exe.functions.iter().map(LastUses::of).collect();
         let pool = Pool::new(config.reuse_memory, budget);
         let cancel = config.cancel.clone().unwrap_or_default();
