@@ -15,9 +15,10 @@ use relay_devices::{DType, Scalar, Tensor};
 
 /// The first bytes of every executable file: how a host tells one from Relay source.
 pub const MAGIC: &[u8; 8] = b"RELAYVM\0";
-/// Bumped on any change to the layout (7: each function records where it is defined; 8: and
-/// the source position of each instruction).
-pub const FORMAT_VERSION: u32 = 8;
+/// Bumped on any change to the layout or meaning of what is stored (7: each function records
+/// where it is defined; 8: and the source position of each instruction; 9: `AllocFrame`'s
+/// immediate is a byte offset in the frame arena, no longer a slot number).
+pub const FORMAT_VERSION: u32 = 9;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
