@@ -399,6 +399,35 @@ fn strided_columns_are_copied_by_vectorised_gathers() {
 }
 
 #[test]
+fn pointwise_convolutions_of_one_image_read_the_data_in_place() {
+    // A MobileNet-v2 projection (1×1, stride 1, no padding, one image): the product reads
+    // the NCHW data as the `[c, h·w]` matrix, so the kernel's only temp is the product's.
+    // With padding, a stride or two images the windows are no longer that matrix: im2col.
+    for (data, attrs, temps) in [
+        ("(1, 6, 5, 7)", "", 1),
+        ("(1, 6, 5, 7)", ", padding=[1, 0]", 2),
+        ("(1, 6, 5, 7)", ", strides=[2, 1]", 2),
+        ("(2, 6, 5, 7)", "", 2),
+    ] {
+        let types = [
+            format!("Tensor[{data}, float32]"),
+            "Tensor[(4, 6, 1, 1), float32]".into(),
+            "Tensor[(4), float32]".into(),
+        ];
+        let src = format!(
+            "def @main(%a: {}, %b: {}, %c: {}) {{
+                clip(nn.bias_add(nn.conv2d(%a, %b{attrs}), %c), a_min=0.0, a_max=6.0)
+            }}",
+            types[0], types[1], types[2]
+        );
+        let k = first_kernel_matching_reference(&src, &types);
+        let found = k.buffers_with_role(relay::compiler::kir::BufferRole::Temp).count();
+        assert_eq!(found, temps, "{data}{attrs}:\n{k}");
+        assert!(k.has_intrinsics(), "{k}");
+    }
+}
+
+#[test]
 fn convolutions_of_several_images_are_one_matrix_product() {
     // Three images, strides and asymmetric padding: the windows of all of them form one
     // im2col matrix, multiplied by the weights in one native product.

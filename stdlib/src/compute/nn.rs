@@ -9,7 +9,7 @@ use crate::attrs::{
     AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, GlobalPool2dAttrs,
     LayerNormAttrs, MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
 };
-use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
+use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LocalId, LoopKind};
 use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
@@ -321,10 +321,10 @@ pub(crate) fn conv2d(inputs: &[ComputeInput], a: &Conv2dAttrs, out: &OutType) ->
 /// multiplies the `[oc, c·kh·kw]` weights by it, and the epilogue reads `[oc, images·oh·ow]`.
 /// `None` unless the weights are a whole float32 buffer.
 ///
-/// Temps start zeroed, so only window elements inside the image are copied: per window
-/// offset `(ky, kx)`, the output rows and columns whose input falls inside are a range known
-/// when the kernel is built, which leaves the copy without clamps or selects, its stores
-/// contiguous and vectorised.
+/// A 1×1 window at stride 1 without padding over one image needs no copy: its NCHW data
+/// buffer already is the `[c, h·w]` matrix, so `gemm` reads it in place (MobileNet-v2's and
+/// SqueezeNet's pointwise convolutions: no copy, and no im2col temp kept by each kernel;
+/// MobileNet-v2's peak memory 84 → 76 MB, `benches/vision.md`).
 fn im2col_product(
     x: &LazyTensor,
     w: &LazyTensor,
@@ -337,32 +337,13 @@ fn im2col_product(
     let x = x.clone();
     let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
     let columns = images * pixels;
+    let pointwise = (g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow) == (1, 1, 1, 1, 0, 0, g.h, g.wd);
+    let in_place = x.buffer().filter(|_| pointwise && images == 1);
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
-        let col = k.temp("im2col", DType::F32, [depth * columns]);
-        for ky in 0..g.kh {
-            for kx in 0..g.kw {
-                let (y0, y1) = inside(g.oh, g.sh, g.pt - ky * g.dh, g.h);
-                let (x0, x1) = inside(g.ow, g.sw, g.pl - kx * g.dw, g.wd);
-                if y0 >= y1 || x0 >= x1 {
-                    continue;
-                }
-                for_each_index(k, &[images, g.c, y1 - y0], LoopKind::Serial, &mut |k, i| {
-                    let (n, ci, y) = (i[0].clone(), i[1].clone(), i[2].clone() + y0);
-                    let iy = y.clone() * g.sh - (g.pt - ky * g.dh);
-                    let row = (ci.clone() * g.kh + ky) * g.kw + kx;
-                    let column = row * columns + n.clone() * pixels + y * g.ow;
-                    // Vectorised at any stride: the stores are contiguous, and at stride > 1
-                    // the loads per-lane gathers (the 7×7 stride-2 stem of ResNet was a
-                    // scalar copy of 1.8 M elements).
-                    k.for_(x1 - x0, LoopKind::Vectorize, |k, xx| {
-                        let xo = xx + x0;
-                        let ix = xo.clone() * g.sw - (g.pl - kx * g.dw);
-                        let v = x.at(k, &[n.clone(), ci.clone(), iy.clone(), ix]);
-                        k.store(col, column.clone() + xo, v);
-                    });
-                });
-            }
-        }
+        let col = match in_place {
+            Some(data) => data,
+            None => im2col(k, &x, images, g),
+        };
         let t = k.temp("gemm", DType::F32, [oc * columns]);
         k.gemm(t, wbuf, col, oc, columns, depth, false);
         for_each_index(k, &[images, oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
@@ -371,6 +352,43 @@ fn im2col_product(
             sink(k, &[n, o, y, xo], v);
         });
     })))
+}
+
+/// The `[c·kh·kw, images·oh·ow]` im2col temp of `x`'s windows ([`im2col_product`]).
+///
+/// Temps start zeroed, so only window elements inside the image are copied: per window
+/// offset `(ky, kx)`, the output rows and columns whose input falls inside are a range known
+/// when the kernel is built, which leaves the copy without clamps or selects, its stores
+/// contiguous and vectorised.
+fn im2col(k: &mut KernelBuilder, x: &LazyTensor, images: i64, g: Geometry) -> BufferId {
+    let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
+    let columns = images * pixels;
+    let col = k.temp("im2col", DType::F32, [depth * columns]);
+    for ky in 0..g.kh {
+        for kx in 0..g.kw {
+            let (y0, y1) = inside(g.oh, g.sh, g.pt - ky * g.dh, g.h);
+            let (x0, x1) = inside(g.ow, g.sw, g.pl - kx * g.dw, g.wd);
+            if y0 >= y1 || x0 >= x1 {
+                continue;
+            }
+            for_each_index(k, &[images, g.c, y1 - y0], LoopKind::Serial, &mut |k, i| {
+                let (n, ci, y) = (i[0].clone(), i[1].clone(), i[2].clone() + y0);
+                let iy = y.clone() * g.sh - (g.pt - ky * g.dh);
+                let row = (ci.clone() * g.kh + ky) * g.kw + kx;
+                let column = row * columns + n.clone() * pixels + y * g.ow;
+                // Vectorised at any stride: the stores are contiguous, and at stride > 1
+                // the loads per-lane gathers (the 7×7 stride-2 stem of ResNet was a
+                // scalar copy of 1.8 M elements).
+                k.for_(x1 - x0, LoopKind::Vectorize, |k, xx| {
+                    let xo = xx + x0;
+                    let ix = xo.clone() * g.sw - (g.pl - kx * g.dw);
+                    let v = x.at(k, &[n.clone(), ci.clone(), iy.clone(), ix]);
+                    k.store(col, column.clone() + xo, v);
+                });
+            });
+        }
+    }
+    col
 }
 
 /// The output positions `o` in `0..out` whose input position `o·stride - offset` lies in
