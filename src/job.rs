@@ -261,14 +261,9 @@ impl<'p> Job<'p> {
         let entry = &self.entry;
         match &self.engine {
             Engine::Vm { program, config, .. } if batch > 1 => {
-                autobatch::run(
-                    program,
-                    config,
-                    entry,
-                    &inputs.items,
-                    [batch, jobs],
-                    |line, result, time| tally.emit(entry, line, &result, time, format),
-                )?;
+                autobatch::run(program, config, entry, &inputs.items, batch, jobs, |line, result, time| {
+                    tally.emit(entry, line, &result, time, format)
+                })?;
             }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::run(program, config, entry, &inputs.items, jobs, |line, result, time| {
@@ -358,7 +353,7 @@ impl<'p> Job<'p> {
         }
         let timed = match &self.engine {
             Engine::Vm { program, config, .. } if batch > 1 => {
-                autobatch::bench(program, config, &self.entry, &all, &passes, [batch, jobs])?
+                autobatch::bench(program, config, &self.entry, &all, &passes, batch, jobs)?
             }
             Engine::Vm { program, config, .. } if jobs > 1 => {
                 parallel::bench(program, config, &self.entry, &all, &passes, jobs)?

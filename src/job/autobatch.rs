@@ -6,9 +6,9 @@
 //! shared program and weights) on the inputs it takes from one `crossbeam` channel, so a
 //! thread whose inputs finish early takes more rather than waiting for the others.
 
-use super::parallel::{in_order, on_threads, Outcome};
+use super::parallel::{in_order, on_threads, panicked, Outcome};
 use super::{Entry, Passes, Timed};
-use crate::{Failure, EXIT_TRAP};
+use crate::Failure;
 use crossbeam_channel::unbounded;
 use relay::autobatch::Batcher;
 use relay::vm::{Value, Vm, VmConfig};
@@ -29,7 +29,8 @@ pub(super) fn run(
     config: &VmConfig,
     entry: &Entry,
     items: &[(String, String)],
-    [batch, jobs]: [usize; 2],
+    batch: usize,
+    jobs: usize,
     mut emit: impl FnMut(relay::batch::InputLine, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let mut outcomes: Vec<(usize, Outcome)> = vec![];
@@ -70,7 +71,7 @@ pub(super) fn run(
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(panicked()))).collect()
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(panicked("batching")))).collect()
     });
     for finished in per_thread {
         for (i, result, time) in finished? {
@@ -82,12 +83,8 @@ pub(super) fn run(
             outcomes.push((i, outcome));
         }
     }
-    outcomes.sort_by_key(|(i, _)| *i);
+    // `in_order` puts the outcomes (per thread, then the bad lines) back in input order.
     in_order(outcomes.into_iter(), &mut emit)
-}
-
-fn panicked() -> Failure {
-    Failure { code: EXIT_TRAP, message: "error: a batching thread panicked\n".into() }
 }
 
 /// `bench --batch B -j N`: on each of `jobs` threads ([`on_threads`]), `passes` over all of
@@ -103,7 +100,8 @@ pub(super) fn bench(
     entry: &Entry,
     inputs: &[Vec<Value>],
     passes: &Passes,
-    [batch, jobs]: [usize; 2],
+    batch: usize,
+    jobs: usize,
 ) -> Result<Timed, Failure> {
     on_threads(jobs, |ready| {
         let mut lanes: Vec<_> = (0..batch).map(|_| program.vm_with(config.clone())).collect();

@@ -97,6 +97,11 @@ pub(super) fn run(
     })
 }
 
+/// The failure of a worker thread that panicked (`what`: the kind of thread).
+pub(super) fn panicked(what: &str) -> Failure {
+    Failure { code: EXIT_TRAP, message: format!("error: a {what} thread panicked\n") }
+}
+
 /// Emits the outcomes of `outcomes` (in completion order) in input order, until an input
 /// fails (its error), is cancelled, or all are emitted.
 pub(super) fn in_order(
@@ -170,14 +175,7 @@ pub(super) fn on_threads(
     let ready = Barrier::new(jobs);
     let per_thread: Vec<Result<Timed, Failure>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs).map(|_| scope.spawn(|| thread(&ready))).collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join().unwrap_or_else(|_| {
-                    Err(Failure { code: EXIT_TRAP, message: "error: a benchmark thread panicked\n".into() })
-                })
-            })
-            .collect()
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(panicked("benchmark")))).collect()
     });
     let mut all = Timed { samples: vec![], reps: usize::MAX, wall: Duration::ZERO, memory: None };
     for t in per_thread {
