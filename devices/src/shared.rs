@@ -86,47 +86,15 @@ pub(crate) enum Pod {
 // over every shared element type is written once.
 macro_rules! each_pod {
     ($pod:expr, $t:ident => $body:expr) => {
+        each_pod!(@arms $pod, $t => $body;
+            I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F32 f32, F64 f64)
+    };
+    (@arms $pod:expr, $t:ident => $body:expr; $($variant:ident $ty:ty),*) => {
         match $pod {
-            Pod::I8 => {
-                type $t = i8;
+            $(Pod::$variant => {
+                type $t = $ty;
                 $body
-            }
-            Pod::I16 => {
-                type $t = i16;
-                $body
-            }
-            Pod::I32 => {
-                type $t = i32;
-                $body
-            }
-            Pod::I64 => {
-                type $t = i64;
-                $body
-            }
-            Pod::U8 => {
-                type $t = u8;
-                $body
-            }
-            Pod::U16 => {
-                type $t = u16;
-                $body
-            }
-            Pod::U32 => {
-                type $t = u32;
-                $body
-            }
-            Pod::U64 => {
-                type $t = u64;
-                $body
-            }
-            Pod::F32 => {
-                type $t = f32;
-                $body
-            }
-            Pod::F64 => {
-                type $t = f64;
-                $body
-            }
+            })*
         }
     };
 }

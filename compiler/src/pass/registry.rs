@@ -63,6 +63,13 @@ use Form::{ANormalForm, LambdaLifted};
 /// Both forms.
 const ALL: &[Form] = &[ANormalForm, LambdaLifted];
 
+/// A `CombineParallel*` pass: TVM runs these at its level 4, above every default pipeline,
+/// because one wide kernel is not always faster than several narrow ones; here they run only
+/// when named.
+const fn combine_parallel(name: &'static str, doc: &'static str, run: PassFn) -> PassInfo {
+    PassInfo { name, opt_level: None, required: &[], preserves: &[LambdaLifted], doc, run }
+}
+
 /// Every pass, in default-pipeline order.
 pub static PASSES: &[PassInfo] = &[
     PassInfo {
@@ -105,36 +112,21 @@ pub static PASSES: &[PassInfo] = &[
         doc: "BackwardFoldScaleAxis then ForwardFoldScaleAxis (constant weights absorb the scale at once)",
         run: |m, t, c| fold_scale_axis(m, t, c.ops),
     },
-    PassInfo {
-        name: "CombineParallelConv2D",
-        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
-        // always faster than several narrow ones.
-        opt_level: None,
-        required: &[],
-        preserves: &[LambdaLifted],
-        doc: "three or more nn.conv2d calls on one input become one call on concatenated weights, then slices",
-        run: |m, t, _| combine_parallel_conv2d(m, t),
-    },
-    PassInfo {
-        name: "CombineParallelDense",
-        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
-        // always faster than several narrow ones.
-        opt_level: None,
-        required: &[],
-        preserves: &[LambdaLifted],
-        doc: "three or more nn.dense calls on one input become one call on concatenated weights, then slices",
-        run: |m, t, _| combine_parallel_dense(m, t),
-    },
-    PassInfo {
-        name: "CombineParallelBatchMatmul",
-        // TVM runs it at its level 4, above every default pipeline: one wide kernel is not
-        // always faster than several narrow ones.
-        opt_level: None,
-        required: &[],
-        preserves: &[LambdaLifted],
-        doc: "three or more nn.batch_matmul calls on one input become one call on concatenated weights, then slices",
-        run: |m, t, _| combine_parallel_batch_matmul(m, t),
-    },
+    combine_parallel(
+        "CombineParallelConv2D",
+        "three or more nn.conv2d calls on one input become one call on concatenated weights, then slices",
+        |m, t, _| combine_parallel_conv2d(m, t),
+    ),
+    combine_parallel(
+        "CombineParallelDense",
+        "three or more nn.dense calls on one input become one call on concatenated weights, then slices",
+        |m, t, _| combine_parallel_dense(m, t),
+    ),
+    combine_parallel(
+        "CombineParallelBatchMatmul",
+        "three or more nn.batch_matmul calls on one input become one call on concatenated weights, then slices",
+        |m, t, _| combine_parallel_batch_matmul(m, t),
+    ),
     PassInfo {
         name: "SimplifyExpr",
         opt_level: Some(2),
