@@ -87,41 +87,6 @@ fn threads_share_packed_weights() {
     assert_eq!(compiled.packed_bytes() > 0, avx512);
 }
 
-/// A convolution's product (`out = w · columns`, `w` `[m, k]` passed by the same handle call
-/// after call) reads `w` packed into row panels from its first call on AVX-512, with the
-/// interpreter's results and the same bits as a call without a handle (which packs for itself).
-#[test]
-fn convolution_weights_are_packed_once_with_the_same_bits() {
-    for (m, n, k) in [(64, 49, 27), (24, 16, 144), (17, 17, 9), (160, 49, 300), (64, 13, 300), (8, 100, 4)] {
-        let mut kb = KernelBuilder::new("conv_product");
-        let w = kb.input("w", DType::F32, [m * k]);
-        let columns = kb.input("columns", DType::F32, [k * n]);
-        let out = kb.output("out", DType::F32, [m * n]);
-        kb.gemm(out, w, columns, m, n, k, false);
-        let kernel = kb.finish().unwrap();
-        let compiled = jit().compile(&kernel).unwrap();
-        let (inputs, outputs) = args(&kernel, &[], m as u64);
-        let weights = std::sync::Arc::new(inputs[0].clone());
-        let ins = [&*weights, &inputs[1]];
-        let mut want = outputs.clone();
-        relay_kir::interp::run(&kernel, &ins, &mut want, &[]).unwrap();
-        let mut alone = outputs.clone();
-        compiled.run(&ins, &mut alone, &[]).unwrap();
-        assert_close(&want, &alone, 1e-4);
-        assert_eq!(compiled.packed_bytes(), 0, "nothing kept without a handle");
-        for _ in 0..3 {
-            let mut got = outputs.clone();
-            compiled.run_shared(&ins, &[Some(&weights), None], &mut got, &[], &NEVER).unwrap();
-            assert_eq!(got[0].as_slice::<f32>().unwrap(), alone[0].as_slice::<f32>().unwrap(), "{m}x{n}x{k}");
-        }
-        let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
-        // Under 16 columns, or more columns than rows, the `gemm` crate takes the product.
-        let panels =
-            if avx512 && n >= 16 && m >= n { (m as usize).div_ceil(8) * 8 * k as usize * 4 } else { 0 };
-        assert_eq!(compiled.packed_bytes(), panels, "{m}x{n}x{k}");
-    }
-}
-
 #[test]
 fn cache_shares_structurally_equal_kernels() {
     let cache = KernelCache::new();

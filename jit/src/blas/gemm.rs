@@ -1,33 +1,29 @@
 //! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
-//! JIT code calls: a product of at least 8 rows and 16 columns over a `[k, n]` right operand
-//! (a convolution, `a` its weights) runs over `a` packed once into row panels
-//! (`lhs_panels.rs`) on a CPU with AVX-512; up to 31 rows over `[n, k]` weights that get a
-//! packed copy (`packed.rs`: weights the calls keep passing) take the packed product, or before
-//! the copy exists the same sums in the same order over the row-major weights; otherwise one
-//! row (a dense layer on one vector) and a few rows take the AVX-512 GEMV routines of
-//! `gemv.rs` — bound by reading the matrix, where the `gemm` crate's packing costs more than
-//! it saves — and everything else the `gemm` crate (packed, cache-blocked, AVX-512
-//! micro-kernels), split over [`set_intra_op_threads`] threads when large. Figures: `cargo
-//! bench --bench kernels`, ARCHITECTURE.md.
+//! JIT code calls: up to 31 rows over `[n, k]` weights that get a packed copy (`packed.rs`:
+//! weights the calls keep passing) take the packed product, or before the copy exists the
+//! same sums in the same order over the row-major weights; otherwise one row (a dense layer
+//! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
+//! reading the matrix, where the `gemm` crate's packing costs more than it saves — and
+//! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels), split
+//! over [`set_intra_op_threads`] threads when large. Figures: `cargo bench --bench kernels`,
+//! ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
-use super::lhs_panels::{takes_panels, LhsPanels};
 use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How many threads one large product may use ([`set_intra_op_threads`]).
+/// How many threads one `gemm` crate product may use ([`set_intra_op_threads`]).
 static INTRA_OP_THREADS: AtomicUsize = AtomicUsize::new(1);
 
 /// Lets every later matrix product of `m·n·k` at least the `gemm` crate's threading threshold
 /// (`gemm_common::gemm::DEFAULT_THREADING_THRESHOLD`, 48·48·256, per cache block) split its
 /// output blocks over `threads` tasks of rayon's global pool (one thread per core, or
 /// `RAYON_NUM_THREADS`); 1, the default, keeps every kernel on the calling thread, and 0 counts
-/// as 1. A product over row panels (`lhs_panels.rs`, convolutions) of as many multiply-adds
-/// splits its panels over the same pool. Process-wide, like PyTorch's `torch.set_num_threads`:
-/// kernels get no context to carry it. Smaller products — every GEMV and product of under 16
-/// rows, the NLP models' dense layers — stay on the calling thread whatever the setting:
-/// handing them to other threads costs more than it saves. Each output element sums over `k`
-/// in the same blocks and order on any number of threads, so results are the same bits.
+/// as 1. Process-wide, like PyTorch's `torch.set_num_threads`: kernels get no context to carry
+/// it. Smaller products — every GEMV and product of under 16 rows, the NLP models' dense
+/// layers — stay on the calling thread whatever the setting: handing them to other threads
+/// costs more than it saves. Each output element sums over `k` in the same blocks and
+/// order on any number of threads, so results are the same bits.
 pub fn set_intra_op_threads(threads: usize) {
     INTRA_OP_THREADS.store(threads.max(1), Ordering::Relaxed);
 }
@@ -46,22 +42,18 @@ const GEMM_MIN_ROWS: usize = 16;
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
 /// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`). `packed`
 /// is null or `b` repacked (`pack_cache.rs`), which a product of a few rows
-/// (`packed::reads_packed`) then reads instead; `panels` is null or `a` packed into row panels
-/// (`lhs_panels.rs`), which a product taking panels reads instead of packing `a` itself. The
-/// result is the same to the bit either way.
+/// (`packed::reads_packed`) then reads instead; the result is the same to the bit either way.
 ///
 /// # Safety
 /// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
 /// `f32`, and `out` must not overlap `a` or `b`; `packed` must be null or point to a live
-/// [`PackedMatrix`] holding the same matrix as `b`, and `panels` null or point to a live
-/// [`LhsPanels`] holding the same matrix as `a`. The JIT calls it only for a verified kernel
+/// [`PackedMatrix`] holding the same matrix as `b`. The JIT calls it only for a verified kernel
 /// whose bounds proof covers exactly these ranges.
 pub(crate) unsafe extern "C" fn relay_jit_gemm(
     out: *mut f32,
     a: *const f32,
     b: *const f32,
     packed: *const PackedMatrix,
-    panels: *const LhsPanels,
     m: i64,
     n: i64,
     k: i64,
@@ -93,22 +85,6 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
             // depend on whether it is.
             _ => gemm_rows_in_order(out, b, a, n, k),
         };
-    }
-    if takes_panels(m as i64, n as i64, trans_b) {
-        // SAFETY: null or a live packed copy of `a` (see above).
-        let cached = unsafe { panels.as_ref() }.filter(|p| p.shape() == (m, k));
-        // Not packed yet: packed for this call, the same code and so the same bits.
-        let fresh;
-        let panels = match cached {
-            Some(p) => Some(p),
-            None => {
-                fresh = LhsPanels::new(a, m, k);
-                fresh.as_ref()
-            }
-        };
-        if let Some(p) = panels {
-            return p.gemm(out, b, n);
-        }
     }
     if trans_b && m == 1 {
         return gemv(out, b, a);
@@ -165,17 +141,8 @@ mod tests {
 
     #[test]
     fn both_paths_and_layouts_match_the_definition() {
-        let shapes = [
-            (1, 5, 7),
-            (3, 4, 5),
-            (7, 33, 17),
-            (8, 9, 16),
-            (19, 45, 30),
-            (50, 17, 40),
-            (2, 3, 0),
-            (0, 4, 2),
-            (1, 1, 1),
-        ];
+        let shapes =
+            [(1, 5, 7), (3, 4, 5), (7, 33, 17), (8, 9, 16), (19, 45, 30), (2, 3, 0), (0, 4, 2), (1, 1, 1)];
         for (m, n, k) in shapes {
             for trans_b in [true, false] {
                 let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
@@ -201,7 +168,6 @@ mod tests {
                             a.as_ptr(),
                             b.as_ptr(),
                             packed,
-                            std::ptr::null(),
                             m as i64,
                             n as i64,
                             k as i64,

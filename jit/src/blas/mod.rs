@@ -2,13 +2,10 @@
 //! than emits (Cranelift has 128-bit vectors only): the product's dispatch (`gemm.rs`: the
 //! `gemm` crate, or for few rows the routines below), the GEMV at the CPU's widest vectors
 //! (`gemv.rs`), dense weights repacked into aligned panels for products of a few rows
-//! (`packed.rs`) and the per-kernel cache of those packed copies (`pack_cache.rs`), and
-//! convolution weights packed once into row panels with the AVX-512 product over them
-//! (`lhs_panels.rs`).
+//! (`packed.rs`) and the per-kernel cache of those packed copies (`pack_cache.rs`).
 //! BLAS's names for BLAS's operations; no Cranelift in here.
 
 pub(crate) mod gemm;
 pub(crate) mod gemv;
-pub(crate) mod lhs_panels;
 pub(crate) mod pack_cache;
 pub(crate) mod packed;

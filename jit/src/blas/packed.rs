@@ -18,7 +18,7 @@ use relay_kir::{BufferId, BufferRole, Kernel, Stmt};
 /// Output vectors (of 16 lanes) per panel: 8 accumulators, a quarter of the vector registers.
 const PANEL: usize = 8;
 /// Lanes per vector.
-pub(super) const LANES: usize = 16;
+const LANES: usize = 16;
 /// Rows (vectors of a dense layer's input) per pass over a panel: 3 × [`PANEL`] accumulators
 /// and 3 broadcasts fill most of the 32 vector registers.
 const ROWS: usize = 3;
@@ -29,7 +29,7 @@ const MAX_ELEMENTS: usize = 1 << 24;
 /// One aligned vector of lanes.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-pub(super) struct Lanes(pub(super) [f32; LANES]);
+struct Lanes([f32; LANES]);
 
 /// A `[n, k]` float32 matrix repacked for [`PackedMatrix::gemm_rows`].
 pub(crate) struct PackedMatrix {
@@ -220,8 +220,7 @@ fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
     }
 }
 
-/// Whether the CPU has AVX-512F, detected at run time.
-pub(super) fn avx512() -> bool {
+fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")

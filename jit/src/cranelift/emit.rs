@@ -18,7 +18,6 @@
 use super::buffers::reads_what_it_writes;
 use super::ops::{scalar_type, vector_type, Ops};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
-use crate::blas::lhs_panels::{panel_operands, takes_panels, PanelOperand};
 use crate::blas::packed::{packable_operands, reads_packed, Packable};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -75,9 +74,6 @@ pub(crate) struct Emitter<'a, 'f> {
     /// The packed-weights entries of the buffer table (`packed::packable_operands`): the
     /// operand and its loaded pointer (null when not packed).
     packed: Vec<(Packable, Value)>,
-    /// The row-panel entries of the buffer table (`lhs_panels::panel_operands`), after the
-    /// packed ones: the operand and its loaded pointer (null when not packed).
-    panels: Vec<(PanelOperand, Value)>,
     syms: Vec<Value>,
     vars: Vec<Variable>,
     locals: Vec<Variable>,
@@ -142,19 +138,11 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let (buffers, syms_ptr, stop) = (params[0], params[1], params[2]);
         let table = MemFlagsData::new().with_notrap().with_readonly();
         let ptrs = (0..k.buffers.len()).map(|i| b.ins().load(I64, table, buffers, (8 * i) as i32)).collect();
-        let packed: Vec<_> = packable_operands(k)
+        let packed = packable_operands(k)
             .into_iter()
             .enumerate()
             .map(|(s, operand)| {
                 let entry = (8 * (k.buffers.len() + s)) as i32;
-                (operand, b.ins().load(I64, table, buffers, entry))
-            })
-            .collect();
-        let panels = panel_operands(k)
-            .into_iter()
-            .enumerate()
-            .map(|(s, operand)| {
-                let entry = (8 * (k.buffers.len() + packed.len() + s)) as i32;
                 (operand, b.ins().load(I64, table, buffers, entry))
             })
             .collect();
@@ -174,7 +162,6 @@ impl<'a, 'f> Emitter<'a, 'f> {
             imports,
             ptrs,
             packed,
-            panels,
             syms,
             vars,
             locals,
@@ -257,23 +244,20 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
                 let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
-                let is = |size: usize, want: &i64| i64::try_from(size) == Ok(*want);
-                let packed = self
-                    .packed
-                    .iter()
-                    .find(|(p, _)| p.buf == *b && reads_packed(*m, *trans_b) && is(p.n, n) && is(p.k, k));
-                let panels = self
-                    .panels
-                    .iter()
-                    .find(|(p, _)| p.buf == *a && takes_panels(*m, *n, *trans_b) && is(p.m, m) && is(p.k, k));
-                let (packed, panels) = (packed.map(|&(_, v)| v), panels.map(|&(_, v)| v));
-                let [packed, panels] =
-                    [packed, panels].map(|v| v.unwrap_or_else(|| self.b.ins().iconst(I64, 0)));
+                let packed = self.packed.iter().find(|(p, _)| {
+                    p.buf == *b
+                        && reads_packed(*m, *trans_b)
+                        && i64::try_from(p.n) == Ok(*n)
+                        && i64::try_from(p.k) == Ok(*k)
+                });
+                let packed = match packed {
+                    Some(&(_, ptr)) => ptr,
+                    None => self.b.ins().iconst(I64, 0),
+                };
                 let sizes = [*m, *n, *k, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
-                self.b.ins().call(
-                    self.imports.gemm,
-                    &[o, ap, bp, packed, panels, sizes[0], sizes[1], sizes[2], sizes[3]],
-                );
+                self.b
+                    .ins()
+                    .call(self.imports.gemm, &[o, ap, bp, packed, sizes[0], sizes[1], sizes[2], sizes[3]]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

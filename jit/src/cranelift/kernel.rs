@@ -1,7 +1,6 @@
 //! A compiled kernel and its safe calling wrapper.
 
 use super::temps::needs_zero;
-use crate::blas::lhs_panels::{panel_operands, PanelOperand, PanelSlot};
 use crate::blas::pack_cache::PackSlot;
 use crate::blas::packed::{packable_operands, Packable};
 use crate::JitError;
@@ -46,10 +45,6 @@ pub struct CompiledKernel {
     /// The `gemm` weight operands the code can read packed (`packed.rs`), each with its
     /// position among the inputs and its cache of packed copies; in buffer-table order.
     packable: Vec<(Packable, usize, PackSlot)>,
-    /// The `gemm` left operands the code reads as row panels (`lhs_panels.rs`: convolution
-    /// weights), each with its position among the inputs and its packed copies; in
-    /// buffer-table order, after `packable`.
-    panels: Vec<(PanelOperand, usize, PanelSlot)>,
     /// Whether calls reuse temps: the kernel has temps and no syms. Known at construction, so
     /// kernels without temps (most) never touch the mutex.
     reuse_temps: bool,
@@ -76,15 +71,13 @@ impl CompiledKernel {
         let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
         let reuse_temps =
             kernel.syms.is_empty() && kernel.buffers_with_role(BufferRole::Temp).next().is_some();
-        let position =
-            |buf: BufferId| kernel.buffers_with_role(BufferRole::Input).take_while(|&b| b != buf).count();
         let packable = packable_operands(&kernel)
             .into_iter()
-            .map(|operand| (operand, position(operand.buf), PackSlot::default()))
-            .collect();
-        let panels = panel_operands(&kernel)
-            .into_iter()
-            .map(|operand| (operand, position(operand.buf), PanelSlot::default()))
+            .map(|operand| {
+                let position =
+                    kernel.buffers_with_role(BufferRole::Input).take_while(|&b| b != operand.buf).count();
+                (operand, position, PackSlot::default())
+            })
             .collect();
         let zero_temps = kernel
             .buffers
@@ -96,7 +89,6 @@ impl CompiledKernel {
         CompiledKernel {
             zero_temps,
             packable,
-            panels,
             kernel,
             entry,
             module: Mutex::new(Some(module)),
@@ -118,8 +110,7 @@ impl CompiledKernel {
 
     /// Bytes of the packed weight copies this kernel holds now ([`CompiledKernel::run_shared`]).
     pub fn packed_bytes(&self) -> usize {
-        let panels: usize = self.panels.iter().map(|(_, _, slot)| slot.bytes()).sum();
-        self.packable.iter().map(|(_, _, slot)| slot.bytes()).sum::<usize>() + panels
+        self.packable.iter().map(|(_, _, slot)| slot.bytes()).sum()
     }
 
     /// Runs the kernel: reads `inputs`, writes `outputs` in place, with sym values `syms`.
@@ -171,7 +162,7 @@ impl CompiledKernel {
         let (mut ins, mut outs, mut tmps) = (inputs.iter(), outputs.iter_mut(), temps.iter_mut());
         // Room for a fused cell's inputs, outputs, temps and packed weights without allocating.
         let mut table: SmallVec<[*mut u8; 32]> =
-            SmallVec::with_capacity(k.buffers.len() + self.packable.len() + self.panels.len());
+            SmallVec::with_capacity(k.buffers.len() + self.packable.len());
         for decl in &k.buffers {
             let ptr = match decl.role {
                 // Never written: the verifier rejects stores to inputs.
@@ -181,22 +172,20 @@ impl CompiledKernel {
             };
             table.push(ptr.ok_or_else(|| JitError::Internal("buffer table".into()))?);
         }
-        // The shared handle of input `position`, when it is the very tensor the kernel reads
-        // (a packed copy must be of that tensor).
-        let handle = |position: usize| {
-            let same = |h: &&Arc<Tensor>| inputs.get(position).is_some_and(|t| std::ptr::eq(&***h, *t));
-            handles.get(position).copied().flatten().filter(same)
-        };
         // Held until the call returns: the table points into them.
-        let packed: SmallVec<[Option<Arc<_>>; 2]> = self
-            .packable
-            .iter()
-            .map(|(o, position, slot)| slot.lookup(handle(*position)?, o.n, o.k))
-            .collect();
-        let panels: SmallVec<[Option<Arc<_>>; 2]> =
-            self.panels.iter().map(|(o, position, slot)| slot.get(handle(*position)?, o.m, o.k)).collect();
-        table.extend(packed.iter().map(entry));
-        table.extend(panels.iter().map(entry));
+        let mut packed: SmallVec<[Arc<_>; 2]> = SmallVec::new();
+        for (operand, position, slot) in &self.packable {
+            let handle = handles.get(*position).copied().flatten();
+            // The packed copy must be of the very tensor the kernel reads.
+            let same = |h: &&Arc<Tensor>| inputs.get(*position).is_some_and(|t| std::ptr::eq(&***h, *t));
+            match handle.filter(same).and_then(|h| slot.lookup(h, operand.n, operand.k)) {
+                Some(p) => {
+                    table.push(Arc::as_ptr(&p).cast_mut().cast());
+                    packed.push(p);
+                }
+                None => table.push(std::ptr::null_mut()),
+            }
+        }
         // SAFETY: the kernel verified (ids, types, no stores to inputs) and every tensor has
         // the dtype and shape its buffer declares for these syms, so each address points to
         // exactly the elements the code expects; `check_bounds` proved (at compile time or
@@ -207,7 +196,7 @@ impl CompiledKernel {
         // which cannot change while the cache holds a `Weak` of it. `stop` outlives the call,
         // and the code only reads it, with atomic loads.
         let status = unsafe { (self.entry)(table.as_ptr(), syms.as_ptr(), stop.as_ptr().cast_const()) };
-        drop((packed, panels));
+        drop(packed);
         if reuse {
             // kir promises zero-filled temps at the start of every call; temps the code
             // writes whole before reading them cannot tell.
@@ -241,9 +230,4 @@ impl Drop for CompiledKernel {
             unsafe { module.free_memory() };
         }
     }
-}
-
-/// The buffer-table entry of a packed copy: its address, or null without one.
-fn entry<P>(packed: &Option<Arc<P>>) -> *mut u8 {
-    packed.as_ref().map_or(std::ptr::null_mut(), |p| Arc::as_ptr(p).cast_mut().cast())
 }

@@ -3,19 +3,14 @@
 //! - **ABI.** Each kernel is one function `extern "C" fn(buffers: *const *mut u8, syms:
 //!   *const i64, stop: *const u8) -> i32`: `buffers` holds one address per kir buffer in
 //!   declaration order (inputs, outputs and temps interleaved as declared), then one per
-//!   packable `gemm` weight operand (`blas/packed.rs`: its repacked copy, or null), then one per
-//!   left operand read as row panels (`blas/lhs_panels.rs`: its packed copy, or null), `syms`
-//!   the sym values; `stop` is a flag polled between iterations of outermost loops (`emit.rs`), and
+//!   packable `gemm` weight operand (`blas/packed.rs`: its repacked copy, or null), `syms` the sym
+//!   values; `stop` is a flag polled between iterations of outermost loops (`emit.rs`), and
 //!   the result is 1 when the kernel stopped for it, else 0.
 //!   [`CompiledKernel::run`] is the safe way to call it.
 //! - **Packed weights.** A product of a few rows over `[n, k]` weights the calls keep passing
 //!   (a dense layer's) reads them repacked into aligned panels, packed once enough calls
 //!   passed the same tensor and kept while the tensor lives (`blas/pack_cache.rs`,
 //!   [`CompiledKernel::run_shared`]).
-//! - **Row panels.** A product of at least 8 rows and 16 columns over a `[k, n]` right
-//!   operand (a convolution: its weights times the im2col matrix) reads its left operand packed into
-//!   panels of 8 rows, packed at the first call that passes the tensor by handle and kept
-//!   while it lives, by a register-blocked AVX-512 micro-kernel (`blas/lhs_panels.rs`).
 //! - **Safety.** A kernel is verified before compilation, and its accesses are proved in
 //!   bounds ([`relay_kir::check_bounds`]) at compile time when it has no syms, or
 //!   before every call otherwise, so the generated loads and stores need no checks. Integer
@@ -135,7 +130,7 @@ impl Jit {
         let powf = declare_math(&mut module, "relay_jit_powf", F32)?;
         let pow = declare_math(&mut module, "relay_jit_pow", F64)?;
         let mut gemm_sig: Signature = module.make_signature();
-        gemm_sig.params.extend([AbiParam::new(pointer); 5]);
+        gemm_sig.params.extend([AbiParam::new(pointer); 4]);
         gemm_sig.params.extend([AbiParam::new(I64); 4]);
         let gemm =
             module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;
