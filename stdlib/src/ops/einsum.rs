@@ -40,7 +40,7 @@ struct Equation {
 
 /// An error in equation `eq`.
 fn bad(eq: &str, why: impl Display) -> KernelError {
-    KernelError::Attr(format!("einsum equation {eq:?}: {why}"))
+    KernelError::Attr(format!("equation {eq:?}: {why}"))
 }
 
 /// The subscripts of one term of `eq`: letters, at most one `...`; spaces are skipped.
@@ -137,7 +137,7 @@ fn axis_labels<D: ShapeDim>(
     };
     let Some(ellipsis_rank) = ellipsis_rank else {
         return Err(KernelError::Shape(format!(
-            "einsum operand {i} of shape {} has rank {}, but its term in {eq:?} names {named} axes",
+            "operand {i} of shape {} has rank {}, but its term in {eq:?} names {named} axes",
             shape_text(shape),
             shape.len()
         )));
@@ -162,7 +162,7 @@ fn sizes<D: ShapeDim>(eq: &Equation, shapes: &[&[D]], text: &str) -> Result<Size
             match labels.iter_mut().find(|(m, _)| *m == l) {
                 Some((_, known)) if !may_equal(*known, d) => {
                     return Err(KernelError::Shape(format!(
-                        "einsum label {:?} has sizes {} and {}: {}",
+                        "label {:?} has sizes {} and {}: {}",
                         char::from(l),
                         dim_text(*known),
                         dim_text(d),

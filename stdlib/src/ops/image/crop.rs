@@ -19,9 +19,9 @@ use relay_devices::{DType, Tensor};
 /// `image.crop_and_resize(data, boxes, box_indices)`: `data` `[n, c, h, w]` (`NCHW`) or `[n,
 /// h, w, c]` (`NHWC`), `boxes` `[b, 4]` of normalised `(y1, x1, y2, x2)` and `box_indices`
 /// `[b]` (the image of each box) give `[b, c, ch, cw]` (or `[b, ch, cw, c]`), `crop_size =
-/// [ch, cw]`. Crop pixel `(i, j)` samples the image at `y = y1 * (h - 1) + i * (y2 - y1) * (h -
-/// 1) / (ch - 1)` (the box's centre for `ch = 1`), likewise `x`; outside the image it is
-/// `extrapolation_value`. `bilinear` or `nearest_neighbor` (ties to even). Numeric data,
+/// [ch, cw]`. Crop pixel `(i, j)` samples the image at
+/// `y = y1 * (h - 1) + i * (y2 - y1) * (h - 1) / (ch - 1)` (the box's centre for `ch = 1`),
+/// likewise `x`; outside the image it is `extrapolation_value`. `bilinear` or `nearest_neighbor` (ties to even). Numeric data,
 /// float boxes, integer indices (one out of range is an error); the output is `out_dtype` or
 /// the data's.
 #[derive(Debug)]

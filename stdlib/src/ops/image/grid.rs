@@ -144,7 +144,7 @@ impl Operator for GridSample {
         let plane = oh * ow;
         let mut values = Vec::with_capacity(n * c * plane);
         for b in 0..n {
-            let taps: Vec<[Vec<(Option<usize>, f64)>; 2]> = (0..plane)
+            let taps: Vec<[Taps; 2]> = (0..plane)
                 .map(|p| {
                     let at = |field: usize| g.get((b * 2 + field) * plane + p).copied().unwrap_or(0.0);
                     [a.axis_taps(at(1), h), a.axis_taps(at(0), w)]
@@ -168,6 +168,10 @@ impl Operator for GridSample {
         write_values(only_output(outputs)?, values)
     }
 }
+
+/// The taps of one coordinate along one axis: `(pixel, weight)`, the pixel `None` outside the
+/// image.
+type Taps = Vec<(Option<usize>, f64)>;
 
 impl GridSampleAttrs {
     /// The pixel coordinate of normalised coordinate `g` along an axis of `size`.
@@ -194,7 +198,7 @@ impl GridSampleAttrs {
 
     /// The taps of normalised coordinate `g` along an axis of `size`: `(pixel, weight)`, the
     /// pixel `None` outside the image.
-    fn axis_taps(&self, g: f64, size: usize) -> Vec<(Option<usize>, f64)> {
+    fn axis_taps(&self, g: f64, size: usize) -> Taps {
         let inside = |p: f64| {
             // `as` saturates (and maps NaN to 0), so a wild coordinate cannot wrap around.
             let i = p as i64;
