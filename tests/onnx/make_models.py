@@ -153,6 +153,24 @@ case("op_averagepool_include_pad", [node("AveragePool", ["x"], ["y"], kernel_sha
      [("x", F, [1, 2, 6, 6])], [("y", F, [1, 2, 3, 3])])
 case("op_globalaveragepool", [node("GlobalAveragePool", ["x"], ["y"])], [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 1, 1])])
 case("op_globalmaxpool", [node("GlobalMaxPool", ["x"], ["y"])], [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 1, 1])])
+case("op_conv3d", [node("Conv", ["x", "w", "b"], ["y"], pads=[1, 0, 1, 0, 1, 1], strides=[1, 2, 2], group=2)],
+     [("x", F, [1, 4, 4, 7, 6])], [("y", F, [1, 6, 3, 4, 3])], inits={"w": f32(6, 2, 3, 2, 3), "b": f32(6)})
+case("op_conv1d_same_lower", [node("Conv", ["x", "w"], ["y"], auto_pad="SAME_LOWER", strides=[2])],
+     [("x", F, [2, 3, 9])], [("y", F, [2, 4, 5])], inits={"w": f32(4, 3, 3)})
+case("op_maxpool3d_ceil", [node("MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 2], strides=[2, 2, 2], pads=[0, 1, 0, 1, 1, 0],
+                                ceil_mode=1)],
+     [("x", F, [1, 2, 5, 6, 7])], [("y", F, [1, 2, 3, 4, 4])])
+case("op_averagepool3d_include_pad", [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3, 3], strides=[2, 2, 2],
+                                           pads=[1, 1, 1, 1, 1, 1], count_include_pad=1)],
+     [("x", F, [1, 2, 5, 6, 6])], [("y", F, [1, 2, 3, 3, 3])])
+case("op_averagepool1d", [node("AveragePool", ["x"], ["y"], kernel_shape=[3], pads=[1, 1])],
+     [("x", F, [2, 3, 8])], [("y", F, [2, 3, 8])])
+for mode in ["bilinear", "nearest", "bicubic"]:
+    for padding_mode in ["zeros", "border", "reflection"]:
+        case(f"op_gridsample_{mode}_{padding_mode}", [node("GridSample", ["x", "g"], ["y"], mode=mode,
+                                                            padding_mode=padding_mode, align_corners=int(mode == "bicubic"))],
+             [("x", F, [2, 3, 5, 6]), ("g", F, [2, 4, 3, 2])], [("y", F, [2, 3, 4, 3])], opset=16,
+             feeds={"g": np.clip(f32(2, 4, 3, 2, seed=7) * 0.8, -1.3, 1.3)})
 case("op_batchnormalization", [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)],
      [("x", F, [2, 3, 4, 4])], [("y", F, [2, 3, 4, 4])],
      inits={"s": f32(3, seed=1), "b": f32(3, seed=2), "m": f32(3, seed=3), "v": np.abs(f32(3, seed=4)) + 0.5})

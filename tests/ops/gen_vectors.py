@@ -2189,6 +2189,305 @@ error("nn.adaptive_max_pool1d", "zero_size", [xa1], {"output_size": [0]})
 error("nn.adaptive_max_pool1d", "packed_layout", [xa1], {"layout": "NCW4c"})
 
 
+# ---------------------------------------------------------------- 3-d convolution and pooling, einsum
+# (helper ops3d's section: its own random stream, so that sections appended by others do not
+# shift it.) References written from TVM's definitions (topi conv3d_ncdhw, pool_impl_nd,
+# adaptive_pool) in plain NumPy, N-d over the spatial axes; einsum from np.einsum.
+
+RNG = np.random.default_rng(316)
+
+
+def conv3d_ref(x, w, strides=(1, 1, 1), pad=(0,) * 6, dil=(1, 1, 1), groups=1, acc=np.float64):
+    """Direct NCDHW/OIDHW convolution: pad = (front, top, left, back, bottom, right)."""
+    n = x.shape[0]
+    o, ci = w.shape[:2]
+    k = w.shape[2:]
+    xp = np.pad(x.astype(acc), [(0, 0), (0, 0)] + [(pad[i], pad[i + 3]) for i in range(3)])
+    span = [(k[i] - 1) * dil[i] + 1 for i in range(3)]
+    sizes = [(xp.shape[2 + i] - span[i]) // strides[i] + 1 for i in range(3)]
+    out = np.zeros((n, o, *sizes), acc)
+    per_group = o // groups
+    for f in range(o):
+        g = f // per_group
+        for pos in np.ndindex(*sizes):
+            win = xp[(slice(None), slice(g * ci, (g + 1) * ci)) + tuple(
+                slice(pos[i] * strides[i], pos[i] * strides[i] + span[i], dil[i]) for i in range(3))]
+            out[(slice(None), f) + pos] = (win * w[f].astype(acc)).sum(axis=(1, 2, 3, 4))
+    return out
+
+
+def pool_nd_ref(x, kind, pool, strides, pad, dil=None, ceil_mode=False, count_include_pad=False):
+    """TVM pooling over the trailing len(pool) axes: pad = befores then afters."""
+    r = len(pool)
+    dil = dil or (1,) * r
+    dims = x.shape[-r:]
+    sizes = []
+    for ax in range(r):
+        room = dims[ax] + pad[ax] + pad[ax + r] - ((pool[ax] - 1) * dil[ax] + 1)
+        sizes.append((room + (strides[ax] - 1 if ceil_mode else 0)) // strides[ax] + 1)
+    out = np.zeros(x.shape[:-r] + tuple(sizes), np.float64)
+    for pos in np.ndindex(*sizes):
+        taps, counted = [], 1
+        for ax in range(r):
+            starts = [pos[ax] * strides[ax] - pad[ax] + i * dil[ax] for i in range(pool[ax])]
+            taps.append([p for p in starts if 0 <= p < dims[ax]])
+            counted *= len([p for p in starts if p < dims[ax] + pad[ax + r]])
+        vals = x[(Ellipsis,) + np.ix_(*taps)].reshape(x.shape[:-r] + (-1,)) if all(taps) else np.zeros(x.shape[:-r] + (0,))
+        if kind == "max":
+            out[(Ellipsis,) + pos] = vals.max(axis=-1)
+        else:
+            out[(Ellipsis,) + pos] = vals.sum(axis=-1) / max(counted if count_include_pad else vals.shape[-1], 1)
+    return out
+
+
+def adaptive_nd_ref(x, sizes, kind):
+    """TVM's adaptive windows over the trailing axes: floor(i * L / O) .. ceil((i + 1) * L / O)."""
+    r = len(sizes)
+    dims = x.shape[-r:]
+    out = np.zeros(x.shape[:-r] + tuple(sizes), x.dtype)
+    for pos in np.ndindex(*sizes):
+        win = x[(Ellipsis,) + tuple(slice(pos[a] * dims[a] // sizes[a], -(-(pos[a] + 1) * dims[a] // sizes[a]))
+                                    for a in range(r))].reshape(x.shape[:-r] + (-1,))
+        out[(Ellipsis,) + pos] = win.max(axis=-1) if kind == "max" else win.mean(axis=-1)
+    return out
+
+
+NDHWC, DHWIO = (0, 2, 3, 4, 1), (2, 3, 4, 1, 0)
+x3 = f32(2, 4, 5, 6, 5)
+w3 = f32(6, 4, 3, 2, 3)
+case("nn.conv3d", "basic", [x3, w3], [conv3d_ref(d64(x3), d64(w3))], out_dtypes=["float32"], atol=1e-5)
+case("nn.conv3d", "stride_asymmetric_pad6", [x3, w3],
+     [conv3d_ref(d64(x3), d64(w3), (2, 1, 2), (1, 0, 2, 0, 1, 1))],
+     {"strides": [2, 1, 2], "padding": [1, 0, 2, 0, 1, 1]}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv3d", "pad3_dilation", [x3, w3], [conv3d_ref(d64(x3), d64(w3), pad=(1, 1, 1, 1, 1, 1), dil=(2, 2, 1))],
+     {"padding": [1, 1, 1], "dilation": [2, 2, 1], "channels": 6, "kernel_size": [3, 2, 3]},
+     out_dtypes=["float32"], atol=1e-5)
+wg3 = f32(6, 2, 1, 3, 3)
+case("nn.conv3d", "groups2_pad1", [x3, wg3], [conv3d_ref(d64(x3), d64(wg3), pad=(1,) * 6, groups=2)],
+     {"groups": 2, "padding": [1]}, out_dtypes=["float32"], atol=1e-5)
+wd3 = f32(4, 1, 2, 2, 2)
+case("nn.conv3d", "depthwise_ndhwc_dhwio", [x3.transpose(NDHWC), wd3.transpose(DHWIO)],
+     [conv3d_ref(d64(x3), d64(wd3), groups=4).transpose(NDHWC)],
+     {"groups": 4, "data_layout": "NDHWC", "kernel_layout": "DHWIO"}, out_dtypes=["float32"], atol=1e-5)
+case("nn.conv3d", "ncdhw_in_ndhwc_out", [x3, w3], [conv3d_ref(d64(x3), d64(w3), (1, 2, 1)).transpose(NDHWC)],
+     {"strides": [1, 2, 1], "out_layout": "NDHWC"}, out_dtypes=["float32"], atol=1e-5)
+xi3, wi3 = ints(1, 2, 3, 4, 4, dtype="int8"), ints(3, 2, 2, 2, 2, dtype="int8")
+case("nn.conv3d", "int8_to_int32", [xi3, wi3], [conv3d_ref(xi3, wi3, acc=np.int64).astype(np.int32)],
+     {"out_dtype": "int32"})
+case("nn.conv3d", "empty_batch", [f32(0, 4, 5, 6, 5), w3], [np.zeros((0, 6, 3, 5, 3), np.float32)])
+error("nn.conv3d", "channels_mismatch", [x3, f32(6, 3, 3, 2, 3)])
+error("nn.conv3d", "kernel_too_large", [f32(1, 4, 2, 6, 5), w3])
+error("nn.conv3d", "padding_two_values", [x3, w3], {"padding": [1, 1]})
+error("nn.conv3d", "rank4_data", [f32(2, 4, 5, 6), w3])
+error("nn.conv3d", "packed_layout", [x3, w3], {"data_layout": "NCDHW4c"})
+error("nn.conv3d", "kernel_size_mismatch", [x3, w3], {"kernel_size": [3, 3, 3]})
+
+xq = f32(2, 3, 5, 6, 7)
+case("nn.max_pool3d", "2x2x2_stride2", [xq], [pool_nd_ref(d64(xq), "max", (2, 2, 2), (2, 2, 2), (0,) * 6)],
+     {"pool_size": [2, 2, 2], "strides": [2, 2, 2]}, out_dtypes=["float32"])
+case("nn.max_pool3d", "pad6_ceil_dilated", [xq],
+     [pool_nd_ref(d64(xq), "max", (2, 3, 2), (2, 2, 3), (1, 0, 1, 0, 1, 0), dil=(1, 2, 1), ceil_mode=True)],
+     {"pool_size": [2, 3, 2], "strides": [2, 2, 3], "padding": [1, 0, 1, 0, 1, 0], "dilation": [1, 2, 1],
+      "ceil_mode": True}, out_dtypes=["float32"])
+case("nn.max_pool3d", "ndhwc_one_value", [xq.transpose(NDHWC)],
+     [pool_nd_ref(d64(xq), "max", (3, 3, 3), (1, 1, 1), (1,) * 6).transpose(NDHWC)],
+     {"pool_size": [3], "padding": [1], "layout": "NDHWC"}, out_dtypes=["float32"])
+xqi = ints(1, 2, 4, 4, 4, dtype="int32")
+case("nn.max_pool3d", "int32", [xqi], [pool_nd_ref(xqi, "max", (2, 2, 2), (2, 2, 2), (0,) * 6).astype(np.int32)],
+     {"pool_size": [2, 2, 2], "strides": [2, 2, 2]})
+error("nn.max_pool3d", "window_too_large", [f32(1, 1, 2, 4, 4)], {"pool_size": [3, 3, 3]})
+error("nn.max_pool3d", "two_values", [xq], {"pool_size": [2, 2]})
+case("nn.avg_pool3d", "pad3_excluded", [xq], [pool_nd_ref(d64(xq), "avg", (3, 3, 3), (2, 2, 2), (1,) * 6)],
+     {"pool_size": [3, 3, 3], "strides": [2, 2, 2], "padding": [1, 1, 1]}, out_dtypes=["float32"])
+case("nn.avg_pool3d", "pad_included", [xq],
+     [pool_nd_ref(d64(xq), "avg", (3, 3, 3), (2, 2, 2), (1,) * 6, count_include_pad=True)],
+     {"pool_size": [3, 3, 3], "strides": [2, 2, 2], "padding": [1], "count_include_pad": True}, out_dtypes=["float32"])
+case("nn.avg_pool3d", "ceil_asymmetric_include_pad_ndhwc", [xq.transpose(NDHWC)],
+     [pool_nd_ref(d64(xq), "avg", (2, 3, 2), (2, 2, 2), (0, 1, 1, 1, 0, 1), ceil_mode=True,
+                  count_include_pad=True).transpose(NDHWC)],
+     {"pool_size": [2, 3, 2], "strides": [2], "padding": [0, 1, 1, 1, 0, 1], "ceil_mode": True,
+      "count_include_pad": True, "layout": "NDHWC"}, out_dtypes=["float32"])
+error("nn.avg_pool3d", "int_rejected", [xqi], {"pool_size": [2, 2, 2]})
+error("nn.avg_pool3d", "padding_four_values", [xq], {"pool_size": [2, 2, 2], "padding": [1, 1, 1, 1]})
+
+case("nn.adaptive_avg_pool3d", "to_2x3x4", [xq], [adaptive_nd_ref(d64(xq), (2, 3, 4), "avg")],
+     {"output_size": [2, 3, 4]}, out_dtypes=["float32"])
+case("nn.adaptive_avg_pool3d", "one_value_1", [xq], [d64(xq).mean(axis=(2, 3, 4), keepdims=True)],
+     {"output_size": [1]}, out_dtypes=["float32"])
+case("nn.adaptive_avg_pool3d", "default_is_identity", [xq], [xq])
+error("nn.adaptive_avg_pool3d", "two_values", [xq], {"output_size": [1, 2]})
+case("nn.adaptive_max_pool3d", "ndhwc_larger_output", [xq.transpose(NDHWC)],
+     [adaptive_nd_ref(xq, (7, 4, 9), "max").transpose(NDHWC)], {"output_size": [7, 4, 9], "layout": "NDHWC"})
+xai3 = ints(1, 2, 3, 5, 4, dtype="int8")
+case("nn.adaptive_max_pool3d", "int8_to_2", [xai3], [adaptive_nd_ref(xai3, (2, 2, 2), "max")], {"output_size": [2]})
+case("nn.adaptive_max_pool3d", "default_is_identity", [xq], [xq])
+error("nn.adaptive_max_pool3d", "zero_size", [xq], {"output_size": [0, 1, 1]})
+
+
+def einsum_case(name, equation, *xs, atol=None):
+    want = np.einsum(equation, *[d64(x) if x.dtype.kind == "f" else x.astype(np.int64) for x in xs])
+    case("einsum", name, list(xs), [np.asarray(want).astype(xs[0].dtype)], {"equation": equation}, atol=atol)
+
+
+a34, b45, v4 = f32(3, 4), f32(4, 5), f32(4)
+einsum_case("matmul", "ij,jk->ik", a34, b45, atol=1e-5)
+einsum_case("matmul_implicit", "ij,jk", a34, b45, atol=1e-5)
+einsum_case("transpose_implicit", "ba", a34)
+einsum_case("trace", "ii", f32(4, 4), atol=1e-5)
+einsum_case("diagonal", "ii->i", f32(4, 4))
+einsum_case("sum_all", "ij->", a34, atol=1e-5)
+einsum_case("outer", "i,j->ij", v4, f32(3))
+einsum_case("matvec", "ij,j->i", a34, v4, atol=1e-5)
+einsum_case("batch_matmul_ellipsis", "...ij,...jk->...ik", f32(2, 1, 3, 4), f32(5, 4, 2), atol=1e-5)
+einsum_case("ellipsis_middle", "i...j,j->...i", f32(2, 3, 2, 4), v4, atol=1e-5)
+einsum_case("three_operands", "ij,jk,kl->il", f32(2, 3), f32(3, 4), f32(4, 2), atol=1e-5)
+einsum_case("bilinear", "bn,anm,bm->ba", f32(2, 3), f32(4, 3, 5), f32(2, 5), atol=1e-5)
+einsum_case("int32", "ij,jk->ik", ints(2, 3), ints(3, 2))
+einsum_case("int64_diagonal_sum", "iij->j", ints(3, 3, 2, dtype="int64"))
+einsum_case("empty_contraction", "ij,jk->ik", f32(2, 0), f32(0, 3))
+einsum_case("scalars", ",->", np.float32(1.5), np.float32(-2.0))
+error("einsum", "label_size_mismatch", [a34, f32(5, 5)], {"equation": "ij,jk->ik"})
+error("einsum", "term_count", [a34], {"equation": "ij,jk->ik"})
+error("einsum", "rank_mismatch", [a34], {"equation": "ijk->k"})
+error("einsum", "unknown_output_label", [a34], {"equation": "ij->iz"})
+error("einsum", "ellipsis_dropped", [f32(2, 3, 4)], {"equation": "i...->i"})
+error("einsum", "dtype_mismatch", [a34, ints(4, 5)], {"equation": "ij,jk->ik"})
+error("einsum", "bool_rejected", [np.array([True, False])], {"equation": "i->i"})
+
+
+def affine_grid_ref(theta, h, w):
+    """TVM's affine_grid: the maps applied to y = -1 + 2 i / (h - 1), x = -1 + 2 j / (w - 1)."""
+    ys, xs = np.linspace(-1.0, 1.0, h), np.linspace(-1.0, 1.0, w)
+    return (theta[:, :, 0, None, None] * xs[None, None, None, :] + theta[:, :, 1, None, None] * ys[None, None, :, None]
+            + theta[:, :, 2, None, None])
+
+
+theta = f32(2, 2, 3)
+case("image.affine_grid", "4x5", [theta], [affine_grid_ref(d64(theta), 4, 5)], {"target_shape": [4, 5]},
+     out_dtypes=["float32"])
+case("image.affine_grid", "identity_3x3", [np.array([[[1, 0, 0], [0, 1, 0]]], np.float32)],
+     [affine_grid_ref(np.array([[[1.0, 0, 0], [0, 1, 0]]]), 3, 3)], {"target_shape": [3, 3]}, out_dtypes=["float32"])
+theta64 = RNG.uniform(-1, 1, (1, 2, 3))
+case("image.affine_grid", "float64", [theta64], [affine_grid_ref(theta64, 2, 6)], {"target_shape": [2, 6]})
+error("image.affine_grid", "not_2x3", [f32(2, 3, 2)], {"target_shape": [4, 5]})
+error("image.affine_grid", "one_size", [theta], {"target_shape": [4]})
+error("image.affine_grid", "int_rejected", [ints(1, 2, 3)], {"target_shape": [2, 2]})
+
+
+def grid_sample_ref(x, grid, method, padding_mode, align_corners):
+    """PyTorch's grid_sample, which TVM follows, over TVM's [N, 2, OH, OW] grid (x first)."""
+    n, c, h, w = x.shape
+    oh, ow = grid.shape[2:]
+
+    def unnormalize(g, size):
+        return (g + 1) / 2 * (size - 1) if align_corners else ((g + 1) * size - 1) / 2
+
+    def reflect(p, twice_low, twice_high):
+        if twice_low == twice_high:
+            return 0.0
+        low, span = twice_low / 2, (twice_high - twice_low) / 2
+        d = abs(p - low)
+        extra, flips = math.fmod(d, span), math.floor(d / span)
+        return extra + low if flips % 2 == 0 else span - extra + low
+
+    def padded(p, size):
+        if padding_mode == "reflection":
+            p = reflect(p, 0, 2 * (size - 1)) if align_corners else reflect(p, -1, 2 * size - 1)
+        if padding_mode != "zeros":
+            p = min(max(p, 0), size - 1)
+        return p
+
+    def cubic(t, a=-0.75):
+        near = lambda s: ((a + 2) * s - (a + 3)) * s * s + 1
+        far = lambda s: ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+    out = np.zeros((n, c, oh, ow))
+    for b, i, j in np.ndindex(n, oh, ow):
+        gx, gy = unnormalize(grid[b, 0, i, j], w), unnormalize(grid[b, 1, i, j], h)
+        img = x[b]
+
+        def read(iy, ix):
+            return img[:, iy, ix] if 0 <= iy < h and 0 <= ix < w else np.zeros(c)
+
+        if method == "nearest":
+            v = read(int(np.rint(padded(gy, h))), int(np.rint(padded(gx, w))))
+        elif method == "bilinear":
+            px, py = padded(gx, w), padded(gy, h)
+            x0, y0 = math.floor(px), math.floor(py)
+            tx, ty = px - x0, py - y0
+            v = sum(wy * wx * read(y0 + dy, x0 + dx) for dy, wy in ((0, 1 - ty), (1, ty))
+                    for dx, wx in ((0, 1 - tx), (1, tx)))
+        else:
+            x0, y0 = math.floor(gx), math.floor(gy)
+            wx, wy = cubic(gx - x0), cubic(gy - y0)
+            v = sum(wy[p] * wx[q] * read(int(padded(y0 - 1 + p, h)), int(padded(x0 - 1 + q, w)))
+                    for p in range(4) for q in range(4))
+        out[b, :, i, j] = v
+    return out
+
+
+xs_img = f32(2, 3, 4, 5)
+grid = RNG.uniform(-1.3, 1.3, (2, 2, 3, 4)).astype(np.float32)
+for method in ("nearest", "bilinear", "bicubic"):
+    for padding_mode in ("zeros", "border", "reflection"):
+        for align_corners in (True, False):
+            case("image.grid_sample", f"{method}_{padding_mode}_{'align' if align_corners else 'edges'}",
+                 [xs_img, grid], [grid_sample_ref(d64(xs_img), d64(grid), method, padding_mode, align_corners)],
+                 {"method": method, "padding_mode": padding_mode, "align_corners": align_corners},
+                 out_dtypes=["float32"], atol=1e-5)
+case("image.grid_sample", "default_attrs_float64", [d64(xs_img[:1]), d64(grid[:1])],
+     [grid_sample_ref(d64(xs_img[:1]), d64(grid[:1]), "bilinear", "zeros", True)])
+error("image.grid_sample", "nhwc_rejected", [xs_img, grid], {"layout": "NHWC"})
+error("image.grid_sample", "grid_last_axis_2", [xs_img, grid.transpose(0, 2, 3, 1)])
+error("image.grid_sample", "batch_mismatch", [xs_img, grid[:1]])
+error("image.grid_sample", "dtype_mismatch", [xs_img, d64(grid)])
+
+
+def crop_and_resize_ref(x, boxes, box_indices, crop, method="bilinear", extrapolation_value=0.0):
+    """TensorFlow's crop_and_resize (TVM's), NCHW: box (y1, x1, y2, x2) in normalised coordinates."""
+    _, c, h, w = x.shape
+    ch, cw = crop
+    out = np.zeros((len(boxes), c, ch, cw))
+    for b, (y1, x1, y2, x2) in enumerate(boxes):
+        img = x[box_indices[b]]
+        ys = [y1 * (h - 1) + i * (y2 - y1) * (h - 1) / (ch - 1) for i in range(ch)] if ch > 1 else [0.5 * (y1 + y2) * (h - 1)]
+        xs = [x1 * (w - 1) + j * (x2 - x1) * (w - 1) / (cw - 1) for j in range(cw)] if cw > 1 else [0.5 * (x1 + x2) * (w - 1)]
+        for i, y in enumerate(ys):
+            for j, xx in enumerate(xs):
+                if not (0 <= y <= h - 1 and 0 <= xx <= w - 1):
+                    out[b, :, i, j] = extrapolation_value
+                elif method == "nearest_neighbor":
+                    out[b, :, i, j] = img[:, int(np.rint(y)), int(np.rint(xx))]
+                else:
+                    t, l = math.floor(y), math.floor(xx)
+                    bt, r = min(t + 1, h - 1), min(l + 1, w - 1)
+                    fy, fx = y - t, xx - l
+                    top = img[:, t, l] * (1 - fx) + img[:, t, r] * fx
+                    bottom = img[:, bt, l] * (1 - fx) + img[:, bt, r] * fx
+                    out[b, :, i, j] = top * (1 - fy) + bottom * fy
+    return out
+
+
+x_crop = f32(2, 3, 6, 7)
+boxes = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0], [-0.2, 0.3, 0.5, 1.2], [0.7, 0.6, 0.2, 0.1]], np.float32)
+box_indices = np.array([1, 0, 1, 0], np.int32)
+case("image.crop_and_resize", "bilinear", [x_crop, boxes, box_indices],
+     [crop_and_resize_ref(d64(x_crop), d64(boxes), box_indices, (4, 5))], {"crop_size": [4, 5]},
+     out_dtypes=["float32"], atol=1e-5)
+case("image.crop_and_resize", "nearest_extrapolate", [x_crop, boxes, box_indices],
+     [crop_and_resize_ref(d64(x_crop), d64(boxes), box_indices, (3, 3), "nearest_neighbor", -1.0)],
+     {"crop_size": [3, 3], "method": "nearest_neighbor", "extrapolation_value": -1.0}, out_dtypes=["float32"])
+case("image.crop_and_resize", "nhwc_1x1_crop", [x_crop.transpose(0, 2, 3, 1), boxes, box_indices],
+     [crop_and_resize_ref(d64(x_crop), d64(boxes), box_indices, (1, 1)).transpose(0, 2, 3, 1)],
+     {"crop_size": [1, 1], "layout": "NHWC"}, out_dtypes=["float32"], atol=1e-5)
+case("image.crop_and_resize", "no_boxes", [x_crop, np.zeros((0, 4), np.float32), np.zeros(0, np.int32)],
+     [np.zeros((0, 3, 2, 2), np.float32)], {"crop_size": [2, 2]})
+error("image.crop_and_resize", "index_out_of_range", [x_crop, boxes, np.array([0, 2, 1, 0], np.int32)], {"crop_size": [2, 2]})
+error("image.crop_and_resize", "boxes_not_4", [x_crop, boxes[:, :3], box_indices], {"crop_size": [2, 2]})
+error("image.crop_and_resize", "float_indices", [x_crop, boxes, box_indices.astype(np.float32)], {"crop_size": [2, 2]})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

@@ -173,3 +173,78 @@ op_attrs! {
             (CoordinateTransformationMode::HalfPixel),
     }
 }
+
+attr_enum! {
+    /// How `image.grid_sample` interpolates.
+    GridSampleMethod, "one of \"nearest\", \"bilinear\", \"bicubic\"" {
+        /// The nearest pixel (ties to even, as PyTorch's `nearbyint`).
+        Nearest = "nearest",
+        /// Linear along each axis (TVM's default).
+        #[default]
+        Bilinear = "bilinear",
+        /// Cubic convolution along each axis with `a = -0.75` (PyTorch's).
+        Bicubic = "bicubic",
+    }
+}
+
+attr_enum! {
+    /// What `image.grid_sample` reads outside the image.
+    GridSamplePadding, "one of \"zeros\", \"border\", \"reflection\"" {
+        /// Zero (TVM's default).
+        #[default]
+        Zeros = "zeros",
+        /// The nearest edge pixel: coordinates are clamped into the image.
+        Border = "border",
+        /// The image mirrored at its edges, then clamped.
+        Reflection = "reflection",
+    }
+}
+
+op_attrs! {
+    /// `image.grid_sample` (TVM `GridSampleAttrs`).
+    pub struct GridSampleAttrs {
+        /// Interpolation.
+        method: GridSampleMethod = (GridSampleMethod::Bilinear),
+        /// Data layout; `NCHW` only.
+        layout: String = ("NCHW".to_string()),
+        /// What is read outside the image.
+        padding_mode: GridSamplePadding = (GridSamplePadding::Zeros),
+        /// Grid values -1 and 1 are the centres of the corner pixels (else their outer edges).
+        align_corners: bool = true,
+    }
+}
+
+op_attrs! {
+    /// `image.affine_grid` (TVM `AffineGridAttrs`).
+    pub struct AffineGridAttrs {
+        /// The grid's `[height, width]` (required).
+        target_shape: Vec<i64> = required,
+    }
+}
+
+attr_enum! {
+    /// How `image.crop_and_resize` interpolates.
+    CropAndResizeMethod, "one of \"bilinear\", \"nearest_neighbor\"" {
+        /// Linear along each axis (TVM's default).
+        #[default]
+        Bilinear = "bilinear",
+        /// The nearest source pixel.
+        NearestNeighbor = "nearest_neighbor",
+    }
+}
+
+op_attrs! {
+    /// `image.crop_and_resize` (TVM `CropAndResizeAttrs`).
+    pub struct CropAndResizeAttrs {
+        /// The `[height, width]` of each crop (required).
+        crop_size: Vec<i64> = required,
+        /// Data layout: `NCHW` or `NHWC`.
+        layout: String = ("NCHW".to_string()),
+        /// Interpolation.
+        method: CropAndResizeMethod = (CropAndResizeMethod::Bilinear),
+        /// The value of crop pixels outside the image.
+        extrapolation_value: f64 = 0.0,
+        /// Output dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}

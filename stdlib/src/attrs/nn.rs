@@ -104,6 +104,34 @@ op_attrs! {
     }
 }
 
+op_attrs! {
+    /// `nn.conv3d` (TVM `Conv3DAttrs`); any permutation of `NCDHW`/`OIDHW` runs (`NDHWC`/`DHWIO`,
+    /// ...).
+    pub struct Conv3dAttrs {
+        /// `[stride_d, stride_h, stride_w]` (one value applies to all).
+        strides: Vec<i64> = (vec![1, 1, 1]),
+        /// 1 value (all sides), 3 (`[front/back, top/bottom, left/right]`) or 6
+        /// (`[front, top, left, back, bottom, right]`).
+        padding: Vec<i64> = (vec![0, 0, 0]),
+        /// `[dilation_d, dilation_h, dilation_w]` (one value applies to all).
+        dilation: Vec<i64> = (vec![1, 1, 1]),
+        /// Channel groups; `groups == in_channels` is a depthwise convolution.
+        groups: i64 = 1,
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kd, kh, kw]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// Data layout: a permutation of `NCDHW` (`NDHWC`, ...).
+        data_layout: String = ("NCDHW".to_string()),
+        /// Weight layout: a permutation of `OIDHW` (`DHWIO`, ...).
+        kernel_layout: String = ("OIDHW".to_string()),
+        /// Output layout; `""` (same as the data) or a permutation of `NCDHW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
 /// Declares a pooling attribute struct: the window fields that TVM's `MaxPool{1,2}DAttrs`
 /// and `AvgPool{1,2}DAttrs` all have, in TVM's order, with the defaults of the struct's rank
 /// (`ones` for `strides` and `dilation`, `zeros` for `padding`, and the layout), then the
@@ -165,6 +193,24 @@ pool_attrs! {
     }
 }
 
+pool_attrs! {
+    vec![1, 1, 1], vec![0, 0, 0], "NCDHW";
+    /// `nn.max_pool3d` (TVM `MaxPool3DAttrs`); `padding` has 1, 3 or 6 values as for
+    /// `nn.conv3d`; padded positions never win.
+    pub struct MaxPool3dAttrs {}
+}
+
+pool_attrs! {
+    vec![1, 1, 1], vec![0, 0, 0], "NCDHW";
+    /// `nn.avg_pool3d` (TVM `AvgPool3DAttrs`); `padding` has 1, 3 or 6 values as for
+    /// `nn.conv3d`.
+    pub struct AvgPool3dAttrs {
+        /// Divide by the window size including explicit padding (not the extra `ceil_mode`
+        /// border) instead of by the number of real elements.
+        count_include_pad: bool = false,
+    }
+}
+
 op_attrs! {
     /// `nn.global_avg_pool2d` and `nn.global_max_pool2d` (TVM `GlobalPool2DAttrs`); any
     /// permutation of `NCHW` runs (the kir rule fuses `NCHW` only).
@@ -197,6 +243,19 @@ op_attrs! {
         output_size: Vec<i64> = (Vec::new()),
         /// Data layout.
         layout: String = ("NCW".to_string()),
+        /// Output layout; `""` or the data layout.
+        out_layout: String = (String::new()),
+    }
+}
+
+op_attrs! {
+    /// `nn.adaptive_avg_pool3d` and `nn.adaptive_max_pool3d` (TVM `AdaptivePool3DAttrs`); any
+    /// permutation of `NCDHW` runs.
+    pub struct AdaptivePool3dAttrs {
+        /// `[od, oh, ow]` (one value applies to all); empty: the input's `D`, `H` and `W`.
+        output_size: Vec<i64> = (Vec::new()),
+        /// Data layout.
+        layout: String = ("NCDHW".to_string()),
         /// Output layout; `""` or the data layout.
         out_layout: String = (String::new()),
     }

@@ -130,6 +130,15 @@ op_attrs! {
 }
 
 op_attrs! {
+    /// `einsum` (TVM `EinsumAttrs`).
+    pub struct EinsumAttrs {
+        /// The subscripts, in NumPy's grammar: comma-separated input terms of axis letters and
+        /// `...`, optionally `->` and the output term (`"ij,jk->ik"`, `"...ii->...i"`).
+        equation: String = required,
+    }
+}
+
+op_attrs! {
     /// `stack` (TVM `StackAttrs`).
     pub struct StackAttrs {
         /// Position of the new axis in the output.

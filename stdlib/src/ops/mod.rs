@@ -6,12 +6,13 @@
 //! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
 //! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
 //! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
-//! and the normalisation operators, and the quantized operators (`qnn/`).
+//! and the normalisation operators, `einsum`, and the quantized operators (`qnn/`).
 
 mod activation;
 mod algorithm;
 mod broadcast;
 mod create;
+mod einsum;
 mod elemwise;
 mod fast_math;
 mod gather_scatter;
@@ -32,6 +33,7 @@ pub use activation::*;
 pub use algorithm::*;
 pub use broadcast::*;
 pub use create::*;
+pub use einsum::*;
 pub use elemwise::*;
 pub use gather_scatter::*;
 pub use image::*;
@@ -49,7 +51,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 29] = [
+const FAMILIES: [&[OpEntry]; 30] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -79,6 +81,7 @@ const FAMILIES: [&[OpEntry]; 29] = [
     nn::LOSS,
     qnn::QNN,
     nn::SPACE_BATCH,
+    einsum::EINSUM,
 ];
 
 /// Every operator of the library, family by family.

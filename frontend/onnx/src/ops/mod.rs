@@ -5,6 +5,7 @@
 mod control;
 mod elementwise;
 mod generate;
+mod image;
 mod indexing;
 mod nn;
 mod rearrange;
@@ -57,6 +58,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("GlobalMaxPool", nn::global_max_pool),
     ("Greater", |cx, n| elementwise::compare(cx, n, "greater")),
     ("GreaterOrEqual", |cx, n| elementwise::compare(cx, n, "greater_equal")),
+    ("GridSample", image::grid_sample),
     ("Identity", transform::identity),
     ("If", control::if_),
     ("InstanceNormalization", nn::instance_norm),

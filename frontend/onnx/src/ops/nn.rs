@@ -1,5 +1,5 @@
 //! Neural-network operators: convolution, pooling, batch normalisation, matrix products and
-//! softmax (2-D images in NCHW, as Relay's `nn` operators take them).
+//! softmax (channels-first images, `NCW`/`NCHW`/`NCDHW`, as Relay's `nn` operators take them).
 
 use super::{list_attr, on};
 use crate::dtype;
@@ -8,39 +8,41 @@ use crate::graph::{Converter, Value};
 use crate::node::Node;
 use crate::shape::{broadcast, known, normalize_axis, product, Dims};
 
-/// The spatial attributes shared by `Conv` and the pools, for a 2-D window.
+/// The spatial attributes shared by `Conv` and the pools, for a 1-, 2- or 3-D window.
 struct Window {
     kernel: Vec<i64>,
     strides: Vec<i64>,
     dilations: Vec<i64>,
-    /// `[top, left, bottom, right]`, as ONNX's `pads` and Relay's `padding`.
+    /// The padding before each spatial axis, then after each (`[top, left, bottom, right]` in
+    /// 2-D), as ONNX's `pads` and Relay's `padding`.
     pads: Vec<i64>,
 }
 
 impl Window {
     /// Reads `strides`, `dilations`, `pads` and `auto_pad` for input `x` and window `kernel`.
     fn read(node: &Node, x: &Value, kernel: Vec<i64>) -> Result<Window, ImportError> {
-        if x.dims.len() != 4 || kernel.len() != 2 {
+        let rank = kernel.len();
+        if !(1..=3).contains(&rank) || x.dims.len() != rank + 2 {
             return Err(node.error(format!(
-                "only 2-D windows over NCHW input are supported, got rank {}",
+                "only 1-, 2- and 3-D windows over channels-first input are supported, got a {rank}-D window over rank {}",
                 x.dims.len()
             )));
         }
-        let two = |name: &str| -> Result<Vec<i64>, ImportError> {
-            let v = node.ints(name)?.unwrap_or_else(|| vec![1, 1]);
-            if v.len() != 2 || v.iter().any(|&s| s < 1) {
-                return Err(node.error(format!("`{name}` must be two positive integers, got {v:?}")));
+        let per_axis = |name: &str| -> Result<Vec<i64>, ImportError> {
+            let v = node.ints(name)?.unwrap_or_else(|| vec![1; rank]);
+            if v.len() != rank || v.iter().any(|&s| s < 1) {
+                return Err(node.error(format!("`{name}` must be {rank} positive integers, got {v:?}")));
             }
             Ok(v)
         };
-        let (strides, dilations) = (two("strides")?, two("dilations")?);
+        let (strides, dilations) = (per_axis("strides")?, per_axis("dilations")?);
         let pads = match node.string("auto_pad", "NOTSET")?.as_str() {
-            "NOTSET" => node.ints("pads")?.unwrap_or_else(|| vec![0; 4]),
-            "VALID" => vec![0; 4],
+            "NOTSET" => node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * rank]),
+            "VALID" => vec![0; 2 * rank],
             mode @ ("SAME_UPPER" | "SAME_LOWER") => {
                 let size = on(node, known(&x.dims[2..], "auto_pad"))?;
-                let mut pads = vec![0; 4];
-                for i in 0..2 {
+                let mut pads = vec![0; 2 * rank];
+                for i in 0..rank {
                     // In i128: strides, dilations and kernel sizes are the file's, unbounded.
                     let (n, s, k, d) =
                         (size[i] as i128, strides[i] as i128, kernel[i] as i128, dilations[i] as i128);
@@ -52,14 +54,16 @@ impl Window {
                     let (begin, end) =
                         if mode == "SAME_UPPER" { (small, total - small) } else { (total - small, small) };
                     pads[i] = begin;
-                    pads[i + 2] = end;
+                    pads[i + rank] = end;
                 }
                 pads
             }
             other => return Err(node.error(format!("auto_pad `{other}` is not supported"))),
         };
-        if pads.len() != 4 || pads.iter().any(|&p| p < 0) {
-            return Err(node.error(format!("`pads` must be four non-negative integers, got {pads:?}")));
+        if pads.len() != 2 * rank || pads.iter().any(|&p| p < 0) {
+            return Err(
+                node.error(format!("`pads` must be {} non-negative integers, got {pads:?}", 2 * rank))
+            );
         }
         Ok(Window { kernel, strides, dilations, pads })
     }
@@ -68,11 +72,17 @@ impl Window {
     /// `None` if unknown or beyond `i64` (the type checker then reports the window).
     fn output(&self, i: usize, size: Option<i64>, ceil: bool) -> Option<i64> {
         let wide = |v: i64| v as i128;
-        let span = wide(size?) + wide(self.pads[i]) + wide(self.pads[i + 2])
+        let span = wide(size?) + wide(self.pads[i]) + wide(self.pads[i + self.kernel.len()])
             - wide(self.dilations[i]) * (wide(self.kernel[i]) - 1)
             - 1;
         let s = wide(self.strides[i]);
         i64::try_from(if ceil { (span + s - 1).div_euclid(s) } else { span.div_euclid(s) } + 1).ok()
+    }
+
+    /// The output dimensions over input `x` (batch and spatial axes from `x`, `channels`).
+    fn output_dims(&self, x: &Value, channels: Option<i64>, ceil: bool) -> Dims {
+        let spatial = (0..self.kernel.len()).map(|i| self.output(i, x.dims[2 + i], ceil));
+        [x.dims[0], channels].into_iter().chain(spatial).collect()
     }
 
     /// `strides=[..], padding=[..], dilation=[..]`.
@@ -86,23 +96,20 @@ impl Window {
     }
 }
 
-/// `Conv` (2-D): `nn.conv2d`, plus `nn.bias_add` with a bias.
+/// `Conv` (1-, 2- or 3-D): `nn.conv1d`, `nn.conv2d` or `nn.conv3d`, plus `nn.bias_add` with a
+/// bias.
 pub fn conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let (x, w) = (cx.input(node, 0)?, cx.input(node, 1)?);
     let wdims = on(node, known(&w.dims, "the weight"))?;
-    if wdims.len() != 4 {
-        return Err(node.error("only 2-D convolutions (4-d weights) are supported"));
-    }
-    let window = Window::read(node, &x, wdims[2..].to_vec())?;
+    let Some(spatial) = wdims.get(2..).filter(|s| !s.is_empty()) else {
+        return Err(node.error(format!("the weight must have rank 3 to 5, got {}", wdims.len())));
+    };
+    let window = Window::read(node, &x, spatial.to_vec())?;
     let groups = node.int("group", 1)?;
-    let dims = vec![
-        x.dims[0],
-        Some(wdims[0]),
-        window.output(0, x.dims[2], false),
-        window.output(1, x.dims[3], false),
-    ];
+    let dims = window.output_dims(&x, Some(wdims[0]), false);
     let mut expr = format!(
-        "nn.conv2d({}, {}, {}, groups={groups}, channels={}, {})",
+        "nn.conv{}d({}, {}, {}, groups={groups}, channels={}, {})",
+        spatial.len(),
         x.expr,
         w.expr,
         window.attrs(),
@@ -116,16 +123,17 @@ pub fn conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
     Ok(vec![Value::new(expr, x.dtype, dims)])
 }
 
-/// `MaxPool` and `AveragePool` (2-D) as `op`, with `extra` attributes.
+/// `MaxPool` and `AveragePool` (1-, 2- or 3-D) as `nn.{op}_pool{rank}d`, with `extra`
+/// attributes.
 fn pool(cx: &mut Converter, node: &Node, op: &str, extra: &str) -> Result<Vec<Value>, ImportError> {
     let x = cx.input(node, 0)?;
     let kernel = node.ints("kernel_shape")?.ok_or_else(|| node.error("`kernel_shape` is missing"))?;
     let window = Window::read(node, &x, kernel)?;
     let ceil = node.int("ceil_mode", 0)? != 0;
-    let dims =
-        vec![x.dims[0], x.dims[1], window.output(0, x.dims[2], ceil), window.output(1, x.dims[3], ceil)];
+    let dims = window.output_dims(&x, x.dims[1], ceil);
     let expr = format!(
-        "{op}({}, {}, {}, ceil_mode={}{extra})",
+        "nn.{op}_pool{}d({}, {}, {}, ceil_mode={}{extra})",
+        window.kernel.len(),
         x.expr,
         list_attr("pool_size", &window.kernel),
         window.attrs(),
@@ -134,15 +142,15 @@ fn pool(cx: &mut Converter, node: &Node, op: &str, extra: &str) -> Result<Vec<Va
     Ok(vec![Value::new(expr, x.dtype, dims)])
 }
 
-/// `MaxPool` (2-D; the optional `Indices` output is not supported).
+/// `MaxPool` (1-, 2- or 3-D; the optional `Indices` output is not supported).
 pub fn max_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
-    pool(cx, node, "nn.max_pool2d", "")
+    pool(cx, node, "max", "")
 }
 
-/// `AveragePool` (2-D).
+/// `AveragePool` (1-, 2- or 3-D).
 pub fn average_pool(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let include = node.int("count_include_pad", 0)? != 0;
-    pool(cx, node, "nn.avg_pool2d", if include { ", count_include_pad=True" } else { "" })
+    pool(cx, node, "avg", if include { ", count_include_pad=True" } else { "" })
 }
 
 /// `GlobalAveragePool` (NCHW): `nn.global_avg_pool2d`.

@@ -77,7 +77,7 @@ fn source_coordinate(
 
 /// Keys' cubic convolution weights of the four taps around fraction `t` (TVM
 /// `_cubic_spline_weights`).
-fn cubic_weights(t: f64, a: f64) -> [f64; 4] {
+pub(crate) fn cubic_weights(t: f64, a: f64) -> [f64; 4] {
     let (t2, t3) = (t * t, t * t * t);
     [
         a * (t3 - 2.0 * t2 + t),
@@ -238,7 +238,21 @@ pub(crate) fn resample(
     roi: &[f64],
     sampling: &Sampling,
 ) -> Result<(), KernelError> {
-    let (in_shape, out_shape) = (x.shape().to_vec(), out.shape().to_vec());
+    let data: Vec<f64> = converted(x)?;
+    let values = resampled(x.shape(), &data, out.shape(), axes, roi, sampling)?;
+    write_values(out, values)
+}
+
+/// The elements of `data` (of `in_shape`, row-major) resampled to `out_shape` along `axes`,
+/// as [`resample`] writes them.
+pub(crate) fn resampled(
+    in_shape: &[usize],
+    data: &[f64],
+    out_shape: &[usize],
+    axes: Range<usize>,
+    roi: &[f64],
+    sampling: &Sampling,
+) -> Result<Vec<f64>, KernelError> {
     let n = axes.len();
     let roi_of = |k: usize| (roi.get(k).copied().unwrap_or(0.0), roi.get(k + n).copied().unwrap_or(0.0));
     let per_axis: Vec<Vec<AxisTaps>> = axes
@@ -248,11 +262,10 @@ pub(crate) fn resample(
             (0..out_shape[a]).map(|o| sampling.axis_taps(o, in_shape[a], out_shape[a], roi_of(k))).collect()
         })
         .collect();
-    let in_strides = strides(&in_shape);
+    let in_strides = strides(in_shape);
     let axis_strides: Vec<usize> = axes.clone().map(|a| in_strides[a]).collect();
-    let data: Vec<f64> = converted(x)?;
-    let mut values = Vec::with_capacity(out.len());
-    for_each_index(&out_shape, |p| {
+    let mut values = Vec::with_capacity(out_shape.iter().product());
+    for_each_index(out_shape, |p| {
         let base: usize = p
             .iter()
             .zip(&in_strides)
@@ -264,10 +277,18 @@ pub(crate) fn resample(
         values.push(if taps.iter().any(|t| t.outside) {
             sampling.extrapolation_value
         } else {
-            weighted_sum(&taps, &axis_strides, base, &data)
+            weighted_sum(&taps, &axis_strides, base, data)
         });
         Ok(())
     })?;
+    Ok(values)
+}
+
+/// Writes `values` (`float64`) into `out`, cast to its numeric dtype as TVM's `astype`.
+///
+/// # Errors
+/// A dtype other than the integer and float types.
+pub(crate) fn write_values(out: &mut Tensor, values: Vec<f64>) -> Result<(), KernelError> {
     nums!(out.dtype(), T => {
         for (d, v) in out.as_mut_slice::<T>()?.iter_mut().zip(values) {
             *d = from_f64::<T>(v);

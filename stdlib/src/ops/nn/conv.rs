@@ -1,16 +1,18 @@
-//! `nn.conv2d` and `nn.conv1d` (TVM `src/relay/op/nn/convolution.cc` `Conv2DRel`,
-//! `Conv1DRel`, `topi.nn.conv2d_nchw`):
-//! direct convolution with strides, asymmetric zero padding, dilation and groups (depthwise
-//! when `groups` equals the input channels). Any plain layout runs (`NCHW`/`OIHW`, `NHWC`/`HWIO`
-//! and every other permutation): the reference kernel loops over canonical `NCHW` data and
-//! `OIHW` weights, others are permuted in and out (`super::in_canonical`); the kir rule is
-//! `NCHW`/`OIHW` only, so other layouts run unfused.
+//! `nn.conv1d`, `nn.conv2d` and `nn.conv3d` (TVM `src/relay/op/nn/convolution.cc`
+//! `Conv1DRel`, `Conv2DRel`, `Conv3DRel`, `topi.nn.conv3d_ncdhw`): direct convolution with
+//! strides, asymmetric zero padding, dilation and groups (depthwise when `groups` equals the
+//! input channels). One shape function and one kernel loop serve the three ranks: a 1-d or
+//! 2-d convolution runs as a 3-d one with leading spatial axes of size 1 (`super::lift`). Any
+//! plain layout runs (`NCHW`/`OIHW`, `NHWC`/`HWIO`, `NDHWC`/`DHWIO` and every other
+//! permutation): the reference kernel loops over canonical `NCDHW` data and `OIDHW` weights,
+//! others are permuted in and out (`super::in_canonical`); the kir rule is `nn.conv2d`'s, in
+//! `NCHW`/`OIHW` only, so other layouts and ranks run unfused.
 
 use super::{
-    converted, dim_text, in_canonical, padding4, padding_as_2d, pair, product_dtype, rank4, window_out,
-    Layout, Layout4,
+    converted, dim_text, in_canonical, lift, lower, padding, per_axis, product_dtype, window_out, Layout,
+    SPATIAL,
 };
-use crate::attrs::{Conv1dAttrs, Conv2dAttrs};
+use crate::attrs::{Conv1dAttrs, Conv2dAttrs, Conv3dAttrs};
 use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::num::Num;
@@ -22,26 +24,34 @@ use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
 /// The convolutions.
-pub const CONV: &[OpEntry] = &[OpEntry::of::<Conv2d>(), OpEntry::of::<Conv1d>()];
+pub const CONV: &[OpEntry] = &[OpEntry::of::<Conv2d>(), OpEntry::of::<Conv1d>(), OpEntry::of::<Conv3d>()];
 
-/// `nn.conv2d(data, weight)`: in canonical layouts, data `[n, c, h, w]` and weight
-/// `[o, c / groups, kh, kw]` give `[n, o, oh, ow]` with
-/// `oh = (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1` (likewise
-/// `ow`); `o` divides into `groups`, and `channels` and `kernel_size`, when given, match the
-/// weight. Numeric dtypes; both operands are converted to the output dtype (`out_dtype`, else
-/// the data's) and accumulated in it, so `int8`/`uint8` inputs take `out_dtype="int32"`.
-#[derive(Debug)]
-pub struct Conv2d;
+/// The attributes every convolution rank has (TVM's `Conv1DAttrs`, `Conv2DAttrs` and
+/// `Conv3DAttrs` share their names), borrowed from a call's attribute struct.
+struct ConvArgs<'a> {
+    /// The number of spatial axes (1, 2 or 3).
+    rank: usize,
+    strides: &'a [i64],
+    padding: &'a [i64],
+    dilation: &'a [i64],
+    groups: i64,
+    channels: Option<i64>,
+    kernel_size: Option<&'a [i64]>,
+    /// The data, kernel and output layouts as written (`""` output: the data's).
+    layouts: [&'a str; 3],
+}
 
-/// The data, weight and output layouts of a call.
-fn layouts(a: &Conv2dAttrs) -> Result<[Layout4; 3], KernelError> {
-    let data = Layout4::parse(&a.data_layout, "NCHW")?;
-    let kernel = Layout4::parse(&a.kernel_layout, "OIHW")?;
-    let out = match a.out_layout.as_str() {
-        "" => data,
-        l => Layout4::parse(l, "NCHW")?,
+/// The data, weight and output layouts of a rank-`N` call (`N = 2 + rank`), permutations of
+/// the canonical `[data, weight]` letters.
+fn layouts<const N: usize>(a: &ConvArgs, [data, weight]: [&str; 2]) -> Result<[Layout<N>; 3], KernelError> {
+    let [dl, kl, ol] = a.layouts;
+    let data_layout = Layout::parse(dl, data)?;
+    let kernel_layout = Layout::parse(kl, weight)?;
+    let out = match ol {
+        "" => data_layout,
+        l => Layout::parse(l, data)?,
     };
-    Ok([data, kernel, out])
+    Ok([data_layout, kernel_layout, out])
 }
 
 /// The grouped-convolution channel rules: `c = groups * i` and `groups` divides `o`.
@@ -83,206 +93,215 @@ fn may_be<D: ShapeDim>(v: i64, d: D) -> bool {
     usize::try_from(v).is_ok_and(|v| may_equal(D::known(v), d))
 }
 
-impl Operator for Conv2d {
-    const NAME: &'static str = "nn.conv2d";
-    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
-    const NUM_INPUTS: usize = 2;
-    const DTYPES: DTypeSet = DTypeSet::Nums;
-    const DOC: &'static str = "2-d convolution (NCHW data, OIHW weight by default)";
-    type Attrs = Conv2dAttrs;
-    const COMPUTE: Option<ComputeRule<Conv2dAttrs>> = Some(compute::nn::conv2d);
-
-    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &Conv2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-        let [data, weight] = args(inputs)?;
-        let [dl, kl, ol] = layouts(a)?;
-        let dims = [dl.to_canonical(data, "data")?, kl.to_canonical(weight, "weight")?];
-        Ok(vec![ol.arrange(conv_shape([data, weight], dims, a)?)])
-    }
-
-    fn dtypes(inputs: &[DType], a: &Conv2dAttrs) -> Result<Vec<DType>, KernelError> {
-        let [d, w] = args(inputs)?;
-        Ok(vec![product_dtype(d, w, a.out_dtype)?])
-    }
-
-    fn reference(
-        inputs: &[&Tensor],
-        a: &Conv2dAttrs,
-        outputs: &mut [Tensor],
-        _: Checked,
-    ) -> Result<(), KernelError> {
-        let [dl, kl, ol] = layouts(a)?;
-        in_canonical(inputs, &[&dl.pos, &kl.pos], only_output(outputs)?, &ol.pos, |inputs, out| {
-            let [d, w] = args(inputs)?;
-            let p = plan(
-                rank4(d.shape(), "data")?,
-                rank4(w.shape(), "weight")?,
-                rank4(out.shape(), "output")?,
-                a,
-            )?;
-            p.convolve(d, w, out)
-        })
-    }
+/// The shape function of a rank-`N` convolution: the operands in their layouts, the output in
+/// `out_layout` (see [`conv_shape`]).
+fn conv_shapes<D: ShapeDim, const N: usize>(
+    inputs: &[&[D]],
+    a: &ConvArgs,
+    canonical: [&str; 2],
+) -> Result<Vec<Vec<D>>, KernelError> {
+    let [data, weight] = args(inputs)?;
+    let [dl, kl, ol] = layouts::<N>(a, canonical)?;
+    let dims = [lift(&dl.to_canonical(data, "data")?)?, lift(&kl.to_canonical(weight, "weight")?)?];
+    Ok(vec![ol.arrange(lower::<D, N>(conv_shape([data, weight], dims, a)?))])
 }
 
-/// The convolution shape function over canonical dimensions `[[n, c, h, w], [o, i, kh, kw]]`
-/// (`shapes` as written, for messages): `[n, o, oh, ow]`. A 1-d convolution comes here as a
-/// 2-d one of height 1.
+/// The convolution shape function over canonical dimensions lifted to three spatial axes,
+/// `[[n, c, d, h, w], [o, i, kd, kh, kw]]` (`shapes` as written, for messages):
+/// `[n, o, od, oh, ow]` with `od = (d + pad_front + pad_back - dilation_d * (kd - 1) - 1) /
+/// stride_d + 1` (likewise `oh`, `ow`); `o` divides into `groups`, and `channels` and
+/// `kernel_size`, when given, match the weight.
 fn conv_shape<D: ShapeDim>(
     [data, weight]: [&[D]; 2],
-    [[n, c, h, w], [o, i, kh, kw]]: [[D; 4]; 2],
-    a: &Conv2dAttrs,
-) -> Result<[D; 4], KernelError> {
+    [x, k]: [[D; 2 + SPATIAL]; 2],
+    a: &ConvArgs,
+) -> Result<[D; 2 + SPATIAL], KernelError> {
     let groups = to_positive(a.groups, "groups")?;
-    check_channels(data, weight, [c, o, i], groups)?;
-    if let Some(channels) = a.channels.filter(|&ch| !may_be(ch, o)) {
+    check_channels(data, weight, [x[1], k[0], k[1]], groups)?;
+    if let Some(channels) = a.channels.filter(|&ch| !may_be(ch, k[0])) {
         return Err(KernelError::Shape(format!(
             "channels={channels} does not match the weight's {} output channels: {}",
-            dim_text(o),
+            dim_text(k[0]),
             shape_text(weight)
         )));
     }
-    if let Some(size) = &a.kernel_size {
-        let [sh, sw] = pair(size, "kernel_size")?;
-        if !may_equal(D::known(sh), kh) || !may_equal(D::known(sw), kw) {
+    if let Some(size) = a.kernel_size {
+        let size = per_axis(size, a.rank, "kernel_size")?;
+        if size.iter().zip(&k[2..]).any(|(&s, &d)| !may_equal(D::known(s), d)) {
             return Err(KernelError::Shape(format!(
-                "kernel_size=[{sh}, {sw}] does not match the weight: {}",
+                "kernel_size={:?} does not match the weight: {}",
+                &size[SPATIAL - a.rank..],
                 shape_text(weight)
             )));
         }
     }
-    let strides = pair(&a.strides, "strides")?;
-    let dilation = pair(&a.dilation, "dilation")?;
-    let pad = padding4(&a.padding)?;
-    let along = |axis: usize, size: D, k: D, name: &str| {
-        // A `?` window gives a `?` extent: `k` itself.
-        let Some(k) = k.value() else { return Ok(k) };
-        let total = pad[axis].checked_add(pad[axis + 2]).ok_or_else(super::too_large)?;
-        window_out(size, k, strides[axis], dilation[axis], total, false).map_err(|e| {
-            KernelError::Shape(format!(
-                "{} along {name}: {} and {}",
-                crate::operator::message(e),
-                shape_text(data),
-                shape_text(weight)
-            ))
-        })
-    };
-    Ok([n, o, along(0, h, kh, "H")?, along(1, w, kw, "W")?])
+    let strides = per_axis(a.strides, a.rank, "strides")?;
+    let dilation = per_axis(a.dilation, a.rank, "dilation")?;
+    let [before, after] = padding(a.padding, a.rank)?;
+    let mut out = [x[0], k[0], x[2], x[3], x[4]];
+    for axis in 0..SPATIAL {
+        // A `?` window gives a `?` extent: the window itself.
+        let Some(window) = k[2 + axis].value() else {
+            out[2 + axis] = k[2 + axis];
+            continue;
+        };
+        let total = before[axis].checked_add(after[axis]).ok_or_else(super::too_large)?;
+        out[2 + axis] = window_out(x[2 + axis], window, strides[axis], dilation[axis], total, false)
+            .map_err(|e| {
+                KernelError::Shape(format!(
+                    "{} along {}: {} and {}",
+                    crate::operator::message(e),
+                    ["D", "H", "W"][axis],
+                    shape_text(data),
+                    shape_text(weight)
+                ))
+            })?;
+    }
+    Ok(out)
 }
 
-/// `nn.conv1d(data, weight)`: `nn.conv2d` of height 1 over `NCW` data and `OIW` weights
-/// (any permutation type-checks; the reference kernel runs those): `[n, c, w]` and
-/// `[o, c / groups, k]` give `[n, o, ow]`. Numeric dtypes, `out_dtype` as for `nn.conv2d`.
-/// Reference kernel only.
-#[derive(Debug)]
-pub struct Conv1d;
-
-/// The 1-d layouts of a call (data, weight, output).
-fn layouts1d(a: &Conv1dAttrs) -> Result<[Layout<3>; 3], KernelError> {
-    let data = Layout::parse(&a.data_layout, "NCW")?;
-    let kernel = Layout::parse(&a.kernel_layout, "OIW")?;
-    let out = match a.out_layout.as_str() {
-        "" => data,
-        l => Layout::parse(l, "NCW")?,
-    };
-    Ok([data, kernel, out])
-}
-
-/// A 1-d convolution's attributes as those of the 2-d one of height 1 it runs as.
-fn as_2d(a: &Conv1dAttrs) -> Result<Conv2dAttrs, KernelError> {
-    let one = |v: &[i64], name: &str| match *v {
-        [x] => Ok(vec![1, x]),
-        _ => Err(KernelError::Attr(format!("attribute `{name}` must have 1 value, found {}", v.len()))),
-    };
-    Ok(Conv2dAttrs {
-        strides: one(&a.strides, "strides")?,
-        padding: padding_as_2d(&a.padding)?,
-        dilation: one(&a.dilation, "dilation")?,
-        groups: a.groups,
-        channels: a.channels,
-        kernel_size: a.kernel_size.as_deref().map(|k| one(k, "kernel_size")).transpose()?,
-        out_dtype: a.out_dtype,
-        ..Conv2dAttrs::default()
+/// Runs a rank-`N` convolution whose shapes passed [`conv_shapes`]: the operands permuted to
+/// canonical order, lifted to three spatial axes, convolved, and the result permuted back.
+fn conv_reference<const N: usize>(
+    inputs: &[&Tensor],
+    a: &ConvArgs,
+    canonical: [&str; 2],
+    outputs: &mut [Tensor],
+) -> Result<(), KernelError> {
+    let [dl, kl, ol] = layouts::<N>(a, canonical)?;
+    in_canonical(inputs, &[&dl.pos, &kl.pos], only_output(outputs)?, &ol.pos, |inputs, out| {
+        let [d, w] = args(inputs)?;
+        plan(lift(d.shape())?, lift(w.shape())?, lift(out.shape())?, a)?.convolve(d, w, out)
     })
 }
 
-impl Operator for Conv1d {
-    const NAME: &'static str = "nn.conv1d";
-    const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
-    const NUM_INPUTS: usize = 2;
-    const DTYPES: DTypeSet = DTypeSet::Nums;
-    const DOC: &'static str = "1-d convolution (NCW data, OIW weight by default)";
-    type Attrs = Conv1dAttrs;
+/// Declares a convolution of one rank: its attributes, the rank of its operands and their
+/// canonical `[data, weight]` layouts, its compute rule if any, and its doc line.
+macro_rules! conv_op {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $n:literal, $canonical:expr, $compute:expr,
+     $line:literal) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-    fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &Conv1dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-        let [data, weight] = args(inputs)?;
-        let [dl, kl, ol] = layouts1d(a)?;
-        let ([n, c, w], [o, i, k]) = (dl.to_canonical(data, "data")?, kl.to_canonical(weight, "weight")?);
-        let one = D::known(1);
-        let [n, o, _, ow] = conv_shape([data, weight], [[n, c, one, w], [o, i, one, k]], &as_2d(a)?)?;
-        Ok(vec![ol.arrange([n, o, ow])])
-    }
+        impl $attrs {
+            /// The fields every convolution rank shares.
+            fn conv_args(&self) -> ConvArgs<'_> {
+                ConvArgs {
+                    rank: $n - 2,
+                    strides: &self.strides,
+                    padding: &self.padding,
+                    dilation: &self.dilation,
+                    groups: self.groups,
+                    channels: self.channels,
+                    kernel_size: self.kernel_size.as_deref(),
+                    layouts: [&self.data_layout, &self.kernel_layout, &self.out_layout],
+                }
+            }
+        }
 
-    fn dtypes(inputs: &[DType], a: &Conv1dAttrs) -> Result<Vec<DType>, KernelError> {
-        let [d, w] = args(inputs)?;
-        Ok(vec![product_dtype(d, w, a.out_dtype)?])
-    }
+        impl Operator for $name {
+            const NAME: &'static str = $op;
+            const PATTERN: OpPattern = OpPattern::OutEWiseFusable;
+            const NUM_INPUTS: usize = 2;
+            const DTYPES: DTypeSet = DTypeSet::Nums;
+            const DOC: &'static str = $line;
+            type Attrs = $attrs;
+            const COMPUTE: Option<ComputeRule<$attrs>> = $compute;
 
-    fn reference(
-        inputs: &[&Tensor],
-        a: &Conv1dAttrs,
-        outputs: &mut [Tensor],
-        _: Checked,
-    ) -> Result<(), KernelError> {
-        let [dl, kl, ol] = layouts1d(a)?;
-        in_canonical(inputs, &[&dl.pos, &kl.pos], only_output(outputs)?, &ol.pos, |inputs, out| {
-            let [d, w] = args(inputs)?;
-            let height1 = |s: &[usize]| match *s {
-                [n, c, w] => Ok([n, c, 1, w]),
-                _ => Err(KernelError::Shape(format!("{} is not 3-d", shape_text(s)))),
-            };
-            let p = plan(height1(d.shape())?, height1(w.shape())?, height1(out.shape())?, &as_2d(a)?)?;
-            p.convolve(d, w, out)
-        })
-    }
+            fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
+                conv_shapes::<D, $n>(inputs, &a.conv_args(), $canonical)
+            }
+
+            fn dtypes(inputs: &[DType], a: &$attrs) -> Result<Vec<DType>, KernelError> {
+                let [d, w] = args(inputs)?;
+                Ok(vec![product_dtype(d, w, a.out_dtype)?])
+            }
+
+            fn reference(
+                inputs: &[&Tensor],
+                a: &$attrs,
+                outputs: &mut [Tensor],
+                _: Checked,
+            ) -> Result<(), KernelError> {
+                conv_reference::<$n>(inputs, &a.conv_args(), $canonical, outputs)
+            }
+        }
+    };
 }
 
-/// Everything the kernel loop needs, from shapes [`conv_shape`] has checked.
+conv_op! {
+    /// `nn.conv2d(data, weight)`: in canonical layouts, data `[n, c, h, w]` and weight
+    /// `[o, c / groups, kh, kw]` give `[n, o, oh, ow]` with
+    /// `oh = (h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) / stride_h + 1` (likewise
+    /// `ow`); `o` divides into `groups`, and `channels` and `kernel_size`, when given, match the
+    /// weight. Numeric dtypes; both operands are converted to the output dtype (`out_dtype`, else
+    /// the data's) and accumulated in it, so `int8`/`uint8` inputs take `out_dtype="int32"`.
+    Conv2d = "nn.conv2d", Conv2dAttrs, 4, ["NCHW", "OIHW"], Some(compute::nn::conv2d),
+    "2-d convolution (NCHW data, OIHW weight by default)"
+}
+
+conv_op! {
+    /// `nn.conv1d(data, weight)`: `nn.conv2d` along `W` only, over `NCW` data and `OIW` weights
+    /// (any permutation runs): `[n, c, w]` and `[o, c / groups, k]` give `[n, o, ow]`. Numeric
+    /// dtypes, `out_dtype` as for `nn.conv2d`. Reference kernel only.
+    Conv1d = "nn.conv1d", Conv1dAttrs, 3, ["NCW", "OIW"], None,
+    "1-d convolution (NCW data, OIW weight by default)"
+}
+
+conv_op! {
+    /// `nn.conv3d(data, weight)`: `nn.conv2d` over `D`, `H` and `W` of `NCDHW` data and
+    /// `OIDHW` weights (any permutation runs, e.g. `NDHWC`/`DHWIO`): `[n, c, d, h, w]` and
+    /// `[o, c / groups, kd, kh, kw]` give `[n, o, od, oh, ow]`; `padding` has 1, 3 or 6 values
+    /// (`[front, top, left, back, bottom, right]`). Numeric dtypes, `out_dtype` as for
+    /// `nn.conv2d`. Reference kernel only.
+    Conv3d = "nn.conv3d", Conv3dAttrs, 5, ["NCDHW", "OIDHW"], None,
+    "3-d convolution (NCDHW data, OIDHW weight by default)"
+}
+
+/// Everything the kernel loop needs, from canonical shapes lifted to three spatial axes that
+/// [`conv_shape`] has checked.
 struct ConvPlan {
-    data: [usize; 4],
-    kernel: [usize; 4],
-    out: [usize; 4],
-    strides: [usize; 2],
-    dilation: [usize; 2],
-    /// `[top, left, bottom, right]`.
-    pad: [usize; 4],
+    data: [usize; 2 + SPATIAL],
+    kernel: [usize; 2 + SPATIAL],
+    out: [usize; 2 + SPATIAL],
+    strides: [usize; SPATIAL],
+    dilation: [usize; SPATIAL],
+    /// The padding before each spatial axis (the padding after only sizes the output).
+    pad: [usize; SPATIAL],
     groups: usize,
 }
 
-/// The plan of a call whose canonical shapes passed [`conv_shape`] (its layout attributes
-/// are not read: the operands are in canonical order by now).
+/// The plan of a call whose lifted canonical shapes passed [`conv_shape`] (its layout
+/// attributes are not read: the operands are in canonical order by now).
 fn plan(
-    data: [usize; 4],
-    kernel: [usize; 4],
-    out: [usize; 4],
-    a: &Conv2dAttrs,
+    data: [usize; 2 + SPATIAL],
+    kernel: [usize; 2 + SPATIAL],
+    out: [usize; 2 + SPATIAL],
+    a: &ConvArgs,
 ) -> Result<ConvPlan, KernelError> {
     Ok(ConvPlan {
         data,
         kernel,
         out,
-        strides: pair(&a.strides, "strides")?,
-        dilation: pair(&a.dilation, "dilation")?,
-        pad: padding4(&a.padding)?,
+        strides: per_axis(a.strides, a.rank, "strides")?,
+        dilation: per_axis(a.dilation, a.rank, "dilation")?,
+        pad: padding(a.padding, a.rank)?[0],
         groups: to_positive(a.groups, "groups")?,
     })
 }
 
 impl ConvPlan {
-    /// The input coordinate that output coordinate `o` reads through kernel tap `k` on axis
-    /// `axis` (0: height, 1: width), if it is not padding.
-    fn input_at(&self, axis: usize, o: usize, k: usize) -> Option<usize> {
-        let pos = (o * self.strides[axis] + k * self.dilation[axis]).checked_sub(self.pad[axis])?;
-        (pos < self.data[2 + axis]).then_some(pos)
+    /// Per output coordinate along spatial axis `axis`, the `(kernel tap, input coordinate)`
+    /// pairs whose input is not padding.
+    fn taps(&self, axis: usize) -> Vec<Vec<(usize, usize)>> {
+        let input_at = |o: usize, k: usize| {
+            let pos = (o * self.strides[axis] + k * self.dilation[axis]).checked_sub(self.pad[axis])?;
+            (pos < self.data[2 + axis]).then_some((k, pos))
+        };
+        (0..self.out[2 + axis])
+            .map(|o| (0..self.kernel[2 + axis]).filter_map(|k| input_at(o, k)).collect())
+            .collect()
     }
 
     /// Convolves canonical data `d` with weight `w` into `out`, converting both to the
@@ -296,32 +315,35 @@ impl ConvPlan {
     }
 
     fn run<O: Num>(&self, x: &[O], w: &[O], out: &mut [O]) {
-        let [n, c, h, wd] = self.data;
-        let [oc, ci, kh, kw] = self.kernel;
-        let [_, _, oh, ow] = self.out;
+        let [n, c, d, h, wd] = self.data;
+        let [oc, ci, kd, kh, kw] = self.kernel;
+        let [depth, rows, cols] = [0, 1, 2].map(|axis| self.taps(axis));
+        let (rows, cols) = (&rows, &cols);
+        let positions: Vec<_> = depth
+            .iter()
+            .flat_map(|z| rows.iter().flat_map(move |y| cols.iter().map(move |c| (z, y, c))))
+            .collect();
         let per_group = oc / self.groups;
         let mut dst = out.iter_mut();
         for b in 0..n {
             for f in 0..oc {
                 let first_c = (f / per_group) * ci;
-                for y in 0..oh {
-                    for xo in 0..ow {
-                        let mut acc = O::ZERO;
-                        for i in 0..ci {
-                            let ch = first_c + i;
-                            for ky in 0..kh {
-                                let Some(iy) = self.input_at(0, y, ky) else { continue };
-                                for kx in 0..kw {
-                                    let Some(ix) = self.input_at(1, xo, kx) else { continue };
-                                    let xv = x[((b * c + ch) * h + iy) * wd + ix];
-                                    let wv = w[((f * ci + i) * kh + ky) * kw + kx];
+                for &(tz, ty, tx) in &positions {
+                    let mut acc = O::ZERO;
+                    for i in 0..ci {
+                        let (xd, wk) = ((b * c + first_c + i) * d, (f * ci + i) * kd);
+                        for &(kz, iz) in tz {
+                            for &(ky, iy) in ty {
+                                for &(kx, ix) in tx {
+                                    let xv = x[((xd + iz) * h + iy) * wd + ix];
+                                    let wv = w[((wk + kz) * kh + ky) * kw + kx];
                                     acc = acc.add_wrapping(xv.mul_wrapping(wv));
                                 }
                             }
                         }
-                        if let Some(d) = dst.next() {
-                            *d = acc;
-                        }
+                    }
+                    if let Some(slot) = dst.next() {
+                        *slot = acc;
                     }
                 }
             }
@@ -364,5 +386,26 @@ mod tests {
         let out = Conv2d::shapes(&[&[K(1), K(10), K(10), K(4)][..], &[K(3), K(3), K(4), K(8)]], &a).unwrap();
         assert_eq!(out, vec![vec![K(1), K(8), K(8), K(8)]]);
         assert_eq!(Conv2d::dtypes(&[DType::I8, DType::I8], &a).unwrap(), vec![DType::I32]);
+    }
+
+    #[test]
+    fn conv3d_shapes_every_layout_and_padding_form() {
+        let a = Conv3dAttrs { strides: vec![1, 2, 2], padding: vec![1, 0, 0, 0, 1, 0], ..Default::default() };
+        let out = Conv3d::shapes::<usize>(&[&[2, 4, 5, 8, 8], &[6, 4, 3, 3, 3]], &a).unwrap();
+        assert_eq!(out, vec![vec![2, 6, 4, 4, 3]]);
+        let ndhwc = Conv3dAttrs {
+            padding: vec![1],
+            groups: 2,
+            data_layout: "NDHWC".into(),
+            kernel_layout: "DHWIO".into(),
+            ..Default::default()
+        };
+        let out = Conv3d::shapes::<usize>(&[&[1, 4, 4, 4, 6], &[3, 3, 3, 3, 4]], &ndhwc).unwrap();
+        assert_eq!(out, vec![vec![1, 4, 4, 4, 4]]);
+        let err =
+            |a: &Conv3dAttrs| Conv3d::shapes::<usize>(&[&[1, 1, 2, 4, 4], &[1, 1, 3, 3, 3]], a).unwrap_err();
+        assert!(err(&Conv3dAttrs::default()).to_string().contains("along D"));
+        let bad_pad = Conv3dAttrs { padding: vec![0, 0], ..Default::default() };
+        assert!(err(&bad_pad).to_string().contains("must have 1, 3 or 6 values"));
     }
 }

@@ -3,8 +3,10 @@
 //! [`Operator`](crate::operator::Operator) item whose `COMPUTE` points at its loop nest in
 //! `crate::compute::nn`, one list per file (`DENSE`, `CONV`, `POOL`, `NORM`, `SOFTMAX`,
 //! `DROPOUT`, `SPACE_BATCH`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
-//! attributes, the 4-d layouts and the window arithmetic of convolution and pooling, and the
-//! lane walk of the operators over one axis.
+//! attributes of every rank read as three spatial axes (`per_axis`, `padding`, `lift`: a 1-d
+//! or 2-d convolution or pool is a 3-d one with leading spatial axes of size 1), the plain
+//! layouts and the window arithmetic of convolution and pooling, and the lane walk of the
+//! operators over one axis.
 
 mod conv;
 mod conv_transpose;
@@ -70,23 +72,82 @@ fn too_large() -> KernelError {
     KernelError::Shape("the resulting size is too large".to_string())
 }
 
-/// `[h, w]` from one value for both or two, each positive (`strides`, `dilation`,
-/// `pool_size`, `kernel_size`).
-fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
-    let pair = match *v {
-        [a] => [a, a],
-        [a, b] => [a, b],
-        _ => {
-            return Err(KernelError::Attr(format!(
-                "attribute `{name}` must have 1 or 2 values, found {}",
-                v.len()
-            )))
-        }
-    };
-    match pair.map(usize::try_from) {
-        [Ok(a), Ok(b)] if a > 0 && b > 0 => Ok([a, b]),
-        _ => Err(KernelError::Attr(format!("attribute `{name}` must be positive, found {v:?}"))),
+/// The spatial axes of the window machinery (`D`, `H`, `W`): convolution and pooling of
+/// every rank run as 3-d, a lower rank with leading spatial axes of size 1 (see [`lift`]).
+const SPATIAL: usize = 3;
+
+/// One positive value per spatial axis of a rank-`rank` window attribute (`strides`,
+/// `dilation`, `pool_size`, `kernel_size`): one value applies to every axis, else one per
+/// axis; as [`SPATIAL`] values, led by 1s for a lower rank.
+fn per_axis(v: &[i64], rank: usize, name: &str) -> Result<[usize; SPATIAL], KernelError> {
+    if v.len() != 1 && v.len() != rank {
+        let counts = if rank == 1 { "1 value".to_string() } else { format!("1 or {rank} values") };
+        return Err(KernelError::Attr(format!("attribute `{name}` must have {counts}, found {}", v.len())));
     }
+    let positive = |x: i64| usize::try_from(x).ok().filter(|&x| x > 0);
+    let mut out = [1; SPATIAL];
+    for (i, o) in out[SPATIAL - rank..].iter_mut().enumerate() {
+        *o = positive(v[if v.len() == 1 { 0 } else { i }])
+            .ok_or_else(|| KernelError::Attr(format!("attribute `{name}` must be positive, found {v:?}")))?;
+    }
+    Ok(out)
+}
+
+/// `[h, w]` from one value for both or two, each positive (the 2-d [`per_axis`]).
+fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
+    let [_, h, w] = per_axis(v, 2, name)?;
+    Ok([h, w])
+}
+
+/// TVM's `padding` of a rank-`rank` window (`GetPaddingDepthHeightWidth` and its 1-d and
+/// 2-d forms) as `[before, after]` per spatial axis, led by 0s for a lower rank: one value
+/// pads every side, `rank` values both sides of each axis, `2 * rank` values are the
+/// befores then the afters (`[top, left, bottom, right]`, `[front, top, left, back, bottom,
+/// right]`).
+fn padding(v: &[i64], rank: usize) -> Result<[[usize; SPATIAL]; 2], KernelError> {
+    let side = |i: usize, after: bool| match v.len() {
+        1 => v[0],
+        n if n == rank => v[i],
+        _ => v[i + usize::from(after) * rank],
+    };
+    if v.len() != 1 && v.len() != rank && v.len() != 2 * rank {
+        let counts = if rank == 1 { "1 or 2".to_string() } else { format!("1, {rank} or {}", 2 * rank) };
+        return Err(KernelError::Attr(format!(
+            "attribute `padding` must have {counts} values, found {}",
+            v.len()
+        )));
+    }
+    let mut pad = [[0; SPATIAL]; 2];
+    for (after, sides) in pad.iter_mut().enumerate() {
+        for (i, p) in sides[SPATIAL - rank..].iter_mut().enumerate() {
+            *p = usize::try_from(side(i, after == 1)).map_err(|_| {
+                KernelError::Attr(format!("attribute `padding` must not be negative, found {v:?}"))
+            })?;
+        }
+    }
+    Ok(pad)
+}
+
+/// Canonical dimensions `[n, c, spatial..]` (or `[o, i, spatial..]`) of 1 to [`SPATIAL`]
+/// spatial axes as those of a 3-d window, the missing leading spatial axes of size 1: the
+/// row-major layout is unchanged, so a tensor of the lower rank is read as this shape.
+fn lift<D: ShapeDim>(dims: &[D]) -> Result<[D; 2 + SPATIAL], KernelError> {
+    match dims {
+        [n, c, spatial @ ..] if (1..=SPATIAL).contains(&spatial.len()) => {
+            let mut out = [D::known(1); 2 + SPATIAL];
+            out[..2].copy_from_slice(&[*n, *c]);
+            out[2 + SPATIAL - spatial.len()..].copy_from_slice(spatial);
+            Ok(out)
+        }
+        _ => {
+            Err(KernelError::Shape(format!("{} does not have 1 to {SPATIAL} spatial axes", shape_text(dims))))
+        }
+    }
+}
+
+/// The inverse of [`lift`] for a rank-`N` operand: `N - 2` spatial axes, the last ones.
+fn lower<D: Copy, const N: usize>(dims: [D; 2 + SPATIAL]) -> [D; N] {
+    std::array::from_fn(|i| if i < 2 { dims[i] } else { dims[2 + SPATIAL + i - N] })
 }
 
 /// A 1-d `padding` (`[p]` or `[left, right]`) as the 2-d `[top, left, bottom, right]` of the
@@ -110,21 +171,8 @@ fn rank4<D: Copy>(shape: &[D], what: &str) -> Result<[D; 4], KernelError> {
 /// `[top, left, bottom, right]` from TVM's 2-d `padding` forms (`GetPaddingHeightWidth`):
 /// `[p]` pads every side by `p`, `[ph, pw]` top and bottom by `ph` and left and right by `pw`.
 fn padding4(v: &[i64]) -> Result<[usize; 4], KernelError> {
-    let sides = match *v {
-        [a] => [a; 4],
-        [a, b] => [a, b, a, b],
-        [t, l, b, r] => [t, l, b, r],
-        _ => {
-            return Err(KernelError::Attr(format!(
-                "attribute `padding` must have 1, 2 or 4 values, found {}",
-                v.len()
-            )))
-        }
-    };
-    match sides.map(usize::try_from) {
-        [Ok(t), Ok(l), Ok(b), Ok(r)] => Ok([t, l, b, r]),
-        _ => Err(KernelError::Attr(format!("attribute `padding` must not be negative, found {v:?}"))),
-    }
+    let [[_, t, l], [_, b, r]] = padding(v, 2)?;
+    Ok([t, l, b, r])
 }
 
 /// The output size of a sliding window over `size` input elements padded by `pad` in all
@@ -161,9 +209,6 @@ struct Layout<const N: usize> {
     /// `pos[i]` is the axis where the `i`-th letter of the canonical order sits.
     pos: [usize; N],
 }
-
-/// A 4-d layout (`NCHW`, `OIHW` and their permutations).
-type Layout4 = Layout<4>;
 
 impl<const N: usize> Layout<N> {
     /// Parses `layout` as a permutation of `canonical`'s `N` letters.
@@ -342,13 +387,13 @@ mod tests {
 
     #[test]
     fn layouts() {
-        let nhwc = Layout4::parse("NHWC", "NCHW").unwrap();
+        let nhwc = Layout::<4>::parse("NHWC", "NCHW").unwrap();
         let shape = [K(1), K(8), K(9), K(3)];
         assert_eq!(nhwc.to_canonical(&shape, "data").unwrap(), [K(1), K(3), K(8), K(9)]);
         assert_eq!(nhwc.arrange([K(1), K(3), K(8), K(9)]), shape.to_vec());
         assert_eq!(nhwc.pos, [0, 3, 1, 2]);
-        assert!(Layout4::parse("NCHW4c", "NCHW").is_err());
-        assert!(Layout4::parse("NCCW", "NCHW").is_err());
+        assert!(Layout::<4>::parse("NCHW4c", "NCHW").is_err());
+        assert!(Layout::<4>::parse("NCCW", "NCHW").is_err());
         assert!(nhwc.to_canonical::<Dim>(&[K(1)], "data").is_err());
     }
 
@@ -360,6 +405,24 @@ mod tests {
         assert_eq!(padding4(&[1, 2]).unwrap(), [1, 2, 1, 2]);
         assert_eq!(padding4(&[1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
         assert!(padding4(&[1, 2, 3]).is_err() && padding4(&[-1]).is_err());
+        assert_eq!(per_axis(&[2], 3, "strides").unwrap(), [2, 2, 2]);
+        assert_eq!(per_axis(&[3], 1, "strides").unwrap(), [1, 1, 3]);
+        assert!(per_axis(&[1, 2], 3, "strides").unwrap_err().to_string().contains("must have 1 or 3 values"));
+        assert!(per_axis(&[1, 2], 1, "strides").unwrap_err().to_string().contains("must have 1 value"));
+        assert_eq!(padding(&[1, 2, 3], 3).unwrap(), [[1, 2, 3], [1, 2, 3]]);
+        assert_eq!(padding(&[1, 2, 3, 4, 5, 6], 3).unwrap(), [[1, 2, 3], [4, 5, 6]]);
+        assert_eq!(padding(&[1, 2], 1).unwrap(), [[0, 0, 1], [0, 0, 2]]);
+        assert!(padding(&[1, 2, 3, 4], 3).unwrap_err().to_string().contains("1, 3 or 6 values"));
+        assert!(padding(&[1, 2, 3], 1).unwrap_err().to_string().contains("1 or 2 values"));
+    }
+
+    #[test]
+    fn lifted_shapes() {
+        assert_eq!(lift(&[2usize, 3, 7]).unwrap(), [2, 3, 1, 1, 7]);
+        assert_eq!(lift(&[2usize, 3, 5, 6, 7]).unwrap(), [2, 3, 5, 6, 7]);
+        assert!(lift(&[2usize, 3]).is_err() && lift(&[1usize; 6]).is_err());
+        assert_eq!(lower::<usize, 3>([2, 3, 1, 1, 7]), [2, 3, 7]);
+        assert_eq!(lower::<usize, 4>([2, 3, 1, 6, 7]), [2, 3, 6, 7]);
     }
 
     #[test]

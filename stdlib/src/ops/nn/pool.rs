@@ -1,20 +1,21 @@
-//! Pooling (TVM `src/relay/op/nn/pooling.cc` `Pool1DRel`, `Pool2DRel`, `GlobalPool2DRel`,
-//! `AdaptivePool2DRel`, `topi` `pool_impl_nd`): `nn.max_pool1d`, `nn.avg_pool1d`,
-//! `nn.max_pool2d`, `nn.avg_pool2d`, `nn.global_avg_pool2d`, `nn.global_max_pool2d`,
-//! `nn.adaptive_avg_pool2d`, `nn.adaptive_max_pool2d`, `nn.adaptive_avg_pool1d`,
-//! `nn.adaptive_max_pool1d`. Any plain layout runs (`NCHW`, `NHWC`, ...): the reference
-//! kernels loop over `NCW`/`NCHW` (a 1-d pool runs as a 2-d one of height one) and other
-//! layouts are permuted in and out (`super::in_canonical`); the kir rules are `NCHW` only, so
-//! other layouts run unfused.
+//! Pooling (TVM `src/relay/op/nn/pooling.cc` `Pool1DRel`, `Pool2DRel`, `Pool3DRel`,
+//! `GlobalPool2DRel`, `AdaptivePool{1,2,3}DRel`, `topi` `pool_impl_nd`): `nn.max_pool1d`,
+//! `nn.avg_pool1d`, `nn.max_pool2d`, `nn.avg_pool2d`, `nn.max_pool3d`, `nn.avg_pool3d`,
+//! `nn.global_avg_pool2d`, `nn.global_max_pool2d`, `nn.adaptive_avg_pool{1,2,3}d`,
+//! `nn.adaptive_max_pool{1,2,3}d`. One shape function and one window loop serve every rank:
+//! data of 1 or 2 spatial axes runs as 3-d with leading axes of size 1 (`super::lift`). Any
+//! plain layout runs (`NCHW`, `NHWC`, `NDHWC`, ...): the reference kernels loop over canonical
+//! `NCW`/`NCHW`/`NCDHW` and other layouts are permuted in and out (`super::in_canonical`);
+//! the kir rules are 2-d `NCHW` only, so other layouts and ranks run unfused.
 //!
 //! Window `(y, x)` covers input rows `y * stride - pad_top + i * dilation` for `i < kh`
 //! (likewise columns). With `ceil_mode` the output size rounds up, which adds up to
 //! `stride - 1` positions of implicit padding after the explicit `pad_bottom`/`pad_right`.
 
-use super::{check_dtype, in_canonical, padding4, pair, window_out, Layout};
+use super::{check_dtype, in_canonical, lift, lower, padding, per_axis, window_out, Layout, SPATIAL};
 use crate::attrs::{
-    AdaptivePool1dAttrs, AdaptivePool2dAttrs, AvgPool1dAttrs, AvgPool2dAttrs, GlobalPool2dAttrs,
-    MaxPool1dAttrs, MaxPool2dAttrs,
+    AdaptivePool1dAttrs, AdaptivePool2dAttrs, AdaptivePool3dAttrs, AvgPool1dAttrs, AvgPool2dAttrs,
+    AvgPool3dAttrs, GlobalPool2dAttrs, MaxPool1dAttrs, MaxPool2dAttrs, MaxPool3dAttrs,
 };
 use crate::compute;
 use crate::error::KernelError;
@@ -37,6 +38,10 @@ pub const POOL: &[OpEntry] = &[
     OpEntry::of::<AdaptiveMaxPool2d>(),
     OpEntry::of::<AdaptiveAvgPool1d>(),
     OpEntry::of::<AdaptiveMaxPool1d>(),
+    OpEntry::of::<MaxPool3d>(),
+    OpEntry::of::<AvgPool3d>(),
+    OpEntry::of::<AdaptiveAvgPool3d>(),
+    OpEntry::of::<AdaptiveMaxPool3d>(),
 ];
 
 /// The attributes max and average pooling share (the `MaxPool*Attrs` and `AvgPool*Attrs`
@@ -81,158 +86,106 @@ fn pool_layout<const N: usize>(
     Layout::parse(layout, canonical)
 }
 
-/// The 2-d pooling shape function: `H` and `W` become window counts (see [`window_out`]).
-fn pool2d_shape<D: ShapeDim>(inputs: &[&[D]], a: PoolAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+/// The pooling shape function of rank-`N` data in a permutation of `canonical` (`NCW`,
+/// `NCHW`, `NCDHW`): the spatial axes become window counts (see [`window_out`]).
+fn pool_shape<D: ShapeDim, const N: usize>(
+    inputs: &[&[D]],
+    a: PoolAttrs,
+    canonical: &str,
+) -> Result<Vec<Vec<D>>, KernelError> {
     let [x] = args(inputs)?;
-    let layout = pool_layout::<4>(a.layout, a.out_layout, "NCHW")?;
-    let [n, c, h, w] = layout.to_canonical(x, "data")?;
-    let g = plan2d(&a)?;
-    let (oh, ow) = (g.extent(0, h, x)?, g.extent(1, w, x)?);
-    Ok(vec![layout.arrange([n, c, oh, ow])])
-}
-
-/// The 1-d pooling shape function: `W` becomes the window count.
-fn pool1d_shape<D: ShapeDim>(inputs: &[&[D]], a: PoolAttrs) -> Result<Vec<Vec<D>>, KernelError> {
-    let [x] = args(inputs)?;
-    let layout = pool_layout::<3>(a.layout, a.out_layout, "NCW")?;
-    let [n, c, w] = layout.to_canonical(x, "data")?;
-    Ok(vec![layout.arrange([n, c, plan1d(&a)?.extent(1, w, x)?])])
-}
-
-/// One value, positive (a 1-d `pool_size`, `strides`, `dilation`).
-fn single(v: &[i64], name: &str) -> Result<usize, KernelError> {
-    match *v {
-        [a] => pair(&[a], name).map(|[a, _]| a),
-        _ => Err(KernelError::Attr(format!("attribute `{name}` must have 1 value, found {}", v.len()))),
+    let layout = pool_layout::<N>(a.layout, a.out_layout, canonical)?;
+    let dims = lift(&layout.to_canonical(x, "data")?)?;
+    let g = Window::new(&a, N - 2)?;
+    let mut out = dims;
+    for axis in 0..SPATIAL {
+        out[2 + axis] = g.extent(axis, dims[2 + axis], x)?;
     }
+    Ok(vec![layout.arrange(lower::<D, N>(out))])
 }
 
-/// The window geometry of a 2-d pooling call, from its attributes.
-fn plan2d(a: &PoolAttrs) -> Result<Window, KernelError> {
-    Ok(Window {
-        window: pair(a.pool_size, "pool_size")?,
-        strides: pair(a.strides, "strides")?,
-        dilation: pair(a.dilation, "dilation")?,
-        pad: padding4(a.padding)?,
-        ceil_mode: a.ceil_mode,
-    })
-}
-
-/// The window geometry of a 1-d pooling call as a 2-d one of height 1: `padding` is `[p]`
-/// or `[left, right]`.
-fn plan1d(a: &PoolAttrs) -> Result<Window, KernelError> {
-    let [left, right] = match *a.padding {
-        [p] => [p, p],
-        [l, r] => [l, r],
-        _ => {
-            return Err(KernelError::Attr(format!(
-                "attribute `padding` must have 1 or 2 values, found {}",
-                a.padding.len()
-            )))
-        }
-    };
-    Ok(Window {
-        window: [1, single(a.pool_size, "pool_size")?],
-        strides: [1, single(a.strides, "strides")?],
-        dilation: [1, single(a.dilation, "dilation")?],
-        pad: padding4(&[0, left, 0, right])?,
-        ceil_mode: a.ceil_mode,
-    })
-}
-
-/// A pooling window: its taps, steps and padding per spatial axis (0: height, 1: width).
+/// A pooling window over the three spatial axes (`D`, `H`, `W`; a lower rank has leading
+/// axes of window 1 and no padding): its taps, steps and padding per axis.
 struct Window {
-    window: [usize; 2],
-    strides: [usize; 2],
-    dilation: [usize; 2],
-    /// `[top, left, bottom, right]`.
-    pad: [usize; 4],
+    window: [usize; SPATIAL],
+    strides: [usize; SPATIAL],
+    dilation: [usize; SPATIAL],
+    /// `[before, after]` per spatial axis.
+    pad: [[usize; SPATIAL]; 2],
     ceil_mode: bool,
 }
 
 impl Window {
+    /// The window of a pooling call over `rank` spatial axes, from its attributes.
+    fn new(a: &PoolAttrs, rank: usize) -> Result<Window, KernelError> {
+        Ok(Window {
+            window: per_axis(a.pool_size, rank, "pool_size")?,
+            strides: per_axis(a.strides, rank, "strides")?,
+            dilation: per_axis(a.dilation, rank, "dilation")?,
+            pad: padding(a.padding, rank)?,
+            ceil_mode: a.ceil_mode,
+        })
+    }
+
     /// The output extent along spatial axis `axis` of an input of `size` (of shape `x`).
     fn extent<D: ShapeDim>(&self, axis: usize, size: D, x: &[D]) -> Result<D, KernelError> {
-        let total = self.pad[axis].checked_add(self.pad[axis + 2]).ok_or_else(super::too_large)?;
-        let name = ["H", "W"][axis];
+        let total = self.pad[0][axis].checked_add(self.pad[1][axis]).ok_or_else(super::too_large)?;
+        let name = ["D", "H", "W"][axis];
         window_out(size, self.window[axis], self.strides[axis], self.dilation[axis], total, self.ceil_mode)
             .map_err(|e| KernelError::Shape(format!("{} along {name}: {}", message(e), shape_text(x))))
     }
 }
 
-/// Geometry of one pooling call over `NCHW` data.
+/// Geometry of one pooling call over canonical data lifted to three spatial axes.
 struct Pool {
-    data: [usize; 4],
-    out: [usize; 4],
-    window: [usize; 2],
-    strides: [usize; 2],
-    dilation: [usize; 2],
-    /// `[top, left, bottom, right]`.
-    pad: [usize; 4],
+    window: Window,
+    data: [usize; 2 + SPATIAL],
+    out: [usize; 2 + SPATIAL],
 }
 
 /// Runs a pooling call whose shapes passed its shape function: `run(data, output)` over
-/// `NCW` or `NCHW` tensors (by the data's rank), the operands permuted from and to `layout`.
-fn in_pool_layout(
+/// canonical tensors (a permutation of `canonical`, the data's rank `N`), the operands
+/// permuted from and to `layout`.
+fn in_pool_layout<const N: usize>(
     inputs: &[&Tensor],
-    layout: &str,
-    out_layout: &str,
+    [layout, out_layout, canonical]: [&str; 3],
     outputs: &mut [Tensor],
     run: impl FnOnce(&Tensor, &mut Tensor) -> Result<(), KernelError>,
 ) -> Result<(), KernelError> {
-    let [x] = args(inputs)?;
-    let order = match x.ndim() {
-        3 => pool_layout::<3>(layout, out_layout, "NCW")?.pos.to_vec(),
-        _ => pool_layout::<4>(layout, out_layout, "NCHW")?.pos.to_vec(),
-    };
+    let order = pool_layout::<N>(layout, out_layout, canonical)?.pos;
     in_canonical(inputs, &[&order], only_output(outputs)?, &order, |inputs, out| {
         let [x] = args(inputs)?;
         run(x, out)
     })
 }
 
-/// `[n, c, h, w]` of `NCHW`, or of `NCW` seen as `NCHW` of height 1.
-fn as_nchw(s: &[usize]) -> Result<[usize; 4], KernelError> {
-    match *s {
-        [n, c, h, w] => Ok([n, c, h, w]),
-        [n, c, w] => Ok([n, c, 1, w]),
-        _ => Err(KernelError::Shape(format!("{} is not 3-d or 4-d", shape_text(s)))),
-    }
-}
-
-/// Runs a max or average pooling call: `run(plan, data, output)` over `NCHW` tensors, or
-/// `NCW` seen as `NCHW` of height 1 (a rank-3 input).
-fn pool_reference(
+/// Runs a max or average pooling call of rank-`N` data in a permutation of `canonical`:
+/// `run(plan, data, output)` over canonical tensors.
+fn pool_reference<const N: usize>(
     inputs: &[&Tensor],
     a: PoolAttrs,
+    canonical: &str,
     outputs: &mut [Tensor],
     run: impl FnOnce(Pool, &Tensor, &mut Tensor) -> Result<(), KernelError>,
 ) -> Result<(), KernelError> {
-    let [x] = args(inputs)?;
-    let g = if x.ndim() == 3 { plan1d(&a)? } else { plan2d(&a)? };
-    in_pool_layout(inputs, a.layout, a.out_layout, outputs, |x, out| {
-        let p = Pool {
-            data: as_nchw(x.shape())?,
-            out: as_nchw(out.shape())?,
-            window: g.window,
-            strides: g.strides,
-            dilation: g.dilation,
-            pad: g.pad,
-        };
+    let window = Window::new(&a, N - 2)?;
+    in_pool_layout::<N>(inputs, [a.layout, a.out_layout, canonical], outputs, |x, out| {
+        let p = Pool { window, data: lift(x.shape())?, out: lift(out.shape())? };
         run(p, x, out)
     })
 }
 
 impl Pool {
-    /// For output coordinate `o` on axis `axis` (0: height, 1: width): the input coordinates
-    /// of the window's real elements, and the window size counted with explicit padding but
-    /// not the `ceil_mode` extension (the `count_include_pad` divisor).
+    /// For output coordinate `o` on spatial axis `axis`: the input coordinates of the window's
+    /// real elements, and the window size counted with explicit padding but not the
+    /// `ceil_mode` extension (the `count_include_pad` divisor).
     fn taps(&self, axis: usize, o: usize) -> (Vec<usize>, usize) {
+        let g = &self.window;
         let dim = self.data[2 + axis] as i64;
-        let (before, after) = (self.pad[axis] as i64, self.pad[axis + 2] as i64);
-        let start = (o * self.strides[axis]) as i64 - before;
-        let step = self.dilation[axis] as i64;
-        let positions = (0..self.window[axis] as i64).map(|i| start + i * step);
+        let (before, after) = (g.pad[0][axis] as i64, g.pad[1][axis] as i64);
+        let start = (o * g.strides[axis]) as i64 - before;
+        let step = g.dilation[axis] as i64;
+        let positions = (0..g.window[axis] as i64).map(|i| start + i * step);
         let real = positions.clone().filter(|p| (0..dim).contains(p)).map(|p| p as usize).collect();
         let counted = positions.filter(|&p| p < dim + after).count();
         (real, counted)
@@ -240,19 +193,23 @@ impl Pool {
 
     /// Calls `f(window elements, count_include_pad divisor)` per output element, in order.
     fn run<T: Copy>(&self, x: &[T], out: &mut [T], f: impl Fn(&mut dyn Iterator<Item = T>, usize) -> T) {
-        let [n, c, h, w] = self.data;
-        let [_, _, oh, ow] = self.out;
-        let rows: Vec<_> = (0..oh).map(|y| self.taps(0, y)).collect();
-        let cols: Vec<_> = (0..ow).map(|x| self.taps(1, x)).collect();
+        let [n, c, d, h, w] = self.data;
+        let [depth, rows, cols] =
+            [0, 1, 2].map(|axis| (0..self.out[2 + axis]).map(|o| self.taps(axis, o)).collect::<Vec<_>>());
         let mut dst = out.iter_mut();
         for plane in 0..n * c {
-            let base = plane * h * w;
-            for (ys, ycount) in &rows {
-                for (xs, xcount) in &cols {
-                    let mut window =
-                        ys.iter().flat_map(|&iy| xs.iter().map(move |&ix| x[base + iy * w + ix]));
-                    if let Some(d) = dst.next() {
-                        *d = f(&mut window, ycount * xcount);
+            let base = plane * d * h * w;
+            for (zs, zcount) in &depth {
+                for (ys, ycount) in &rows {
+                    for (xs, xcount) in &cols {
+                        let mut window = zs.iter().flat_map(|&iz| {
+                            ys.iter().flat_map(move |&iy| {
+                                xs.iter().map(move |&ix| x[base + (iz * h + iy) * w + ix])
+                            })
+                        });
+                        if let Some(dst) = dst.next() {
+                            *dst = f(&mut window, zcount * ycount * xcount);
+                        }
                     }
                 }
             }
@@ -260,11 +217,12 @@ impl Pool {
     }
 }
 
-/// Declares a max or average pooling operator: its attributes and shape function, its dtype
+/// Declares a max or average pooling operator: its attributes, data rank and canonical
+/// layout, its dtype
 /// set and dispatch macro, its compute rule if any, its doc line, and
 /// `|window elements, count_include_pad divisor| result`.
 macro_rules! pool_op {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $shape:ident, $set:ident,
+    ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $n:literal, $canonical:literal, $set:ident,
      $compute:expr, $line:literal, |$w:ident, $padded:ident, $a:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
@@ -280,7 +238,7 @@ macro_rules! pool_op {
             const COMPUTE: Option<ComputeRule<$attrs>> = $compute;
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
-                $shape(inputs, pool_attrs!(a))
+                pool_shape::<D, $n>(inputs, pool_attrs!(a), $canonical)
             }
 
             fn dtypes(inputs: &[DType], _: &$attrs) -> Result<Vec<DType>, KernelError> {
@@ -294,7 +252,7 @@ macro_rules! pool_op {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                pool_reference(inputs, pool_attrs!($a), outputs, |p, x, out| {
+                pool_reference::<$n>(inputs, pool_attrs!($a), $canonical, outputs, |p, x, out| {
                     $set!(x.dtype(), T => {
                         p.run(x.as_slice::<T>()?, out.as_mut_slice::<T>()?, |$w, $padded| $body);
                         Ok(())
@@ -324,7 +282,7 @@ fn window_mean<T: crate::kernels::num::Float>(
 
 pool_op! {
     /// `nn.max_pool2d`: the maximum of each window; padding never wins. Numeric dtypes.
-    MaxPool2d = "nn.max_pool2d", MaxPool2dAttrs, pool2d_shape, nums, Some(compute::nn::max_pool2d),
+    MaxPool2d = "nn.max_pool2d", MaxPool2dAttrs, 4, "NCHW", nums, Some(compute::nn::max_pool2d),
     "2-d max pooling", |w, _p, _a| window_max(w)
 }
 
@@ -332,22 +290,38 @@ pool_op! {
     /// `nn.avg_pool2d`: the mean of each window, over its real elements or, with
     /// `count_include_pad`, over the window including explicit padding (never the `ceil_mode`
     /// extension). A window of padding only gives 0. Float dtypes.
-    AvgPool2d = "nn.avg_pool2d", AvgPool2dAttrs, pool2d_shape, floats, Some(compute::nn::avg_pool2d),
+    AvgPool2d = "nn.avg_pool2d", AvgPool2dAttrs, 4, "NCHW", floats, Some(compute::nn::avg_pool2d),
     "2-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
 }
 
 pool_op! {
     /// `nn.max_pool1d`: `nn.max_pool2d` along `W` of `NCW` data. Numeric dtypes. Reference
     /// kernel only.
-    MaxPool1d = "nn.max_pool1d", MaxPool1dAttrs, pool1d_shape, nums, None,
+    MaxPool1d = "nn.max_pool1d", MaxPool1dAttrs, 3, "NCW", nums, None,
     "1-d max pooling", |w, _p, _a| window_max(w)
 }
 
 pool_op! {
     /// `nn.avg_pool1d`: `nn.avg_pool2d` along `W` of `NCW` data. Float dtypes. Reference
     /// kernel only.
-    AvgPool1d = "nn.avg_pool1d", AvgPool1dAttrs, pool1d_shape, floats, None,
+    AvgPool1d = "nn.avg_pool1d", AvgPool1dAttrs, 3, "NCW", floats, None,
     "1-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
+}
+
+pool_op! {
+    /// `nn.max_pool3d`: `nn.max_pool2d` over `D`, `H` and `W` of `NCDHW` data (any permutation
+    /// runs, e.g. `NDHWC`); `padding` has 1, 3 or 6 values as for `nn.conv3d`. Numeric dtypes.
+    /// Reference kernel only.
+    MaxPool3d = "nn.max_pool3d", MaxPool3dAttrs, 5, "NCDHW", nums, None,
+    "3-d max pooling", |w, _p, _a| window_max(w)
+}
+
+pool_op! {
+    /// `nn.avg_pool3d`: `nn.avg_pool2d` over `D`, `H` and `W` of `NCDHW` data (any permutation
+    /// runs); `padding` has 1, 3 or 6 values as for `nn.conv3d`. Float dtypes. Reference kernel
+    /// only.
+    AvgPool3d = "nn.avg_pool3d", AvgPool3dAttrs, 5, "NCDHW", floats, None,
+    "3-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
 }
 
 /// The global pooling shape function: `H` and `W` become 1.
@@ -398,7 +372,7 @@ macro_rules! global_pool {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                in_pool_layout(inputs, &a.layout, &a.out_layout, outputs, |x, out| {
+                in_pool_layout::<4>(inputs, [&a.layout, &a.out_layout, "NCHW"], outputs, |x, out| {
                     let &[_, _, h, w] = x.shape() else {
                         return Err(KernelError::Shape(format!("{} is not 4-d", shape_text(x.shape()))));
                     };
@@ -469,24 +443,32 @@ fn adaptive_window(o: usize, out: usize, len: usize) -> std::ops::Range<usize> {
     (o * len / out)..((o + 1) * len).div_ceil(out)
 }
 
-/// Writes `f(window elements)` for each output element of an adaptive pooling of `NCHW` `x`
-/// (or `NCW`, as height 1).
+/// Writes `f(window elements)` for each output element of an adaptive pooling of canonical
+/// `x` (`NCW`, `NCHW` or `NCDHW`, lifted to three spatial axes).
 fn adaptive_run<T: Copy + relay_devices::Element>(
     x: &Tensor,
     out: &mut Tensor,
     f: impl Fn(&mut dyn Iterator<Item = T>) -> T,
 ) -> Result<(), KernelError> {
-    let ([n, c, h, w], [_, _, oh, ow]) = (as_nchw(x.shape())?, as_nchw(out.shape())?);
+    let ([n, c, d, h, w], [_, _, od, oh, ow]) = (lift(x.shape())?, lift(out.shape())?);
     let src = x.as_slice::<T>()?;
     let mut dst = out.as_mut_slice::<T>()?.iter_mut();
     for plane in 0..n * c {
-        let base = plane * h * w;
-        for y in 0..oh {
-            for xo in 0..ow {
-                let (rows, cols) = (adaptive_window(y, oh, h), adaptive_window(xo, ow, w));
-                let mut window = rows.flat_map(|iy| cols.clone().map(move |ix| src[base + iy * w + ix]));
-                if let Some(d) = dst.next() {
-                    *d = f(&mut window);
+        let base = plane * d * h * w;
+        for z in 0..od {
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let (deps, rows) = (adaptive_window(z, od, d), adaptive_window(y, oh, h));
+                    let cols = adaptive_window(xo, ow, w);
+                    let mut window = deps.flat_map(|iz| {
+                        let cols = cols.clone();
+                        rows.clone().flat_map(move |iy| {
+                            cols.clone().map(move |ix| src[base + (iz * h + iy) * w + ix])
+                        })
+                    });
+                    if let Some(dst) = dst.next() {
+                        *dst = f(&mut window);
+                    }
                 }
             }
         }
@@ -526,7 +508,7 @@ macro_rules! adaptive_pool {
                 outputs: &mut [Tensor],
                 _: Checked,
             ) -> Result<(), KernelError> {
-                in_pool_layout(inputs, &a.layout, &a.out_layout, outputs, |x, out| {
+                in_pool_layout::<$rank>(inputs, [&a.layout, &a.out_layout, $canonical], outputs, |x, out| {
                     $set!(x.dtype(), T => adaptive_run::<T>(x, out, |$w| $body))
                 })
             }
@@ -572,6 +554,20 @@ adaptive_pool! {
     "maximum over adaptive W windows", |w| window_max(w)
 }
 
+adaptive_pool! {
+    /// `nn.adaptive_avg_pool3d`: output `(z, y, x)` is the mean of the adaptive windows of `D`,
+    /// `H` and `W` (`NCDHW` data). Float dtypes. Reference kernel only.
+    AdaptiveAvgPool3d = "nn.adaptive_avg_pool3d", AdaptivePool3dAttrs, 5, "NCDHW", floats,
+    "mean over adaptive D x H x W windows", |w| adaptive_mean(w)
+}
+
+adaptive_pool! {
+    /// `nn.adaptive_max_pool3d`: output `(z, y, x)` is the maximum of the adaptive windows of
+    /// `D`, `H` and `W` (`NCDHW` data). Numeric dtypes. Reference kernel only.
+    AdaptiveMaxPool3d = "nn.adaptive_max_pool3d", AdaptivePool3dAttrs, 5, "NCDHW", nums,
+    "maximum over adaptive D x H x W windows", |w| window_max(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,5 +599,31 @@ mod tests {
             vec![vec![1, 2, 7, 5]]
         );
         assert_eq!(adaptive_window(1, 3, 7), 2..5);
+    }
+
+    #[test]
+    fn pool3d_shapes() {
+        let a = AvgPool3dAttrs {
+            pool_size: vec![2, 3, 3],
+            strides: vec![2],
+            padding: vec![0, 1, 1, 1, 1, 0],
+            ceil_mode: true,
+            ..Default::default()
+        };
+        // D: (5 + 1 - 2) / 2 + 1 = 3; H: ceil((6 + 2 - 3) / 2) + 1 = 4; W: ceil((7 + 1 - 3) / 2) + 1 = 4.
+        assert_eq!(AvgPool3d::shapes::<usize>(&[&[1, 2, 5, 6, 7]], &a).unwrap(), vec![vec![1, 2, 3, 4, 4]]);
+        let ndhwc = AvgPool3dAttrs { layout: "NDHWC".into(), ..a };
+        assert_eq!(
+            AvgPool3d::shapes::<usize>(&[&[1, 5, 6, 7, 2]], &ndhwc).unwrap(),
+            vec![vec![1, 3, 4, 4, 2]]
+        );
+        let too_small = MaxPool3dAttrs { pool_size: vec![3], ..Default::default() };
+        let err = MaxPool3d::shapes::<usize>(&[&[1, 1, 2, 4, 4]], &too_small).unwrap_err();
+        assert!(err.to_string().contains("along D"), "{err}");
+        let adaptive = AdaptivePool3dAttrs { output_size: vec![1, 2, 3], ..Default::default() };
+        assert_eq!(
+            AdaptiveMaxPool3d::shapes::<usize>(&[&[1, 2, 4, 5, 6]], &adaptive).unwrap(),
+            vec![vec![1, 2, 1, 2, 3]]
+        );
     }
 }
