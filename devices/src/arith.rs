@@ -18,7 +18,8 @@
 //!
 //! Floats follow IEEE in the operand's precision (`float32` in `f32`), except that
 //! `exp log tanh sigmoid erf` of a `float32` are computed in `f64` and rounded once, so the
-//! oracle is as accurate as `f32` allows. `max`/`min` are compare-and-select (`a > b ? a : b`),
+//! oracle is as accurate as `f32` allows, and that `float16` is computed in `float32` and
+//! rounded to `float16` once per operation (TVM's CPU target does the same). `max`/`min` are compare-and-select (`a > b ? a : b`),
 //! as the vector instructions compute them.
 
 use crate::{DType, DTypeCode, Element, Scalar};
@@ -234,7 +235,7 @@ impl UnOp {
 /// `v` converted to `to` with Rust `as` semantics (ints wrap, float→int saturates and maps
 /// NaN to 0, anything non-zero is `true`), in the normal form of `to`: `Int` for signed
 /// ints, `UInt` for unsigned ones, `Float` holding an exactly representable value for
-/// `float32`, `Bool` for `bool`.
+/// `float16`/`float32`, `Bool` for `bool`.
 pub fn cast(v: Scalar, to: DType) -> Scalar {
     match (to.code, to.bits) {
         (DTypeCode::Bool, _) => Scalar::Bool(bool::from_scalar(v)),
@@ -246,6 +247,7 @@ pub fn cast(v: Scalar, to: DType) -> Scalar {
         (DTypeCode::UInt, 16) => Scalar::UInt(u64::from(u16::from_scalar(v))),
         (DTypeCode::UInt, 32) => Scalar::UInt(u64::from(u32::from_scalar(v))),
         (DTypeCode::UInt, _) => Scalar::UInt(u64::from_scalar(v)),
+        (DTypeCode::Float, 16) => half::f16::from_scalar(v).to_scalar(),
         (DTypeCode::Float, 32) => Scalar::Float(f64::from(f32::from_scalar(v))),
         (DTypeCode::Float, _) => Scalar::Float(f64::from_scalar(v)),
     }
@@ -255,6 +257,13 @@ pub fn cast(v: Scalar, to: DType) -> Scalar {
 /// Comparisons return `Bool`; everything else a value of `dtype` in its normal form.
 pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
     match dtype.code {
+        DTypeCode::Float if dtype.bits == 16 => {
+            eval_binary(op, DType::F32, a, b).map(|r| match r {
+                // Comparisons answer `bool`; values round to `float16` once.
+                Scalar::Bool(_) => r,
+                _ => cast(r, dtype),
+            })
+        }
         DTypeCode::Float if dtype.bits == 32 => {
             float_binary_f32(op, f32::from_scalar(a), f32::from_scalar(b))
         }
@@ -272,6 +281,7 @@ pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scal
 /// `op(a)` for an operand of `dtype`; `None` if the op is not defined for `dtype`.
 pub fn eval_unary(op: UnOp, dtype: DType, a: Scalar) -> Option<Scalar> {
     match dtype.code {
+        DTypeCode::Float if dtype.bits == 16 => eval_unary(op, DType::F32, a).map(|r| cast(r, dtype)),
         DTypeCode::Float if dtype.bits == 32 => f32_unary(op, f32::from_scalar(a)),
         DTypeCode::Float => f64_unary(op, f64::from_scalar(a)),
         DTypeCode::Int => {
@@ -552,6 +562,18 @@ mod tests {
         assert_eq!(b(BinOp::Xor, true, true), Some(Scalar::Bool(false)));
         assert_eq!(b(BinOp::Shl, true, true), None);
         assert_eq!(b(BinOp::Add, true, true), None);
+    }
+
+    #[test]
+    fn float16_computes_in_float32_and_rounds_once() {
+        let h = |op, a: f64, b: f64| eval_binary(op, DType::F16, Scalar::Float(a), Scalar::Float(b));
+        // 2048 + 1 is exact in float32 and ties to even (2048) in float16.
+        assert_eq!(h(BinOp::Add, 2048.0, 1.0), Some(Scalar::Float(2048.0)));
+        assert_eq!(h(BinOp::Mul, 300.0, 300.0), Some(Scalar::Float(f64::INFINITY)));
+        assert_eq!(h(BinOp::Lt, 1.0, 2.0), Some(Scalar::Bool(true)));
+        let e = eval_unary(UnOp::Exp, DType::F16, Scalar::Float(1.0));
+        assert_eq!(e, Some(Scalar::Float(half::f16::from_f64(std::f64::consts::E).to_f64())));
+        assert_eq!(cast(Scalar::Float(0.1), DType::F16), Scalar::Float(0.0999755859375));
     }
 
     #[test]

@@ -78,6 +78,7 @@ pub(crate) enum Pod {
     U16,
     U32,
     U64,
+    F16,
     F32,
     F64,
 }
@@ -87,7 +88,8 @@ pub(crate) enum Pod {
 macro_rules! each_pod {
     ($pod:expr, $t:ident => $body:expr) => {
         each_pod!(@arms $pod, $t => $body;
-            I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F32 f32, F64 f64)
+            I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F16 half::f16, F32 f32,
+            F64 f64)
     };
     (@arms $pod:expr, $t:ident => $body:expr; $($variant:ident $ty:ty),*) => {
         match $pod {
@@ -100,8 +102,19 @@ macro_rules! each_pod {
 }
 
 impl Pod {
-    const ALL: [Pod; 10] =
-        [Pod::I8, Pod::I16, Pod::I32, Pod::I64, Pod::U8, Pod::U16, Pod::U32, Pod::U64, Pod::F32, Pod::F64];
+    const ALL: [Pod; 11] = [
+        Pod::I8,
+        Pod::I16,
+        Pod::I32,
+        Pod::I64,
+        Pod::U8,
+        Pod::U16,
+        Pod::U32,
+        Pod::U64,
+        Pod::F16,
+        Pod::F32,
+        Pod::F64,
+    ];
 
     pub(crate) fn dtype(self) -> DType {
         each_pod!(self, T => T::DTYPE)
@@ -200,7 +213,9 @@ mod tests {
         assert!(SharedBuffer::new(DType::F32, aligned.slice(2..10).unwrap()).is_none());
         assert!(SharedBuffer::new(DType::F32, aligned.slice(0..6).unwrap()).is_none());
         assert!(SharedBuffer::new(DType::BOOL, aligned.clone()).is_none());
-        assert!(SharedBuffer::new(DType::F16, aligned.clone()).is_none());
+        let halves = SharedBuffer::new(DType::F16, aligned.slice(0..6).unwrap()).unwrap();
+        assert_eq!((halves.len(), halves.elements::<half::f16>().map(<[_]>::len)), (3, Some(3)));
+        assert!(SharedBuffer::new(DType::F16, aligned.slice(1..5).unwrap()).is_none());
         assert_eq!(SharedBuffer::new(DType::U8, aligned.slice(1..4).unwrap()).map(|b| b.len()), Some(3));
     }
 }

@@ -7,8 +7,9 @@
 //! that type, a `bool` buffer can only hold `false`/`true`, and typed access is a `match`; the
 //! shared bytes are reinterpreted only through `bytemuck`'s checked casts ([`crate::shared`]),
 //! and written only after being copied into a `Vec` (copy-on-write). JIT and OpenCL code still get one plain pointer to
-//! contiguous row-major data ([`Storage::as_ptr`]). `float16` and vector dtypes (`float32x4`)
-//! have no storage: they are rejected with an error when a tensor of them is created.
+//! contiguous row-major data ([`Storage::as_ptr`]). `float16` elements are `half::f16`
+//! (IEEE binary16); vector dtypes (`float32x4`) have no storage: they are rejected with an
+//! error when a tensor of them is created.
 
 use crate::arena::ArenaRegion;
 use crate::shared::{Pod, SharedBuffer};
@@ -56,6 +57,8 @@ pub enum Storage {
     U32(Vec<u32>),
     /// `uint64` elements.
     U64(Vec<u64>),
+    /// `float16` elements (IEEE binary16).
+    F16(Vec<half::f16>),
     /// `float32` elements.
     F32(Vec<f32>),
     /// `float64` elements.
@@ -69,7 +72,7 @@ pub enum Storage {
 }
 
 /// A Rust type that is the element type of some [`DType`]. Implemented for `bool`, `i8`, `i16`,
-/// `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `f32` and `f64`; sealed.
+/// `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`, `f32` and `f64`; sealed.
 pub trait Element:
     Copy + Default + PartialEq + PartialOrd + Debug + Send + Sync + 'static + sealed::Sealed
 {
@@ -181,6 +184,28 @@ numeric_element! {
     F64 f64, F64, Float as f64;
 }
 
+impl sealed::Sealed for half::f16 {
+    fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
+        bytemuck::try_cast_slice(bytes).ok()
+    }
+    fn cast_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
+        bytemuck::try_cast_slice_mut(bytes).ok()
+    }
+}
+/// `float16` has no `as` cast: values go through `f64` and round to nearest even once (an
+/// integer beyond 2^53 rounds twice, which no `float16` can tell apart), and out-of-range
+/// values become infinities, as an `f64 as f32` cast does.
+impl Element for half::f16 {
+    const DTYPE: DType = DType::F16;
+    fn from_scalar(s: Scalar) -> Self {
+        half::f16::from_f64(f64::from_scalar(s))
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(self.to_f64())
+    }
+    element_storage!(F16 half::f16);
+}
+
 impl sealed::Sealed for bool {
     fn cast_bytes(_: &[u8]) -> Option<&[Self]> {
         None
@@ -219,6 +244,7 @@ macro_rules! each_slice {
             Storage::U16($v) => $body,
             Storage::U32($v) => $body,
             Storage::U64($v) => $body,
+            Storage::F16($v) => $body,
             Storage::F32($v) => $body,
             Storage::F64($v) => $body,
             Storage::Shared(b) => each_pod!(b.pod(), T => {
@@ -254,6 +280,7 @@ macro_rules! each_vec_mut {
                 Storage::U16($v) => break $body,
                 Storage::U32($v) => break $body,
                 Storage::U64($v) => break $body,
+                Storage::F16($v) => break $body,
                 Storage::F32($v) => break $body,
                 Storage::F64($v) => break $body,
             }
@@ -265,8 +292,7 @@ impl Storage {
     /// `len` zero elements of `dtype` (`false` for `bool`).
     ///
     /// # Errors
-    /// [`TensorError::UnsupportedDType`] for a dtype without storage (`float16`, vector
-    /// dtypes); [`TensorError::AllocationFailed`] when the allocator cannot provide the
+    /// [`TensorError::UnsupportedDType`] for a dtype without storage (vector dtypes); [`TensorError::AllocationFailed`] when the allocator cannot provide the
     /// buffer (the size comes from programs and inputs, so this is an error, not an abort).
     pub fn zeros(dtype: DType, len: usize) -> Result<Storage, TensorError> {
         match dtype {
@@ -279,6 +305,7 @@ impl Storage {
             DType::U16 => zeroed::<u16>(len),
             DType::U32 => zeroed::<u32>(len),
             DType::U64 => zeroed::<u64>(len),
+            DType::F16 => zeroed::<half::f16>(len),
             DType::F32 => zeroed::<f32>(len),
             DType::F64 => zeroed::<f64>(len),
             _ => Err(TensorError::UnsupportedDType(dtype)),
@@ -298,6 +325,7 @@ impl Storage {
                 | DType::U16
                 | DType::U32
                 | DType::U64
+                | DType::F16
                 | DType::F32
                 | DType::F64
         )
@@ -315,6 +343,7 @@ impl Storage {
             Storage::U16(_) => DType::U16,
             Storage::U32(_) => DType::U32,
             Storage::U64(_) => DType::U64,
+            Storage::F16(_) => DType::F16,
             Storage::F32(_) => DType::F32,
             Storage::F64(_) => DType::F64,
             Storage::Shared(b) => b.dtype(),
@@ -431,13 +460,28 @@ mod tests {
     }
 
     #[test]
+    fn float16_rounds_once_to_nearest_even() {
+        let h = |v: f64| half::f16::from_scalar(Scalar::Float(v)).to_scalar();
+        // 2049 lies halfway between the float16 neighbours 2048 and 2050: ties go to even.
+        assert_eq!(h(2049.0), Scalar::Float(2048.0));
+        assert_eq!(h(0.1), Scalar::Float(0.0999755859375));
+        assert_eq!(h(1e6), Scalar::Float(f64::INFINITY));
+        assert_eq!(half::f16::from_scalar(Scalar::Int(-3)).to_scalar(), Scalar::Float(-3.0));
+        assert_eq!(i32::from_scalar(h(-2.75)), -2);
+        let mut s = Storage::zeros(DType::F16, 2).unwrap();
+        assert!(s.set(1, Scalar::Float(1.5)));
+        assert_eq!((s.dtype(), s.get(1)), (DType::F16, Some(Scalar::Float(1.5))));
+    }
+
+    #[test]
     fn typed_access_checks_the_variant() {
         let mut s = f32::into_storage(vec![1.0, 2.0]);
         assert_eq!(s.dtype(), DType::F32);
         assert!(i32::slice(&s).is_none());
         assert_eq!(f32::slice_mut(&mut s).map(|v| v.len()), Some(2));
         assert_eq!(s.get(1), Some(Scalar::Float(2.0)));
-        assert_eq!(Storage::zeros(DType::F16, 3), Err(TensorError::UnsupportedDType(DType::F16)));
+        let vector = DType { lanes: 4, ..DType::F32 };
+        assert_eq!(Storage::zeros(vector, 3), Err(TensorError::UnsupportedDType(vector)));
         assert_eq!(Storage::zeros(DType::BOOL, 3), Ok(Storage::Bool(vec![false; 3])));
         // More than any machine has: refused by the allocator, reported, not aborted.
         let huge = isize::MAX as usize / 2;

@@ -7,6 +7,10 @@
 //! accumulating ops); integers and bools match exactly. Cases marked `"error": true` must be
 //! rejected by attribute parsing, the shape function, the dtype rule or the kernel.
 //!
+//! The float32 cases also check `float16`: with the inputs rounded to `float16`, each output
+//! must be the float32 kernel's output on those rounded inputs, rounded to `float16` once
+//! (or that output unchanged where its dtype does not follow the inputs', as `arange`'s).
+//!
 //! The cases also seed a robustness test: mutated copies (other attribute values, input
 //! shapes, dtypes, values and counts) must give outputs or a `KernelError`, never a panic.
 
@@ -80,6 +84,7 @@ fn tensor_of(dtype: DType, shape: Vec<usize>, values: &[Scalar]) -> Result<Tenso
         DType::U16 => build::<u16>(shape, values),
         DType::U32 => build::<u32>(shape, values),
         DType::U64 => build::<u64>(shape, values),
+        DType::F16 => build::<half::f16>(shape, values),
         DType::F32 => build::<f32>(shape, values),
         DType::F64 => build::<f64>(shape, values),
         other => Err(format!("no tensors of {other}")),
@@ -218,6 +223,62 @@ fn every_kernel_matches_its_vectors() {
     assert!(checked >= 3 * reference_ops().len());
 }
 
+/// `t` with every element converted to `dtype` (rounded to nearest even for `float16`).
+fn converted(t: &Tensor, dtype: DType) -> Result<Tensor, String> {
+    let values: Vec<Scalar> = (0..t.len()).filter_map(|i| t.get(i)).collect();
+    tensor_of(dtype, t.shape().to_vec(), &values)
+}
+
+/// Runs a float32 case on `float16` inputs; `Ok(false)` when the case does not apply (no
+/// inputs, an input or output that is not `float32`, a dtype attribute, an expected error).
+fn run_case_in_float16(op: &RefOp, case: &Value) -> Result<bool, String> {
+    let (inputs, attrs) = case_parts(case)?;
+    let all_f32 = |vs: &Value| vs.as_array().is_some_and(|vs| vs.iter().all(|v| v["dtype"] == "float32"));
+    if case["error"].as_bool().unwrap_or(false)
+        || inputs.is_empty()
+        || !all_f32(&case["inputs"])
+        || !all_f32(&case["outputs"])
+        || attrs.iter().any(|(k, _)| k.contains("dtype"))
+    {
+        return Ok(false);
+    }
+    let halves = inputs.iter().map(|t| converted(t, DType::F16)).collect::<Result<Vec<_>, _>>()?;
+    let rounded = halves.iter().map(|t| converted(t, DType::F32)).collect::<Result<Vec<_>, _>>()?;
+    match (call(op, &halves, &attrs), call(op, &rounded, &attrs)) {
+        (Ok(got), Ok(wide)) => {
+            // An output follows the inputs' dtype if it is float64 for float64 inputs.
+            let doubles = rounded.iter().map(|t| converted(t, DType::F64)).collect::<Result<Vec<_>, _>>()?;
+            let follows =
+                call(op, &doubles, &attrs).map(|o| o.iter().map(|t| t.dtype() == DType::F64).collect());
+            let follows: Vec<bool> = follows.unwrap_or_else(|_| vec![true; wide.len()]);
+            for (i, (got, wide)) in got.iter().zip(&wide).enumerate() {
+                let want = if follows[i] { converted(wide, DType::F16)? } else { wide.clone() };
+                compare(i, got, &want, 0.0)?;
+            }
+            Ok(true)
+        }
+        (Err(_), Err(_)) => Ok(true),
+        (Err(e), Ok(_)) => Err(format!("float16 fails where float32 runs: {e}")),
+        (Ok(_), Err(e)) => Err(format!("float16 runs where float32 fails: {e}")),
+    }
+}
+
+#[test]
+fn float16_computes_in_float32_and_rounds_each_output_once() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for op in reference_ops() {
+        for case in cases_of(op).unwrap_or_default() {
+            match run_case_in_float16(op, &case) {
+                Ok(ran) => checked += usize::from(ran),
+                Err(e) => failures.push(format!("{} / {}: {e}", op.name, case["name"])),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} float16 cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(checked >= 300, "only {checked} float16 cases");
+}
+
 #[test]
 fn every_op_has_three_vector_cases() {
     let mut missing = Vec::new();
@@ -260,7 +321,8 @@ impl Rng {
     }
 }
 
-const DTYPES: &[DType] = &[DType::F32, DType::F64, DType::I32, DType::I64, DType::I8, DType::U8, DType::BOOL];
+const DTYPES: &[DType] =
+    &[DType::F32, DType::F64, DType::I32, DType::I64, DType::I8, DType::U8, DType::BOOL, DType::F16];
 const STRINGS: &[&str] =
     &["NCHW", "OIHW", "NHWC", "clip", "wrap", "fast", "edge", "reflect", "size", "int32", "", "?"];
 

@@ -139,7 +139,10 @@ case("cast", "f32_to_bool", [np.array([0.0, -0.5, 2.0], np.float32)], [np.array(
 case("cast", "bool_to_f32", [np.array([True, False])], [np.array([1.0, 0.0], np.float32)], {"dtype": "float32"})
 xi = ints(4, dtype="int64")
 case("cast", "i64_to_f64", [xi], [xi.astype(np.float64)], {"dtype": "float64"})
-error("cast", "float16_unsupported", [f32(2)], {"dtype": "float16"})
+xh = f32(2)
+case("cast", "f32_to_float16_rounds_to_nearest_even", [xh], [xh.astype(np.float16)], {"dtype": "float16"})
+case("cast", "float16_to_f32_is_exact", [xh.astype(np.float16)], [xh.astype(np.float16).astype(np.float32)],
+     {"dtype": "float32"})
 
 for name, x in [("float32", f32(2, 2)), ("bool", np.array([True, False, True])), ("int64_empty", ints(0, dtype="int64"))]:
     case("copy", name, [x], [x])

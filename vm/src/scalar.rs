@@ -12,7 +12,7 @@ pub struct ScalarValue {
     /// Element type (a one-lane dtype).
     pub dtype: DType,
     /// The value's bits: signed integers sign-extended to 64 bits, unsigned zero-extended,
-    /// floats as `f64` bits (a `float32` value is exactly representable), bool as 0/1.
+    /// floats as `f64` bits (a `float16`/`float32` value is exactly representable), bool as 0/1.
     pub bits: u64,
 }
 
@@ -22,9 +22,12 @@ impl ScalarValue {
         ScalarValue { dtype, bits: wrap(dtype, v as u64) }
     }
 
-    /// A float scalar of `dtype`, rounded to its precision.
+    /// A float scalar of `dtype`, rounded to its precision (to nearest even).
     pub fn float(dtype: DType, v: f64) -> ScalarValue {
-        let v = if dtype.bits == 32 { f64::from(v as f32) } else { v };
+        let v = match arith::cast(Scalar::Float(v), dtype) {
+            Scalar::Float(rounded) => rounded,
+            _ => v,
+        };
         ScalarValue { dtype, bits: v.to_bits() }
     }
 
@@ -94,7 +97,7 @@ impl ScalarValue {
     /// The scalar as a 0-d tensor (for kernels, which take tensors).
     ///
     /// # Errors
-    /// A dtype tensors cannot hold (`float16`, vector types).
+    /// A dtype tensors cannot hold (vector types).
     pub fn to_tensor(self) -> Result<Tensor, String> {
         tensor_from_scalars(self.dtype, vec![], &[self])
     }
@@ -134,6 +137,13 @@ pub fn tensor_from_scalars(
         (DTypeCode::UInt, 16, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u16)),
         (DTypeCode::UInt, 32, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u32)),
         (DTypeCode::UInt, 64, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits)),
+        // No `Vec<f16>` here (the VM does not link `half`): each value is set with its cast.
+        (DTypeCode::Float, 16, 1) => Tensor::zeros(dtype, shape).map(|mut t| {
+            for (i, v) in vs.iter().enumerate() {
+                t.set(i, v.to_scalar());
+            }
+            t
+        }),
         _ => return Err(format!("no tensor storage for {dtype}")),
     };
     t.map_err(|e| e.to_string())

@@ -38,18 +38,30 @@ pub fn specialize_params(m: &mut Module, func: &str, bound: &[BoundParam]) -> Re
         let Some(b) = bound.iter().find(|b| b.name == name) else { continue };
         let Some(ty) = m.var(p).ty else { continue };
         let TypeKind::Tensor { shape, dtype } = m.types.kind(ty) else { continue };
-        let fits = *dtype == b.dtype
+        let fits = binds(b.dtype, *dtype)
             && shape.len() == b.shape.len()
             && shape.iter().zip(&b.shape).all(|(d, &n)| matches!(d, Dim::Any) || *d == Dim::Known(n));
         if !fits || !shape.iter().any(|d| matches!(d, Dim::Any)) {
             continue;
         }
         let shape = b.shape.iter().map(|&n| Dim::Known(n)).collect();
-        let static_ty = m.types.intern(TypeKind::Tensor { shape, dtype: b.dtype });
+        let static_ty = m.types.intern(TypeKind::Tensor { shape, dtype: *dtype });
         m.vars[p.index()].ty = Some(static_ty);
         changed += 1;
     }
     Ok(changed)
+}
+
+/// Whether a bound tensor of dtype `from` binds a parameter of dtype `to`: the same dtype, or
+/// a float widening that is exact for every value (a `float16` checkpoint into a `float32`
+/// model), which binding performs.
+fn binds(from: DType, to: DType) -> bool {
+    from == to
+        || (from.is_float()
+            && to.is_float()
+            && from.lanes == 1
+            && to.lanes == from.lanes
+            && to.bits > from.bits)
 }
 
 #[cfg(test)]
@@ -67,7 +79,8 @@ mod tests {
         let bind =
             |name: &str, dtype, shape: &[i64]| BoundParam { name: name.into(), dtype, shape: shape.to_vec() };
         let bound = [
-            bind("table", DType::F32, &[10, 3]),
+            // A float16 checkpoint binds a float32 parameter: the widening is exact.
+            bind("table", DType::F16, &[10, 3]),
             bind("w", DType::F32, &[2, 3]),
             // Disagrees with the annotation's dtype: left for binding to report.
             bind("x", DType::I32, &[4]),

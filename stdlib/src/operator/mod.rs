@@ -17,7 +17,7 @@ pub use dtypes::DTypeSet;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;
-use crate::kernels::{Checked, ReferenceKernel};
+use crate::kernels::{float16, Checked, ReferenceKernel};
 use crate::RefOp;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{
@@ -96,7 +96,7 @@ impl<T: Operator> ReferenceKernel for T {
     }
 
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError> {
-        <T as Operator>::dtypes(inputs, attrs)
+        float16::output_dtypes(inputs, |d| <T as Operator>::dtypes(d, attrs))
     }
 
     fn compute(
@@ -153,7 +153,8 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
     let Some(inputs) = fields else { return Ok(None) };
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
     let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
-    let out_dtypes = <T as Operator>::dtypes(&dtypes, &attrs).map_err(message)?;
+    let out_dtypes =
+        float16::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(message)?;
     let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
