@@ -6,12 +6,16 @@
 //! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
 //! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
 //! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
-//! and the normalisation operators, and the quantized operators (`qnn/`).
+//! and the normalisation operators, the quantized operators (`qnn/`), and the operators whose
+//! result shapes depend on input values: `argwhere` and the `dyn.*` operators (`dynamic/`).
 
 mod activation;
+mod adv_index;
 mod algorithm;
+mod argwhere;
 mod broadcast;
 mod create;
+pub mod dynamic;
 mod elemwise;
 mod fast_math;
 mod gather_scatter;
@@ -21,15 +25,19 @@ mod nn;
 mod normalization;
 mod qnn;
 pub(crate) mod reduce;
+mod reinterpret;
 mod replicate;
 mod scan;
 mod shape;
 mod sub_pixel;
 pub(crate) mod transform;
 mod triangle;
+mod unique;
 
 pub use activation::*;
+pub use adv_index::*;
 pub use algorithm::*;
+pub use argwhere::*;
 pub use broadcast::*;
 pub use create::*;
 pub use elemwise::*;
@@ -39,17 +47,19 @@ pub use nn::*;
 pub use normalization::*;
 pub use qnn::*;
 pub use reduce::*;
+pub use reinterpret::*;
 pub use replicate::*;
 pub use scan::*;
 pub use sub_pixel::*;
 pub use transform::*;
 pub use triangle::*;
+pub use unique::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 29] = [
+const FAMILIES: [&[OpEntry]; 34] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -79,6 +89,11 @@ const FAMILIES: [&[OpEntry]; 29] = [
     nn::LOSS,
     qnn::QNN,
     nn::SPACE_BATCH,
+    argwhere::ARGWHERE,
+    unique::UNIQUE,
+    dynamic::DYNAMIC,
+    adv_index::ADV_INDEX,
+    reinterpret::REINTERPRET,
 ];
 
 /// Every operator of the library, family by family.
