@@ -4,7 +4,10 @@
 //! `dyn.*` operators whose static struct has it optional (`InitOpAttrs`, `SqueezeAttrs`,
 //! `TopkAttrs`) take that struct and reject the field.
 
-use super::{op_attrs, CoordinateTransformationMode, PadMode, ResizeMethod, RoundingMethod, SliceMode, UpsamplingMethod};
+use super::{
+    op_attrs, CoordinateTransformationMode, PadMode, ResizeMethod, RoundingMethod, SliceMode,
+    UpsamplingMethod,
+};
 use relay_devices::DType;
 
 op_attrs! {

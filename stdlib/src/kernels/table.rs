@@ -163,10 +163,7 @@ mod tests {
         (sum.kernel)(&[&x], parsed.as_ref(), &mut out).unwrap();
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[4.0, 6.0]);
         let wrong = &crate::ops::operator("nn.softmax").unwrap().reference;
-        assert!(matches!(
-            (wrong.shapes)(&[&x], &ReduceAttrs::default()),
-            Err(KernelError::AttrsType { .. })
-        ));
+        assert!(matches!((wrong.shapes)(&[&x], &ReduceAttrs::default()), Err(KernelError::AttrsType { .. })));
         let mut bad_out = vec![Tensor::zeros(DType::F32, vec![3]).unwrap()];
         assert!(matches!(
             (sum.kernel)(&[&x], parsed.as_ref(), &mut bad_out),

@@ -25,7 +25,10 @@ pub struct AdvIndex;
 fn parts<T: Copy>(inputs: &[T]) -> Result<(T, &[T]), KernelError> {
     match inputs {
         [data, indices @ ..] if !indices.is_empty() => Ok((*data, indices)),
-        _ => Err(KernelError::Arity { expected: "at least 2 (data and one index)".into(), actual: inputs.len() }),
+        _ => Err(KernelError::Arity {
+            expected: "at least 2 (data and one index)".into(),
+            actual: inputs.len(),
+        }),
     }
 }
 
@@ -55,12 +58,19 @@ impl Operator for AdvIndex {
     fn dtypes(inputs: &[DType], _: &NoAttrs) -> Result<Vec<DType>, KernelError> {
         let (data, indices) = parts(inputs)?;
         for &d in indices {
-            DTypeSet::Ints.check(d).map_err(|_| KernelError::DType(format!("indices must be integers, found `{d}`")))?;
+            DTypeSet::Ints
+                .check(d)
+                .map_err(|_| KernelError::DType(format!("indices must be integers, found `{d}`")))?;
         }
         Ok(vec![DTypeSet::Any.check(data)?])
     }
 
-    fn reference(inputs: &[&Tensor], _: &NoAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn reference(
+        inputs: &[&Tensor],
+        _: &NoAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let (data, indices) = parts(inputs)?;
         let out = crate::kernels::util::only_output(outputs)?;
         let k = indices.len();

@@ -53,7 +53,12 @@ impl Operator for Argwhere {
         Ok(vec![DType::I32])
     }
 
-    fn reference(inputs: &[&Tensor], _: &NoAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn reference(
+        inputs: &[&Tensor],
+        _: &NoAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let hits = non_zero(x)?;
         let mut rows = Vec::with_capacity(only_output(outputs)?.len());
@@ -71,7 +76,11 @@ impl Operator for Argwhere {
         })?;
         let out = only_output(outputs)?.as_mut_slice::<i32>()?;
         if out.len() != rows.len() {
-            return Err(KernelError::Shape(format!("{} coordinates for {} output elements", rows.len(), out.len())));
+            return Err(KernelError::Shape(format!(
+                "{} coordinates for {} output elements",
+                rows.len(),
+                out.len()
+            )));
         }
         out.copy_from_slice(&rows);
         Ok(())

@@ -1,12 +1,12 @@
 //! `reinterpret` (TVM `src/relay/op/tensor/unary.cc`, `topi::reinterpret`): each element's bits
 //! read as another dtype of the same width.
 
+use super::shape::elementwise_shape;
 use crate::attrs::CastAttrs;
 use crate::error::KernelError;
 use crate::kernels::util::{args, nums, only_output};
 use crate::kernels::Checked;
 use crate::operator::{DTypeSet, OpEntry, Operator, ShapeDim};
-use super::shape::elementwise_shape;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -44,7 +44,12 @@ impl Operator for Reinterpret {
         Ok(vec![to])
     }
 
-    fn reference(inputs: &[&Tensor], _: &CastAttrs, outputs: &mut [Tensor], _: Checked) -> Result<(), KernelError> {
+    fn reference(
+        inputs: &[&Tensor],
+        _: &CastAttrs,
+        outputs: &mut [Tensor],
+        _: Checked,
+    ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
         let bytes: Vec<u8> = nums!(x.dtype(), T => Ok::<_, KernelError>(bytemuck::cast_slice::<T, u8>(x.as_slice::<T>()?).to_vec()))?;
         let out = only_output(outputs)?;

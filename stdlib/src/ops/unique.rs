@@ -44,7 +44,10 @@ impl Operator for Unique {
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &UniqueAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
         let [n] = x else {
-            return Err(KernelError::Shape(format!("unique expects a 1-d tensor, found shape {}", shape_text(x))));
+            return Err(KernelError::Shape(format!(
+                "unique expects a 1-d tensor, found shape {}",
+                shape_text(x)
+            )));
         };
         let mut outs = vec![vec![*n], vec![*n], vec![*n], vec![D::known(1)]];
         if a.return_counts {
@@ -71,7 +74,8 @@ impl Operator for Unique {
         let [x] = args(inputs)?;
         let n = x.len();
         let int = |v: usize| {
-            i32::try_from(v).map_err(|_| KernelError::Shape(format!("{n} elements do not fit unique's int32 results")))
+            i32::try_from(v)
+                .map_err(|_| KernelError::Shape(format!("{n} elements do not fit unique's int32 results")))
         };
         let n32 = int(n)?;
         ints!(x.dtype(), T => {

@@ -6,8 +6,8 @@ use super::operand::{float_list, float_scalar, int_list, int_scalar, one_value, 
 use super::DynamicForm;
 use crate::attrs::{
     DynExpandDimsAttrs, DynOneHotAttrs, DynPadAttrs, DynReshapeAttrs, DynResize2dAttrs, DynStridedSliceAttrs,
-    DynUpsamplingAttrs, ExpandDimsAttrs, InitOpAttrs, NoAttrs, OneHotAttrs, PadAttrs, ReshapeAttrs, Resize2dAttrs,
-    SqueezeAttrs, StridedSliceAttrs, TileAttrs, TopkAttrs, UpsamplingAttrs,
+    DynUpsamplingAttrs, ExpandDimsAttrs, InitOpAttrs, NoAttrs, OneHotAttrs, PadAttrs, ReshapeAttrs,
+    Resize2dAttrs, SqueezeAttrs, StridedSliceAttrs, TileAttrs, TopkAttrs, UpsamplingAttrs,
 };
 use crate::error::KernelError;
 use crate::kernels::util::{args, normalize_axis, to_size};
@@ -89,7 +89,11 @@ impl DynamicForm for Reshape {
         Ok(ReshapeAttrs { newshape, allowzero: a.allowzero })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], _: &DynReshapeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        _: &DynReshapeAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         let ([_], [newshape]) = (args(data)?, args(operands)?);
         Ok(vec![unknown(static_length(newshape, "newshape")?)?])
     }
@@ -111,7 +115,11 @@ impl DynamicForm for BroadcastTo {
         init_attrs(Self::NAME, a, operands)
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &InitOpAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &InitOpAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         Self::static_attrs(a, None)?;
         let ([_], [shape]) = (args(data)?, args(operands)?);
         Ok(vec![unknown(static_length(shape, "the shape")?)?])
@@ -134,7 +142,11 @@ impl DynamicForm for Full {
         init_attrs(Self::NAME, a, operands)
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &InitOpAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &InitOpAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         // The static relation checks the fill value is a scalar.
         fixed::Full::shapes(data, &Self::static_attrs(a, None)?)?;
         let [shape] = args(operands)?;
@@ -200,7 +212,11 @@ impl DynamicForm for Tile {
         Ok(TileAttrs { reps: value(operands, 0, |t| int_list(t, "reps"))?.unwrap_or_default() })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], _: &NoAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        _: &NoAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         let ([x], [reps]) = (args(data)?, args(operands)?);
         Ok(vec![unknown(x.len().max(static_length(reps, "reps")?))?])
     }
@@ -284,7 +300,11 @@ impl DynamicForm for Topk {
         Ok(TopkAttrs { k: value(operands, 0, |t| int_scalar(t, "k"))?, ..a.clone() })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &TopkAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &TopkAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         let ([x], [k]) = (args(data)?, args(operands)?);
         one_value(k, "k")?;
         let outs = fixed::Topk::shapes(data, &Self::static_attrs(a, None)?)?;
@@ -310,7 +330,11 @@ impl DynamicForm for OneHot {
         Ok(OneHotAttrs { depth, axis: a.axis, dtype: a.dtype })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &DynOneHotAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &DynOneHotAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         let ([indices, _, _], [depth]) = (args(data)?, args(operands)?);
         one_value(depth, "depth")?;
         let outs = fixed::OneHot::shapes(data, &Self::static_attrs(a, None)?)?;
@@ -339,7 +363,11 @@ impl DynamicForm for Squeeze {
         Ok(SqueezeAttrs { axis: Some(value(operands, 0, |t| int_list(t, "axes"))?.unwrap_or_default()) })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &SqueezeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &SqueezeAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         Self::static_attrs(a, None)?;
         let ([x], [axes]) = (args(data)?, args(operands)?);
         let n = static_length(axes, "axes")?;
@@ -396,13 +424,22 @@ impl DynamicForm for Pad {
 
     fn static_attrs(a: &DynPadAttrs, operands: Option<&[&Tensor]>) -> Result<PadAttrs, KernelError> {
         let pad_width = value(operands, 0, |t| match t.shape() {
-            [_, 2] => Ok(crate::ops::index::index_values(t)?.chunks(2).map(<[i64]>::to_vec).collect::<Vec<_>>()),
-            shape => Err(KernelError::Shape(format!("pad_width must be of shape (rank, 2), found {}", shape_text(shape)))),
+            [_, 2] => {
+                Ok(crate::ops::index::index_values(t)?.chunks(2).map(<[i64]>::to_vec).collect::<Vec<_>>())
+            }
+            shape => Err(KernelError::Shape(format!(
+                "pad_width must be of shape (rank, 2), found {}",
+                shape_text(shape)
+            ))),
         })?;
         Ok(PadAttrs { pad_width: pad_width.unwrap_or_default(), pad_mode: a.pad_mode })
     }
 
-    fn relation<D: ShapeDim>(data: &[&[D]], operands: &[&[D]], a: &DynPadAttrs) -> Result<Vec<Vec<D>>, KernelError> {
+    fn relation<D: ShapeDim>(
+        data: &[&[D]],
+        operands: &[&[D]],
+        a: &DynPadAttrs,
+    ) -> Result<Vec<Vec<D>>, KernelError> {
         let ([x, _], [widths]) = (args(data)?, args(operands)?);
         let fits = matches!(widths, [r, w] if r.value().is_none_or(|r| r == x.len()) && w.value().is_none_or(|w| w == 2));
         if !fits {
@@ -471,7 +508,10 @@ impl DynamicForm for Resize2d {
     const OPERANDS: &'static [usize] = &[1, 2];
     const OPERAND_DTYPES: &'static [DTypeSet] = &[DTypeSet::Ints, DTypeSet::Nums];
 
-    fn static_attrs(a: &DynResize2dAttrs, operands: Option<&[&Tensor]>) -> Result<Resize2dAttrs, KernelError> {
+    fn static_attrs(
+        a: &DynResize2dAttrs,
+        operands: Option<&[&Tensor]>,
+    ) -> Result<Resize2dAttrs, KernelError> {
         Ok(Resize2dAttrs {
             size: value(operands, 0, |t| int_list(t, "size"))?.unwrap_or_else(|| vec![1, 1]),
             roi: value(operands, 1, |t| float_list(t, "roi"))?.unwrap_or_else(|| vec![0.0; 4]),
@@ -492,8 +532,11 @@ impl DynamicForm for Resize2d {
         a: &DynResize2dAttrs,
     ) -> Result<Vec<Vec<D>>, KernelError> {
         let [size, roi] = args(operands)?;
-        if static_length(size, "size")? != 2 {
-            return Err(KernelError::Shape(format!("size must hold 2 values, found shape {}", shape_text(size))));
+        if !matches!(size, [n] if n.value().is_none_or(|n| n == 2)) {
+            return Err(KernelError::Shape(format!(
+                "size must hold 2 values, found shape {}",
+                shape_text(size)
+            )));
         }
         if roi.len() != 1 {
             return Err(KernelError::Shape(format!("roi must be 1-d, found shape {}", shape_text(roi))));

@@ -131,7 +131,7 @@ impl<F: DynamicForm> Operator for Dyn<F> {
         let (data, operands) = split::<F, _>(inputs)?;
         for (&d, set) in operands.iter().zip(F::OPERAND_DTYPES) {
             set.check(d).map_err(|_| {
-                KernelError::DType(format!("{}'s operands must be {} tensors, found `{d}`", F::NAME, set.describe()))
+                KernelError::DType(format!("shape operands must be {} tensors, found `{d}`", set.describe()))
             })?;
         }
         <F::Static as Operator>::dtypes(&data, &F::static_attrs(attrs, None)?)

@@ -67,7 +67,9 @@ pub(super) fn float_scalar(t: &Tensor, what: &str) -> Result<f64, KernelError> {
 pub(super) fn static_length<D: ShapeDim>(shape: &[D], what: &str) -> Result<usize, KernelError> {
     match shape {
         [n] => n.value().ok_or_else(|| {
-            KernelError::Shape(format!("{what} must have a static length (it is the result's rank), found shape (?)"))
+            KernelError::Shape(format!(
+                "{what} must have a static length (it is the result's rank), found shape (?)"
+            ))
         }),
         _ => Err(KernelError::Shape(format!("{what} must be 1-d, found shape {}", shape_text(shape)))),
     }
