@@ -23,9 +23,8 @@ struct ReferencePackedFunc {
 
 impl relay_runtime::PackedFunc for ReferencePackedFunc {
     fn output_types(&self, inputs: &[&Tensor]) -> Result<Vec<(DType, Vec<usize>)>, String> {
-        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
-        let shapes = (self.op.shapes)(&shapes, self.attrs.as_ref()).map_err(|e| e.to_string())?;
+        let shapes = (self.op.shapes)(inputs, self.attrs.as_ref()).map_err(|e| e.to_string())?;
         let dtypes = (self.op.dtypes)(&dtypes, self.attrs.as_ref()).map_err(|e| e.to_string())?;
         if shapes.len() != dtypes.len() {
             return Err(format!("{} output shapes but {} output dtypes", shapes.len(), dtypes.len()));

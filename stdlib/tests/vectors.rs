@@ -160,16 +160,15 @@ fn call(op: &RefOp, inputs: &[Tensor], attrs: &[(String, AttrValue)]) -> Result<
     let mut symbols = Interner::default();
     let attrs = Attrs(attrs.iter().map(|(k, v)| (symbols.intern(k), v.clone())).collect());
     let parsed = (op.parse_attrs)(&AttrReader::new(&symbols, &attrs))?;
-    let shapes: Vec<&[usize]> = inputs.iter().map(Tensor::shape).collect();
+    let refs: Vec<&Tensor> = inputs.iter().collect();
     let dtypes: Vec<DType> = inputs.iter().map(Tensor::dtype).collect();
-    let out_shapes = (op.shapes)(&shapes, parsed.as_ref())?;
+    let out_shapes = (op.shapes)(&refs, parsed.as_ref())?;
     let out_dtypes = (op.dtypes)(&dtypes, parsed.as_ref())?;
     let mut outputs = out_shapes
         .into_iter()
         .zip(out_dtypes)
         .map(|(s, d)| Tensor::zeros(d, s))
         .collect::<Result<Vec<_>, _>>()?;
-    let refs: Vec<&Tensor> = inputs.iter().collect();
     (op.kernel)(&refs, parsed.as_ref(), &mut outputs)?;
     Ok(outputs)
 }

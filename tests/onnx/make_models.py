@@ -248,6 +248,10 @@ case("op_tile", [node("Tile", ["x", "r"], ["y"])], [("x", F, [2, 3])], [("y", F,
      inits={"r": np.array([2, 1], dtype=np.int64)})
 case("op_topk", [node("TopK", ["x", "k"], ["v", "i"], axis=1)], [("x", F, [3, 5])], [("v", F, [3, 2]), ("i", I64, [3, 2])],
      inits={"k": np.array([2], dtype=np.int64)})
+case("op_nonzero", [node("NonZero", ["x"], ["y"])], [("x", F, [3, 4])], [("y", I64, [2, "n"])],
+     feeds={"x": np.array([[0, 1.5, 0, 2], [-3, 0, 0, 0], [0, 0, 4, 0.5]], dtype=np.float32)})
+case("op_reshape_run_time_shape", [node("Reshape", ["x", "s"], ["y"])], [("x", F, [2, 3, 4]), ("s", I64, [3])],
+     [("y", F, ["a", "b", "c"])], feeds={"s": np.array([4, 0, -1], dtype=np.int64)})
 case("op_topk_smallest", [node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0)], [("x", F, [4, 2])],
      [("v", F, [3, 2]), ("i", I64, [3, 2])], inits={"k": np.array([3], dtype=np.int64)})
 

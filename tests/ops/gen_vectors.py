@@ -2491,6 +2491,226 @@ error("image.crop_and_resize", "boxes_not_4", [x_crop, boxes[:, :3], box_indices
 error("image.crop_and_resize", "float_indices", [x_crop, boxes, box_indices.astype(np.float32)], {"crop_size": [2, 2]})
 
 
+# ---------------------------------------------------------------- data-dependent shapes: argwhere,
+# unique, the dyn.* operators (shape operands as tensors), adv_index, reinterpret. Own stream,
+# so sections appended by others do not shift it.
+RNG = np.random.default_rng(4242)
+
+
+def i32(*values):
+    return np.array(values, np.int32)
+
+
+def i64(*values):
+    return np.array(values, np.int64)
+
+
+xw = f32(3, 4)
+xw[np.abs(xw) < 0.8] = 0
+case("argwhere", "float_2d", [xw], [np.argwhere(xw).astype(np.int32)])
+xwb = RNG.integers(0, 2, (2, 3, 2)).astype(bool)
+case("argwhere", "bool_3d", [xwb], [np.argwhere(xwb).astype(np.int32)])
+case("argwhere", "none_nonzero", [np.zeros((2, 2), np.int8)], [np.zeros((0, 2), np.int32)])
+case("argwhere", "scalar_nonzero", [np.array(5, np.int32)], [np.zeros((1, 0), np.int32)])
+case("argwhere", "nan_is_nonzero", [np.array([0, np.nan, 1], np.float32)], [i32(1, 2).reshape(2, 1)])
+
+
+def unique_ref(x, is_sorted, counts):
+    """TVM's unique from NumPy's: first-occurrence order unless sorted; padded past the count
+    with 0 (values, counts) and len(x) (first occurrences)."""
+    uniq, index, inverse, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if not is_sorted:
+        order = np.argsort(index, kind="stable")
+        position = np.argsort(order)
+        uniq, index, cnt, inverse = uniq[order], index[order], cnt[order], position[inverse]
+    n, k = len(x), len(uniq)
+    out = np.zeros(n, x.dtype)
+    out[:k] = uniq
+    first = np.full(n, n, np.int32)
+    first[:k] = index
+    count = np.zeros(n, np.int32)
+    count[:k] = cnt
+    res = [out, first, inverse.astype(np.int32), i32(k)]
+    return res + [count] if counts else res
+
+
+xu = ints(12, lo=-3, hi=4)
+case("unique", "sorted_counts", [xu], unique_ref(xu, True, True), {"return_counts": True})
+xu64 = ints(9, lo=0, hi=5, dtype="int64")
+case("unique", "unsorted_int64", [xu64], unique_ref(xu64, False, False), {"sorted": False})
+xu8 = ints(7, lo=-2, hi=2, dtype="int8")
+case("unique", "unsorted_counts_int8", [xu8], unique_ref(xu8, False, True), {"sorted": False, "return_counts": True})
+case("unique", "defaults", [i32(4, 5, 1, 2, 3, 3, 4, 5)], unique_ref(i32(4, 5, 1, 2, 3, 3, 4, 5), True, False))
+error("unique", "two_dims", [ints(2, 2)])
+error("unique", "floats", [f32(3)])
+
+xr = f32(2, 3, 4)
+case("dyn.reshape", "zero_copies_minus_one_infers", [xr, i64(4, 0, -1)], [xr.reshape(4, 3, 2)])
+case("dyn.reshape", "flatten_int32_shape", [xr, i32(-1)], [xr.reshape(-1)])
+case("dyn.reshape", "merge_two", [xr, i64(-3, 4)], [xr.reshape(6, 4)])
+case("dyn.reshape", "allowzero", [np.zeros((0, 3), np.float32), i32(3, 0)], [np.zeros((3, 0), np.float32)],
+     {"allowzero": True})
+error("dyn.reshape", "minus_two_makes_rank_dynamic", [xr, i64(-2)])
+error("dyn.reshape", "wrong_size", [xr, i64(5, 5)])
+error("dyn.reshape", "float_shape", [xr, np.array([24.0], np.float32)])
+
+xbt = f32(3, 1)
+case("dyn.broadcast_to", "to_rank_3", [xbt, i64(2, 3, 4)], [np.broadcast_to(xbt, (2, 3, 4))])
+xbi = ints(1, dtype="int8")
+case("dyn.broadcast_to", "int8_int32_shape", [xbi, i32(5)], [np.broadcast_to(xbi, (5,))])
+xbb = RNG.integers(0, 2, (2, 1)).astype(bool)
+case("dyn.broadcast_to", "bool", [xbb, i64(2, 2)], [np.broadcast_to(xbb, (2, 2))])
+error("dyn.broadcast_to", "incompatible", [xbt, i64(2, 2)])
+error("dyn.broadcast_to", "shape_as_attribute", [xbt, i64(3, 4)], {"shape": [3, 4]})
+
+case("dyn.full", "float", [np.array(1.5, np.float32), i64(2, 3)], [np.full((2, 3), 1.5, np.float32)])
+case("dyn.full", "to_int32", [np.array(2.7, np.float32), i32(4)], [np.full((4,), 2, np.int32)], {"dtype": "int32"})
+case("dyn.full", "empty", [np.array(7, np.int64), i32(0, 2)], [np.zeros((0, 2), np.int64)])
+error("dyn.full", "fill_not_scalar", [f32(2), i64(2)])
+error("dyn.full", "negative_size", [np.array(1.0, np.float32), i64(-1)])
+
+case("dyn.zeros", "float32_default", [i64(2, 3)], [np.zeros((2, 3), np.float32)])
+case("dyn.zeros", "int8", [i32(4)], [np.zeros(4, np.int8)], {"dtype": "int8"})
+case("dyn.zeros", "scalar", [np.zeros(0, np.int64)], [np.zeros((), np.float32)])
+error("dyn.zeros", "negative_size", [i64(2, -3)])
+error("dyn.zeros", "two_d_shape", [np.ones((2, 2), np.int64)])
+
+case("dyn.ones", "float32_default", [i32(3, 1)], [np.ones((3, 1), np.float32)])
+case("dyn.ones", "int64", [i64(2, 2)], [np.ones((2, 2), np.int64)], {"dtype": "int64"})
+case("dyn.ones", "bool", [i64(3)], [np.ones(3, bool)], {"dtype": "bool"})
+error("dyn.ones", "float_shape", [np.array([2.0], np.float32)])
+
+xt = f32(2, 3)
+case("dyn.tile", "same_rank", [xt, i64(2, 1)], [np.tile(xt, (2, 1))])
+case("dyn.tile", "more_reps", [xt, i32(2, 1, 2)], [np.tile(xt, (2, 1, 2))])
+case("dyn.tile", "fewer_reps", [xt, i64(3)], [np.tile(xt, (3,))])
+error("dyn.tile", "negative", [xt, i64(-1, 1)])
+
+xs = f32(4, 5, 3)
+case("dyn.strided_slice", "two_axes", [xs, i64(1, 0), i64(4, 5), i64(2, 2)], [xs[1:4:2, 0:5:2]])
+case("dyn.strided_slice", "negative_stride", [xs, i32(3), i32(0), i32(-1)], [xs[3:0:-1]])
+case("dyn.strided_slice", "size_mode", [xs, i64(1, 1), i64(2, -1), i64(1, 1)], [xs[1:3, 1:]],
+     {"slice_mode": "size"})
+case("dyn.strided_slice", "end_past_extent", [xs, i64(0, 0, 1), i64(9, 9, 9), i64(1, 1, 1)], [xs[:, :, 1:]])
+error("dyn.strided_slice", "lengths_differ", [xs, i64(0), i64(1, 2), i64(1)])
+error("dyn.strided_slice", "zero_stride", [xs, i64(0), i64(2), i64(0)])
+
+xk = f32(3, 5)
+order_desc = np.argsort(-xk, axis=-1, kind="stable")
+case("dyn.topk", "k2_both", [xk, np.array(2, np.int32)],
+     [np.take_along_axis(xk, order_desc[:, :2], -1), order_desc[:, :2].astype(np.int32)])
+order_asc0 = np.argsort(xk, axis=0, kind="stable")
+case("dyn.topk", "ascending_axis0_indices", [xk, i64(2)], [order_asc0[:2].astype(np.int32)],
+     {"axis": 0, "is_ascend": True, "ret_type": "indices"})
+case("dyn.topk", "k0_whole_axis_values", [xk, np.array(0, np.int64)], [np.take_along_axis(xk, order_desc, -1)],
+     {"ret_type": "values"})
+error("dyn.topk", "k_as_attribute", [xk, np.array(2, np.int32)], {"k": 2})
+error("dyn.topk", "k_too_large", [xk, np.array(6, np.int32)])
+
+
+def one_hot_ref(idx, on, off, depth, axis, dtype):
+    res = np.where(idx[..., None] == np.arange(depth), on, off).astype(dtype)
+    return res if axis == -1 else np.moveaxis(res, -1, axis)
+
+
+xo = i32(0, 2, -1, 1, 3)
+on, off = np.array(1.0, np.float32), np.array(0.0, np.float32)
+case("dyn.one_hot", "last_axis", [xo, on, off, np.array(3, np.int32)], [one_hot_ref(xo, 1.0, 0.0, 3, -1, np.float32)],
+     {"dtype": "float32"})
+xo2 = ints(2, 3, lo=0, hi=4, dtype="int64")
+case("dyn.one_hot", "axis0_int64_depth", [xo2, np.array(5, np.int32), np.array(-1, np.int32), i64(4)],
+     [one_hot_ref(xo2, 5, -1, 4, 0, np.int32)], {"axis": 0, "dtype": "int32"})
+case("dyn.one_hot", "middle_axis", [xo2, on, off, np.array(2, np.int64)],
+     [one_hot_ref(xo2, 1.0, 0.0, 2, 1, np.float32)], {"axis": 1, "dtype": "float32"})
+error("dyn.one_hot", "dtype_required", [xo, on, off, np.array(3, np.int32)])
+error("dyn.one_hot", "negative_depth", [xo, on, off, np.array(-3, np.int32)], {"dtype": "float32"})
+
+xq = f32(1, 3, 1, 2)
+case("dyn.squeeze", "two_axes", [xq, i64(0, 2)], [xq.reshape(3, 2)])
+case("dyn.squeeze", "negative_axis", [xq, i32(-2)], [xq.reshape(1, 3, 2)])
+case("dyn.squeeze", "no_axes", [xq, np.zeros(0, np.int64)], [xq])
+error("dyn.squeeze", "size_three", [xq, i64(1)])
+
+xe = f32(2, 3)
+case("dyn.expand_dims", "middle", [xe, np.array(1, np.int32)], [xe.reshape(2, 1, 3)])
+case("dyn.expand_dims", "two_at_end", [xe, np.array(-1, np.int64)], [xe.reshape(2, 3, 1, 1)], {"num_newaxis": 2})
+case("dyn.expand_dims", "front_one_value_list", [xe, i64(0)], [xe.reshape(1, 2, 3)])
+error("dyn.expand_dims", "out_of_range", [xe, np.array(4, np.int32)])
+
+xp = f32(2, 3)
+pw = np.array([[1, 0], [2, 1]], np.int64)
+case("dyn.nn.pad", "constant", [xp, pw, np.array(9.5, np.float32)],
+     [np.pad(xp, [(1, 0), (2, 1)], constant_values=9.5)])
+case("dyn.nn.pad", "edge_int32_widths", [xp, pw.astype(np.int32), np.array(0.0, np.float32)],
+     [np.pad(xp, [(1, 0), (2, 1)], mode="edge")], {"pad_mode": "edge"})
+pw2 = np.array([[1, 1], [1, 2]], np.int64)
+case("dyn.nn.pad", "reflect", [xp, pw2, np.array(0.0, np.float32)], [np.pad(xp, [(1, 1), (1, 2)], mode="reflect")],
+     {"pad_mode": "reflect"})
+error("dyn.nn.pad", "widths_not_pairs", [xp, np.zeros((2, 3), np.int64), np.array(0.0, np.float32)])
+error("dyn.nn.pad", "negative_width", [xp, np.array([[0, -1], [0, 0]], np.int64), np.array(0.0, np.float32)])
+
+xup = f32(1, 2, 2, 3)
+case("dyn.nn.upsampling", "nearest_nchw", [xup, np.array(2.0, np.float32), np.array(3.0, np.float32)],
+     [xup.repeat(2, axis=2).repeat(3, axis=3)])
+case("dyn.nn.upsampling", "nearest_nhwc_int_scales", [xup.transpose(0, 2, 3, 1), np.array(3, np.int32),
+     np.array(1, np.int32)], [xup.transpose(0, 2, 3, 1).repeat(3, axis=1)], {"layout": "NHWC"})
+xupi = ints(1, 1, 2, 2, dtype="int32")
+case("dyn.nn.upsampling", "int32_data", [xupi, np.array(2.0, np.float64), np.array(2.0, np.float64)],
+     [xupi.repeat(2, axis=2).repeat(2, axis=3)])
+error("dyn.nn.upsampling", "zero_scale", [xup, np.array(0.0, np.float32), np.array(2.0, np.float32)])
+
+
+def bilinear_align_corners(x, oh, ow):
+    """NCHW bilinear resampling with the corner pixels' centres aligned."""
+    _, _, h, w = x.shape
+    ys = np.arange(oh) * ((h - 1) / (oh - 1)) if oh > 1 else np.zeros(1)
+    xs = np.arange(ow) * ((w - 1) / (ow - 1)) if ow > 1 else np.zeros(1)
+    y0 = np.floor(ys).astype(int)
+    x0 = np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    wy, wx = (ys - y0)[:, None], (xs - x0)[None, :]
+    x = d64(x)
+    top = x[:, :, y0][:, :, :, x0] * (1 - wx) + x[:, :, y0][:, :, :, x1] * wx
+    bottom = x[:, :, y1][:, :, :, x0] * (1 - wx) + x[:, :, y1][:, :, :, x1] * wx
+    return top * (1 - wy) + bottom * wy
+
+
+roi0 = np.zeros(4, np.float32)
+xrs = f32(1, 2, 2, 3)
+case("dyn.image.resize2d", "nearest_asymmetric", [xrs, i64(4, 6), roi0], [xrs.repeat(2, axis=2).repeat(2, axis=3)],
+     {"method": "nearest_neighbor", "coordinate_transformation_mode": "asymmetric"})
+case("dyn.image.resize2d", "linear_align_corners", [xrs, i32(3, 5), roi0], [bilinear_align_corners(xrs, 3, 5)],
+     {"coordinate_transformation_mode": "align_corners"}, atol=1e-5, out_dtypes=["float32"])
+xrn = f32(1, 2, 3, 2)
+case("dyn.image.resize2d", "nhwc_nearest", [xrn, i64(4, 3), roi0], [xrn.repeat(2, axis=1)],
+     {"layout": "NHWC", "method": "nearest_neighbor", "coordinate_transformation_mode": "asymmetric"})
+error("dyn.image.resize2d", "three_sizes", [xrs, i64(4, 6, 2), roi0])
+
+xai = f32(3, 4)
+rows, cols = i64(2, -3).reshape(2, 1), i32(1, 0, 3)
+case("adv_index", "two_broadcast_indices", [xai, rows, cols], [xai[rows, cols]])
+xa3 = f32(4, 2, 3)
+ia = i32(3, 0, 3)
+case("adv_index", "one_index_keeps_rest", [xa3, ia], [xa3[ia]])
+xa8 = ints(3, 2, 2, dtype="int8")
+ib, ic = i64(0, 2), i64(1, 1)
+case("adv_index", "int8_two_of_three_axes", [xa8, ib, ic], [xa8[ib, ic]])
+error("adv_index", "out_of_range", [xai, i32(3)])
+error("adv_index", "float_index", [xai, np.array([1.0], np.float32)])
+error("adv_index", "too_many_indices", [f32(2), i32(0), i32(0)])
+
+xri = f32(2, 3)
+case("reinterpret", "float32_as_int32", [xri], [xri.view(np.int32)], {"dtype": "int32"})
+# Floats exact in short decimal: JSON readers need not round-trip every float64 bit.
+xr64 = np.array([1.5, -2.25, 1e6, 0.125, -0.0])
+case("reinterpret", "float64_as_int64", [xr64], [xr64.view(np.int64)], {"dtype": "int64"})
+xr8 = ints(5, lo=-128, hi=127, dtype="int8")
+case("reinterpret", "int8_as_uint8", [xr8], [xr8.view(np.uint8)], {"dtype": "uint8"})
+error("reinterpret", "width_differs", [xri], {"dtype": "int64"})
+error("reinterpret", "bool", [np.array([True, False])], {"dtype": "int8"})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

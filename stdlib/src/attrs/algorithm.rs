@@ -66,3 +66,13 @@ op_attrs! {
         dtype: DType = (DType::I32),
     }
 }
+
+op_attrs! {
+    /// `unique` (TVM `UniqueAttrs`).
+    pub struct UniqueAttrs {
+        /// The unique elements in ascending order; otherwise in order of first occurrence.
+        sorted: bool = true,
+        /// Whether to return the count of each unique element as a fifth output.
+        return_counts: bool = false,
+    }
+}

@@ -7,6 +7,7 @@
 //! absent; their `Default` value only serves Rust callers that build the struct directly.
 
 mod algorithm;
+mod dynamic;
 mod image;
 mod indexing;
 mod nn;
@@ -15,6 +16,7 @@ mod replicate;
 mod tensor;
 
 pub use algorithm::*;
+pub use dynamic::*;
 pub use image::*;
 pub use indexing::*;
 pub use nn::*;

@@ -31,9 +31,10 @@ pub trait ReferenceKernel {
     /// The attribute struct.
     type Attrs: OpAttrs;
 
-    /// Output shapes from input shapes; also validates input ranks, dimensions and attribute
+    /// Output shapes of a call on these inputs (from their shapes, or for a data-dependent
+    /// operator also their values); also validates input ranks, dimensions and attribute
     /// values. The runtime uses it to size outputs with `?` dimensions.
-    fn shapes(inputs: &[&[usize]], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError>;
+    fn shapes(inputs: &[&Tensor], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError>;
 
     /// Output dtypes from input dtypes; rejects unsupported or mismatched dtypes.
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError>;
@@ -52,9 +53,8 @@ pub fn output_types<K: ReferenceKernel>(
     inputs: &[&Tensor],
     attrs: &K::Attrs,
 ) -> Result<Vec<(Vec<usize>, DType)>, KernelError> {
-    let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
-    let out_shapes = K::shapes(&shapes, attrs)?;
+    let out_shapes = K::shapes(inputs, attrs)?;
     let out_dtypes = K::dtypes(&dtypes, attrs)?;
     if out_shapes.len() != out_dtypes.len() {
         return Err(KernelError::OutputCount { expected: out_dtypes.len(), actual: out_shapes.len() });

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 /// Parses a call's attributes into the operator's attribute struct.
 pub type ParseFn = fn(&AttrReader) -> Result<Arc<dyn AnyAttrs>, KernelError>;
-/// Output shapes from input shapes ([`ReferenceKernel::shapes`]).
-pub type ShapeFn = fn(&[&[usize]], &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError>;
+/// Output shapes of a call on these inputs ([`ReferenceKernel::shapes`]: from their shapes,
+/// and their values for a data-dependent operator).
+pub type ShapeFn = fn(&[&Tensor], &dyn AnyAttrs) -> Result<Vec<Vec<usize>>, KernelError>;
 /// Output dtypes from input dtypes ([`ReferenceKernel::dtypes`]).
 pub type DTypeFn = fn(&[DType], &dyn AnyAttrs) -> Result<Vec<DType>, KernelError>;
 /// Validates preallocated outputs and computes into them ([`run`]).
@@ -30,7 +31,7 @@ pub struct RefOp {
     pub attr_defaults: fn() -> Vec<(&'static str, Option<String>)>,
     /// Parses a call's attributes into the operator's attribute struct (TVM defaults applied).
     pub parse_attrs: ParseFn,
-    /// [`ReferenceKernel::shapes`]: output shapes from input shapes.
+    /// [`ReferenceKernel::shapes`]: output shapes of a call on these inputs.
     pub shapes: ShapeFn,
     /// [`ReferenceKernel::dtypes`]: output dtypes from input dtypes.
     pub dtypes: DTypeFn,
@@ -61,9 +62,8 @@ impl RefOp {
     /// What the shape function, dtype rule or kernel reports (a reshape to an impossible
     /// shape), or an output too large to allocate.
     pub fn evaluate(&self, inputs: &[&Tensor], attrs: &dyn AnyAttrs) -> Result<Vec<Tensor>, KernelError> {
-        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
         let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
-        let shapes = (self.shapes)(&shapes, attrs)?;
+        let shapes = (self.shapes)(inputs, attrs)?;
         let dtypes = (self.dtypes)(&dtypes, attrs)?;
         let mut outputs = dtypes
             .into_iter()
@@ -100,7 +100,7 @@ fn parse<K: ReferenceKernel>(reader: &AttrReader) -> Result<Arc<dyn AnyAttrs>, K
 }
 
 fn shapes<K: ReferenceKernel>(
-    inputs: &[&[usize]],
+    inputs: &[&Tensor],
     attrs: &dyn AnyAttrs,
 ) -> Result<Vec<Vec<usize>>, KernelError> {
     K::shapes(inputs, attrs_of::<K>(attrs)?)
@@ -158,15 +158,12 @@ mod tests {
         let sum = &crate::ops::operator("sum").unwrap().reference;
         let parsed = (sum.parse_attrs)(&AttrReader::new(&sy, &attrs)).unwrap();
         let x = Tensor::from_vec(vec![2, 2], vec![1f32, 2.0, 3.0, 4.0]).unwrap();
-        assert_eq!((sum.shapes)(&[x.shape()], parsed.as_ref()).unwrap(), vec![vec![2]]);
+        assert_eq!((sum.shapes)(&[&x], parsed.as_ref()).unwrap(), vec![vec![2]]);
         let mut out = vec![Tensor::zeros(DType::F32, vec![2]).unwrap()];
         (sum.kernel)(&[&x], parsed.as_ref(), &mut out).unwrap();
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[4.0, 6.0]);
         let wrong = &crate::ops::operator("nn.softmax").unwrap().reference;
-        assert!(matches!(
-            (wrong.shapes)(&[x.shape()], &ReduceAttrs::default()),
-            Err(KernelError::AttrsType { .. })
-        ));
+        assert!(matches!((wrong.shapes)(&[&x], &ReduceAttrs::default()), Err(KernelError::AttrsType { .. })));
         let mut bad_out = vec![Tensor::zeros(DType::F32, vec![3]).unwrap()];
         assert!(matches!(
             (sum.kernel)(&[&x], parsed.as_ref(), &mut bad_out),

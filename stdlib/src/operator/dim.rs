@@ -17,6 +17,15 @@ pub trait ShapeDim: Copy + PartialEq + Debug {
     /// # Errors
     /// [`KernelError::Shape`] when the count overflows.
     fn product(shape: &[Self]) -> Result<Self, KernelError>;
+    /// The dimension of size `n`, where `None` is a size only the input *values* give
+    /// (`argwhere`'s row count, a `dyn.*` operator's shape operand): `?` for the relation. A
+    /// concrete shape has no `?`, so for `usize` `None` is an error; the operator's
+    /// [`Operator::output_shapes`](crate::operator::Operator::output_shapes) passes the size
+    /// it read from the values instead.
+    ///
+    /// # Errors
+    /// [`KernelError::Shape`] for `None` as a `usize`.
+    fn maybe(n: Option<usize>) -> Result<Self, KernelError>;
 }
 
 /// The element count of a concrete shape, or an overflow error naming it.
@@ -35,6 +44,9 @@ impl ShapeDim for usize {
     fn product(shape: &[usize]) -> Result<usize, KernelError> {
         count(shape)
     }
+    fn maybe(n: Option<usize>) -> Result<usize, KernelError> {
+        n.ok_or_else(|| KernelError::Shape("a size that depends on input values was not given".into()))
+    }
 }
 
 impl ShapeDim for Dim {
@@ -52,6 +64,9 @@ impl ShapeDim for Dim {
             Some(sizes) => Ok(Dim::known(count(&sizes)?)),
             None => Ok(Dim::Any),
         }
+    }
+    fn maybe(n: Option<usize>) -> Result<Dim, KernelError> {
+        Ok(n.map_or(Dim::Any, Dim::known))
     }
 }
 
@@ -125,5 +140,7 @@ mod tests {
         assert_eq!(broadcast(&[&[K(3)][..], &[Any]]).unwrap(), vec![K(3)]);
         assert_eq!(broadcast(&[&[Any, K(2)][..], &[Any, K(2)]]).unwrap(), vec![Any, K(2)]);
         assert_eq!(shape_text(&[K(2), Any]), "(2, ?)");
+        assert_eq!((Dim::maybe(None), Dim::maybe(Some(2))), (Ok(Any), Ok(K(2))));
+        assert!(usize::maybe(None).is_err() && usize::maybe(Some(2)) == Ok(2));
     }
 }

@@ -68,6 +68,19 @@ pub trait Operator: 'static {
     /// Input ranks, dimensions or attribute values the operator rejects.
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &Self::Attrs) -> Result<Vec<Vec<D>>, KernelError>;
 
+    /// The output shapes of a call on these input tensors at run time: [`Operator::shapes`] on
+    /// their shapes. An operator whose output shapes depend on input *values* (TVM's
+    /// data-dependent shape functions: `argwhere`, and the `dyn.*` operators, whose shapes
+    /// and sizes are operands) overrides it, feeding the sizes it reads from the values to
+    /// the same shape function the relation runs with `?` in their place.
+    ///
+    /// # Errors
+    /// As [`Operator::shapes`], and values that describe no shape.
+    fn output_shapes(inputs: &[&Tensor], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
+        <Self as Operator>::shapes(&shapes, attrs)
+    }
+
     /// Output dtypes from input dtypes.
     ///
     /// # Errors
@@ -91,8 +104,8 @@ impl<T: Operator> ReferenceKernel for T {
     const NAME: &'static str = <T as Operator>::NAME;
     type Attrs = <T as Operator>::Attrs;
 
-    fn shapes(inputs: &[&[usize]], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError> {
-        <T as Operator>::shapes(inputs, attrs)
+    fn shapes(inputs: &[&Tensor], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError> {
+        <T as Operator>::output_shapes(inputs, attrs)
     }
 
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError> {

@@ -6,12 +6,17 @@
 //! Every operator is an [`Operator`](crate::operator::Operator) item: elementwise, broadcast,
 //! reductions, scans, the transforms (`transform/`), the nn operators (`nn/`),
 //! gather/scatter, tile/repeat/reverse, sorting, creation, `trilu`, `nn.prelu`, the sub-pixel
-//! and the normalisation operators, `einsum`, and the quantized operators (`qnn/`).
+//! and the normalisation operators, `einsum`, the quantized operators (`qnn/`), and the
+//! operators whose result shapes depend on input values: `argwhere` and the `dyn.*` operators
+//! (`dynamic/`).
 
 mod activation;
+mod adv_index;
 mod algorithm;
+mod argwhere;
 mod broadcast;
 mod create;
+pub mod dynamic;
 mod einsum;
 mod elemwise;
 mod fast_math;
@@ -22,15 +27,19 @@ mod nn;
 mod normalization;
 mod qnn;
 pub(crate) mod reduce;
+mod reinterpret;
 mod replicate;
 mod scan;
 mod shape;
 mod sub_pixel;
 pub(crate) mod transform;
 mod triangle;
+mod unique;
 
 pub use activation::*;
+pub use adv_index::*;
 pub use algorithm::*;
+pub use argwhere::*;
 pub use broadcast::*;
 pub use create::*;
 pub use einsum::*;
@@ -41,17 +50,19 @@ pub use nn::*;
 pub use normalization::*;
 pub use qnn::*;
 pub use reduce::*;
+pub use reinterpret::*;
 pub use replicate::*;
 pub use scan::*;
 pub use sub_pixel::*;
 pub use transform::*;
 pub use triangle::*;
+pub use unique::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 30] = [
+const FAMILIES: [&[OpEntry]; 35] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -82,6 +93,11 @@ const FAMILIES: [&[OpEntry]; 30] = [
     qnn::QNN,
     nn::SPACE_BATCH,
     einsum::EINSUM,
+    argwhere::ARGWHERE,
+    unique::UNIQUE,
+    dynamic::DYNAMIC,
+    adv_index::ADV_INDEX,
+    reinterpret::REINTERPRET,
 ];
 
 /// Every operator of the library, family by family.

@@ -1,7 +1,7 @@
 //! Operators that read or write at positions given as data, or repeat and rank elements:
-//! `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `OneHot`, `Tile`, `TopK`
-//! (TVM v0.16's ONNX frontend maps them the same way: `gather`, `gather_nd`,
-//! `scatter_elements`, `scatter_nd`, `one_hot`, `tile`, `topk`).
+//! `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `OneHot`, `Tile`, `TopK`,
+//! `NonZero` (TVM v0.16's ONNX frontend maps them the same way: `gather`, `gather_nd`,
+//! `scatter_elements`, `scatter_nd`, `one_hot`, `tile`, `topk`, `argwhere`).
 
 use super::{list_attr, on, required_ints};
 use crate::dtype::literal;
@@ -141,4 +141,12 @@ pub fn one_hot(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportErro
     let mut dims = indices.dims.clone();
     dims.insert(at, Some(depth));
     Ok(vec![Value::new(expr, values.dtype, dims)])
+}
+
+/// `NonZero`: the coordinates of the non-zero elements, one column each (`int64`, `[rank,
+/// ?]`): `argwhere`'s rows transposed, as TVM's frontend converts it.
+pub fn non_zero(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let x = cx.input(node, 0)?;
+    let expr = format!("cast(transpose(argwhere({})), dtype=\"int64\")", x.expr);
+    Ok(vec![Value::new(expr, DType::I64, vec![Some(x.dims.len() as i64), None])])
 }

@@ -78,6 +78,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Mod", elementwise::mod_),
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
+    ("NonZero", indexing::non_zero),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
     ("OneHot", indexing::one_hot),
     ("Or", |cx, n| elementwise::binary(cx, n, "logical_or")),

@@ -76,13 +76,21 @@ pub fn shape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError>
 }
 
 /// `Reshape` to a constant shape (0 copies the input's size unless `allowzero`, -1 infers),
-/// or to a shape whose run-time elements `Reshape` can name (see [`dynamic_target`]).
+/// to a shape whose run-time elements `Reshape` can name (see [`dynamic_target`]), or else to
+/// any shape computed at run time (`dyn.reshape`).
 pub fn reshape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
     let x = cx.input(node, 0)?;
     let allowzero = node.int("allowzero", 0)? != 0;
     let shape = match cx.shape_elements(node, 1)? {
-        Some(elements) => on(node, dynamic_target(&elements, &x, allowzero))?,
-        None => required_ints(cx, node, 1)?,
+        Some(elements) => match dynamic_target(&elements, &x, allowzero) {
+            Ok(shape) => shape,
+            Err(_) => return run_time_reshape(cx, node, &x, allowzero),
+        },
+        None => match cx.constant_input(node, 1) {
+            Ok(Some(c)) => c.to_i64().map_err(|m| node.error(m))?,
+            Ok(None) => return Err(node.error("input 1 is missing")),
+            Err(_) => return run_time_reshape(cx, node, &x, allowzero),
+        },
     };
     let mut dims: Dims = shape
         .iter()
@@ -101,6 +109,24 @@ pub fn reshape(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportErro
     let zero = if allowzero { ", allowzero=True" } else { "" };
     let expr = format!("reshape({}, {}{zero})", x.expr, list_attr("newshape", &shape));
     Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
+/// `Reshape` to a shape tensor computed at run time that [`dynamic_target`] cannot read as
+/// keep/infer sizes: `dyn.reshape`, every size `?` (known when it runs).
+fn run_time_reshape(
+    cx: &mut Converter,
+    node: &Node,
+    x: &Value,
+    allowzero: bool,
+) -> Result<Vec<Value>, ImportError> {
+    let shape = cx.input(node, 1)?;
+    let rank = match shape.dims.as_slice() {
+        [Some(n)] => usize::try_from(*n).map_err(|_| node.error("the shape has a negative length"))?,
+        _ => return Err(node.error("a shape computed at run time must be 1-d of known length")),
+    };
+    let zero = if allowzero { ", allowzero=True" } else { "" };
+    let expr = format!("dyn.reshape({}, {}{zero})", x.expr, shape.expr);
+    Ok(vec![Value::new(expr, x.dtype, vec![None; rank])])
 }
 
 /// The `newshape` of a `Reshape` of `x` to a shape tensor with run-time `elements`: the size
