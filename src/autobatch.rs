@@ -6,8 +6,11 @@
 //! The schedule is DyNet's agenda: every lane runs until it pauses before a call of a
 //! batchable kernel ([`Vm::start_lane`]) or finishes; the paused calls are grouped by kernel
 //! and by the identity of their shared inputs (the very same weight tensors); the largest
-//! group runs as one batched call (split into power-of-two chunks, each a kernel compiled on
-//! first use), and each of its lanes resumes with its share of the results
+//! group runs as one batched call: its longest-paused lanes, as many as the largest power of
+//! two that fits (each size a kernel compiled on first use), while the rest stay paused and
+//! join a later group of the same call rather than running as smaller calls now (a group of
+//! 13 runs 8 now; splitting it 8 + 4 + 1 made more calls, the last of one row, which reads
+//! the weights for one request). Each lane of the call resumes with its share of the results
 //! ([`Vm::resume_lane`]); a lane that finishes takes the next input. Each lane computes what
 //! running its input alone computes (a batched kernel is the original per request, and the
 //! JIT's `gemm` computes a row independently of the others), so results equal `--batch 1`'s.
@@ -56,6 +59,8 @@ pub struct Batcher<'p> {
     group: Vec<usize>,
     /// Per group of this round: its first lane and how many lanes it has (reused).
     counts: Vec<(usize, usize)>,
+    /// Rounds of the agenda run so far (each runs one batched call).
+    round: u64,
 }
 
 /// A lane paused before a kernel call.
@@ -64,6 +69,8 @@ struct Paused {
     input: (usize, Instant),
     kernel: u32,
     inputs: Vec<Arc<Tensor>>,
+    /// The round of the agenda in which the lane paused here.
+    since: u64,
 }
 
 impl<'p> Batcher<'p> {
@@ -101,7 +108,7 @@ impl<'p> Batcher<'p> {
             .collect();
         let pause = forms.iter().map(Option::is_some).collect();
         let cpu = CpuBackend::new().map_err(|e| Error::Input(e.to_string()))?;
-        Ok(Batcher { program, pause, forms, cpu, group: vec![], counts: vec![] })
+        Ok(Batcher { program, pause, forms, cpu, group: vec![], counts: vec![], round: 0 })
     }
 
     /// How many of the program's kernels have batched forms.
@@ -144,31 +151,31 @@ impl<'p> Batcher<'p> {
             largest_group(&paused, &self.forms, &mut self.counts, &mut group);
             let Some(&first) = group.first() else { return Ok(()) };
             let kernel = paused[first].as_ref().map_or(0, |p| p.kernel);
-            let mut rest = &group[..];
-            while !rest.is_empty() {
-                let n = 1 << rest.len().ilog2();
-                let (chunk, later) = rest.split_at(n);
-                rest = later;
-                let calls: Vec<Paused> = chunk.iter().filter_map(|&l| paused[l].take()).collect();
-                let ran = self.call(kernel, &calls, lanes[chunk[0]].cancel_handle());
-                for (block, (&l, p)) in chunk.iter().zip(calls).enumerate() {
-                    let step = match &ran {
-                        Ok(true) => {
-                            let outs =
-                                self.form(kernel).and_then(|f| f.sizes.get(&n)).map_or(&[][..], |s| &s.outs);
-                            let share = Share { outs, block, form: self.form(kernel) };
-                            lanes[l].resume_lane(&share, &self.pause).map_err(Error::from)
-                        }
-                        Ok(false) => match self.program.kernel_table().get(kernel as usize) {
-                            Some(k) => lanes[l].resume_lane(k.as_ref(), &self.pause).map_err(Error::from),
-                            None => Err(Error::Input(format!("kernel #{kernel} does not exist"))),
-                        },
-                        Err(e) => Err(Error::Input(e.clone())),
-                    };
-                    match self.settle(&mut lanes[l], p.input, step, &mut done, &mut taking) {
-                        Some(p) => paused[l] = Some(p),
-                        None => idle.push(l),
+            // The longest-paused lanes of the group, as many as the largest batched size that
+            // fits; the others stay paused and join a later group of the same call.
+            group.sort_by_key(|&l| paused[l].as_ref().map_or(0, |p| p.since));
+            let n = 1 << group.len().ilog2();
+            self.round += 1;
+            let chunk = &group[..n];
+            let ran = self.call(kernel, &paused, chunk, lanes[chunk[0]].cancel_handle());
+            for (block, &l) in chunk.iter().enumerate() {
+                let Some(p) = paused[l].take() else { continue };
+                let step = match &ran {
+                    Ok(true) => {
+                        let outs =
+                            self.form(kernel).and_then(|f| f.sizes.get(&n)).map_or(&[][..], |s| &s.outs);
+                        let share = Share { outs, block, form: self.form(kernel) };
+                        lanes[l].resume_lane(&share, &self.pause).map_err(Error::from)
                     }
+                    Ok(false) => match self.program.kernel_table().get(kernel as usize) {
+                        Some(k) => lanes[l].resume_lane(k.as_ref(), &self.pause).map_err(Error::from),
+                        None => Err(Error::Input(format!("kernel #{kernel} does not exist"))),
+                    },
+                    Err(e) => Err(Error::Input(e.clone())),
+                };
+                match self.settle(&mut lanes[l], p.input, step, &mut done, &mut taking) {
+                    Some(p) => paused[l] = Some(p),
+                    None => idle.push(l),
                 }
             }
             self.group = group;
@@ -190,7 +197,7 @@ impl<'p> Batcher<'p> {
     ) -> Option<Paused> {
         let result = match step {
             Ok(Step::Paused { kernel }) => match vm.paused_inputs() {
-                Ok(inputs) => return Some(Paused { input, kernel, inputs }),
+                Ok(inputs) => return Some(Paused { input, kernel, inputs, since: self.round }),
                 Err(e) => Err(Error::Input(e)),
             },
             Ok(Step::Done(v)) => Ok(v),
@@ -202,18 +209,25 @@ impl<'p> Batcher<'p> {
         None
     }
 
-    /// Runs `calls` of `kernel` as one batched call, leaving the outputs of all, stacked, in
-    /// its form's buffers for `calls.len()` requests; `false` (nothing run) for a single call,
-    /// which runs on the table's kernel.
-    fn call(&mut self, kernel: u32, calls: &[Paused], cancel: &CancelHandle) -> Result<bool, String> {
-        let n = calls.len();
+    /// Runs the paused calls of `kernel` of the lanes `chunk` as one batched call, leaving the
+    /// outputs of all, stacked, in its form's buffers for `chunk.len()` requests; `false`
+    /// (nothing run) for a single call, which runs on the table's kernel.
+    fn call(
+        &mut self,
+        kernel: u32,
+        paused: &[Option<Paused>],
+        chunk: &[usize],
+        cancel: &CancelHandle,
+    ) -> Result<bool, String> {
+        let n = chunk.len();
+        let calls = || chunk.iter().filter_map(|&l| paused[l].as_ref());
         let Some(form) = self.forms.get_mut(kernel as usize).and_then(Option::as_mut) else {
             return Ok(false);
         };
+        let Some(first) = calls().next().map(|p| &p.inputs) else { return Ok(false) };
         if n < 2 {
             return Ok(false);
         }
-        let first = &calls[0].inputs;
         let sized = match form.sizes.entry(n) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -235,7 +249,7 @@ impl<'p> Batcher<'p> {
         };
         for (j, buffer) in sized.stacked.iter_mut().enumerate() {
             if let Some(buffer) = buffer {
-                stack(calls.iter().map(|c| &*c.inputs[j]), buffer)?;
+                stack(calls().map(|c| &*c.inputs[j]), buffer)?;
             }
         }
         let ins: Vec<&Tensor> =

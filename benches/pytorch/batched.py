@@ -15,6 +15,7 @@ together. Every runtime's outputs are checked against the stored reference logit
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -31,32 +32,43 @@ def percentile(samples, q):
     return ordered[min(len(ordered) - 1, max(0, -(-q * len(ordered) // 100) - 1))]
 
 
-def relay_vm(binary, inputs, batch, jobs, reps):
-    """(inputs/s, mean ms, p99 ms) from `relay-vm bench --batch batch -j jobs` (compare.py's
-    runner)."""
+def children_cpu():
+    """CPU seconds (user + sys) of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def relay_vm(binary, inputs, count, batch, jobs, reps):
+    """(inputs/s, mean ms, p99 ms, CPU ms per input) from `relay-vm bench --batch batch -j jobs`
+    (compare.py's runner) over `count` inputs; the CPU time covers the whole process (compile,
+    the warm-up pass and every thread's timed passes) over every run it made."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from compare import RelayVm
 
     relay_file, params = os.path.join(FOLDER, "treelstm.relay"), os.path.join(FOLDER, "weights.safetensors")
+    cpu = children_cpu()
     stats = RelayVm(binary, False, None).bench(relay_file, params, inputs, 1, reps, jobs, batch)
-    return stats.throughput, 1e3 * stats.mean, 1e3 * stats.p99
+    cpu = children_cpu() - cpu
+    return stats.throughput, 1e3 * stats.mean, 1e3 * stats.p99, 1e3 * cpu / (count * (1 + reps) * jobs)
 
 
 def in_batches(run, requests, batch, reps):
-    """(inputs/s, mean ms, p99 ms) of `run(list of requests)` over `reps` passes of `requests`
-    taken `batch` at a time, after one untimed pass; a request's latency is its batch's."""
+    """(inputs/s, mean ms, p99 ms, CPU ms per input) of `run(list of requests)` over `reps`
+    passes of `requests` taken `batch` at a time, after one untimed pass; a request's latency
+    is its batch's."""
     chunks = [requests[i : i + batch] for i in range(0, len(requests), batch)]
     for chunk in chunks:
         run(chunk)
     samples = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(reps):
         for chunk in chunks:
             start = time.perf_counter()
             run(chunk)
             samples += [time.perf_counter() - start] * len(chunk)
-    wall = time.perf_counter() - started
-    return len(samples) / wall, 1e3 * statistics.fmean(samples), 1e3 * percentile(samples, 99)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    mean, p99 = 1e3 * statistics.fmean(samples), 1e3 * percentile(samples, 99)
+    return len(samples) / wall, mean, p99, 1e3 * cpu / len(samples)
 
 
 def pytorch(trees, vocab, params, reference):
@@ -154,7 +166,7 @@ def main():
     for j in jobs:
         for b in batches:
             print(f"relay-vm --batch {b} -j {j} ...", file=sys.stderr)
-            rows.append(("relay-vm", b, j, relay_vm(args.relay_vm, inputs, b, j, args.reps)))
+            rows.append(("relay-vm", b, j, relay_vm(args.relay_vm, inputs, len(trees), b, j, args.reps)))
     if not args.cli_only:
         for name, make in (("PyTorch eager, level-batched", pytorch), ("DyNet autobatch", dynet)):
             try:
@@ -168,15 +180,16 @@ def main():
                 rows.append((name, b, 1, in_batches(run, trees, b, args.reps)))
 
     print(f"Tree-LSTM, SST test ({len(trees)} sentences): throughput and latency per request")
-    print("(mean / p99 ms; a batched request's latency runs from its start to its result).\n")
-    print("| runtime | batch | threads | inputs/s | ms per input (1 / throughput) | mean ms | p99 ms |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
+    print("(mean / p99 ms; a batched request's latency runs from its start to its result; CPU ms per")
+    print("input is user + sys time over the inputs run: the steadier figure on a loaded machine).\n")
+    print("| runtime | batch | threads | inputs/s | ms per input (1 / throughput) | CPU ms per input | mean ms | p99 ms |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
     for name, b, j, figures in rows:
         if isinstance(figures, str):
-            print(f"| {name} | - | - | {figures} | | | |")
+            print(f"| {name} | - | - | {figures} | | | | |")
             continue
-        throughput, mean, p99 = figures
-        print(f"| {name} | {b} | {j} | {throughput:.0f} | {1e3 / throughput:.3f} | {mean:.3f} | {p99:.3f} |")
+        throughput, mean, p99, cpu = figures
+        print(f"| {name} | {b} | {j} | {throughput:.0f} | {1e3 / throughput:.3f} | {cpu:.3f} | {mean:.3f} | {p99:.3f} |")
 
 
 if __name__ == "__main__":

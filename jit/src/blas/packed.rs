@@ -19,9 +19,17 @@ use relay_kir::{BufferId, BufferRole, Kernel, Stmt};
 const PANEL: usize = 8;
 /// Lanes per vector.
 const LANES: usize = 16;
-/// Rows (vectors of a dense layer's input) per pass over a panel: 3 × [`PANEL`] accumulators
-/// and 3 broadcasts fill most of the 32 vector registers.
-const ROWS: usize = 3;
+/// Most rows (vectors of a dense layer's input) of a block that reads whole panels: 3 ×
+/// [`PANEL`] accumulators and 3 broadcasts fill most of the 32 vector registers.
+const WIDE_ROWS: usize = 3;
+/// Most rows of a block: blocks of more than [`WIDE_ROWS`] rows read a panel [`HALF`] vectors
+/// at a time, into 6 × [`HALF`] accumulators. Per input `j` such a block loads half the bytes
+/// of weights per multiply-add that a wide block does, which keeps it inside what the L2
+/// cache streams: a wide block of 3 rows needs ~43 bytes a cycle at two FMAs a cycle, about
+/// the L2's sustained rate, while 6 rows over half panels need ~21.
+const ROWS: usize = 6;
+/// Vectors of a panel that a block of more than [`WIDE_ROWS`] rows reads at a time.
+const HALF: usize = 4;
 /// Matrices larger than this (elements; 64 MB of float32) are not repacked: they stream from
 /// memory, where line splits cost little, and a copy would double their footprint.
 const MAX_ELEMENTS: usize = 1 << 24;
@@ -95,9 +103,10 @@ impl PackedMatrix {
     /// `out[i·n + c] = Σ_{j < k} x[i·k + j] · w[c·k + j]` for every row `i` of `x` (`m =
     /// x.len() / k` rows; a dense layer on `m` vectors) and `c < n`, each output summed in
     /// order of `j` with one fused multiply-add per term (with AVX-512), so a row's result does
-    /// not depend on the rows computed with it. Up to [`ROWS`] rows share each pass over a
-    /// panel. Lengths that do not fit (`x.len()` not a multiple of `k`, `out.len() != m·n`)
-    /// give zeros, as [`super::gemv::gemv`] does.
+    /// not depend on the rows computed with it, nor on how many there are. The rows go in
+    /// blocks of at most [`ROWS`] ([`blocks`]), each reading each panel once. Lengths that do
+    /// not fit (`x.len()` not a multiple of `k`, `out.len() != m·n`) give zeros, as
+    /// [`super::gemv::gemv`] does.
     pub(crate) fn gemm_rows(&self, out: &mut [f32], x: &[f32]) {
         self.product(out, x, avx512());
     }
@@ -117,8 +126,7 @@ impl PackedMatrix {
             let (panel, rest) = panels.split_at(nv * k);
             let end = (start + nv * LANES).min(n);
             let mut i = 0;
-            while i < m {
-                let rows = (m - i).min(ROWS);
+            for rows in blocks(m) {
                 let block = Block {
                     out: &mut out[i * n..(i + rows) * n],
                     x: &x[i * k..(i + rows) * k],
@@ -126,15 +134,14 @@ impl PackedMatrix {
                     k,
                     outputs: start..end,
                 };
+                i += rows;
                 #[cfg(target_arch = "x86_64")]
                 if vector {
                     // SAFETY: `vector` only when the CPU has AVX-512F.
                     unsafe { x86::panel(block, panel, nv) };
-                    i += rows;
                     continue;
                 }
                 panel_portable(block, panel, nv);
-                i += rows;
             }
             start = end;
             panels = rest;
@@ -142,8 +149,17 @@ impl PackedMatrix {
     }
 }
 
-/// Up to [`ROWS`] rows of a product against one panel: `out` and `x` hold exactly those rows
-/// (`n` and `k` elements each), the panel computes outputs `outputs` of each row.
+/// The row counts of the blocks a product of `m` rows goes in: one block of up to
+/// [`WIDE_ROWS`] rows, else as few blocks of at most [`ROWS`] as cover them, their sizes
+/// differing by at most one (13 rows: 5, 4, 4 — no block of one row, which would read the
+/// weights for little work).
+fn blocks(m: usize) -> impl Iterator<Item = usize> {
+    let count = if m <= WIDE_ROWS { 1 } else { m.div_ceil(ROWS) };
+    (0..count).map(move |b| m / count + usize::from(b < m % count))
+}
+
+/// Up to [`ROWS`] rows of a product against (part of) one panel: `out` and `x` hold exactly
+/// those rows (`n` and `k` elements each), the panel computes outputs `outputs` of each row.
 struct Block<'a> {
     out: &'a mut [f32],
     x: &'a [f32],
@@ -157,16 +173,18 @@ impl Block<'_> {
         self.x.len() / self.k.max(1)
     }
 
-    /// Whether the block fits a panel of `nv` vectors of `panel_len` lanes groups.
-    fn fits(&self, nv: usize, panel_len: usize) -> bool {
+    /// Whether the block's outputs are vectors `first..first + count` of a panel of `stride`
+    /// vectors per input (`panel_len` vectors in all).
+    fn fits(&self, stride: usize, first: usize, count: usize, panel_len: usize) -> bool {
         let len = self.outputs.len();
         self.k > 0
             && self.x.len() == self.rows() * self.k
             && self.out.len() == self.rows() * self.n
             && self.outputs.end <= self.n
-            && len <= nv * LANES
-            && len + LANES > nv * LANES
-            && panel_len == nv * self.k
+            && len <= count * LANES
+            && len + LANES > count * LANES
+            && first + count <= stride
+            && panel_len == stride * self.k
     }
 }
 
@@ -233,7 +251,7 @@ fn avx512() -> bool {
 
 /// One panel without vector instructions (the definition the AVX-512 code follows).
 fn panel_portable(block: Block<'_>, panel: &[Lanes], nv: usize) {
-    if !block.fits(nv, panel.len()) {
+    if !block.fits(nv, 0, nv, panel.len()) {
         block.out.fill(0.0);
         return;
     }
@@ -305,7 +323,7 @@ pub(crate) fn packable_operands(kernel: &Kernel) -> Vec<Packable> {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Block, Lanes, LANES, ROWS};
+    use super::{Block, Lanes, HALF, LANES, ROWS, WIDE_ROWS};
     use std::arch::x86_64::*;
 
     /// [`super::in_order`] with AVX-512F (which brings FMA) enabled.
@@ -317,48 +335,84 @@ mod x86 {
         super::in_order(out, w, x, n, k);
     }
 
-    /// One panel of `nv` output vectors for the block's rows.
+    /// One panel of `nv` output vectors for the block's rows: whole for up to [`WIDE_ROWS`]
+    /// rows, else [`HALF`] vectors at a time.
     ///
     /// # Safety
     /// The CPU must have AVX-512F.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn panel(block: Block<'_>, panel: &[Lanes], nv: usize) {
-        if !block.fits(nv, panel.len()) || block.rows() == 0 || block.rows() > ROWS {
+        let rows = block.rows();
+        if !block.fits(nv, 0, nv, panel.len()) || rows == 0 || rows > ROWS {
             block.out.fill(0.0);
             return;
         }
         // One monomorphised loop per shape keeps the accumulators in registers.
         macro_rules! rows {
-            ($nv:literal) => {
-                match block.rows() {
-                    1 => unsafe { panel_of::<$nv, 1>(block, panel) },
-                    2 => unsafe { panel_of::<$nv, 2>(block, panel) },
-                    _ => unsafe { panel_of::<$nv, ROWS>(block, panel) },
+            ($block:expr, $first:expr, $nv:literal, $($r:literal)|*) => {
+                match $block.rows() {
+                    // SAFETY (each arm): the block has this many rows and fits these vectors
+                    // of the panel (checked above and, for a part, just before).
+                    $($r => unsafe { panel_of::<$nv, $r>($block, panel, nv, $first) },)*
+                    _ => $block.out.fill(0.0),
                 }
             };
         }
-        match nv {
-            1 => rows!(1),
-            2 => rows!(2),
-            3 => rows!(3),
-            4 => rows!(4),
-            5 => rows!(5),
-            6 => rows!(6),
-            7 => rows!(7),
-            _ => rows!(8),
+        if rows <= WIDE_ROWS {
+            match nv {
+                1 => rows!(block, 0, 1, 1 | 2 | 3),
+                2 => rows!(block, 0, 2, 1 | 2 | 3),
+                3 => rows!(block, 0, 3, 1 | 2 | 3),
+                4 => rows!(block, 0, 4, 1 | 2 | 3),
+                5 => rows!(block, 0, 5, 1 | 2 | 3),
+                6 => rows!(block, 0, 6, 1 | 2 | 3),
+                7 => rows!(block, 0, 7, 1 | 2 | 3),
+                _ => rows!(block, 0, 8, 1 | 2 | 3),
+            }
+            return;
+        }
+        let (start, end) = (block.outputs.start, block.outputs.end);
+        for first in (0..nv).step_by(HALF) {
+            let count = (nv - first).min(HALF);
+            let part = Block {
+                out: &mut *block.out,
+                x: block.x,
+                n: block.n,
+                k: block.k,
+                outputs: start + first * LANES..(start + (first + count) * LANES).min(end),
+            };
+            if !part.fits(nv, first, count, panel.len()) {
+                part.out.fill(0.0);
+                return;
+            }
+            match count {
+                1 => rows!(part, first, 1, 4 | 5 | 6),
+                2 => rows!(part, first, 2, 4 | 5 | 6),
+                3 => rows!(part, first, 3, 4 | 5 | 6),
+                _ => rows!(part, first, 4, 4 | 5 | 6),
+            }
         }
     }
 
+    /// The outputs of vectors `first..first + NV` of the panel's `stride` vectors per input,
+    /// for the block's `R` rows.
+    ///
     /// # Safety
-    /// The CPU must have AVX-512F; `block` fits a panel of `NV` vectors and has `R` rows.
+    /// The CPU must have AVX-512F; `block` has `R` rows and fits ([`Block::fits`]) vectors
+    /// `first..first + NV` of a panel of `stride` vectors per input.
     #[target_feature(enable = "avx512f")]
-    unsafe fn panel_of<const NV: usize, const R: usize>(block: Block<'_>, panel: &[Lanes]) {
+    unsafe fn panel_of<const NV: usize, const R: usize>(
+        block: Block<'_>,
+        panel: &[Lanes],
+        stride: usize,
+        first: usize,
+    ) {
         let (n, k, start, len) = (block.n, block.k, block.outputs.start, block.outputs.len());
         let xs: [&[f32]; R] = std::array::from_fn(|r| &block.x[r * k..(r + 1) * k]);
         let mut acc = [[_mm512_setzero_ps(); NV]; R];
-        for (j, group) in panel.chunks_exact(NV).enumerate() {
+        for (j, group) in panel.chunks_exact(stride).enumerate() {
             let xb: [__m512; R] = std::array::from_fn(|r| _mm512_set1_ps(xs[r][j]));
-            for (v, lanes) in group.iter().enumerate() {
+            for (v, lanes) in group[first..first + NV].iter().enumerate() {
                 // SAFETY: `Lanes` is 16 floats aligned to 64 bytes.
                 let w = unsafe { _mm512_load_ps(lanes.0.as_ptr()) };
                 for r in 0..R {
@@ -395,12 +449,15 @@ mod tests {
 
     #[test]
     fn the_packed_product_matches_the_definition() {
-        // Panels of 1..=8 vectors, partial last vectors, one column; 1 to 7 rows (blocks of
-        // three and the rest).
-        for (n, k) in [(1, 1), (5, 3), (16, 7), (17, 33), (128, 9), (150, 150), (450, 300), (129, 1)] {
+        // Panels of 1..=8 vectors, partial last vectors, one column, `n` and `k` not multiples
+        // of 8 or 16; 1 to 20 rows: one block of whole panels (1–3 rows) or of half panels
+        // (4–6), and several blocks of unequal sizes.
+        for (n, k) in
+            [(1, 1), (5, 3), (16, 7), (17, 33), (128, 9), (150, 150), (450, 300), (129, 1), (200, 13)]
+        {
             let (w, _) = matrix(n, k);
             let packed = PackedMatrix::pack(&w, n, k);
-            for m in [1, 2, 3, 4, 5, 7] {
+            for m in 1..=20 {
                 let x: Vec<f32> = (0..m * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
                 let want: Vec<f64> = x.chunks_exact(k).flat_map(|row| definition(&w, row, n, k)).collect();
                 let close = |got: &[f32]| {
@@ -425,6 +482,18 @@ mod tests {
                     assert_eq!(alone, out[i * n..(i + 1) * n], "row {i} of {m}x{n}x{k}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn blocks_cover_the_rows_evenly() {
+        assert_eq!(blocks(13).collect::<Vec<_>>(), [5, 4, 4]);
+        for m in 1..200 {
+            let b: Vec<usize> = blocks(m).collect();
+            assert_eq!(b.iter().sum::<usize>(), m, "{m}");
+            assert!(b.iter().all(|&r| r <= ROWS), "{m}: {b:?}");
+            assert!(b.len() == 1 || b.len() == m.div_ceil(ROWS), "{m}: {b:?}");
+            assert!(b.iter().max().unwrap() - b.iter().min().unwrap() <= 1, "{m}: {b:?}");
         }
     }
 
