@@ -50,14 +50,15 @@ fn as_conv2d(a: &DeformableConv2dAttrs) -> Result<Conv2dAttrs, KernelError> {
     })
 }
 
-/// `nn.deformable_conv2d(data, offset, weight)`: data `[n, c, h, w]`, offset `[n, 2 * dg * kh
-/// * kw, oh, ow]` and weight `[o, c / groups, kh, kw]` give `[n, o, oh, ow]`, the output size
-/// `nn.conv2d`'s. Tap `(ky, kx)` of output `(y, x)` reads channel `ch` (of deformable group
-/// `dg = ch / (c / deformable_groups)`) at `(y * stride_h - pad_top + ky * dilation_h + dy, x *
-/// stride_w - pad_left + kx * dilation_w + dx)`, `(dy, dx)` being offset channels `dg * kh *
-/// kw * 2 + (ky * kw + kx) * 2` and the next, by TVM's bilinear sample: 0 outside `[0, h) x
-/// [0, w)`, the upper neighbours clamped to the last row and column. Float operands of one
-/// dtype; the output is `out_dtype` or the data's.
+/// `nn.deformable_conv2d(data, offset, weight)`: data `[n, c, h, w]`, offset
+/// `[n, 2 * dg * kh * kw, oh, ow]` and weight `[o, c / groups, kh, kw]` give
+/// `[n, o, oh, ow]`, the output size `nn.conv2d`'s (`dg` is `deformable_groups`). Tap
+/// `(ky, kx)` of output `(y, x)` reads channel `ch` of deformable group `g = ch / (c / dg)` at
+/// `(y * stride_h - pad_top + ky * dilation_h + dy, x * stride_w - pad_left + kx *
+/// dilation_w + dx)`, where `dy` is offset channel `(g * kh * kw + ky * kw + kx) * 2` and `dx`
+/// the next, by TVM's bilinear sample: 0 outside `[0, h) x [0, w)`, the upper neighbours
+/// clamped to the last row and column. Float operands of one dtype; the output is `out_dtype`
+/// or the data's.
 #[derive(Debug)]
 pub struct DeformableConv2d;
 
