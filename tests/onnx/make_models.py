@@ -171,6 +171,49 @@ for mode in ["bilinear", "nearest", "bicubic"]:
                                                             padding_mode=padding_mode, align_corners=int(mode == "bicubic"))],
              [("x", F, [2, 3, 5, 6]), ("g", F, [2, 4, 3, 2])], [("y", F, [2, 3, 4, 3])], opset=16,
              feeds={"g": np.clip(f32(2, 4, 3, 2, seed=7) * 0.8, -1.3, 1.3)})
+case("op_convtranspose3d", [node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1],
+                                   output_padding=[1, 0, 0], group=2)],
+     [("x", F, [1, 4, 3, 4, 3])], [("y", F, [1, 6, 6, 4, 5])], inits={"w": f32(4, 3, 2, 2, 2), "b": f32(6)})
+case("op_convtranspose2d_dilations", [node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], dilations=[2, 1],
+                                           pads=[1, 1, 0, 1], output_padding=[1, 0])],
+     [("x", F, [2, 3, 4, 5])], [("y", F, [2, 2, 11, 8])], inits={"w": f32(3, 2, 3, 2)})
+case("op_convtranspose1d", [node("ConvTranspose", ["x", "w"], ["y"], strides=[3])],
+     [("x", F, [1, 2, 5])], [("y", F, [1, 4, 16])], inits={"w": f32(2, 4, 4)})
+roi_boxes = np.array([[0.5, 1.0, 6.0, 5.5], [-1.0, 0.0, 3.0, 2.5], [2.0, 2.0, 2.2, 2.1], [4.0, 3.0, 12.0, 9.0]],
+                     np.float32)
+case("op_roialign", [node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=2, output_width=3, spatial_scale=0.5)],
+     [("x", F, [2, 3, 6, 7])], [("y", F, [4, 3, 2, 3])], opset=10,
+     inits={"rois": roi_boxes, "bi": np.array([0, 1, 1, 0], np.int64)})
+case("op_roialign_ratio_output_half_pixel",
+     [node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=3, output_width=2, sampling_ratio=2,
+           coordinate_transformation_mode="output_half_pixel")],
+     [("x", F, [2, 2, 5, 6])], [("y", F, [4, 2, 3, 2])], opset=16,
+     inits={"rois": roi_boxes, "bi": np.array([1, 0, 1, 0], np.int64)})
+def inside_offsets(shape, kernel, image, strides, pads, seed):
+    """DeformConv offsets whose every sampled position lies inside the image (where TVM's
+    bilinear rule and ONNX's agree): random, then pulled into [0.01, size - 1.01]."""
+    n, channels, oh, ow = shape
+    r = np.random.default_rng(seed)
+    off = np.zeros(shape, np.float32)
+    for ch in range(channels):
+        tap, axis = (ch // 2) % (kernel[0] * kernel[1]), ch % 2
+        k = (tap // kernel[1], tap % kernel[1])[axis]
+        out = (oh, ow)[axis]
+        base = np.arange(out) * strides[axis] - pads[axis] + k
+        base = base[:, None] if axis == 0 else base[None, :]
+        target = np.clip(base + r.uniform(-1.5, 1.5, (n, oh, ow)), 0.01, image[axis] - 1.01)
+        off[:, ch] = target - base
+    return off
+
+
+case("op_deformconv", [node("DeformConv", ["x", "w", "off", "b"], ["y"], pads=[1, 1, 1, 1], offset_group=2)],
+     [("x", F, [1, 4, 5, 6])], [("y", F, [1, 3, 5, 6])], opset=19,
+     inits={"w": f32(3, 4, 3, 3), "b": f32(3), "off": inside_offsets((1, 36, 5, 6), (3, 3), (5, 6), (1, 1), (1, 1), 11)})
+case("op_deformconv_strides_group", [node("DeformConv", ["x", "w", "off"], ["y"], strides=[2, 2], group=2)],
+     [("x", F, [2, 4, 7, 6])], [("y", F, [2, 2, 3, 3])], opset=19,
+     inits={"w": f32(2, 2, 2, 2), "off": inside_offsets((2, 8, 3, 3), (2, 2), (7, 6), (2, 2), (0, 0), 12)})
+
+
 case("op_batchnormalization", [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)],
      [("x", F, [2, 3, 4, 4])], [("y", F, [2, 3, 4, 4])],
      inits={"s": f32(3, seed=1), "b": f32(3, seed=2), "m": f32(3, seed=3), "v": np.abs(f32(3, seed=4)) + 0.5})

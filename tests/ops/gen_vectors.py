@@ -2710,6 +2710,247 @@ case("reinterpret", "int8_as_uint8", [xr8], [xr8.view(np.uint8)], {"dtype": "uin
 error("reinterpret", "width_differs", [xri], {"dtype": "int64"})
 error("reinterpret", "bool", [np.array([True, False])], {"dtype": "int8"})
 
+# ---------------------------------------------------------------- vision (helper vops)
+# TVM v0.16's vision operators written from their documented semantics
+# (python/tvm/topi/vision, python/tvm/topi/testing), independently of the Rust.
+RNG = np.random.default_rng(5151)
+
+
+def q8(*shape):
+    """Float32 multiples of 1/8 in [-2, 2]: exact and short in JSON (the vectors stay small)."""
+    return (RNG.integers(-16, 17, shape) / 8).astype(np.float32)
+
+
+def multibox_prior_ref(shape, sizes, ratios, steps=(-1.0, -1.0), offsets=(0.5, 0.5), clip=False):
+    h, w = shape[2], shape[3]
+    step_h = steps[0] if steps[0] > 0 else 1.0 / h
+    step_w = steps[1] if steps[1] > 0 else 1.0 / w
+    half = [(s * h / w / 2, s / 2) for s in sizes]
+    half += [(sizes[0] * h / w * np.sqrt(r) / 2, sizes[0] / np.sqrt(r) / 2) for r in ratios[1:]]
+    half = np.array(half)  # (boxes, 2): half width, half height
+    cy, cx = np.meshgrid((np.arange(h) + offsets[0]) * step_h, (np.arange(w) + offsets[1]) * step_w,
+                         indexing="ij")
+    cx, cy = cx[:, :, None], cy[:, :, None]
+    out = np.stack([cx - half[:, 0], cy - half[:, 1], cx + half[:, 0], cy + half[:, 1]], axis=-1)
+    out = out.reshape(1, -1, 4)
+    return np.clip(out, 0, 1) if clip else out
+
+
+xmp = q8(1, 1, 1, 2)
+case("vision.multibox_prior", "defaults", [xmp], [multibox_prior_ref(xmp.shape, [1.0], [1.0])],
+     out_dtypes=["float32"])
+mp_attrs = {"sizes": [0.5, 0.25], "ratios": [1.0, 2.0, 0.5]}
+case("vision.multibox_prior", "sizes_and_ratios", [xmp],
+     [multibox_prior_ref(xmp.shape, [0.5, 0.25], [1.0, 2.0, 0.5])], mp_attrs, out_dtypes=["float32"])
+case("vision.multibox_prior", "steps_offsets_clip", [q8(1, 1, 2, 1)],
+     [multibox_prior_ref((1, 1, 2, 1), [0.9], [1.0, 3.0], (0.4, 0.3), (0.2, 0.7), True)],
+     {"sizes": [0.9], "ratios": [1.0, 3.0], "steps": [0.4, 0.3], "offsets": [0.2, 0.7], "clip": True},
+     out_dtypes=["float32"])
+error("vision.multibox_prior", "three_d_data", [q8(1, 2, 2)])
+error("vision.multibox_prior", "one_step", [xmp], {"steps": [0.1]})
+error("vision.multibox_prior", "no_sizes", [xmp], {"sizes": []})
+
+
+def yolo_reorg_ref(x, s):
+    # Darknet's reorg (forward=0): the input read as (b, c / s^2, h * s, w * s), each s x s
+    # block of that image becomes a group of channels.
+    b, c, h, w = x.shape
+    blocks = x.reshape(b, c // (s * s), h, s, w, s).transpose(0, 3, 5, 1, 2, 4)
+    return blocks.reshape(b, c * s * s, h // s, w // s)
+
+
+xyr = q8(1, 4, 2, 4)
+case("vision.yolo_reorg", "stride2", [xyr], [yolo_reorg_ref(xyr, 2)], {"stride": 2})
+xyr3 = ints(1, 9, 3, 3, dtype="int32")
+case("vision.yolo_reorg", "stride3_int32", [xyr3], [yolo_reorg_ref(xyr3, 3)], {"stride": 3})
+xyr1 = q8(1, 1, 2, 2)
+case("vision.yolo_reorg", "stride1_identity", [xyr1], [xyr1], {"stride": 1})
+error("vision.yolo_reorg", "height_not_divisible", [q8(1, 4, 3, 2)], {"stride": 2})
+error("vision.yolo_reorg", "channels_not_divisible", [q8(1, 2, 2, 2)], {"stride": 2})
+error("vision.yolo_reorg", "zero_stride", [xyr], {"stride": 0})
+
+
+def roi_bilinear(img, y, x):
+    """TVM roi_align's sample of one (c, h, w) image: 0 beyond one pixel outside."""
+    _, h, w = img.shape
+    if y < -1.0 or x < -1.0 or y > h or x > w:
+        return np.zeros(img.shape[0])
+    y, x = min(max(y, 0.0), h - 1), min(max(x, 0.0), w - 1)
+    y0, x0 = int(np.floor(y)), int(np.floor(x))
+    y1, x1 = min(int(np.ceil(y)), h - 1), min(int(np.ceil(x)), w - 1)
+    ly, lx = y - y0, x - x0
+    return (img[:, y0, x0] * (1 - ly) * (1 - lx) + img[:, y0, x1] * (1 - ly) * lx
+            + img[:, y1, x0] * ly * (1 - lx) + img[:, y1, x1] * ly * lx)
+
+
+def roi_align_ref(x, rois, pooled, scale, ratio=-1, mode="avg", layout="NCHW"):
+    if layout == "NHWC":
+        x = x.transpose(0, 3, 1, 2)
+    x, rois = d64(x), d64(rois)
+    ph, pw = pooled
+    out = np.zeros((len(rois), x.shape[1], ph, pw))
+    for r, (bi, x1, y1, x2, y2) in enumerate(rois):
+        img = x[int(bi)]
+        x1, y1, x2, y2 = x1 * scale, y1 * scale, x2 * scale, y2 * scale
+        rh, rw = max(y2 - y1, 1.0), max(x2 - x1, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = ratio if ratio > 0 else int(np.ceil(rh / ph))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / pw))
+        for i in range(ph):
+            for j in range(pw):
+                samples = [roi_bilinear(img, y1 + i * bh + (a + 0.5) * bh / gh, x1 + j * bw + (b + 0.5) * bw / gw)
+                           for a in range(gh) for b in range(gw)]
+                out[r, :, i, j] = np.mean(samples, axis=0) if mode == "avg" else np.max(samples, axis=0)
+    return out.transpose(0, 2, 3, 1) if layout == "NHWC" else out
+
+
+xra = q8(2, 1, 5, 6)
+rois_a = np.array([[0, 1.0, 1.5, 9.0, 8.0], [1, -1.0, 0.5, 4.5, 3.0], [1, 10.0, 11.0, 14.5, 13.0],
+                   [0, 3.0, 3.0, 3.2, 3.1]], np.float32)
+case("vision.roi_align", "avg_adaptive", [xra, rois_a], [roi_align_ref(xra, rois_a, (2, 3), 0.5)],
+     {"pooled_size": [2, 3], "spatial_scale": 0.5}, atol=1e-5, out_dtypes=["float32"])
+case("vision.roi_align", "max_ratio2", [xra, rois_a], [roi_align_ref(xra, rois_a, (3, 3), 0.5, 2, "max")],
+     {"pooled_size": [3], "spatial_scale": 0.5, "sample_ratio": 2, "mode": "max"}, atol=1e-5,
+     out_dtypes=["float32"])
+xrn = xra.transpose(0, 2, 3, 1).copy()
+case("vision.roi_align", "nhwc_scale1", [xrn, rois_a], [roi_align_ref(xrn, rois_a, (2, 2), 1.0, 1, "avg", "NHWC")],
+     {"pooled_size": [2, 2], "spatial_scale": 1.0, "sample_ratio": 1, "layout": "NHWC"}, atol=1e-5,
+     out_dtypes=["float32"])
+xre = q8(1, 1, 2, 2)  # the small data of the error cases
+error("vision.roi_align", "rois_of_four", [xre, rois_a[:, 1:]], {"pooled_size": [2], "spatial_scale": 1.0})
+error("vision.roi_align", "batch_index_out_of_range", [xre, np.array([[2, 0, 0, 1, 1]], np.float32)],
+      {"pooled_size": [2], "spatial_scale": 1.0})
+error("vision.roi_align", "no_spatial_scale", [xre, rois_a], {"pooled_size": [2]})
+
+
+def roi_pool_ref(x, rois, pooled, scale, layout="NCHW"):
+    if layout == "NHWC":
+        x = x.transpose(0, 3, 1, 2)
+    x, rois = d64(x), d64(rois)
+    ph, pw = pooled
+    _, _, h, w = x.shape
+    out = np.zeros((len(rois), x.shape[1], ph, pw))
+    for r, roi in enumerate(rois):
+        img = x[int(roi[0])]
+        x1, y1, x2, y2 = (int(np.round(v * scale)) for v in roi[1:])
+        rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        bh, bw = rh / ph, rw / pw
+        for i in range(ph):
+            for j in range(pw):
+                ys = min(max(int(np.floor(i * bh + 1e-5)) + y1, 0), h)
+                ye = min(max(int(np.ceil((i + 1) * bh - 1e-5)) + y1, 0), h)
+                xs = min(max(int(np.floor(j * bw + 1e-5)) + x1, 0), w)
+                xe = min(max(int(np.ceil((j + 1) * bw - 1e-5)) + x1, 0), w)
+                out[r, :, i, j] = img[:, ys:ye, xs:xe].max(axis=(1, 2)) if ys < ye and xs < xe else 0
+    return out.transpose(0, 2, 3, 1) if layout == "NHWC" else out
+
+
+rois_p = np.array([[0, 1.0, 1.0, 9.0, 8.0], [1, -2.0, 0.0, 4.0, 3.0], [1, 20.0, 20.0, 24.0, 26.0],
+                   [0, 6.0, 2.0, 6.0, 2.0]], np.float32)
+case("vision.roi_pool", "scale_half", [xra, rois_p], [roi_pool_ref(xra, rois_p, (2, 3), 0.5)],
+     {"pooled_size": [2, 3], "spatial_scale": 0.5}, out_dtypes=["float32"])
+case("vision.roi_pool", "scale1_3x3", [xra, rois_p], [roi_pool_ref(xra, rois_p, (3, 3), 1.0)],
+     {"pooled_size": [3], "spatial_scale": 1.0}, out_dtypes=["float32"])
+case("vision.roi_pool", "nhwc", [xrn, rois_p], [roi_pool_ref(xrn, rois_p, (2, 2), 0.75, "NHWC")],
+     {"pooled_size": [2, 2], "spatial_scale": 0.75, "layout": "NHWC"}, out_dtypes=["float32"])
+error("vision.roi_pool", "rois_dtype", [xre, rois_p.astype(np.float64)], {"pooled_size": [2], "spatial_scale": 1.0})
+error("vision.roi_pool", "pooled_size_three", [xre, rois_p], {"pooled_size": [2, 2, 2], "spatial_scale": 1.0})
+error("vision.roi_pool", "nchw4c", [xre, rois_p], {"pooled_size": [2], "spatial_scale": 1.0, "layout": "NCHW4c"})
+
+
+def conv_transpose_ref(x, w, strides, before, after, output_padding, dilation, groups=1):
+    """Each input element scatters x * w over the full output, then `before`/`after` are cut."""
+    x, w = d64(x), d64(w)
+    n, c, spatial, k, og = x.shape[0], x.shape[1], x.shape[2:], w.shape[2:], w.shape[1]
+    full = [(s - 1) * st + (kk - 1) * d + 1 + op for s, st, kk, d, op in zip(spatial, strides, k, dilation, output_padding)]
+    out = np.zeros([n, og * groups] + full)
+    per = c // groups
+    for ch in range(c):
+        g = ch // per
+        for idx in np.ndindex(*spatial):
+            for tap in np.ndindex(*k):
+                pos = tuple(i * st + t * d for i, st, t, d in zip(idx, strides, tap, dilation))
+                out[(slice(None), slice(g * og, (g + 1) * og)) + pos] += (
+                    x[(slice(None), ch) + idx][:, None] * w[(ch, slice(None)) + tap][None, :])
+    crop = tuple(slice(b, f - a) for b, a, f in zip(before, after, full))
+    return out[(slice(None), slice(None)) + crop]
+
+
+xct = q8(1, 2, 2, 2, 2)
+wct = q8(2, 1, 2, 2, 2)
+case("nn.conv3d_transpose", "defaults", [xct, wct], [conv_transpose_ref(xct, wct, (1, 1, 1), (0, 0, 0), (0, 0, 0),
+                                                                        (0, 0, 0), (1, 1, 1))],
+     atol=1e-5, out_dtypes=["float32"])
+xct2 = q8(1, 2, 2, 1, 2)
+wct2 = q8(2, 1, 2, 2, 2)
+case("nn.conv3d_transpose", "strides_padding6_output_padding_groups", [xct2, wct2],
+     [conv_transpose_ref(xct2, wct2, (2, 1, 3), (1, 0, 1), (0, 1, 2), (1, 0, 2), (1, 1, 1), 2)],
+     {"strides": [2, 1, 3], "padding": [1, 0, 1, 0, 1, 2], "output_padding": [1, 0, 2], "groups": 2, "channels": 2},
+     atol=1e-5, out_dtypes=["float32"])
+case("nn.conv3d_transpose", "dilation_padding1", [xct, wct],
+     [conv_transpose_ref(xct, wct, (2, 2, 2), (1, 1, 1), (1, 1, 1), (0, 0, 0), (2, 1, 2))],
+     {"strides": [2], "padding": [1], "dilation": [2, 1, 2], "kernel_size": [2, 2, 2]}, atol=1e-5,
+     out_dtypes=["float32"])
+xci = ints(1, 1, 2, 2, 2, lo=-3, hi=3, dtype="int8")
+wci = ints(1, 2, 2, 1, 2, lo=-3, hi=3, dtype="int8")
+case("nn.conv3d_transpose", "int8_out_int32", [xci, wci],
+     [conv_transpose_ref(xci, wci, (1, 1, 1), (0, 0, 0), (0, 0, 0), (0, 0, 0), (1, 1, 1)).astype(np.int32)],
+     {"out_dtype": "int32"})
+error("nn.conv3d_transpose", "weight_channels_differ", [xct, q8(3, 1, 2, 2, 2)])
+error("nn.conv3d_transpose", "output_padding_not_below_stride", [xct, wct], {"output_padding": [1, 0, 0]})
+error("nn.conv3d_transpose", "layout_oidhw", [xct, wct], {"kernel_layout": "OIDHW"})
+error("nn.conv3d_transpose", "padding_four_values", [xct, wct], {"padding": [1, 1, 1, 1]})
+
+
+def deformable_conv2d_ref(x, offset, w, strides=(1, 1), pads=(0, 0), dilation=(1, 1), dgroups=1, groups=1):
+    """TVM's deformable_conv2d_nchw: each tap samples the data at its position plus its offset
+    (bilinear, 0 outside [0, h) x [0, w), the upper neighbours clamped to the edge), then a
+    grouped convolution contracts the samples."""
+    x, offset, w = d64(x), d64(offset), d64(w)
+    n, c, h, wd = x.shape
+    o, ci, kh, kw = w.shape
+    oh, ow = offset.shape[2:]
+    cols = np.zeros((n, c, kh, kw, oh, ow))
+    for b, ch, ky, kx, y, xx in np.ndindex(n, c, kh, kw, oh, ow):
+        base = (ch // (c // dgroups)) * kh * kw * 2 + (ky * kw + kx) * 2
+        py = y * strides[0] - pads[0] + ky * dilation[0] + offset[b, base, y, xx]
+        px = xx * strides[1] - pads[1] + kx * dilation[1] + offset[b, base + 1, y, xx]
+        if py < 0 or px < 0 or py >= h or px >= wd:
+            continue
+        y0, x0 = int(np.floor(py)), int(np.floor(px))
+        y1, x1 = min(int(np.ceil(py)), h - 1), min(int(np.ceil(px)), wd - 1)
+        ly, lx = py - y0, px - x0
+        img = x[b, ch]
+        cols[b, ch, ky, kx, y, xx] = ((img[y0, x0] * (1 - lx) + img[y0, x1] * lx) * (1 - ly)
+                                      + (img[y1, x0] * (1 - lx) + img[y1, x1] * lx) * ly)
+    out = np.zeros((n, o, oh, ow))
+    per = o // groups
+    for f in range(o):
+        first = (f // per) * ci
+        out[:, f] = np.einsum("bcklyx,ckl->byx", cols[:, first:first + ci], w[f])
+    return out
+
+
+xdc = q8(1, 2, 3, 3)
+wdc = q8(2, 2, 2, 2)
+odc = q8(1, 16, 4, 4)
+case("nn.deformable_conv2d", "padding1_two_deformable_groups", [xdc, odc, wdc],
+     [deformable_conv2d_ref(xdc, odc, wdc, pads=(1, 1), dgroups=2)],
+     {"padding": [1], "deformable_groups": 2, "channels": 2, "kernel_size": [2, 2]}, atol=1e-5, out_dtypes=["float32"])
+odz = np.zeros((1, 8, 2, 2), np.float32)
+case("nn.deformable_conv2d", "zero_offsets_are_conv2d", [xdc, odz, wdc],
+     [deformable_conv2d_ref(xdc, odz, wdc)], atol=1e-5, out_dtypes=["float32"])
+xdg = q8(1, 2, 5, 5)
+wdg = q8(2, 1, 2, 2)
+odg = q8(1, 8, 2, 2)
+case("nn.deformable_conv2d", "strides_dilation_groups", [xdg, odg, wdg],
+     [deformable_conv2d_ref(xdg, odg, wdg, strides=(2, 3), dilation=(2, 1), groups=2)],
+     {"strides": [2, 3], "dilation": [2, 1], "groups": 2}, atol=1e-5, out_dtypes=["float32"])
+xde, wde = q8(1, 1, 2, 2), q8(1, 1, 1, 1)  # the small operands of the error cases
+error("nn.deformable_conv2d", "offset_channels", [xde, np.zeros((1, 3, 2, 2), np.float32), wde])
+error("nn.deformable_conv2d", "offset_dtype", [xde, np.zeros((1, 2, 2, 2)), wde])
+error("nn.deformable_conv2d", "nhwc", [xde, np.zeros((1, 2, 2, 2), np.float32), wde], {"data_layout": "NHWC"})
+
 
 def main():
     if os.path.isdir(OUT_DIR):

@@ -14,6 +14,7 @@ mod nn;
 mod qnn;
 mod replicate;
 mod tensor;
+mod vision;
 
 pub use algorithm::*;
 pub use dynamic::*;
@@ -23,6 +24,7 @@ pub use nn::*;
 pub use qnn::*;
 pub use replicate::*;
 pub use tensor::*;
+pub use vision::*;
 
 use relay_compiler::ir::AttrValue;
 use relay_compiler::op::{describe, AttrReader};

@@ -449,6 +449,62 @@ op_attrs! {
     }
 }
 
+op_attrs! {
+    /// `nn.deformable_conv2d` (TVM `DeformableConv2DAttrs`): `NCHW` data, `OIHW` weights.
+    pub struct DeformableConv2dAttrs {
+        /// `[stride_h, stride_w]` (one value applies to both).
+        strides: Vec<i64> = (vec![1, 1]),
+        /// 1, 2 or 4 values, as for `nn.conv2d`.
+        padding: Vec<i64> = (vec![0, 0]),
+        /// `[dilation_h, dilation_w]` (one value applies to both).
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// Channel groups sharing one set of offsets.
+        deformable_groups: i64 = 1,
+        /// Channel groups of the convolution.
+        groups: i64 = 1,
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kh, kw]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// Data layout; `NCHW` only.
+        data_layout: String = ("NCHW".to_string()),
+        /// Weight layout; `OIHW` only.
+        kernel_layout: String = ("OIHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Output dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
+    /// `nn.conv3d_transpose` (TVM `Conv3DTransposeAttrs`): `NCDHW` data, `IODHW` weights.
+    pub struct Conv3dTransposeAttrs {
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kd, kh, kw]`; checked against the weight when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// `[stride_d, stride_h, stride_w]` (one value applies to all).
+        strides: Vec<i64> = (vec![1, 1, 1]),
+        /// Extra elements at the end of each spatial axis, each below its stride.
+        output_padding: Vec<i64> = (vec![0, 0, 0]),
+        /// Removed from the full output: 1, 3 or 6 values, as for `nn.conv3d`.
+        padding: Vec<i64> = (vec![0, 0, 0]),
+        /// `[dilation_d, dilation_h, dilation_w]` (one value applies to all).
+        dilation: Vec<i64> = (vec![1, 1, 1]),
+        /// Channel groups.
+        groups: i64 = 1,
+        /// Data layout; `NCDHW` only.
+        data_layout: String = ("NCDHW".to_string()),
+        /// Weight layout; `IODHW` only.
+        kernel_layout: String = ("IODHW".to_string()),
+        /// Output layout; `""` or `NCDHW`.
+        out_layout: String = (String::new()),
+        /// Output and accumulation dtype; `None`: the data dtype.
+        out_dtype: Option<DType> = None,
+    }
+}
+
 attr_enum! {
     /// How `nn.nll_loss` reduces the per-element losses.
     LossReduction, "one of \"mean\", \"sum\", \"none\"" {

@@ -35,6 +35,7 @@ mod sub_pixel;
 pub(crate) mod transform;
 mod triangle;
 mod unique;
+mod vision;
 
 pub use activation::*;
 pub use adv_index::*;
@@ -57,12 +58,13 @@ pub use sub_pixel::*;
 pub use transform::*;
 pub use triangle::*;
 pub use unique::*;
+pub use vision::*;
 
 use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 35] = [
+const FAMILIES: [&[OpEntry]; 37] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -89,6 +91,7 @@ const FAMILIES: [&[OpEntry]; 35] = [
     image::IMAGE,
     nn::UPSAMPLING,
     nn::CONV_TRANSPOSE,
+    nn::DEFORMABLE,
     nn::LOSS,
     qnn::QNN,
     nn::SPACE_BATCH,
@@ -98,6 +101,7 @@ const FAMILIES: [&[OpEntry]; 35] = [
     dynamic::DYNAMIC,
     adv_index::ADV_INDEX,
     reinterpret::REINTERPRET,
+    vision::VISION,
 ];
 
 /// Every operator of the library, family by family.

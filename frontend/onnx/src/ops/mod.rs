@@ -13,6 +13,7 @@ mod recurrent;
 mod reduce;
 mod sequence;
 mod transform;
+mod vision;
 
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
@@ -38,7 +39,9 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Constant", transform::constant),
     ("ConstantOfShape", generate::constant_of_shape),
     ("Conv", nn::conv),
+    ("ConvTranspose", nn::conv_transpose),
     ("CumSum", rearrange::cumsum),
+    ("DeformConv", vision::deform_conv),
     ("DepthToSpace", rearrange::depth_to_space),
     ("Div", |cx, n| elementwise::binary(cx, n, "divide")),
     ("Dropout", transform::identity),
@@ -95,6 +98,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("ReduceSum", |cx, n| reduce::reduce(cx, n, "sum")),
     ("Relu", |cx, n| elementwise::unary(cx, n, "nn.relu")),
     ("Reshape", transform::reshape),
+    ("RoiAlign", vision::roi_align),
     ("Scan", control::scan),
     ("ScatterElements", indexing::scatter_elements),
     ("ScatterND", indexing::scatter_nd),

@@ -123,6 +123,53 @@ pub fn conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> 
     Ok(vec![Value::new(expr, x.dtype, dims)])
 }
 
+/// `ConvTranspose` (1-, 2- or 3-D, weight `[c, m / group, k..]`): `nn.conv{1,2,3}d_transpose`,
+/// plus `nn.bias_add` with a bias. Explicit `pads` (or `VALID`) and `output_padding`;
+/// `output_shape` and the `SAME` paddings are not supported.
+pub fn conv_transpose(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (x, w) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    let wdims = on(node, known(&w.dims, "the weight"))?;
+    let Some(spatial) = wdims.get(2..).filter(|s| !s.is_empty()) else {
+        return Err(node.error(format!("the weight must have rank 3 to 5, got {}", wdims.len())));
+    };
+    let auto_pad = node.string("auto_pad", "NOTSET")?;
+    if !["NOTSET", "VALID"].contains(&auto_pad.as_str()) || node.ints("output_shape")?.is_some() {
+        return Err(node.error("only explicit `pads` are supported (no `output_shape`, no SAME `auto_pad`)"));
+    }
+    let window = Window::read(node, &x, spatial.to_vec())?;
+    let rank = spatial.len();
+    let output_padding = node.ints("output_padding")?.unwrap_or_else(|| vec![0; rank]);
+    if output_padding.len() != rank {
+        return Err(node.error(format!("`output_padding` must have {rank} values, got {output_padding:?}")));
+    }
+    let groups = node.int("group", 1)?;
+    let channels = wdims[1].checked_mul(groups).ok_or_else(|| node.error("`group` is too large"))?;
+    // (in - 1) * stride + (k - 1) * dilation + 1 + output_padding - pads, in i128: the
+    // file's values are unbounded.
+    let spatial_dims = (0..rank).map(|i| {
+        let wide = |v: i64| v as i128;
+        let full = (wide(x.dims[2 + i]?) - 1) * wide(window.strides[i])
+            + (wide(window.kernel[i]) - 1) * wide(window.dilations[i])
+            + 1
+            + wide(output_padding[i]);
+        i64::try_from(full - wide(window.pads[i]) - wide(window.pads[i + rank])).ok()
+    });
+    let dims: Dims = [x.dims[0], Some(channels)].into_iter().chain(spatial_dims).collect();
+    let mut expr = format!(
+        "nn.conv{rank}d_transpose({}, {}, {}, {}, groups={groups}, channels={channels}, {})",
+        x.expr,
+        w.expr,
+        window.attrs(),
+        list_attr("output_padding", &output_padding),
+        list_attr("kernel_size", &window.kernel)
+    );
+    if let Some(b) = cx.optional_input(node, 2)? {
+        let conv = cx.bind(&node.name_hint(), Value::new(expr, x.dtype, dims.clone()));
+        expr = format!("nn.bias_add({}, {})", conv.expr, b.expr);
+    }
+    Ok(vec![Value::new(expr, x.dtype, dims)])
+}
+
 /// `MaxPool` and `AveragePool` (1-, 2- or 3-D) as `nn.{op}_pool{rank}d`, with `extra`
 /// attributes.
 fn pool(cx: &mut Converter, node: &Node, op: &str, extra: &str) -> Result<Vec<Value>, ImportError> {

@@ -10,6 +10,7 @@
 
 mod conv;
 mod conv_transpose;
+mod deformable;
 mod dense;
 mod dropout;
 mod loss;
@@ -21,6 +22,7 @@ mod upsampling;
 
 pub use conv::*;
 pub use conv_transpose::*;
+pub use deformable::*;
 pub use dense::*;
 pub use dropout::*;
 pub use loss::*;
@@ -93,12 +95,6 @@ fn per_axis(v: &[i64], rank: usize, name: &str) -> Result<[usize; SPATIAL], Kern
     Ok(out)
 }
 
-/// `[h, w]` from one value for both or two, each positive (the 2-d [`per_axis`]).
-fn pair(v: &[i64], name: &str) -> Result<[usize; 2], KernelError> {
-    let [_, h, w] = per_axis(v, 2, name)?;
-    Ok([h, w])
-}
-
 /// TVM's `padding` of a rank-`rank` window (`GetPaddingDepthHeightWidth` and its 1-d and
 /// 2-d forms) as `[before, after]` per spatial axis, led by 0s for a lower rank: one value
 /// pads every side, `rank` values both sides of each axis, `2 * rank` values are the
@@ -148,31 +144,6 @@ fn lift<D: ShapeDim>(dims: &[D]) -> Result<[D; 2 + SPATIAL], KernelError> {
 /// The inverse of [`lift`] for a rank-`N` operand: `N - 2` spatial axes, the last ones.
 fn lower<D: Copy, const N: usize>(dims: [D; 2 + SPATIAL]) -> [D; N] {
     std::array::from_fn(|i| if i < 2 { dims[i] } else { dims[2 + SPATIAL + i - N] })
-}
-
-/// A 1-d `padding` (`[p]` or `[left, right]`) as the 2-d `[top, left, bottom, right]` of the
-/// height-1 operator a 1-d convolution runs as.
-fn padding_as_2d(v: &[i64]) -> Result<Vec<i64>, KernelError> {
-    match *v {
-        [p] => Ok(vec![0, p, 0, p]),
-        [l, r] => Ok(vec![0, l, 0, r]),
-        _ => {
-            Err(KernelError::Attr(format!("attribute `padding` must have 1 or 2 values, found {}", v.len())))
-        }
-    }
-}
-
-/// `shape` as a 4-d array; `what` names it in the error.
-fn rank4<D: Copy>(shape: &[D], what: &str) -> Result<[D; 4], KernelError> {
-    <[D; 4]>::try_from(shape)
-        .map_err(|_| KernelError::Shape(format!("{what} must have rank 4, found rank {}", shape.len())))
-}
-
-/// `[top, left, bottom, right]` from TVM's 2-d `padding` forms (`GetPaddingHeightWidth`):
-/// `[p]` pads every side by `p`, `[ph, pw]` top and bottom by `ph` and left and right by `pw`.
-fn padding4(v: &[i64]) -> Result<[usize; 4], KernelError> {
-    let [[_, t, l], [_, b, r]] = padding(v, 2)?;
-    Ok([t, l, b, r])
 }
 
 /// The output size of a sliding window over `size` input elements padded by `pad` in all
@@ -399,12 +370,8 @@ mod tests {
 
     #[test]
     fn window_attributes() {
-        assert_eq!(pair(&[2], "strides").unwrap(), [2, 2]);
-        assert!(pair(&[0, 1], "strides").is_err() && pair(&[1, 2, 3], "strides").is_err());
-        assert_eq!(padding4(&[1]).unwrap(), [1; 4]);
-        assert_eq!(padding4(&[1, 2]).unwrap(), [1, 2, 1, 2]);
-        assert_eq!(padding4(&[1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
-        assert!(padding4(&[1, 2, 3]).is_err() && padding4(&[-1]).is_err());
+        assert_eq!(padding(&[1, 2], 2).unwrap(), [[0, 1, 2], [0, 1, 2]]);
+        assert!(padding(&[1, 2, 3], 2).is_err() && padding(&[-1], 2).is_err());
         assert_eq!(per_axis(&[2], 3, "strides").unwrap(), [2, 2, 2]);
         assert_eq!(per_axis(&[3], 1, "strides").unwrap(), [1, 1, 3]);
         assert!(per_axis(&[1, 2], 3, "strides").unwrap_err().to_string().contains("must have 1 or 3 values"));
