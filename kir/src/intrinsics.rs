@@ -49,8 +49,11 @@ fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
         .collect()
 }
 
-/// `for i in 0..m { for j in 0..n { acc = 0; for p in 0..k { acc = acc + a[i*k + p] * b(j, p) };
-/// out[i*n + j] = acc } }`, with `b(j, p)` as [`Stmt::Gemm`] defines it.
+/// `for o in 0..m*n { acc = 0; for p in 0..k { acc = acc + a[(o / n)*k + p] * b(o % n, p) };
+/// out[o] = acc }`, with `b(j, p)` as [`Stmt::Gemm`] defines it: one flat loop over the
+/// outputs, each iteration independent, so that a backend which runs a top-level loop's
+/// iterations in parallel (OpenCL: one work-item each) spreads even a one-row product (a
+/// batch-1 `nn.dense`) over its `n` outputs instead of running it in one work-item.
 fn gemm_loops(
     kernel: &mut Kernel,
     [out, a, b]: [super::BufferId; 3],
@@ -61,17 +64,18 @@ fn gemm_loops(
         kernel.vars.push(VarDecl { name: name.to_string() });
         VarId(kernel.vars.len() as u32 - 1)
     };
-    let (iv, jv, pv) = (var("gemm_i"), var("gemm_j"), var("gemm_p"));
+    let (ov, pv) = (var("gemm_o"), var("gemm_p"));
     kernel.locals.push(LocalDecl { name: "gemm_acc".to_string(), dtype: DType::F32 });
     let acc = LocalId(kernel.locals.len() as u32 - 1);
-    let (i, j, p) = (Index::Var(iv), Index::Var(jv), Index::Var(pv));
-    let b_at = if trans_b { j.clone() * k + p.clone() } else { p.clone() * n + j.clone() };
-    let product = Expr::load(a, i.clone() * k + p) * Expr::load(b, b_at);
+    let (o, p) = (Index::Var(ov), Index::Var(pv));
+    let (i, j) = (o.clone().floor_div(n), o.clone().floor_mod(n));
+    let b_at = if trans_b { j * k + p.clone() } else { p.clone() * n + j };
+    let product = Expr::load(a, i * k + p) * Expr::load(b, b_at);
     // The reduction is contiguous (vectorisable) in both operands only when `b` is `[n, k]`.
     let kind = if trans_b { LoopKind::Vectorize } else { LoopKind::Serial };
-    let row = Stmt::For {
-        var: jv,
-        extent: Index::Const(n),
+    Stmt::For {
+        var: ov,
+        extent: Index::Const(m * n),
         kind: LoopKind::Serial,
         body: vec![
             Stmt::Assign { local: acc, value: Expr::f32(0.0) },
@@ -81,10 +85,9 @@ fn gemm_loops(
                 kind,
                 body: vec![Stmt::Assign { local: acc, value: Expr::local(acc) + product }],
             },
-            Stmt::Store { buf: out, index: i * n + j, value: Expr::local(acc) },
+            Stmt::Store { buf: out, index: o, value: Expr::local(acc) },
         ],
-    };
-    Stmt::For { var: iv, extent: Index::Const(m), kind: LoopKind::Serial, body: vec![row] }
+    }
 }
 
 #[cfg(test)]
