@@ -100,11 +100,11 @@ impl DynamicForm for Reshape {
 }
 
 /// Declares the `dyn.*` forms whose one shape operand (at `operand`) gives `InitOpAttrs`'s
-/// `shape`: `dyn.broadcast_to`, `dyn.full`, `dyn.zeros`, `dyn.ones`. `data` checks the other
-/// inputs the way the static relation would (given placeholder attributes).
+/// `shape`: `dyn.broadcast_to`, `dyn.full`, `dyn.zeros`, `dyn.ones`. `data`, where there are
+/// other inputs, checks them the way the static relation would (given placeholder attributes).
 macro_rules! shaped {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $static:ident, $what:literal, operand $i:literal,
-        data |$data:ident, $attrs:ident| $check:expr) => {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $static:ident, $what:literal, operand $i:literal
+        $(, data |$data:ident, $attrs:ident| $check:expr)?) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -122,12 +122,13 @@ macro_rules! shaped {
             }
 
             fn relation<D: ShapeDim>(
-                data: &[&[D]],
+                _data: &[&[D]],
                 operands: &[&[D]],
                 a: &InitOpAttrs,
             ) -> Result<Vec<Vec<D>>, KernelError> {
-                let ($data, $attrs) = (data, Self::static_attrs(a, None)?);
-                $check;
+                let _placeholder = Self::static_attrs(a, None)?;
+                $(let ($data, $attrs) = (_data, &_placeholder);
+                $check;)?
                 let [shape] = args(operands)?;
                 Ok(vec![unknown(static_length(shape, "the shape")?)?])
             }
@@ -145,17 +146,17 @@ shaped! {
     /// `dyn.full(fill_value, shape)`: `full` of the shape `shape` holds.
     Full = "dyn.full", Full, "a scalar repeated to the shape a tensor holds", operand 1,
         // The static relation checks the fill value is a scalar.
-        data |data, a| fixed::Full::shapes(data, &a)?
+        data |data, a| fixed::Full::shapes(data, a)?
 }
 
 shaped! {
     /// `dyn.zeros(shape, dtype)`: `zeros` of the shape `shape` holds.
-    Zeros = "dyn.zeros", Zeros, "zeros of the shape a tensor holds", operand 0, data |_data, _a| ()
+    Zeros = "dyn.zeros", Zeros, "zeros of the shape a tensor holds", operand 0
 }
 
 shaped! {
     /// `dyn.ones(shape, dtype)`: `ones` of the shape `shape` holds.
-    Ones = "dyn.ones", Ones, "ones of the shape a tensor holds", operand 0, data |_data, _a| ()
+    Ones = "dyn.ones", Ones, "ones of the shape a tensor holds", operand 0
 }
 
 /// `dyn.tile(data, reps)`: `tile` by the counts `reps` holds.
