@@ -50,7 +50,23 @@ fn cases() -> Vec<(String, Vec<String>)> {
             out.push((format!("{op}(%a, %b)"), vec![tensor(x, dtype), tensor(y, dtype)]));
         }
     }
-    for op in ["add", "subtract", "multiply", "maximum", "minimum", "equal", "less"] {
+    // Integer division and remainders, dividing by zero included (the operands are small).
+    let int_ops = [
+        "add",
+        "subtract",
+        "multiply",
+        "maximum",
+        "minimum",
+        "equal",
+        "less",
+        "divide",
+        "floor_divide",
+        "floor_mod",
+        "trunc_divide",
+        "trunc_mod",
+        "mod",
+    ];
+    for op in int_ops {
         out.push((format!("{op}(%a, %b)"), vec![tensor("(2, 3)", "int32"), tensor("(3)", "int32")]));
     }
     out.push((
@@ -190,6 +206,16 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("reverse(%a, axis=0)", &["Tensor[(3, 4), float32]"]),
         ("nn.space_to_batch_nd(%a, block_shape=[2, 2], paddings=[[1, 0], [0, 1]], pad_value=2.5f)", &["Tensor[(2, 3, 3, 2), float32]"]),
         ("nn.batch_to_space_nd(%a, block_shape=[2, 2], crops=[[1, 0], [0, 1]])", &["Tensor[(8, 2, 2, 3), int32]"]),
+        ("nn.mirror_pad(%a, pad_width=[[1, 2], [0, 4]])", &["Tensor[(3, 4), float32]"]),
+        ("nn.mirror_pad(%a, pad_width=[[2, 1], [3, 3]], mode=\"REFLECT\")", &["Tensor[(3, 4), int32]"]),
+        ("collapse_sum_like(%a, %b)", &["Tensor[(2, 3, 4), float32]", "Tensor[(3, 1), float32]"]),
+        ("collapse_sum_like(%a, %b)", &["Tensor[(4, 1, 5), int32]", "Tensor[(1, 5), int32]"]),
+        ("variance(%a, %b, axis=[1], unbiased=True)", &["Tensor[(2, 3, 4), float32]", "Tensor[(2, 1, 4), float32]"]),
+        ("variance(%a, %b, keepdims=True)", &["Tensor[(3, 5), float32]", "Tensor[(1, 1), float32]"]),
+        ("ndarray_size(%a, dtype=\"int64\")", &["Tensor[(3, 4), float32]"]),
+        // Infinities and NaN (`x / 0`) next to the finite values of the listed cases.
+        ("isinf(divide(%a, 0f))", &["Tensor[(2, 3), float32]"]),
+        ("isfinite(divide(%a, 0f))", &["Tensor[(2, 3), float32]"]),
         // Shift amounts past the width are taken modulo it on every path.
         ("left_shift(%a, 33)", &["Tensor[(2, 5), int32]"]),
         ("right_shift(%a, add(%a, 64))", &["Tensor[(2, 5), int32]"]),

@@ -3,8 +3,9 @@
 //!
 //! Every rule must agree with the op's reference kernel (`crate::kernels`) on every input it
 //! accepts, up to the float tolerances the JIT documents (approximated `exp`/`tanh`/...,
-//! FMA contraction, reassociated sums). Where a rule does not cover an input (integer
-//! division, for now), it refuses the input and the op runs its reference kernel.
+//! FMA contraction, reassociated sums). Where a rule does not cover an input (a layout other
+//! than `NCHW`, an empty axis to mirror), it refuses the input and the op runs its reference
+//! kernel.
 
 pub(crate) mod nn;
 pub(crate) mod reduce;

@@ -2,7 +2,7 @@
 //! output, an inner nest over the reduced axes accumulating into a local.
 
 use super::util::{flatten, lit, tensors};
-use crate::attrs::ArgReduceAttrs;
+use crate::attrs::{ArgReduceAttrs, VarianceAttrs};
 use crate::ops::reduce::{reduced_axes, ReduceAxes};
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LoopKind};
 use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
@@ -21,13 +21,14 @@ pub(crate) enum Fold {
     Any,
 }
 
-/// A reduction's geometry: the input, which axes are reduced, the output shape.
+/// A reduction's geometry: the input, which axes are reduced, which input axes have an output
+/// axis (the unreduced ones, and with `keepdims` the reduced ones too), the output shape.
 #[derive(Clone)]
 struct Geometry {
     x: LazyTensor,
     mask: Vec<bool>,
+    kept: Vec<bool>,
     out: Vec<i64>,
-    keepdims: bool,
 }
 
 impl Geometry {
@@ -43,15 +44,14 @@ impl Geometry {
     fn input_index(&self, out: &[Index], red: &[Index]) -> Vec<Index> {
         let (mut o, mut r) = (0, 0);
         let mut idx = Vec::with_capacity(self.mask.len());
-        for &reduced in &self.mask {
+        for (&reduced, &kept) in self.mask.iter().zip(&self.kept) {
             if reduced {
                 idx.push(red[r].clone());
                 r += 1;
-                if self.keepdims {
-                    o += 1;
-                }
             } else {
                 idx.push(out[o].clone());
+            }
+            if kept {
                 o += 1;
             }
         }
@@ -92,7 +92,21 @@ impl Geometry {
 fn geometry(inputs: &[ComputeInput], attrs: &impl ReduceAxes, out: &OutType) -> Result<Geometry, String> {
     let [x] = tensors(inputs)?;
     let mask = reduced_axes(x.shape.len(), attrs).map_err(|e| e.to_string())?;
-    Ok(Geometry { x: x.clone(), mask, out: out.shape.clone(), keepdims: attrs.keepdims() })
+    let kept = mask.iter().map(|&r| !r || attrs.keepdims()).collect();
+    Ok(Geometry { x: x.clone(), mask, kept, out: out.shape.clone() })
+}
+
+/// `collapse_sum_like(x, like)`: `x` summed to `like`'s shape (the output's), the inverse of
+/// broadcasting: the leading axes `x` has beyond the output's rank are summed away, and the
+/// axes where the output has size 1 and `x` not are summed in place (the reference kernel:
+/// `crate::ops::transform::CollapseSumLike`).
+pub(crate) fn collapse_sum(inputs: &[ComputeInput], out: &OutType) -> Result<TensorDef, String> {
+    let [x, _] = tensors(inputs)?;
+    let lead = x.shape.len().checked_sub(out.shape.len()).ok_or("the target has a higher rank")?;
+    let mask =
+        (0..x.shape.len()).map(|i| i < lead || (out.shape[i - lead] == 1 && x.shape[i] != 1)).collect();
+    let kept = (0..x.shape.len()).map(|i| i >= lead).collect();
+    fold_geometry(Geometry { x: x.clone(), mask, kept, out: out.shape.clone() }, Fold::Sum)
 }
 
 /// The loop nest of value reduction `f` (the rule of `sum`, `mean`, `max`, `min`, `prod`,
@@ -103,7 +117,11 @@ pub(crate) fn fold(
     out: &OutType,
     f: Fold,
 ) -> Result<TensorDef, String> {
-    let g = geometry(inputs, a, out)?;
+    fold_geometry(geometry(inputs, a, out)?, f)
+}
+
+/// The loop nest of value reduction `f` over geometry `g`.
+fn fold_geometry(g: Geometry, f: Fold) -> Result<TensorDef, String> {
     let dtype = g.x.dtype;
     if (dtype == DType::BOOL) != matches!(f, Fold::All | Fold::Any) {
         return Err("numeric reductions take numbers, logical ones bools".into());
@@ -147,6 +165,53 @@ pub(crate) fn fold(
                 _ => Expr::local(acc),
             };
             sink(k, oi, result);
+        });
+    })))
+}
+
+/// The loop nest of `variance(data, mean)` (`root` false: TVM's two-input form, the mean
+/// given with `keepdims`) or `std(data)` (`root`: the mean computed by a first pass, the
+/// square root taken): squared deviations from the mean summed over the reduced axes, over
+/// `n` (`n - 1` with `unbiased`), as the reference kernels' `sum_squares_over`.
+pub(crate) fn moment(
+    inputs: &[ComputeInput],
+    a: &VarianceAttrs,
+    out: &OutType,
+    root: bool,
+) -> Result<TensorDef, String> {
+    let g = geometry(inputs.get(..1).ok_or("no data")?, a, out)?;
+    let mean = if root {
+        None
+    } else {
+        let [_, m] = tensors(inputs)?;
+        Some(m.clone())
+    };
+    let (dtype, run) = (g.x.dtype, g.run());
+    let n = run - i64::from(a.unbiased && run > 0);
+    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
+        let (acc, m) = (k.local("acc", dtype), k.local("mean", dtype));
+        let g = g.clone();
+        for_each_index(k, &g.out.clone(), LoopKind::Serial, &mut |k, oi| {
+            let mv = match &mean {
+                // The mean has the data's rank, size 1 on the reduced axes.
+                Some(t) => t.at(k, &g.input_index(oi, &vec![Index::Const(0); g.reduced().len()])),
+                None => {
+                    k.assign(acc, lit(dtype, 0.0));
+                    g.for_reduced(k, LoopKind::Vectorize, &mut |k, ri| {
+                        let v = g.x.at(k, &g.input_index(oi, ri));
+                        k.assign(acc, Expr::local(acc) + v);
+                    });
+                    Expr::local(acc) / lit(dtype, run as f64)
+                }
+            };
+            k.assign(m, mv);
+            k.assign(acc, lit(dtype, 0.0));
+            g.for_reduced(k, LoopKind::Vectorize, &mut |k, ri| {
+                let d = g.x.at(k, &g.input_index(oi, ri)) - Expr::local(m);
+                k.assign(acc, Expr::local(acc) + d.clone() * d);
+            });
+            let v = Expr::local(acc) / lit(dtype, n as f64);
+            sink(k, oi, if root { v.sqrt() } else { v });
         });
     })))
 }

@@ -4,8 +4,8 @@
 
 use super::util::{flatten, lazy, lit, norm_axis, tensors, unflatten};
 use crate::attrs::{
-    ConcatenateAttrs, InitOpAttrs, NoAttrs, OpAttrs, PadAttrs, PadMode, ReshapeLikeAttrs, SplitAttrs,
-    StackAttrs, StridedSliceAttrs, TakeAttrs, TakeMode, TransposeAttrs,
+    ConcatenateAttrs, InitOpAttrs, MirrorPadAttrs, MirrorPadMode, NoAttrs, OpAttrs, PadAttrs, PadMode,
+    ReshapeLikeAttrs, SplitAttrs, StackAttrs, StridedSliceAttrs, TakeAttrs, TakeMode, TransposeAttrs,
 };
 use crate::ops::transform::split_sizes;
 use relay_compiler::ir::AttrValue;
@@ -183,6 +183,43 @@ pub(crate) fn pad(inputs: &[ComputeInput], a: &PadAttrs, _: &OutType) -> Result<
             PadMode::Constant => Expr::select(inside, v, value.at(k, &[]).cast(x.dtype)),
             _ => v,
         }
+    }))
+}
+
+/// `nn.mirror_pad`: output coordinate `i` of an axis of size `n` padded by `before` reads the
+/// input at `p = i - before` mirrored once about the edges (the reference kernel's
+/// `mirror_border`), `SYMMETRIC` about `-1/2` and `n - 1/2`, `REFLECT` about `0` and `n - 1`.
+/// In doubled coordinates both mirrors are one formula, `M - |M - |2p + s||` with `s` 1
+/// (`SYMMETRIC`) or 0 and `M = 2(n - 1) + 2s`, halved after taking `s` away again.
+pub(crate) fn mirror_pad(
+    inputs: &[ComputeInput],
+    a: &MirrorPadAttrs,
+    _: &OutType,
+) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    if a.pad_width.len() != x.shape.len() || a.pad_width.iter().any(|w| w.len() != 2) || x.shape.contains(&0)
+    {
+        return Err("this mirror_pad runs in the reference kernel".into());
+    }
+    let s = match a.mode {
+        MirrorPadMode::Symmetric => 1,
+        MirrorPadMode::Reflect => 0,
+    };
+    let before: Vec<i64> = a.pad_width.iter().map(|w| w[0]).collect();
+    let x = x.clone();
+    Ok(lazy(move |k, idx| {
+        let abs = |v: Index| v.clone().max(Index::Const(0) - v);
+        let src: Vec<Index> = idx
+            .iter()
+            .zip(&before)
+            .zip(&x.shape)
+            .map(|((i, &b), &n)| {
+                let m = 2 * (n - 1) + 2 * s;
+                let u = (i.clone() - b) * 2 + s;
+                (Index::Const(m) - abs(Index::Const(m) - abs(u)) - s).floor_div(2).clamp(0, n - 1)
+            })
+            .collect();
+        x.at(k, &src)
     }))
 }
 

@@ -22,6 +22,12 @@ pub(crate) fn lit(dtype: DType, v: f64) -> Expr {
     Expr::lit(dtype, Scalar::Float(v))
 }
 
+/// `x` rounded toward zero (`ceil` below zero, `floor` above), `x` a float of `dtype`; kir has
+/// no `trunc` of its own.
+pub(crate) fn trunc(dtype: DType, x: Expr) -> Expr {
+    Expr::select(x.clone().lt(lit(dtype, 0.0)), x.clone().ceil(), x.floor())
+}
+
 /// A lazy definition from an element function.
 pub(crate) fn lazy(f: impl Fn(&KernelBuilder, &[Index]) -> Expr + 'static) -> TensorDef {
     TensorDef::Lazy(Rc::new(f))

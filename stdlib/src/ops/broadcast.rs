@@ -3,7 +3,7 @@
 //! operator is one line of `binary!`.
 
 use super::shape::broadcast_shape;
-use crate::compute::util::{lazy, tensors};
+use crate::compute::util::{lazy, lit, tensors, trunc};
 use crate::error::KernelError;
 use crate::kernels::num::Num;
 use crate::kernels::util::{any_type, args, bools, floats, ints, ints_bools, nums, only_output, same_dtype};
@@ -13,7 +13,7 @@ use relay_compiler::kir::{BinOp as KirBinOp, Expr};
 use relay_compiler::op::scalar::BinOp;
 use relay_compiler::op::{OpPattern, ScalarForm};
 use relay_devices::arith::eval_binary_as;
-use relay_devices::{DType, Element, Tensor};
+use relay_devices::{DType, DTypeCode, Element, Tensor};
 
 /// Writes `f(a[i], b[i])` for every index `i` of `out`, with `a` and `b` broadcast to `out`'s
 /// shape.
@@ -35,11 +35,11 @@ fn zip_broadcast<A: Element, B: Element, O: Element>(
 
 /// Declares broadcasting binary operators, one per line:
 /// `Name = "tvm.name", dtype set -> output element type, "doc", |a, b| fallible body
-///  [, kir [[only this dtype set]] |a, b| compute body] [, vm scalar form];`
+///  [, kir [[only this dtype set]] |a, b[, operand dtype]| compute body] [, vm scalar form];`
 /// Both inputs must have one dtype, from the set; in the bodies its element type is `T`.
 macro_rules! binary {
     ($(#[$ldoc:meta])* list $list:ident; $($(#[$doc:meta])* $name:ident = $op:literal, $set:ident -> $out:ty, $summary:literal, |$a:ident, $b:ident| $body:expr
-        $(, kir $([$only:ident])? |$ka:ident, $kb:ident| $kir:expr)? $(, vm $scalar:expr)?;)*) => {$(
+        $(, kir $([$only:ident])? |$ka:ident, $kb:ident $(, $kd:ident)?| $kir:expr)? $(, vm $scalar:expr)?;)*) => {$(
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -58,6 +58,7 @@ macro_rules! binary {
                 })?
                 let [a, b] = tensors(inputs)?;
                 let (a, b) = (a.clone(), b.clone());
+                $(let $kd = a.dtype;)?
                 Ok(lazy(move |k, idx| {
                     let ($ka, $kb) = (a.at_broadcast(k, idx), b.at_broadcast(k, idx));
                     $kir
@@ -126,6 +127,27 @@ macro_rules! truncating {
 
 truncating!(ints: i8, i16, i32, i64, u8, u16, u32, u64; floats: f32, f64);
 
+/// `trunc(a / b)` in kir: kir's integer `/` truncates already (dividing by zero gives 0, as
+/// [`Truncating::trunc_divide`]); a float quotient is truncated.
+fn trunc_divide_kir(dtype: DType, a: Expr, b: Expr) -> Expr {
+    match dtype.code {
+        DTypeCode::Float => trunc(dtype, a / b),
+        _ => a / b,
+    }
+}
+
+/// `a - trunc(a / b) * b` in kir, [`Truncating::trunc_mod`]'s rule: an integer remainder by
+/// zero is 0 (the formula alone would give `a`). For floats this is the formula, not C's exact
+/// `fmod`: the two differ by the rounding of `a / b` (within the fused kernels' tolerance
+/// unless `a / b` rounds across an integer).
+fn trunc_mod_kir(dtype: DType, a: Expr, b: Expr) -> Expr {
+    let r = a.clone() - trunc_divide_kir(dtype, a, b.clone()) * b.clone();
+    match dtype.code {
+        DTypeCode::Float => r,
+        _ => Expr::select(b.equal(lit(dtype, 0.0)), lit(dtype, 0.0), r),
+    }
+}
+
 /// `op(a, b)` by the one scalar table (`relay_devices::arith`), so the bitwise operators and
 /// shifts mean here what they mean in kir, the JIT, OpenCL C and the VM's scalar instructions.
 fn table<T: Element>(op: BinOp, a: T, b: T) -> Result<T, KernelError> {
@@ -142,9 +164,9 @@ binary! {
     Subtract = "subtract", nums -> T, "a - b", |a, b| Ok(a.sub_wrapping(b)), kir |a, b| a - b, vm ScalarForm::Bin(BinOp::Sub);
     /// `multiply`: `a * b` (integers wrap).
     Multiply = "multiply", nums -> T, "a * b", |a, b| Ok(a.mul_wrapping(b)), kir |a, b| a * b, vm ScalarForm::Bin(BinOp::Mul);
-    /// `divide`: IEEE division for floats, truncating division for integers (`x / 0 == 0`;
-    /// only float division is lowered to kir so far, integers run the reference kernel).
-    Divide = "divide", nums -> T, "a / b", |a, b| Ok(a.divide(b)), kir [floats] |a, b| a / b, vm ScalarForm::Bin(BinOp::Div);
+    /// `divide`: IEEE division for floats, truncating division for integers (`x / 0 == 0`,
+    /// the rule of `relay_devices::arith` that kir, the JIT and OpenCL C share).
+    Divide = "divide", nums -> T, "a / b", |a, b| Ok(a.divide(b)), kir |a, b| a / b, vm ScalarForm::Bin(BinOp::Div);
     /// `power`: `a ^ b`.
     Power = "power", floats -> T, "a ^ b", |a, b| Ok(a.powf(b)), kir |a, b| a.pow(b), vm ScalarForm::Bin(BinOp::Pow);
     /// `maximum` (`a` on ties, as the kernel's `a >= b`).
@@ -155,16 +177,19 @@ binary! {
         kir |a, b| Expr::select(a.clone().le(b.clone()), a, b), vm ScalarForm::Bin(BinOp::Min);
     /// `floor_divide`: `floor(a / b)`.
     FloorDivide = "floor_divide", nums -> T, "floor(a / b)", |a, b| Ok(a.floor_divide(b)),
-        kir [floats] |a, b| a.binary(KirBinOp::Div, b).floor(), vm ScalarForm::Bin(BinOp::FloorDiv);
+        kir |a, b| a.floor_div(b), vm ScalarForm::Bin(BinOp::FloorDiv);
     /// `floor_mod`: `a - floor(a / b) * b`, with the sign of `b`.
     FloorMod = "floor_mod", nums -> T, "a - floor(a / b) * b", |a, b| Ok(a.floor_mod(b)),
-        kir [floats] |a, b| a.clone() - a.binary(KirBinOp::Div, b.clone()).floor() * b, vm ScalarForm::Bin(BinOp::FloorMod);
+        kir |a, b| a.floor_mod(b), vm ScalarForm::Bin(BinOp::FloorMod);
     /// `trunc_divide`: `trunc(a / b)`.
-    TruncDivide = "trunc_divide", nums -> T, "trunc(a / b)", |a, b| Ok(a.trunc_divide(b));
+    TruncDivide = "trunc_divide", nums -> T, "trunc(a / b)", |a, b| Ok(a.trunc_divide(b)),
+        kir |a, b, d| trunc_divide_kir(d, a, b);
     /// `trunc_mod`: `a - trunc(a / b) * b`, with the sign of `a` (C `%`, `fmod`).
-    TruncMod = "trunc_mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b));
+    TruncMod = "trunc_mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b)),
+        kir |a, b, d| trunc_mod_kir(d, a, b);
     /// `mod`: TVM's `mod` is the truncating remainder, as `trunc_mod`.
-    Mod = "mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b));
+    Mod = "mod", nums -> T, "a - trunc(a / b) * b", |a, b| Ok(a.trunc_mod(b)),
+        kir |a, b, d| trunc_mod_kir(d, a, b);
     /// `equal` → `bool`.
     Equal = "equal", any_type -> bool, "a == b", |a, b| Ok(a == b), kir |a, b| a.equal(b), vm ScalarForm::Bin(BinOp::Eq);
     /// `not_equal` → `bool`.

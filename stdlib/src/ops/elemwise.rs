@@ -5,7 +5,7 @@
 use super::fast_math;
 use super::shape::elementwise_shape;
 use crate::attrs::{CastAttrs, ClipAttrs, LeakyReluAttrs};
-use crate::compute::util::{lazy, lit, tensors};
+use crate::compute::util::{lazy, lit, tensors, trunc};
 use crate::error::KernelError;
 use crate::kernels::num::{from_f64, Float, Num};
 use crate::kernels::util::{any_type, args, bools, floats, ints_bools, map_into, nums, only_output};
@@ -135,9 +135,11 @@ unary! {
     /// `log`: natural logarithm.
     Log = "log", floats, "natural logarithm", |x| x.ln(), kir |d, x| x.unary(KirUnOp::Log);
     /// `log2`: base-2 logarithm.
-    Log2 = "log2", floats, "base-2 logarithm", |x| x.log2();
+    Log2 = "log2", floats, "base-2 logarithm", |x| x.log2(),
+        kir |d, x| x.unary(KirUnOp::Log) * lit(d, std::f64::consts::LOG2_E);
     /// `log10`: base-10 logarithm.
-    Log10 = "log10", floats, "base-10 logarithm", |x| x.log10();
+    Log10 = "log10", floats, "base-10 logarithm", |x| x.log10(),
+        kir |d, x| x.unary(KirUnOp::Log) * lit(d, std::f64::consts::LOG10_E);
     /// `sqrt`.
     Sqrt = "sqrt", floats, "square root", |x| Float::sqrt(x), kir |d, x| x.unary(KirUnOp::Sqrt);
     /// `rsqrt`: `1 / sqrt(x)`.
@@ -177,7 +179,7 @@ unary! {
     Ceil = "ceil", floats, "round up", |x| Float::ceil(x), kir |d, x| x.unary(KirUnOp::Ceil);
     /// `trunc`: round toward zero.
     Trunc = "trunc", floats, "round toward zero", |x| x.trunc(),
-        kir |d, x| Expr::select(x.clone().lt(lit(d, 0.0)), x.clone().unary(KirUnOp::Ceil), x.unary(KirUnOp::Floor));
+        kir |d, x| trunc(d, x);
     /// `round`: half away from zero, as TVM's `round` (C `round`).
     Round = "round", floats, "round half away from zero", |x| Float::round(x), kir |d, x| x.unary(KirUnOp::Round);
     /// `sign`: -1, 0 or 1.
@@ -204,7 +206,7 @@ unary! {
     /// `logical_not`.
     LogicalNot = "logical_not", bools, "not x", |x| !x, kir |d, x| x.unary(KirUnOp::Not), vm ScalarForm::Un(UnOp::Not);
     /// `bitwise_not`: every bit flipped (`not` for `bool`).
-    BitwiseNot = "bitwise_not", ints_bools, "~x", |x| !x;
+    BitwiseNot = "bitwise_not", ints_bools, "~x", |x| !x, kir |d, x| x.unary(KirUnOp::Not);
     /// `zeros_like`: zeros (`false`) of the input's type.
     ZerosLike = "zeros_like", any_type, "zeros of x's type", |x| T::default(), kir |d, x| lit(d, 0.0);
     /// `ones_like`: ones (`true`) of the input's type.
@@ -216,10 +218,11 @@ predicate! {
     list PREDICATES;
     /// `isnan`: whether `x` is NaN.
     IsNan = "isnan", floats, "x is NaN", |x| x.is_nan(), kir |x| x.clone().not_equal(x);
-    /// `isinf`: whether `x` is infinite.
-    IsInf = "isinf", floats, "x is +-inf", |x| x.is_infinite();
-    /// `isfinite`: whether `x` is neither infinite nor NaN.
-    IsFinite = "isfinite", floats, "x is finite", |x| x.is_finite();
+    /// `isinf`: whether `x` is infinite (not NaN, and `x - x` is NaN).
+    IsInf = "isinf", floats, "x is +-inf", |x| x.is_infinite(),
+        kir |x| x.clone().equal(x.clone()).and((x.clone() - x.clone()).not_equal(x.clone() - x));
+    /// `isfinite`: whether `x` is neither infinite nor NaN (`x - x` is 0, not NaN).
+    IsFinite = "isfinite", floats, "x is finite", |x| x.is_finite(), kir |x| (x.clone() - x.clone()).equal(x.clone() - x);
 }
 
 /// `cast`: converts every element to `dtype` with C cast semantics (integers wrap, floats

@@ -248,6 +248,8 @@ impl Operator for Variance {
     const DTYPES: DTypeSet = DTypeSet::Floats;
     const DOC: &'static str = "mean of (data - mean)^2 over axes (n - 1 with unbiased)";
     type Attrs = VarianceAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<VarianceAttrs>> =
+        Some(|inputs, a, out| crate::compute::reduce::moment(inputs, a, out, false));
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &VarianceAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, m] = args(inputs)?;
@@ -307,6 +309,8 @@ impl Operator for Std {
     const DTYPES: DTypeSet = DTypeSet::Floats;
     const DOC: &'static str = "standard deviation over axes (n - 1 with unbiased)";
     type Attrs = VarianceAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<VarianceAttrs>> =
+        Some(|inputs, a, out| crate::compute::reduce::moment(inputs, a, out, true));
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &VarianceAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;

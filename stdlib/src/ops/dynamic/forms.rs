@@ -99,64 +99,12 @@ impl DynamicForm for Reshape {
     }
 }
 
-/// `dyn.broadcast_to(data, shape)`: `broadcast_to` the shape `shape` holds.
-#[derive(Debug)]
-pub struct BroadcastTo;
-
-impl DynamicForm for BroadcastTo {
-    const NAME: &'static str = "dyn.broadcast_to";
-    const DOC: &'static str = "broadcast to the shape a tensor holds";
-    type Static = fixed::BroadcastTo;
-    type Attrs = InitOpAttrs;
-    const OPERANDS: &'static [usize] = &[1];
-    const OPERAND_DTYPES: &'static [DTypeSet] = INT;
-
-    fn static_attrs(a: &InitOpAttrs, operands: Option<&[&Tensor]>) -> Result<InitOpAttrs, KernelError> {
-        init_attrs(Self::NAME, a, operands)
-    }
-
-    fn relation<D: ShapeDim>(
-        data: &[&[D]],
-        operands: &[&[D]],
-        a: &InitOpAttrs,
-    ) -> Result<Vec<Vec<D>>, KernelError> {
-        Self::static_attrs(a, None)?;
-        let ([_], [shape]) = (args(data)?, args(operands)?);
-        Ok(vec![unknown(static_length(shape, "the shape")?)?])
-    }
-}
-
-/// `dyn.full(fill_value, shape)`: `full` of the shape `shape` holds.
-#[derive(Debug)]
-pub struct Full;
-
-impl DynamicForm for Full {
-    const NAME: &'static str = "dyn.full";
-    const DOC: &'static str = "a scalar repeated to the shape a tensor holds";
-    type Static = fixed::Full;
-    type Attrs = InitOpAttrs;
-    const OPERANDS: &'static [usize] = &[1];
-    const OPERAND_DTYPES: &'static [DTypeSet] = INT;
-
-    fn static_attrs(a: &InitOpAttrs, operands: Option<&[&Tensor]>) -> Result<InitOpAttrs, KernelError> {
-        init_attrs(Self::NAME, a, operands)
-    }
-
-    fn relation<D: ShapeDim>(
-        data: &[&[D]],
-        operands: &[&[D]],
-        a: &InitOpAttrs,
-    ) -> Result<Vec<Vec<D>>, KernelError> {
-        // The static relation checks the fill value is a scalar.
-        fixed::Full::shapes(data, &Self::static_attrs(a, None)?)?;
-        let [shape] = args(operands)?;
-        Ok(vec![unknown(static_length(shape, "the shape")?)?])
-    }
-}
-
-/// Declares `dyn.zeros`/`dyn.ones`: the static operator with `shape` from the one operand.
-macro_rules! constant {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $static:ident, $what:literal) => {
+/// Declares the `dyn.*` forms whose one shape operand (at `operand`) gives `InitOpAttrs`'s
+/// `shape`: `dyn.broadcast_to`, `dyn.full`, `dyn.zeros`, `dyn.ones`. `data`, where there are
+/// other inputs, checks them the way the static relation would (given placeholder attributes).
+macro_rules! shaped {
+    ($(#[$doc:meta])* $name:ident = $op:literal, $static:ident, $what:literal, operand $i:literal
+        $(, data |$data:ident, $attrs:ident| $check:expr)?) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -166,7 +114,7 @@ macro_rules! constant {
             const DOC: &'static str = $what;
             type Static = fixed::$static;
             type Attrs = InitOpAttrs;
-            const OPERANDS: &'static [usize] = &[0];
+            const OPERANDS: &'static [usize] = &[$i];
             const OPERAND_DTYPES: &'static [DTypeSet] = INT;
 
             fn static_attrs(a: &InitOpAttrs, operands: Option<&[&Tensor]>) -> Result<InitOpAttrs, KernelError> {
@@ -174,11 +122,13 @@ macro_rules! constant {
             }
 
             fn relation<D: ShapeDim>(
-                _: &[&[D]],
+                _data: &[&[D]],
                 operands: &[&[D]],
                 a: &InitOpAttrs,
             ) -> Result<Vec<Vec<D>>, KernelError> {
-                Self::static_attrs(a, None)?;
+                let _placeholder = Self::static_attrs(a, None)?;
+                $(let ($data, $attrs) = (_data, &_placeholder);
+                $check;)?
                 let [shape] = args(operands)?;
                 Ok(vec![unknown(static_length(shape, "the shape")?)?])
             }
@@ -186,14 +136,27 @@ macro_rules! constant {
     };
 }
 
-constant! {
-    /// `dyn.zeros(shape, dtype)`: `zeros` of the shape `shape` holds.
-    Zeros = "dyn.zeros", Zeros, "zeros of the shape a tensor holds"
+shaped! {
+    /// `dyn.broadcast_to(data, shape)`: `broadcast_to` the shape `shape` holds.
+    BroadcastTo = "dyn.broadcast_to", BroadcastTo, "broadcast to the shape a tensor holds", operand 1,
+        data |data, _a| args::<_, 1>(data)?
 }
 
-constant! {
+shaped! {
+    /// `dyn.full(fill_value, shape)`: `full` of the shape `shape` holds.
+    Full = "dyn.full", Full, "a scalar repeated to the shape a tensor holds", operand 1,
+        // The static relation checks the fill value is a scalar.
+        data |data, a| fixed::Full::shapes(data, a)?
+}
+
+shaped! {
+    /// `dyn.zeros(shape, dtype)`: `zeros` of the shape `shape` holds.
+    Zeros = "dyn.zeros", Zeros, "zeros of the shape a tensor holds", operand 0
+}
+
+shaped! {
     /// `dyn.ones(shape, dtype)`: `ones` of the shape `shape` holds.
-    Ones = "dyn.ones", Ones, "ones of the shape a tensor holds"
+    Ones = "dyn.ones", Ones, "ones of the shape a tensor holds", operand 0
 }
 
 /// `dyn.tile(data, reps)`: `tile` by the counts `reps` holds.

@@ -272,6 +272,7 @@ impl Operator for MirrorPad {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "pad each dimension with its mirror image";
     type Attrs = MirrorPadAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<MirrorPadAttrs>> = Some(rule::mirror_pad);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &MirrorPadAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;

@@ -201,6 +201,8 @@ impl Operator for CollapseSumLike {
     const DTYPES: DTypeSet = DTypeSet::Nums;
     const DOC: &'static str = "data summed down to the shape of collapse_type";
     type Attrs = NoAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<NoAttrs>> =
+        Some(|inputs, _, out| crate::compute::reduce::collapse_sum(inputs, out));
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &NoAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, like] = args(inputs)?;

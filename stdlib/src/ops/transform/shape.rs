@@ -8,6 +8,7 @@ use crate::attrs::{
     TransposeAttrs,
 };
 use crate::compute::transform as rule;
+use crate::compute::util::tensors;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, copy_elements, ints, normalize_axis, only_output, to_size};
 use crate::kernels::Checked;
@@ -447,6 +448,11 @@ impl Operator for NdarraySize {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "the element count as a 0-d integer tensor";
     type Attrs = NdarraySizeAttrs;
+    // The count is static (kir shapes are), so the kernel writes a constant.
+    const COMPUTE: Option<crate::operator::ComputeRule<NdarraySizeAttrs>> = Some(|inputs, _, out| {
+        let [x] = tensors(inputs)?;
+        rule::fill_const(out, x.size() as f64)
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &NdarraySizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [_] = args(inputs)?;
