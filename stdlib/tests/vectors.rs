@@ -301,7 +301,9 @@ fn every_vector_file_names_a_kernel_and_the_data_stays_small() {
         let op = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         assert!(reference_ops().any(|o| o.name == op), "{} has no kernel", path.display());
     }
-    assert!(total < 2 * 1024 * 1024, "vectors take {total} bytes");
+    // About 10 KB per operator: small inputs that still cover every attribute. The bound
+    // keeps a careless case (a 224×224 image) out of the repository.
+    assert!(total < 3 * 1024 * 1024, "vectors take {total} bytes");
 }
 
 /// A small deterministic generator (xorshift64), so that failures reproduce.
