@@ -475,7 +475,7 @@ mod tests {
                 Stmt::For { body, .. } => count(body, op),
                 Stmt::If { cond, then, otherwise } => expr(cond, op) + count(then, op) + count(otherwise, op),
                 Stmt::Store { value, .. } | Stmt::Assign { value, .. } => expr(value, op),
-                Stmt::Gemm { .. } => 0,
+                Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => 0,
             })
             .sum()
     }

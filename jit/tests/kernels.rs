@@ -5,11 +5,13 @@
 mod builders;
 mod common;
 
-use builders::{dense_layer, elementwise, int_tensor, relu};
+use builders::{dense_layer, depthwise_layer, elementwise, int_tensor, relu};
 use common::{args, assert_close, check_on, random, run_both_on, Compiled, Rng, Target};
 use relay_devices::{DType, Scalar, Tensor};
 use relay_jit::JitError;
-use relay_kir::{interp, BinOp, BoundsError, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp};
+use relay_kir::{
+    interp, BinOp, BoundsError, DepthwiseWindow, Expr, Index, Kernel, KernelBuilder, LoopKind, UnOp,
+};
 use std::sync::Arc;
 
 /// Float tolerance without transcendentals (FMA contraction, reassociation, OpenCL `pow`).
@@ -196,6 +198,38 @@ fn gemm_then_epilogue() {
                 // [-1, 1]).
                 check_on(&target, &kernel, &[], 1e-4);
             }
+        }
+    }
+}
+
+/// The native depthwise convolution into a temp, then bias, relu6 and a residual add: what
+/// the conv2d rule emits for MobileNet's depthwise layers, at odd sizes, strides 1, 2 and 3,
+/// padding 0 and 1, dilation 2, with and without the residual. OpenCL expands the
+/// convolution into loops.
+#[test]
+fn depthwise_conv2d_then_epilogue() {
+    for (images, channels, [h, w], s, d, p, residual) in [
+        (1, 3, [7, 7], 1, 1, 1, false),
+        (1, 4, [112, 112], 1, 1, 1, true),
+        (1, 3, [57, 39], 2, 1, 1, false),
+        (2, 3, [15, 70], 1, 1, 0, true),
+        (1, 2, [33, 81], 1, 2, 2, false),
+        (1, 2, [17, 23], 3, 1, 1, false),
+    ] {
+        let out = |len: i64| (len + 2 * p - d * 2 - 1) / s + 1;
+        let window = DepthwiseWindow {
+            images,
+            channels,
+            input: [h, w],
+            output: [out(h), out(w)],
+            kernel: [3, 3],
+            strides: [s, s],
+            dilation: [d, d],
+            padding: [p, p],
+        };
+        let kernel = depthwise_layer(window, residual);
+        for target in Target::all() {
+            check_on(&target, &kernel, &[], 1e-5);
         }
     }
 }

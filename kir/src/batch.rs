@@ -13,7 +13,10 @@
 //! requests (the packed weights are read once for all rows) and each run of other
 //! statements between two `gemm`s becomes one loop over the requests.
 
-use super::{BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, LocalId, Stmt, VarDecl, VarId};
+use super::{
+    BufferId, BufferRole, DepthwiseWindow, Expr, Extent, Index, IndexOp, Kernel, LocalId, Stmt, VarDecl,
+    VarId,
+};
 use relay_devices::Scalar;
 
 /// Why a kernel has no batched variant.
@@ -29,6 +32,10 @@ pub enum BatchError {
     /// result is not: no single product covers every request.
     #[error("a `gemm` over per-request right operands")]
     Gemm,
+    /// A depthwise convolution whose weights are per-request, or whose images are shared
+    /// while its result is not.
+    #[error("a depthwise convolution over per-request weights")]
+    Depthwise,
     /// A local carries a value from one statement to a later one across a `gemm`, which the
     /// batched kernel runs between the two for all requests at once.
     #[error("local {0} lives across a `gemm`")]
@@ -105,6 +112,18 @@ pub fn batched(kernel: &Kernel, n: i64) -> Result<Kernel, BatchError> {
                 close_segment(&mut out, &mut body, &mut segment, &block, n, &mut owner, &mut segments)?;
                 body.push(Stmt::Gemm { out: *o, a: *a, b: *b, m: m * n, n: *cols, k: *k, trans_b: *trans_b });
             }
+            Stmt::DepthwiseConv2d { out: o, data, weight, window } => {
+                if block[weight.index()].is_some()
+                    || block[data.index()].is_none()
+                    || block[o.index()].is_none()
+                {
+                    return Err(BatchError::Depthwise);
+                }
+                close_segment(&mut out, &mut body, &mut segment, &block, n, &mut owner, &mut segments)?;
+                // Each request's images follow the previous request's: `n` times the images.
+                let window = DepthwiseWindow { images: window.images * n, ..*window };
+                body.push(Stmt::DepthwiseConv2d { out: *o, data: *data, weight: *weight, window });
+            }
             s => segment.push(s.clone()),
         }
     }
@@ -179,7 +198,7 @@ fn locals_of(s: &Stmt, out: &mut Vec<LocalId>) {
             cond.visit(&mut |e| read_locals(e, out));
             then.iter().chain(otherwise).for_each(|s| locals_of(s, out));
         }
-        Stmt::Gemm { .. } => {}
+        Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {}
     }
 }
 
@@ -205,7 +224,7 @@ fn shift_stmt(s: Stmt, offset: &dyn Fn(BufferId, Index) -> Index) -> Stmt {
         Stmt::If { cond, then, otherwise } => {
             Stmt::If { cond: shift_expr(cond, offset), then: stmts(then), otherwise: stmts(otherwise) }
         }
-        g @ Stmt::Gemm { .. } => g,
+        g @ (Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. }) => g,
     }
 }
 

@@ -154,6 +154,17 @@ impl Prover<'_> {
                 }
                 Ok(())
             }
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                // Every tap read lies inside its plane (the others are padding), so the
+                // whole buffers bound what the statement touches.
+                let lens = window.lens().ok_or(BoundsError::Malformed)?;
+                for (buf, len) in [*out, *data, *weight].into_iter().zip(lens) {
+                    if len > 0 {
+                        self.range(buf, Range::checked(0, i128::from(len) - 1)?)?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 

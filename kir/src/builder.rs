@@ -1,8 +1,8 @@
 //! [`KernelBuilder`]: the way compute rules write kernels.
 
 use super::{
-    BufferDecl, BufferId, BufferRole, Expr, Extent, Index, Kernel, LocalDecl, LocalId, LoopKind, Stmt,
-    SymDecl, SymId, VarDecl, VarId, VerifyError,
+    BufferDecl, BufferId, BufferRole, DepthwiseWindow, Expr, Extent, Index, Kernel, LocalDecl, LocalId,
+    LoopKind, Stmt, SymDecl, SymId, VarDecl, VarId, VerifyError,
 };
 use relay_devices::DType;
 
@@ -194,6 +194,18 @@ impl KernelBuilder {
     #[allow(clippy::too_many_arguments)]
     pub fn gemm(&mut self, out: BufferId, a: BufferId, b: BufferId, m: i64, n: i64, k: i64, trans_b: bool) {
         self.push(Stmt::Gemm { out, a, b, m, n, k, trans_b });
+    }
+
+    /// A depthwise convolution of `data` by `weight` into `out` ([`Stmt::DepthwiseConv2d`],
+    /// `float32`).
+    pub fn depthwise_conv2d(
+        &mut self,
+        out: BufferId,
+        data: BufferId,
+        weight: BufferId,
+        window: DepthwiseWindow,
+    ) {
+        self.push(Stmt::DepthwiseConv2d { out, data, weight, window });
     }
 
     /// `local = value`.

@@ -46,6 +46,7 @@ const T_ASSIGN: u64 = 3;
 const T_IF: u64 = 4;
 const T_END: u64 = 5;
 const T_GEMM: u64 = 6;
+const T_DEPTHWISE: u64 = 7;
 const T_CONST: u64 = 10;
 const T_LOAD: u64 = 11;
 const T_LOCAL: u64 = 12;
@@ -140,6 +141,10 @@ impl Canon<'_> {
                     *k as u64,
                     u64::from(*trans_b),
                 ]);
+            }
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                self.out.extend([T_DEPTHWISE, u64::from(out.0), u64::from(data.0), u64::from(weight.0)]);
+                self.out.extend(window.to_array().map(|v| v as u64));
             }
         }
     }

@@ -10,8 +10,8 @@
 
 use super::{cast, eval_binary, eval_unary};
 use super::{
-    check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, Expr, Index, IndexOp, Kernel,
-    Stmt, VerifyError,
+    check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, DepthwiseWindow, Expr, Index,
+    IndexOp, Kernel, Stmt, VerifyError,
 };
 use relay_devices::{DType, Element, Scalar, Tensor, TensorError};
 
@@ -148,6 +148,9 @@ impl Machine<'_> {
                 }
             }
             Stmt::Gemm { out, a, b, m, n, k, trans_b } => self.gemm(*out, *a, *b, [*m, *n, *k], *trans_b)?,
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                self.depthwise_conv2d([*out, *data, *weight], window)?
+            }
         }
         Ok(())
     }
@@ -185,6 +188,49 @@ impl Machine<'_> {
         let ob = self.buffers.get_mut(out.index()).ok_or_else(|| internal("gemm buffer"))?;
         for (i, v) in sums.into_iter().enumerate() {
             *ob.get_mut(i).ok_or_else(|| internal("gemm writes outside its buffer"))? = v;
+        }
+        Ok(())
+    }
+
+    /// The sums of [`Stmt::DepthwiseConv2d`], each output's taps in order in `f64` and rounded
+    /// once.
+    fn depthwise_conv2d(
+        &mut self,
+        [out, data, weight]: [BufferId; 3],
+        g: &DepthwiseWindow,
+    ) -> Result<(), InterpError> {
+        let bad = || internal("depthwise convolution reads or writes outside its buffers");
+        let [out_len, ..] = g.lens().ok_or_else(bad)?;
+        let ([h, w], [oh, ow], [kh, kw]) = (g.input, g.output, g.kernel);
+        let ([sh, sw], [dh, dw], [pt, pl]) = (g.strides, g.dilation, g.padding);
+        let read = |buf: Option<&Vec<Scalar>>, i: i64| match buf.and_then(|b| b.get(usize::try_from(i).ok()?))
+        {
+            Some(Scalar::Float(v)) => Ok(*v),
+            _ => Err(bad()),
+        };
+        let (db, wb) = (self.buffers.get(data.index()), self.buffers.get(weight.index()));
+        let mut sums = Vec::with_capacity(usize::try_from(out_len).unwrap_or(0));
+        for plane in 0..g.images * g.channels {
+            let c = plane % g.channels;
+            for y in 0..oh {
+                for x in 0..ow {
+                    let mut acc = 0f64;
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let (iy, ix) = (y * sh - pt + ky * dh, x * sw - pl + kx * dw);
+                            if (0..h).contains(&iy) && (0..w).contains(&ix) {
+                                acc +=
+                                    read(db, (plane * h + iy) * w + ix)? * read(wb, (c * kh + ky) * kw + kx)?;
+                            }
+                        }
+                    }
+                    sums.push(Scalar::Float(f64::from(acc as f32)));
+                }
+            }
+        }
+        let ob = self.buffers.get_mut(out.index()).ok_or_else(bad)?;
+        for (i, v) in sums.into_iter().enumerate() {
+            *ob.get_mut(i).ok_or_else(bad)? = v;
         }
         Ok(())
     }

@@ -97,6 +97,7 @@ mod serialize;
 mod simplify;
 mod stmt;
 mod verify;
+mod window;
 
 pub use batch::{batched, per_request_inputs, BatchError};
 pub use bounds::{check_bounds, BoundsError};
@@ -108,6 +109,7 @@ pub use relay_devices::arith::{cast, eval_binary, eval_unary, BinOp, UnOp};
 pub use simplify::simplify_indices;
 pub use stmt::{LoopKind, Stmt};
 pub use verify::{VerifyError, MAX_DEPTH};
+pub use window::{inside, DepthwiseWindow};
 
 use relay_devices::DType;
 

@@ -152,6 +152,16 @@ impl<'k> Printer<'k> {
                 let (o, a, b) = (name(out), name(a), name(b));
                 let _ = writeln!(self.out, "gemm({o}, {a}, {b}, m={m}, n={n}, k={k}, trans_b={trans_b});");
             }
+            Stmt::DepthwiseConv2d { out, data, weight, window: g } => {
+                let name = |id: &BufferId| Self::name(&self.names.buffers, id.index());
+                let (o, d, w) = (name(out), name(data), name(weight));
+                let _ = writeln!(
+                    self.out,
+                    "depthwise_conv2d({o}, {d}, {w}, images={}, channels={}, input={:?}, output={:?}, \
+                     kernel={:?}, strides={:?}, dilation={:?}, padding={:?});",
+                    g.images, g.channels, g.input, g.output, g.kernel, g.strides, g.dilation, g.padding
+                );
+            }
             Stmt::Assign { local, value } => {
                 let _ = write!(self.out, "{} = ", Self::name(&self.names.locals, local.index()));
                 self.expr(value, 0);

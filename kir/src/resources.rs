@@ -95,6 +95,11 @@ impl Work<'_> {
                 let dim = |d: i64| u128::try_from(d).unwrap_or(0);
                 dim(*m).saturating_mul(dim(*n)).saturating_mul(dim(*k)).max(1)
             }
+            Stmt::DepthwiseConv2d { window, .. } => {
+                let [out, ..] = window.lens().unwrap_or([0; 3]);
+                let taps = window.kernel[0].saturating_mul(window.kernel[1]);
+                u128::try_from(out).unwrap_or(0).saturating_mul(u128::try_from(taps).unwrap_or(0)).max(1)
+            }
         })
     }
 

@@ -7,8 +7,8 @@
 //! never a panic or a stack overflow; the decoded kernel is verified.
 
 use super::{
-    BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Literal, LocalDecl,
-    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
+    BinOp, BufferDecl, BufferId, BufferRole, DepthwiseWindow, Expr, Extent, Index, IndexOp, Kernel, Literal,
+    LocalDecl, LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
 };
 use relay_devices::{DType, Scalar};
 use relay_runtime::{ByteReader, ByteWriter, FormatError, Limits, Operand};
@@ -175,6 +175,15 @@ fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
                 w.u64(*k as u64);
                 w.u8(u8::from(*trans_b));
             }
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                w.u8(5);
+                w.u32(out.0);
+                w.u32(data.0);
+                w.u32(weight.0);
+                for v in window.to_array() {
+                    w.u64(v as u64);
+                }
+            }
         }
     }
 }
@@ -299,6 +308,14 @@ fn read_block(r: &mut ByteReader<'_>, depth: usize) -> Result<Vec<Stmt>, FormatE
                     t => return Err(FormatError::Invalid(format!("gemm layout flag {t}"))),
                 },
             },
+            5 => {
+                let (out, data, weight) = (BufferId(r.u32()?), BufferId(r.u32()?), BufferId(r.u32()?));
+                let mut window = [0i64; 14];
+                for v in &mut window {
+                    *v = r.u64()? as i64;
+                }
+                Stmt::DepthwiseConv2d { out, data, weight, window: DepthwiseWindow::from_array(window) }
+            }
             t => return Err(FormatError::Invalid(format!("kir statement tag {t}"))),
         })
     })

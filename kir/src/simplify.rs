@@ -83,7 +83,7 @@ impl Simplifier<'_> {
                 self.stmts(then);
                 self.stmts(otherwise);
             }
-            Stmt::Gemm { .. } => {}
+            Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {}
         }
     }
 

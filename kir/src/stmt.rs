@@ -1,6 +1,6 @@
 //! Statements of kir.
 
-use super::{BufferId, Expr, Index, LocalId, VarId};
+use super::{BufferId, DepthwiseWindow, Expr, Index, LocalId, VarId};
 
 /// How a backend should run a loop. The meaning of the loop is the same for every kind:
 /// iterations in order, `var = 0, 1, ..., extent - 1`.
@@ -81,5 +81,24 @@ pub enum Stmt {
         k: i64,
         /// Whether `b` is stored `[n, k]` (transposed) rather than `[k, n]`.
         trans_b: bool,
+    },
+    /// A depthwise 2-d convolution (Relay's `nn.conv2d` with `groups` = channels and one
+    /// output channel per group, NCHW data, OIHW weights), in `float32`: for each plane
+    /// `p = n·C + c`, `out[(p·oh + y)·ow + x] = Σ_{ky, kx} data[(p·h + iy)·w + ix] ·
+    /// weight[(c·kh + ky)·kw + kx]` over the taps with `iy = y·sh − pt + ky·dh` in `0..h` and
+    /// `ix = x·sw − pl + kx·dw` in `0..w` (the others read zero padding). Like
+    /// [`Stmt::Gemm`] it is one statement so that a backend can call a native routine (the
+    /// Cranelift backend: AVX-512 over the output row, `jit/src/blas/depthwise.rs`); the
+    /// others, the interpreter and the bounds proof see its loops
+    /// ([`super::Kernel::expand_intrinsics`]). The sums may be reassociated.
+    DepthwiseConv2d {
+        /// Written: `images · channels · oh · ow` elements (an output or a temp).
+        out: BufferId,
+        /// The images: `images · channels · h · w` elements.
+        data: BufferId,
+        /// The windows: `channels · kh · kw` elements.
+        weight: BufferId,
+        /// Sizes, strides, dilation and padding.
+        window: DepthwiseWindow,
     },
 }

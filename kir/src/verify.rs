@@ -69,6 +69,10 @@ pub enum VerifyError {
     /// A `gemm` with a negative size or whose output is also one of its operands.
     #[error("gemm into `{0}`: negative sizes, or the output is an operand")]
     BadGemm(String),
+    /// A depthwise convolution whose geometry [`crate::DepthwiseWindow::lens`] refuses, or
+    /// whose output is also one of its operands.
+    #[error("depthwise convolution into `{0}`: sizes out of range, or the output is an operand")]
+    BadDepthwise(String),
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
     TooDeep,
@@ -234,6 +238,21 @@ impl<'k> Checker<'k> {
                     return Err(VerifyError::BadGemm(o.name.clone()));
                 }
                 for (what, d) in [("gemm output", o), ("gemm left operand", ad), ("gemm right operand", bd)] {
+                    expect(what.to_string(), DType::F32, d.dtype)?;
+                }
+            }
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                let decl =
+                    |b: BufferId| self.k.buffer(b).ok_or(VerifyError::Undeclared { what: "buffer", id: b.0 });
+                let (o, dd, wd) = (decl(*out)?, decl(*data)?, decl(*weight)?);
+                if o.role == BufferRole::Input {
+                    return Err(VerifyError::StoreToInput(o.name.clone()));
+                }
+                if window.lens().is_none() || out == data || out == weight {
+                    return Err(VerifyError::BadDepthwise(o.name.clone()));
+                }
+                let operands = [("depthwise output", o), ("depthwise data", dd), ("depthwise weight", wd)];
+                for (what, d) in operands {
                     expect(what.to_string(), DType::F32, d.dtype)?;
                 }
             }

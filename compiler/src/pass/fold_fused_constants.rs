@@ -163,6 +163,13 @@ fn bounded_work(kernel: &kir::Kernel) -> Option<u64> {
                         [*m, *n, *k].iter().try_fold(1u64, |p, &d| p.checked_mul(u64::try_from(d).ok()?))?;
                     work = work.checked_add(times.checked_mul(macs)?)?;
                 }
+                kir::Stmt::DepthwiseConv2d { window, .. } => {
+                    let [out, ..] = window.lens()?;
+                    let macs = [out, window.kernel[0], window.kernel[1]]
+                        .iter()
+                        .try_fold(1u64, |p, &d| p.checked_mul(u64::try_from(d).ok()?))?;
+                    work = work.checked_add(times.checked_mul(macs)?)?;
+                }
                 kir::Stmt::Store { .. } | kir::Stmt::Assign { .. } => {}
             }
             if work > MAX_FOLD_WORK {

@@ -36,6 +36,10 @@ pub(crate) fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut Hash
             stored.insert(*out);
             read.extend([*a, *b]);
         }
+        Stmt::DepthwiseConv2d { out, data, weight, .. } => {
+            stored.insert(*out);
+            read.extend([*data, *weight]);
+        }
     }
 }
 

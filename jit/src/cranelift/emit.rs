@@ -62,6 +62,8 @@ pub(crate) struct Imports {
     pub pow: FuncRef,
     /// The native matrix product (`gemm.rs`).
     pub gemm: FuncRef,
+    /// The native depthwise convolution (`blas/depthwise.rs`).
+    pub depthwise_conv2d: FuncRef,
 }
 
 /// Emits one kernel into a function builder.
@@ -107,7 +109,7 @@ fn internal(what: &str) -> JitError {
 /// Whether `body` runs without loops or matrix products (its time is bounded by its size).
 fn straight_line(body: &[Stmt]) -> bool {
     body.iter().all(|s| match s {
-        Stmt::For { .. } | Stmt::Gemm { .. } => false,
+        Stmt::For { .. } | Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => false,
         Stmt::If { then, otherwise, .. } => straight_line(then) && straight_line(otherwise),
         Stmt::Store { .. } | Stmt::Assign { .. } => true,
     })
@@ -258,6 +260,15 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 self.b
                     .ins()
                     .call(self.imports.gemm, &[o, ap, bp, packed, sizes[0], sizes[1], sizes[2], sizes[3]]);
+                Ok(())
+            }
+            Stmt::DepthwiseConv2d { out, data, weight, window } => {
+                let mut args = vec![];
+                for b in [out, data, weight] {
+                    args.push(self.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"))?);
+                }
+                args.extend(window.to_array().map(|v| self.b.ins().iconst(I64, v)));
+                self.b.ins().call(self.imports.depthwise_conv2d, &args);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

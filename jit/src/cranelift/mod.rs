@@ -119,6 +119,10 @@ impl Jit {
         builder.symbol("relay_jit_powf", relay_jit_powf as *const u8);
         builder.symbol("relay_jit_pow", relay_jit_pow as *const u8);
         builder.symbol("relay_jit_gemm", crate::blas::gemm::relay_jit_gemm as *const u8);
+        builder.symbol(
+            "relay_jit_depthwise_conv2d",
+            crate::blas::depthwise::relay_jit_depthwise_conv2d as *const u8,
+        );
         let mut module = JITModule::new(builder);
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();
@@ -134,6 +138,13 @@ impl Jit {
         gemm_sig.params.extend([AbiParam::new(I64); 4]);
         let gemm =
             module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;
+        // Three buffers, then the window's 14 fields (`DepthwiseWindow::to_array`).
+        let mut depthwise_sig: Signature = module.make_signature();
+        depthwise_sig.params.extend([AbiParam::new(pointer); 3]);
+        depthwise_sig.params.extend([AbiParam::new(I64); 14]);
+        let depthwise_conv2d = module
+            .declare_function("relay_jit_depthwise_conv2d", Linkage::Import, &depthwise_sig)
+            .map_err(codegen_error)?;
 
         let mut ctx = module.make_context();
         ctx.func.signature = sig;
@@ -142,6 +153,7 @@ impl Jit {
             powf: module.declare_func_in_func(powf, &mut ctx.func),
             pow: module.declare_func_in_func(pow, &mut ctx.func),
             gemm: module.declare_func_in_func(gemm, &mut ctx.func),
+            depthwise_conv2d: module.declare_func_in_func(depthwise_conv2d, &mut ctx.func),
         };
         let mut fctx = FunctionBuilderContext::new();
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);

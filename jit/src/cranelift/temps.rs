@@ -47,6 +47,10 @@ fn writes_whole(kernel: &Kernel, s: &Stmt) -> Option<BufferId> {
         Stmt::Gemm { out, a, b, m, n, .. } => {
             (a != out && b != out && elements(kernel, *out)? == m.checked_mul(*n)?).then_some(*out)
         }
+        Stmt::DepthwiseConv2d { out, data, weight, window } => {
+            let [len, ..] = window.lens()?;
+            (data != out && weight != out && elements(kernel, *out)? == len).then_some(*out)
+        }
         Stmt::For { .. } => {
             let mut loops = vec![];
             let mut cur = s;
@@ -100,7 +104,7 @@ fn same_stores(s: &Stmt, buf: BufferId) -> bool {
             extent.as_const().is_some() && body.iter().all(|s| same_stores(s, buf))
         }
         Stmt::Store { buf: b, index, .. } => *b != buf || fixed(index),
-        Stmt::Assign { .. } | Stmt::Gemm { .. } => true,
+        Stmt::Assign { .. } | Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => true,
         Stmt::If { .. } => false,
     }
 }

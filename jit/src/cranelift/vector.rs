@@ -250,7 +250,7 @@ fn stmt_mentions_local(s: &Stmt, l: LocalId) -> bool {
         Stmt::If { cond, then, otherwise } => {
             mentions_local(cond, l) || then.iter().chain(otherwise).any(|s| stmt_mentions_local(s, l))
         }
-        Stmt::Gemm { .. } => false,
+        Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => false,
     }
 }
 
@@ -293,7 +293,7 @@ impl Planner<'_> {
                     self.scan(otherwise)?;
                 }
                 // A native call: never inside vector lanes.
-                Stmt::Gemm { .. } => return None,
+                Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => return None,
             }
         }
         Some(())
@@ -337,7 +337,7 @@ impl Planner<'_> {
                     self.access_base(*buf, index);
                     self.expr_bases(value);
                 }
-                Stmt::Gemm { .. } => {}
+                Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {}
             }
         }
     }
@@ -410,7 +410,7 @@ impl Planner<'_> {
                 self.index_loads_ok(index)?;
                 self.expr(value).map(drop)
             }
-            Stmt::Gemm { .. } => None,
+            Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => None,
         }
     }
 

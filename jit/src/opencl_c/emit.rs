@@ -95,7 +95,9 @@ impl Writer<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         let k = self.k;
         match s {
-            Stmt::Gemm { .. } => Err(JitError::Internal("gemm was not expanded".into()))?,
+            Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {
+                Err(JitError::Internal("an intrinsic was not expanded".into()))?
+            }
             Stmt::For { var, extent, body, .. } => {
                 let v = var.0;
                 self.line(&format!(

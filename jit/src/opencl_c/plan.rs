@@ -259,7 +259,7 @@ pub(super) fn stmt_locals(s: &Stmt, out: &mut HashSet<LocalId>) {
             then.iter().chain(otherwise).for_each(|s| stmt_locals(s, out));
         }
         // Plans are made for kernels whose intrinsics are expanded (`generate`).
-        Stmt::Gemm { .. } => {}
+        Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {}
     }
 }
 
@@ -304,7 +304,7 @@ fn stmt_accesses(s: &Stmt, loops: &mut Vec<(VarId, Index)>, out: &mut Vec<RawAcc
             expr_accesses(cond, loops, out);
             then.iter().chain(otherwise).for_each(|s| stmt_accesses(s, loops, out));
         }
-        Stmt::Gemm { .. } => {}
+        Stmt::Gemm { .. } | Stmt::DepthwiseConv2d { .. } => {}
     }
 }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test binary and the bench use a different subset
 
 use relay_devices::{DType, Tensor};
-use relay_kir::{Expr, Extent, Kernel, KernelBuilder, LoopKind};
+use relay_kir::{DepthwiseWindow, Expr, Extent, Kernel, KernelBuilder, LoopKind};
 
 /// `y[i] = f(a[i], b[i], c[i])` over `n` elements.
 pub fn elementwise(kind: LoopKind, f: impl Fn(Expr, Expr, Expr) -> Expr) -> Kernel {
@@ -62,6 +62,33 @@ pub fn int_tensor(dtype: DType, vals: &[i64]) -> Tensor {
         _ => Tensor::from_vec(shape, vals.to_vec()),
     };
     t.unwrap()
+}
+
+/// `out = min(max(depthwise_conv2d(x, w) + b (+ residual), 0), 6)` over `window`: MobileNet's
+/// depthwise layer, the native convolution into a temp and then the epilogue (bias, relu6,
+/// and with `residual` the add of an input shaped like the output).
+pub fn depthwise_layer(window: DepthwiseWindow, residual: bool) -> Kernel {
+    let ([h, w], [oh, ow], [kh, kw]) = (window.input, window.output, window.kernel);
+    let (n, c) = (window.images, window.channels);
+    let mut kb = KernelBuilder::new("depthwise_layer");
+    let x = kb.input("x", DType::F32, [n, c, h, w]);
+    let wt = kb.input("w", DType::F32, [c, 1, kh, kw]);
+    let b = kb.input("b", DType::F32, [c]);
+    let skip = residual.then(|| kb.input("skip", DType::F32, [n * c * oh * ow]));
+    let out = kb.output("out", DType::F32, [n * c * oh * ow]);
+    let t = kb.temp("t", DType::F32, [n * c * oh * ow]);
+    kb.depthwise_conv2d(t, x, wt, window);
+    kb.for_(n * c, LoopKind::Serial, |kb, p| {
+        kb.for_(oh * ow, LoopKind::Vectorize, |kb, i| {
+            let flat = p.clone() * (oh * ow) + i.clone();
+            let mut v = kb.load(t, std::slice::from_ref(&flat)) + kb.load(b, &[p.clone().floor_mod(c)]);
+            if let Some(skip) = skip {
+                v = v + kb.load(skip, std::slice::from_ref(&flat));
+            }
+            kb.store(out, flat, v.max(Expr::f32(0.0)).min(Expr::f32(6.0)));
+        });
+    });
+    kb.finish().unwrap()
 }
 
 /// `out = activation(x · w + b)` for `x: [m, k_dim]`, `w: [units, k_dim]` (`trans_b`) or

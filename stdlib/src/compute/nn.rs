@@ -9,7 +9,7 @@ use crate::attrs::{
     AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, GlobalPool2dAttrs,
     LayerNormAttrs, MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
 };
-use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LocalId, LoopKind};
+use relay_compiler::kir::{inside, BufferId, DepthwiseWindow, Expr, Index, KernelBuilder, LocalId, LoopKind};
 use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
@@ -140,17 +140,7 @@ fn native_product(
     let rows: i64 = lead.iter().product();
     let (a, lead) = (a.clone(), lead.to_vec());
     Some(TensorDef::Nest(Rc::new(move |k, sink| {
-        let abuf = match a.buffer() {
-            Some(buf) => buf,
-            None => {
-                let data = k.temp("data", DType::F32, a.shape.iter().copied());
-                for_each_index(k, &a.shape, LoopKind::Vectorize, &mut |k, idx| {
-                    let v = a.at(k, idx);
-                    k.store_at(data, idx, v);
-                });
-                data
-            }
-        };
+        let abuf = whole_buffer(k, &a);
         let t = k.temp("gemm", DType::F32, [rows * units]);
         k.gemm(t, abuf, bbuf, rows, units, kdim, b_transposed);
         let mut row_epilogue = |k: &mut KernelBuilder, li: &[Index]| {
@@ -169,6 +159,20 @@ fn native_product(
             for_each_index(k, &lead, LoopKind::Serial, &mut row_epilogue);
         }
     })))
+}
+
+/// `x`'s buffer, or for a computed `x` a float32 temp it is written to first, once (an
+/// intrinsic reads whole buffers).
+fn whole_buffer(k: &mut KernelBuilder, x: &LazyTensor) -> BufferId {
+    if let Some(buf) = x.buffer() {
+        return buf;
+    }
+    let data = k.temp("data", DType::F32, x.shape.iter().copied());
+    for_each_index(k, &x.shape, LoopKind::Vectorize, &mut |k, idx| {
+        let v = x.at(k, idx);
+        k.store_at(data, idx, v);
+    });
+    data
 }
 
 /// `nn.matmul`: the item's `COMPUTE`.
@@ -313,6 +317,9 @@ pub(crate) fn conv2d(inputs: &[ComputeInput], a: &Conv2dAttrs, out: &OutType) ->
     if let (1, Some(def)) = (a.groups, im2col_product(x, w, out.dtype, [on, oc], geometry)) {
         return Ok(def);
     }
+    if let Some(def) = native_depthwise(x, w, out.dtype, [on, oc, a.groups], geometry) {
+        return Ok(def);
+    }
     direct_conv(x, w, out.dtype, [on, oc, a.groups], geometry)
 }
 
@@ -354,6 +361,45 @@ fn im2col_product(
     })))
 }
 
+/// A float32 depthwise convolution (`groups` = channels = output channels) as
+/// [`relay_compiler::kir::Stmt::DepthwiseConv2d`] into a temp, which the epilogue reads
+/// (MobileNet-v2's 3×3 layers: the native routine computes each output row in 16-lane
+/// vectors where Cranelift's loops have 4). `None` for anything else, or unless the weights
+/// are a whole buffer; computed images are written to a temp first.
+fn native_depthwise(
+    x: &LazyTensor,
+    w: &LazyTensor,
+    dtype: DType,
+    [images, oc, groups]: [i64; 3],
+    g: Geometry,
+) -> Option<TensorDef> {
+    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
+    let depthwise = groups == g.c && oc == g.c;
+    let (true, true, Some(wbuf)) = (floats, depthwise, w.buffer()) else { return None };
+    let window = DepthwiseWindow {
+        images,
+        channels: g.c,
+        input: [g.h, g.wd],
+        output: [g.oh, g.ow],
+        kernel: [g.kh, g.kw],
+        strides: [g.sh, g.sw],
+        dilation: [g.dh, g.dw],
+        padding: [g.pt, g.pl],
+    };
+    let [len, ..] = window.lens()?;
+    let x = x.clone();
+    Some(TensorDef::Nest(Rc::new(move |k, sink| {
+        let data = whole_buffer(k, &x);
+        let t = k.temp("depthwise", DType::F32, [len]);
+        k.depthwise_conv2d(t, data, wbuf, window);
+        for_each_index(k, &[images, oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
+            let [n, o, y, xo] = [0, 1, 2, 3].map(|d| i[d].clone());
+            let v = k.load(t, &[((n.clone() * oc + o.clone()) * g.oh + y.clone()) * g.ow + xo.clone()]);
+            sink(k, &[n, o, y, xo], v);
+        });
+    })))
+}
+
 /// The `[c·kh·kw, images·oh·ow]` im2col temp of `x`'s windows ([`im2col_product`]).
 ///
 /// Temps start zeroed, so only window elements inside the image are copied: per window
@@ -389,14 +435,6 @@ fn im2col(k: &mut KernelBuilder, x: &LazyTensor, images: i64, g: Geometry) -> Bu
         }
     }
     col
-}
-
-/// The output positions `o` in `0..out` whose input position `o·stride - offset` lies in
-/// `0..len`, as a range `(first, end)` (empty when `first >= end`).
-fn inside(out: i64, stride: i64, offset: i64, len: i64) -> (i64, i64) {
-    // ceil(a / b) for b > 0 and any a.
-    let ceil_div = |a: i64, b: i64| -((-a).div_euclid(b));
-    (ceil_div(offset, stride).clamp(0, out), ceil_div(len + offset, stride).clamp(0, out))
 }
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over `axis`: a pass for the mean, one for
@@ -478,26 +516,4 @@ pub(crate) fn global_avg_pool2d(
             sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
         });
     })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::inside;
-
-    #[test]
-    fn inside_is_the_range_of_outputs_reading_the_input() {
-        for out in 0..7 {
-            for stride in 1..4 {
-                for offset in -5..6 {
-                    for len in 0..8 {
-                        let want: Vec<i64> =
-                            (0..out).filter(|o| (0..len).contains(&(o * stride - offset))).collect();
-                        let (first, end) = inside(out, stride, offset, len);
-                        let got: Vec<i64> = (first..end).collect();
-                        assert_eq!(got, want, "out {out} stride {stride} offset {offset} len {len}");
-                    }
-                }
-            }
-        }
-    }
 }
