@@ -311,31 +311,26 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_devices::{DType, Tensor};
 
-    /// The definition, one output at a time in `f64`.
+    /// The definition: kir's interpreter running the statement (each output's taps in order in
+    /// `f64`).
     fn reference(data: &[f32], weight: &[f32], g: &DepthwiseWindow) -> Vec<f32> {
-        let ([h, w], [oh, ow], [kh, kw]) = (g.input, g.output, g.kernel);
-        let ([sh, sw], [dh, dw], [pt, pl]) = (g.strides, g.dilation, g.padding);
-        let mut out = vec![];
-        for p in 0..g.images * g.channels {
-            let c = p % g.channels;
-            for y in 0..oh {
-                for x in 0..ow {
-                    let mut acc = 0f64;
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            let (iy, ix) = (y * sh - pt + ky * dh, x * sw - pl + kx * dw);
-                            if (0..h).contains(&iy) && (0..w).contains(&ix) {
-                                let d = data[((p * h + iy) * w + ix) as usize];
-                                acc += f64::from(d) * f64::from(weight[((c * kh + ky) * kw + kx) as usize]);
-                            }
-                        }
-                    }
-                    out.push(acc as f32);
-                }
-            }
-        }
-        out
+        let [out_len, data_len, weight_len] = g.lens().unwrap().map(|v| v as usize);
+        let mut kb = relay_kir::KernelBuilder::new("depthwise");
+        let d = kb.input("data", DType::F32, [data_len as i64]);
+        let w = kb.input("weight", DType::F32, [weight_len as i64]);
+        let out = kb.output("out", DType::F32, [out_len as i64]);
+        kb.depthwise_conv2d(out, d, w, *g);
+        let kernel = kb.finish().unwrap();
+        let inputs = [
+            Tensor::from_vec(vec![data_len], data.to_vec()).unwrap(),
+            Tensor::from_vec(vec![weight_len], weight.to_vec()).unwrap(),
+        ];
+        let mut outs = [Tensor::zeros(DType::F32, vec![out_len]).unwrap()];
+        relay_kir::interp::run(&kernel, &[&inputs[0], &inputs[1]], &mut outs, &[]).unwrap();
+        let [out] = outs;
+        out.into_vec::<f32>().unwrap()
     }
 
     /// A window over `images × channels × h × w` with output sizes from the usual formula.
