@@ -169,9 +169,18 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in
-            ["float32", "float16", "bfloat16", "float64", "int8", "int64", "uint8", "bool", "float32x4", "int8x16"]
-        {
+        for name in [
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "int8",
+            "int64",
+            "uint8",
+            "bool",
+            "float32x4",
+            "int8x16",
+        ] {
             let d: DType = name.parse().unwrap();
             assert_eq!(d.to_string(), name);
         }
@@ -179,7 +188,19 @@ mod tests {
 
     #[test]
     fn rejects_non_dtypes() {
-        for name in ["float", "int7", "float8", "x4", "float32x", "float32x1", "List", "int1", "uint2", "bfloat32", "bfloat"] {
+        for name in [
+            "float",
+            "int7",
+            "float8",
+            "x4",
+            "float32x",
+            "float32x1",
+            "List",
+            "int1",
+            "uint2",
+            "bfloat32",
+            "bfloat",
+        ] {
             assert!(name.parse::<DType>().is_err(), "{name}");
         }
     }

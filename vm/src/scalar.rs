@@ -228,7 +228,9 @@ pub(crate) fn compare(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<bool>
     match a.dtype.code {
         DTypeCode::Int => arith::compare(op, a.bits as i64, b.bits as i64),
         DTypeCode::UInt | DTypeCode::Bool => arith::compare(op, a.bits, b.bits),
-        DTypeCode::Float | DTypeCode::BFloat => arith::compare(op, f64::from_bits(a.bits), f64::from_bits(b.bits)),
+        DTypeCode::Float | DTypeCode::BFloat => {
+            arith::compare(op, f64::from_bits(a.bits), f64::from_bits(b.bits))
+        }
     }
 }
 

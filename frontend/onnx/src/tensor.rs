@@ -55,7 +55,7 @@ impl Const {
         } else {
             match (dtype.code, dtype.bits) {
                 (DTypeCode::Float, 32) => t.float_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                (DTypeCode::Float, _) => t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                (DTypeCode::Float, 64) => t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
                 (DTypeCode::Int, 64) => t.int64_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
                 (DTypeCode::UInt, 32 | 64) => {
                     t.uint64_data.iter().flat_map(|&v| v.to_le_bytes()[..width].to_vec()).collect()
