@@ -105,10 +105,9 @@ pub(crate) mod sealed {
     }
 }
 
-// `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
-// numeric type, which is exactly the cast semantics documented on `Scalar`.
-macro_rules! numeric_element {
-    ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
+// Every bit pattern of `$t` is a value: its elements may be cast from shared bytes.
+macro_rules! pod_sealed {
+    ($t:ty) => {
         impl sealed::Sealed for $t {
             fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
                 bytemuck::try_cast_slice(bytes).ok()
@@ -117,6 +116,14 @@ macro_rules! numeric_element {
                 bytemuck::try_cast_slice_mut(bytes).ok()
             }
         }
+    };
+}
+
+// `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
+// numeric type, which is exactly the cast semantics documented on `Scalar`.
+macro_rules! numeric_element {
+    ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
+        pod_sealed!($t);
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
             fn from_scalar(s: Scalar) -> Self {
@@ -191,14 +198,7 @@ numeric_element! {
 // out-of-range values become infinities, as an `f64 as f32` cast does.
 macro_rules! half_float_element {
     ($($variant:ident $t:ty;)*) => {$(
-        impl sealed::Sealed for $t {
-            fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
-                bytemuck::try_cast_slice(bytes).ok()
-            }
-            fn cast_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
-                bytemuck::try_cast_slice_mut(bytes).ok()
-            }
-        }
+        pod_sealed!($t);
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             fn from_scalar(s: Scalar) -> Self {
