@@ -358,7 +358,7 @@ fn element(dtype: DType, j: &Json) -> Result<ScalarValue, InputError> {
     let bad = || expected(&format!("a {dtype} element"), j);
     match dtype.code {
         DTypeCode::Bool => j.as_bool().map(ScalarValue::bool).ok_or_else(bad),
-        DTypeCode::Float => {
+        DTypeCode::Float | DTypeCode::BFloat => {
             let f = match j {
                 Json::Number(n) => n.as_f64().ok_or_else(bad)?,
                 Json::String(s) => match s.as_str() {

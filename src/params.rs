@@ -169,8 +169,8 @@ fn convert(t: &Tensor, dtype: DType) -> Option<Tensor> {
 /// their data: what the compiler needs to specialise the parameters they will bind
 /// ([`relay_compiler::pass::specialize_params`]). Each tensor is listed under its name (less
 /// a leading `%`) and, when different and not itself a tensor's name, its sanitised name, as
-/// [`bind_params`] binds them; `bfloat16` tensors are listed as the `float32` they become;
-/// tensors of other unsupported dtypes are skipped (binding reports them).
+/// [`bind_params`] binds them; tensors of unsupported dtypes (`float8_e4m3fn`, complex) are
+/// skipped (binding reports them).
 ///
 /// # Errors
 /// A malformed file.
@@ -179,13 +179,7 @@ pub fn bound_shapes(bytes: &[u8]) -> Result<Vec<BoundParam>, String> {
     let tensors = meta.tensors();
     let mut shapes = vec![];
     for (name, info) in &tensors {
-        let dtype = match info.dtype {
-            Dtype::BF16 => DType::F32,
-            other => match element_type(other) {
-                Some(d) => d,
-                None => continue,
-            },
-        };
+        let Some(dtype) = element_type(info.dtype) else { continue };
         let shape =
             info.shape.iter().map(|&d| i64::try_from(d).map_err(|_| format!("tensor `{name}` is too large")));
         let shape: Vec<i64> = shape.collect::<Result<_, _>>()?;
@@ -212,6 +206,7 @@ fn element_type(dtype: Dtype) -> Option<DType> {
         Dtype::U32 => DType::U32,
         Dtype::U64 => DType::U64,
         Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
         Dtype::F32 => DType::F32,
         Dtype::F64 => DType::F64,
         _ => return None,
@@ -225,8 +220,7 @@ fn data_of(file: &SharedBytes, data: &[u8]) -> Option<SharedBytes> {
 }
 
 /// A tensor from safetensors' little-endian element bytes `data`: borrowed when the host is
-/// little-endian, the dtype has storage and the bytes are aligned for it; otherwise copied,
-/// `bfloat16` becoming `float32` (exactly: every `bfloat16` value is a `float32` value).
+/// little-endian, the dtype has storage and the bytes are aligned for it; otherwise copied.
 fn tensor(dtype: Dtype, shape: &[usize], data: Option<SharedBytes>) -> Result<Tensor, String> {
     fn le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
         data.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))).collect()
@@ -252,7 +246,7 @@ fn tensor(dtype: Dtype, shape: &[usize], data: Option<SharedBytes>) -> Result<Te
         Dtype::U32 => Storage::U32(le(data, u32::from_le_bytes)),
         Dtype::U64 => Storage::U64(le(data, u64::from_le_bytes)),
         Dtype::F16 => Storage::F16(le(data, half::f16::from_le_bytes)),
-        Dtype::BF16 => Storage::F32(le(data, |b| half::bf16::from_le_bytes(b).to_f32())),
+        Dtype::BF16 => Storage::BF16(le(data, half::bf16::from_le_bytes)),
         Dtype::F32 => Storage::F32(le(data, f32::from_le_bytes)),
         Dtype::F64 => Storage::F64(le(data, f64::from_le_bytes)),
         other => return Err(format!("dtype {other:?} is not supported (convert it to float32)")),

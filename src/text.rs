@@ -79,6 +79,7 @@ fn suffix(dtype: DType) -> &'static str {
         (DTypeCode::UInt, 32) => "u32",
         (DTypeCode::UInt, 64) => "u64",
         (DTypeCode::Float, 16) => "f16",
+        (DTypeCode::BFloat, 16) => "bf16",
         (DTypeCode::Float, 32) => "f",
         (DTypeCode::Float, 64) => "f64",
         _ => "",

@@ -78,6 +78,8 @@ fn compare(ours: &Json, expected: &Json) -> Result<(), String> {
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let close = match (x.as_f64(), y.as_f64()) {
             (Some(x), Some(y)) if expected["dtype"] == "float32" => (x - y).abs() <= 1e-4 * y.abs() + 1e-5,
+            // About two float16 steps: both round once per operator, summing in other orders.
+            (Some(x), Some(y)) if expected["dtype"] == "float16" => (x - y).abs() <= 2e-3 * y.abs() + 1e-3,
             _ => x == y,
         };
         if !close {

@@ -1,7 +1,8 @@
 //! `--params` with PyTorch-style weight files: names bound as written or through the
 //! sanitising rule, float16/bfloat16 and integer tensors converted where exact, extra tensors
 //! ignored with one warning (or refused with `--strict-params`), and a missing weight named.
-//! The safetensors files are written here with the `safetensors` crate.
+//! The safetensors files are written here with the `safetensors` crate, and one by the Python
+//! package (`tests/params/make_every_dtype.py`).
 
 use relay::devices::Tensor;
 use relay::params::bind_params;
@@ -157,4 +158,51 @@ fn weights_of_the_parameters_dtype_are_borrowed_from_the_mapped_file() {
     let Value::Tensor(y) = &tuple.fields[0] else { panic!("not a tensor") };
     assert_eq!(y.as_slice::<f32>().unwrap(), [3.0]);
     let _ = std::fs::remove_file(&path);
+}
+
+/// Every dtype `--params` reads binds a parameter of that dtype, from a file written by the
+/// `safetensors` Python package (`tests/params/make_every_dtype.py`, through PyTorch).
+#[test]
+fn every_safetensors_dtype_binds_from_a_python_written_file() {
+    let types = [
+        ("f16", "float16"),
+        ("bf16", "bfloat16"),
+        ("f32", "float32"),
+        ("f64", "float64"),
+        ("i8", "int8"),
+        ("u8", "uint8"),
+        ("i16", "int16"),
+        ("i32", "int32"),
+        ("i64", "int64"),
+        ("u32", "uint32"),
+        ("flag", "bool"),
+    ];
+    let params: Vec<String> = types.iter().map(|(n, d)| format!("%{n}: Tensor[(3), {d}]")).collect();
+    let fields: Vec<String> = types.iter().map(|(n, _)| format!("%{n}")).collect();
+    let source = format!("def @main({}) {{\n  ({})\n}}\n", params.join(", "), fields.join(", "));
+    let program = Program::builder().source("every.relay", &source).build().unwrap();
+    let main = program.function("main").unwrap();
+    let bound = bind_params(main, include_bytes!("params/every_dtype.safetensors")).unwrap();
+    assert!(bound.unused.is_empty(), "{:?}", bound.unused);
+    let tensor = |name: &str| {
+        let i = types.iter().position(|(n, _)| *n == name).unwrap();
+        match &bound.values.iter().find(|(j, _)| *j == i).unwrap().1 {
+            Value::Tensor(t) => (**t).clone(),
+            v => panic!("not a tensor: {}", v.kind()),
+        }
+    };
+    let t = |v: Vec<_>| Tensor::from_vec(vec![3], v).unwrap();
+    let halves = [1.5, -2.0, 65504.0].map(half::f16::from_f32).to_vec();
+    assert_eq!(tensor("f16"), Tensor::from_vec(vec![3], halves).unwrap());
+    let brains = [0.5, -3.0, 1e38].map(half::bf16::from_f32).to_vec();
+    assert_eq!(tensor("bf16"), Tensor::from_vec(vec![3], brains).unwrap());
+    assert_eq!(tensor("f32"), t(vec![0.25f32, -1.0, 3.0]));
+    assert_eq!(tensor("f64"), Tensor::from_vec(vec![3], vec![0.125f64, -1.0, 1e300]).unwrap());
+    assert_eq!(tensor("i8"), Tensor::from_vec(vec![3], vec![-128i8, 0, 127]).unwrap());
+    assert_eq!(tensor("u8"), Tensor::from_vec(vec![3], vec![0u8, 1, 255]).unwrap());
+    assert_eq!(tensor("i16"), Tensor::from_vec(vec![3], vec![-32768i16, 2, 32767]).unwrap());
+    assert_eq!(tensor("i32"), Tensor::from_vec(vec![3], vec![-7i32, 0, 7]).unwrap());
+    assert_eq!(tensor("i64"), Tensor::from_vec(vec![3], vec![-(1i64 << 40), 0, 1 << 40]).unwrap());
+    assert_eq!(tensor("u32"), Tensor::from_vec(vec![3], vec![0u32, 1, u32::MAX]).unwrap());
+    assert_eq!(tensor("flag"), Tensor::from_vec(vec![3], vec![true, false, true]).unwrap());
 }

@@ -235,7 +235,7 @@ impl UnOp {
 /// `v` converted to `to` with Rust `as` semantics (ints wrap, float→int saturates and maps
 /// NaN to 0, anything non-zero is `true`), in the normal form of `to`: `Int` for signed
 /// ints, `UInt` for unsigned ones, `Float` holding an exactly representable value for
-/// `float16`/`float32`, `Bool` for `bool`.
+/// `float16`/`bfloat16`/`float32`, `Bool` for `bool`.
 pub fn cast(v: Scalar, to: DType) -> Scalar {
     match (to.code, to.bits) {
         (DTypeCode::Bool, _) => Scalar::Bool(bool::from_scalar(v)),
@@ -248,6 +248,7 @@ pub fn cast(v: Scalar, to: DType) -> Scalar {
         (DTypeCode::UInt, 32) => Scalar::UInt(u64::from(u32::from_scalar(v))),
         (DTypeCode::UInt, _) => Scalar::UInt(u64::from_scalar(v)),
         (DTypeCode::Float, 16) => half::f16::from_scalar(v).to_scalar(),
+        (DTypeCode::BFloat, _) => half::bf16::from_scalar(v).to_scalar(),
         (DTypeCode::Float, 32) => Scalar::Float(f64::from(f32::from_scalar(v))),
         (DTypeCode::Float, _) => Scalar::Float(f64::from_scalar(v)),
     }
@@ -257,13 +258,8 @@ pub fn cast(v: Scalar, to: DType) -> Scalar {
 /// Comparisons return `Bool`; everything else a value of `dtype` in its normal form.
 pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scalar> {
     match dtype.code {
-        DTypeCode::Float if dtype.bits == 16 => {
-            eval_binary(op, DType::F32, a, b).map(|r| match r {
-                // Comparisons answer `bool`; values round to `float16` once.
-                Scalar::Bool(_) => r,
-                _ => cast(r, dtype),
-            })
-        }
+        // Half floats compute in `float32`; comparisons answer `bool`, values round once.
+        _ if dtype.is_half_float() => eval_binary(op, DType::F32, a, b).map(|r| norm(r, dtype)),
         DTypeCode::Float if dtype.bits == 32 => {
             float_binary_f32(op, f32::from_scalar(a), f32::from_scalar(b))
         }
@@ -275,13 +271,15 @@ pub fn eval_binary(op: BinOp, dtype: DType, a: Scalar, b: Scalar) -> Option<Scal
             uint_binary(op, dtype.bits, u64::from_scalar(a), u64::from_scalar(b)).map(|r| norm(r, dtype))
         }
         DTypeCode::Bool => bool_binary(op, bool::from_scalar(a), bool::from_scalar(b)),
+        // A bfloat of any width but 16 has no arithmetic (nor storage).
+        DTypeCode::BFloat => None,
     }
 }
 
 /// `op(a)` for an operand of `dtype`; `None` if the op is not defined for `dtype`.
 pub fn eval_unary(op: UnOp, dtype: DType, a: Scalar) -> Option<Scalar> {
     match dtype.code {
-        DTypeCode::Float if dtype.bits == 16 => eval_unary(op, DType::F32, a).map(|r| cast(r, dtype)),
+        _ if dtype.is_half_float() => eval_unary(op, DType::F32, a).map(|r| cast(r, dtype)),
         DTypeCode::Float if dtype.bits == 32 => f32_unary(op, f32::from_scalar(a)),
         DTypeCode::Float => f64_unary(op, f64::from_scalar(a)),
         DTypeCode::Int => {
@@ -310,6 +308,7 @@ pub fn eval_unary(op: UnOp, dtype: DType, a: Scalar) -> Option<Scalar> {
             UnOp::Not => Some(Scalar::Bool(!bool::from_scalar(a))),
             _ => None,
         },
+        DTypeCode::BFloat => None,
     }
 }
 
@@ -574,6 +573,21 @@ mod tests {
         let e = eval_unary(UnOp::Exp, DType::F16, Scalar::Float(1.0));
         assert_eq!(e, Some(Scalar::Float(half::f16::from_f64(std::f64::consts::E).to_f64())));
         assert_eq!(cast(Scalar::Float(0.1), DType::F16), Scalar::Float(0.0999755859375));
+    }
+
+    #[test]
+    fn bfloat16_computes_in_float32_and_rounds_once() {
+        let h = |op, a: f64, b: f64| eval_binary(op, DType::BF16, Scalar::Float(a), Scalar::Float(b));
+        // 256 + 1 is exact in float32 and ties to even (256) in bfloat16's 8-bit significand;
+        // 256 + 3 ties up to 260.
+        assert_eq!(h(BinOp::Add, 256.0, 1.0), Some(Scalar::Float(256.0)));
+        assert_eq!(h(BinOp::Add, 256.0, 3.0), Some(Scalar::Float(260.0)));
+        // bfloat16 has float32's range: no overflow where float16 would.
+        assert_eq!(h(BinOp::Mul, 300.0, 300.0), Some(Scalar::Float(90112.0)));
+        assert_eq!(h(BinOp::Ge, 1.0, 2.0), Some(Scalar::Bool(false)));
+        let e = eval_unary(UnOp::Exp, DType::BF16, Scalar::Float(1.0));
+        assert_eq!(e, Some(Scalar::Float(half::bf16::from_f64(std::f64::consts::E).to_f64())));
+        assert_eq!(cast(Scalar::Float(0.1), DType::BF16), Scalar::Float(0.10009765625));
     }
 
     #[test]

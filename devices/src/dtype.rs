@@ -4,23 +4,27 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The kind of number an element holds.
+/// The kind of number an element holds. The discriminants are the codes the executable format
+/// writes; `BFloat` is DLPack's code 4 (the others are this project's own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DTypeCode {
     /// Two's-complement signed integer.
-    Int,
+    Int = 0,
     /// Unsigned integer.
-    UInt,
+    UInt = 1,
     /// IEEE-754 binary floating point.
-    Float,
+    Float = 2,
     /// Truth value, one byte per element in memory.
-    Bool,
+    Bool = 3,
+    /// Brain floating point (`bfloat16`): the top 16 bits of an IEEE binary32, with its 8-bit
+    /// exponent and a 7-bit mantissa (DLPack's `kDLBfloat`, code 4; TVM's `bfloat16`).
+    BFloat = 4,
 }
 
 /// An element type: code, bit width and vector lanes (`float32x4` has 4 lanes of 32 bits).
 ///
 /// Only the widths TVM's text format names are accepted by [`DType::from_str`]:
-/// `int8/16/32/64`, `uint8/16/32/64`, `float16/32/64`, `bool`, each optionally followed by
+/// `int8/16/32/64`, `uint8/16/32/64`, `float16/32/64`, `bfloat16`, `bool`, each optionally followed by
 /// `xN` lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DType {
@@ -37,6 +41,8 @@ impl DType {
     pub const F32: DType = DType::scalar(DTypeCode::Float, 32);
     /// `float16`.
     pub const F16: DType = DType::scalar(DTypeCode::Float, 16);
+    /// `bfloat16`.
+    pub const BF16: DType = DType::scalar(DTypeCode::BFloat, 16);
     /// `float64`.
     pub const F64: DType = DType::scalar(DTypeCode::Float, 64);
     /// `int8`.
@@ -68,9 +74,15 @@ impl DType {
         (self.bits as usize).div_ceil(8) * self.lanes as usize
     }
 
-    /// Whether this is a floating-point type.
+    /// Whether this is a floating-point type: IEEE binary (`float16/32/64`) or `bfloat16`.
     pub fn is_float(self) -> bool {
-        self.code == DTypeCode::Float
+        matches!(self.code, DTypeCode::Float | DTypeCode::BFloat)
+    }
+
+    /// Whether this is a 16-bit float (`float16` or `bfloat16`) at one lane: stored in 16 bits,
+    /// computed in `float32` and rounded once per operation, as TVM's CPU target legalises them.
+    pub fn is_half_float(self) -> bool {
+        self == DType::F16 || self == DType::BF16
     }
 
     /// Whether this is a signed or unsigned integer type.
@@ -109,6 +121,7 @@ impl FromStr for DType {
         let (code, bits) = match base {
             // TVM's boolean is the 1-bit unsigned integer, which it also spells `uint1`.
             "bool" | "uint1" => (DTypeCode::Bool, 1),
+            "bfloat16" => (DTypeCode::BFloat, 16),
             _ => {
                 let (code, digits) = if let Some(d) = base.strip_prefix("uint") {
                     (DTypeCode::UInt, d)
@@ -141,6 +154,7 @@ impl fmt::Display for DType {
             DTypeCode::Int => write!(f, "int{}", self.bits)?,
             DTypeCode::UInt => write!(f, "uint{}", self.bits)?,
             DTypeCode::Float => write!(f, "float{}", self.bits)?,
+            DTypeCode::BFloat => write!(f, "bfloat{}", self.bits)?,
         }
         if self.lanes != 1 {
             write!(f, "x{}", self.lanes)?;
@@ -155,9 +169,18 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in
-            ["float32", "float16", "float64", "int8", "int64", "uint8", "bool", "float32x4", "int8x16"]
-        {
+        for name in [
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "int8",
+            "int64",
+            "uint8",
+            "bool",
+            "float32x4",
+            "int8x16",
+        ] {
             let d: DType = name.parse().unwrap();
             assert_eq!(d.to_string(), name);
         }
@@ -165,7 +188,19 @@ mod tests {
 
     #[test]
     fn rejects_non_dtypes() {
-        for name in ["float", "int7", "float8", "x4", "float32x", "float32x1", "List", "int1", "uint2"] {
+        for name in [
+            "float",
+            "int7",
+            "float8",
+            "x4",
+            "float32x",
+            "float32x1",
+            "List",
+            "int1",
+            "uint2",
+            "bfloat32",
+            "bfloat",
+        ] {
             assert!(name.parse::<DType>().is_err(), "{name}");
         }
     }
@@ -174,6 +209,14 @@ mod tests {
     fn uint1_is_tvms_bool() {
         assert_eq!("uint1".parse::<DType>(), Ok(DType::BOOL));
         assert_eq!("uint1x4".parse::<DType>().map(|d| d.to_string()), Ok("boolx4".to_string()));
+    }
+
+    #[test]
+    fn bfloat16_is_a_half_float_of_its_own_code() {
+        let b: DType = "bfloat16".parse().unwrap();
+        assert_eq!((b, b.size_bytes(), b.is_float(), b.is_half_float()), (DType::BF16, 2, true, true));
+        assert_ne!(b, DType::F16);
+        assert!(!DType::F32.is_half_float());
     }
 
     #[test]

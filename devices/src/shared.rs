@@ -79,6 +79,7 @@ pub(crate) enum Pod {
     U32,
     U64,
     F16,
+    BF16,
     F32,
     F64,
 }
@@ -88,8 +89,8 @@ pub(crate) enum Pod {
 macro_rules! each_pod {
     ($pod:expr, $t:ident => $body:expr) => {
         each_pod!(@arms $pod, $t => $body;
-            I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F16 half::f16, F32 f32,
-            F64 f64)
+            I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F16 half::f16,
+            BF16 half::bf16, F32 f32, F64 f64)
     };
     (@arms $pod:expr, $t:ident => $body:expr; $($variant:ident $ty:ty),*) => {
         match $pod {
@@ -102,7 +103,7 @@ macro_rules! each_pod {
 }
 
 impl Pod {
-    const ALL: [Pod; 11] = [
+    const ALL: [Pod; 12] = [
         Pod::I8,
         Pod::I16,
         Pod::I32,
@@ -112,6 +113,7 @@ impl Pod {
         Pod::U32,
         Pod::U64,
         Pod::F16,
+        Pod::BF16,
         Pod::F32,
         Pod::F64,
     ];

@@ -8,7 +8,7 @@
 //! shared bytes are reinterpreted only through `bytemuck`'s checked casts ([`crate::shared`]),
 //! and written only after being copied into a `Vec` (copy-on-write). JIT and OpenCL code still get one plain pointer to
 //! contiguous row-major data ([`Storage::as_ptr`]). `float16` elements are `half::f16`
-//! (IEEE binary16); vector dtypes (`float32x4`) have no storage: they are rejected with an
+//! (IEEE binary16), `bfloat16` ones `half::bf16`; vector dtypes (`float32x4`) have no storage: they are rejected with an
 //! error when a tensor of them is created.
 
 use crate::arena::ArenaRegion;
@@ -59,6 +59,8 @@ pub enum Storage {
     U64(Vec<u64>),
     /// `float16` elements (IEEE binary16).
     F16(Vec<half::f16>),
+    /// `bfloat16` elements (the top half of an IEEE binary32).
+    BF16(Vec<half::bf16>),
     /// `float32` elements.
     F32(Vec<f32>),
     /// `float64` elements.
@@ -72,7 +74,7 @@ pub enum Storage {
 }
 
 /// A Rust type that is the element type of some [`DType`]. Implemented for `bool`, `i8`, `i16`,
-/// `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`, `f32` and `f64`; sealed.
+/// `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`, `half::bf16`, `f32` and `f64`; sealed.
 pub trait Element:
     Copy + Default + PartialEq + PartialOrd + Debug + Send + Sync + 'static + sealed::Sealed
 {
@@ -103,10 +105,9 @@ pub(crate) mod sealed {
     }
 }
 
-// `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
-// numeric type, which is exactly the cast semantics documented on `Scalar`.
-macro_rules! numeric_element {
-    ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
+// Every bit pattern of `$t` is a value: its elements may be cast from shared bytes.
+macro_rules! pod_sealed {
+    ($t:ty) => {
         impl sealed::Sealed for $t {
             fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
                 bytemuck::try_cast_slice(bytes).ok()
@@ -115,6 +116,14 @@ macro_rules! numeric_element {
                 bytemuck::try_cast_slice_mut(bytes).ok()
             }
         }
+    };
+}
+
+// `$kind` picks how the type widens to a `Scalar`; `from_scalar` is an `as` cast for every
+// numeric type, which is exactly the cast semantics documented on `Scalar`.
+macro_rules! numeric_element {
+    ($($variant:ident $t:ty, $dtype:ident, $kind:ident as $wide:ty;)*) => {$(
+        pod_sealed!($t);
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
             fn from_scalar(s: Scalar) -> Self {
@@ -184,26 +193,28 @@ numeric_element! {
     F64 f64, F64, Float as f64;
 }
 
-impl sealed::Sealed for half::f16 {
-    fn cast_bytes(bytes: &[u8]) -> Option<&[Self]> {
-        bytemuck::try_cast_slice(bytes).ok()
-    }
-    fn cast_bytes_mut(bytes: &mut [u8]) -> Option<&mut [Self]> {
-        bytemuck::try_cast_slice_mut(bytes).ok()
-    }
+// The half floats have no `as` cast: values go through `f64` and round to nearest even once
+// (an integer beyond 2^53 rounds twice, which no 16-bit float can tell apart), and
+// out-of-range values become infinities, as an `f64 as f32` cast does.
+macro_rules! half_float_element {
+    ($($variant:ident $t:ty;)*) => {$(
+        pod_sealed!($t);
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn from_scalar(s: Scalar) -> Self {
+                <$t>::from_f64(f64::from_scalar(s))
+            }
+            fn to_scalar(self) -> Scalar {
+                Scalar::Float(self.to_f64())
+            }
+            element_storage!($variant $t);
+        }
+    )*};
 }
-/// `float16` has no `as` cast: values go through `f64` and round to nearest even once (an
-/// integer beyond 2^53 rounds twice, which no `float16` can tell apart), and out-of-range
-/// values become infinities, as an `f64 as f32` cast does.
-impl Element for half::f16 {
-    const DTYPE: DType = DType::F16;
-    fn from_scalar(s: Scalar) -> Self {
-        half::f16::from_f64(f64::from_scalar(s))
-    }
-    fn to_scalar(self) -> Scalar {
-        Scalar::Float(self.to_f64())
-    }
-    element_storage!(F16 half::f16);
+
+half_float_element! {
+    F16 half::f16;
+    BF16 half::bf16;
 }
 
 impl sealed::Sealed for bool {
@@ -245,6 +256,7 @@ macro_rules! each_slice {
             Storage::U32($v) => $body,
             Storage::U64($v) => $body,
             Storage::F16($v) => $body,
+            Storage::BF16($v) => $body,
             Storage::F32($v) => $body,
             Storage::F64($v) => $body,
             Storage::Shared(b) => each_pod!(b.pod(), T => {
@@ -281,6 +293,7 @@ macro_rules! each_vec_mut {
                 Storage::U32($v) => break $body,
                 Storage::U64($v) => break $body,
                 Storage::F16($v) => break $body,
+                Storage::BF16($v) => break $body,
                 Storage::F32($v) => break $body,
                 Storage::F64($v) => break $body,
             }
@@ -306,6 +319,7 @@ impl Storage {
             DType::U32 => zeroed::<u32>(len),
             DType::U64 => zeroed::<u64>(len),
             DType::F16 => zeroed::<half::f16>(len),
+            DType::BF16 => zeroed::<half::bf16>(len),
             DType::F32 => zeroed::<f32>(len),
             DType::F64 => zeroed::<f64>(len),
             _ => Err(TensorError::UnsupportedDType(dtype)),
@@ -326,6 +340,7 @@ impl Storage {
                 | DType::U32
                 | DType::U64
                 | DType::F16
+                | DType::BF16
                 | DType::F32
                 | DType::F64
         )
@@ -344,6 +359,7 @@ impl Storage {
             Storage::U32(_) => DType::U32,
             Storage::U64(_) => DType::U64,
             Storage::F16(_) => DType::F16,
+            Storage::BF16(_) => DType::BF16,
             Storage::F32(_) => DType::F32,
             Storage::F64(_) => DType::F64,
             Storage::Shared(b) => b.dtype(),
@@ -471,6 +487,20 @@ mod tests {
         let mut s = Storage::zeros(DType::F16, 2).unwrap();
         assert!(s.set(1, Scalar::Float(1.5)));
         assert_eq!((s.dtype(), s.get(1)), (DType::F16, Some(Scalar::Float(1.5))));
+    }
+
+    #[test]
+    fn bfloat16_rounds_once_to_nearest_even() {
+        let h = |v: f64| half::bf16::from_scalar(Scalar::Float(v)).to_scalar();
+        // 257 lies halfway between the bfloat16 neighbours 256 and 258: ties go to even.
+        assert_eq!(h(257.0), Scalar::Float(256.0));
+        // float32's range: 1e38 stays finite, 1e39 is beyond it.
+        assert!(matches!(h(1e38), Scalar::Float(v) if v.is_finite() && (v - 1e38).abs() < 1e36));
+        assert_eq!(h(1e39), Scalar::Float(f64::INFINITY));
+        assert_eq!(half::bf16::from_scalar(Scalar::Int(-3)).to_scalar(), Scalar::Float(-3.0));
+        let mut s = Storage::zeros(DType::BF16, 2).unwrap();
+        assert!(s.set(1, Scalar::Float(1.5)));
+        assert_eq!((s.dtype(), s.get(1)), (DType::BF16, Some(Scalar::Float(1.5))));
     }
 
     #[test]

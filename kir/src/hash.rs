@@ -73,6 +73,7 @@ fn dtype_code(d: DType) -> u64 {
         DTypeCode::UInt => 1,
         DTypeCode::Float => 2,
         DTypeCode::Bool => 3,
+        DTypeCode::BFloat => 4,
     };
     code | u64::from(d.bits) << 8 | u64::from(d.lanes) << 16
 }

@@ -45,7 +45,7 @@ pub enum VerifyError {
         /// The operand dtype.
         dtype: DType,
     },
-    /// A dtype kir does not hold (`float16`, vector types).
+    /// A dtype kir does not hold (`float16`, `bfloat16`, vector types).
     #[error("dtype {0} cannot be stored in a tensor")]
     UnsupportedDType(DType),
     /// A negative constant dimension.
@@ -111,11 +111,12 @@ impl Kernel {
     }
 }
 
-/// Whether kir may hold `dtype`: any with tensor storage but `float16`, for which the JIT and
-/// OpenCL C have no arithmetic; operators on `float16` stay unfused and run on the reference
-/// kernels, which compute in `float32` and round once (`relay-stdlib`'s `kernels::float16`).
+/// Whether kir may hold `dtype`: any with tensor storage but the half floats (`float16`,
+/// `bfloat16`), for which the JIT and OpenCL C have no arithmetic; operators on them stay
+/// unfused and run on the reference kernels, which compute in `float32` and round once
+/// (`relay-stdlib`'s `kernels::half_float`).
 fn storable(dtype: DType) -> Result<(), VerifyError> {
-    if Storage::supports(dtype) && dtype != DType::F16 {
+    if Storage::supports(dtype) && !dtype.is_half_float() {
         Ok(())
     } else {
         Err(VerifyError::UnsupportedDType(dtype))

@@ -30,6 +30,8 @@ macro_rules! with_element {
             DType::U16 => $f::<u16>($($args),*),
             DType::U32 => $f::<u32>($($args),*),
             DType::U64 => $f::<u64>($($args),*),
+            DType::F16 => $f::<half::f16>($($args),*),
+            DType::BF16 => $f::<half::bf16>($($args),*),
             DType::F32 => $f::<f32>($($args),*),
             DType::F64 => $f::<f64>($($args),*),
             _ => $other,
@@ -274,6 +276,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// `numpy.asarray`, then a same-kind cast (float64 → float32 and int64 → int32 are fine, float
 /// → int is not).
 fn tensor_from<T: Element + numpy::Element>(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Value> {
+    numpy_knows::<T>(obj.py())?;
     if let Some(x) = python_scalar::<T>(obj) {
         return Ok(Value::from_tensor(Tensor::scalar(x)));
     }
@@ -292,6 +295,21 @@ fn tensor_from<T: Element + numpy::Element>(obj: &Bound<'_, PyAny>, dtype: DType
     let t =
         Tensor::from_vec(read.shape().to_vec(), data).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(Value::from_tensor(t))
+}
+
+/// Whether NumPy has a dtype for `T`: every element type but `bfloat16`, which NumPy lacks and
+/// the `ml_dtypes` package (JAX's, also TensorFlow's) registers when imported; the `numpy`
+/// crate panics on a `half::bf16` array without it, so it is imported here first.
+///
+/// # Errors
+/// `TypeError` for a `bfloat16` tensor when `ml_dtypes` is not installed.
+fn numpy_knows<T: Element>(py: Python<'_>) -> PyResult<()> {
+    if T::DTYPE == DType::BF16 && py.import("ml_dtypes").is_err() {
+        return Err(PyTypeError::new_err(
+            "bfloat16 tensors need the ml_dtypes package (pip install ml_dtypes): NumPy has no bfloat16",
+        ));
+    }
+    Ok(())
 }
 
 /// A Python `bool`, `int` or `float` as a `T`, when NumPy's same-kind cast would give the
@@ -387,6 +405,7 @@ fn borrowed<T: Element + numpy::Element>(array: &Bound<'_, PyArrayDyn<T>>) -> Op
 /// `t` as a NumPy array of `T`; the elements move into NumPy, without a copy, when `t` owns
 /// them and no one else holds it (shared elements, borrowed from an input array, are copied).
 fn tensor_to<T: Element + numpy::Element>(py: Python<'_>, t: Arc<Tensor>) -> PyResult<Bound<'_, PyAny>> {
+    numpy_knows::<T>(py)?;
     let shape = t.shape().to_vec();
     let data: Vec<T> = match Arc::try_unwrap(t) {
         Ok(t) => t.into_vec(),

@@ -8,7 +8,8 @@ import pytest
 
 import relay_vm
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+          "float64"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -22,6 +23,34 @@ def test_tensors_of_every_dtype_round_trip(dtype, shape):
     for got in (a, b):
         assert got.dtype == x.dtype and got.shape == x.shape
         np.testing.assert_array_equal(got, x)
+
+
+def test_float16_arrays_compute_in_float32_and_round_once():
+    prog = relay_vm.compile(text="def @main(%x: Tensor[(3), float16]) { add(%x, 1f16) }")
+    got = prog(np.array([2048, 0.5, -3], dtype=np.float16))
+    # 2049 is exact in float32 and ties to even, 2048, in float16.
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.array([2048, 1.5, -2], dtype=np.float16))
+
+
+def test_bfloat16_arrays_are_ml_dtypes_arrays():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    prog = relay_vm.compile(text="def @main(%x: Tensor[(3), bfloat16]) { (add(%x, 1bf16), %x) }")
+    x = np.array([256, 0.5, 70000], dtype=ml_dtypes.bfloat16)
+    summed, same = prog(x)
+    # 257 ties to even, 256, in bfloat16's 8-bit significand; 70000 is bfloat16's 70144.
+    assert summed.dtype == ml_dtypes.bfloat16 and same.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(summed.astype(np.float32), [256, 1.5, 70144])
+    np.testing.assert_array_equal(same, x)
+    # float32 values convert to bfloat16 (a same-kind cast), rounding to nearest even.
+    np.testing.assert_array_equal(prog(np.float32([1, 2, 3]))[1].astype(np.float32), [1, 2, 3])
+
+
+def test_bfloat16_without_ml_dtypes_is_a_type_error(monkeypatch):
+    prog = relay_vm.compile(text="def @main(%x: Tensor[(2), bfloat16]) { %x }")
+    monkeypatch.setitem(__import__("sys").modules, "ml_dtypes", None)  # `import ml_dtypes` fails
+    with pytest.raises(TypeError, match="ml_dtypes"):
+        prog(np.float32([1, 2]))
 
 
 def test_strided_and_foreign_arrays_are_read_by_value():

@@ -26,6 +26,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 BOOL = TensorProto.BOOL
+H = TensorProto.FLOAT16
 CASES = []
 
 
@@ -49,6 +50,8 @@ def random_input(r, elem, shape):
     shape = [d if isinstance(d, int) else 2 for d in shape]
     if elem == F:
         return r.standard_normal(shape).astype(np.float32)
+    if elem == H:
+        return r.standard_normal(shape).astype(np.float16)
     if elem == BOOL:
         return r.random(shape) > 0.5
     return r.integers(-3, 3, size=shape).astype(np.int64)
@@ -297,6 +300,22 @@ case("op_reshape_run_time_shape", [node("Reshape", ["x", "s"], ["y"])], [("x", F
      [("y", F, ["a", "b", "c"])], feeds={"s": np.array([4, 0, -1], dtype=np.int64)})
 case("op_topk_smallest", [node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0)], [("x", F, [4, 2])],
      [("v", F, [3, 2]), ("i", I64, [3, 2])], inits={"k": np.array([3], dtype=np.int64)})
+
+# float16 graphs: onnxruntime computes each operator in float32 (on the CPU it casts around
+# the float16 ones it has no kernel for) and rounds once, as the importer's float16 operators
+# do; tests/onnx.rs compares float16 outputs within 2e-3 relative + 1e-3 absolute (about two
+# float16 steps), since the two sum in different orders before that rounding.
+def f16(*shape, seed=0):
+    return f32(*shape, seed=seed).astype(np.float16)
+
+
+case("op_conv_relu_float16", [node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), node("Relu", ["c"], ["y"])],
+     [("x", H, [1, 3, 6, 6])], [("y", H, [1, 4, 6, 6])], inits={"w": f16(4, 3, 3, 3), "b": f16(4)})
+case("op_matmul_add_float16", [node("MatMul", ["a", "w"], ["c"]), node("Add", ["c", "b"], ["y"])],
+     [("a", H, [3, 8])], [("y", H, [3, 5])], inits={"w": f16(8, 5), "b": f16(5)})
+case("op_cast_bfloat16_float16", [node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
+                                  node("Cast", ["b"], ["h"], to=H), node("Cast", ["h"], ["y"], to=F)],
+     [("x", F, [2, 5])], [("y", F, [2, 5])], feeds={"x": f32(2, 5, seed=8) * 100})
 
 # If: a branch may read the enclosing graph's values and hold initializers of its own.
 def branch(name, nodes, outputs, inits=()):

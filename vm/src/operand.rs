@@ -164,6 +164,7 @@ impl Operand for DType {
             1 => DTypeCode::UInt,
             2 => DTypeCode::Float,
             3 => DTypeCode::Bool,
+            4 => DTypeCode::BFloat,
             c => return Err(FormatError::Invalid(format!("dtype code {c}"))),
         };
         let bits = r.u8()?;
@@ -185,7 +186,7 @@ impl Operand for ScalarValue {
     }
     fn show(&self, f: &mut fmt::Formatter<'_>, _functions: &[String]) -> fmt::Result {
         match self.dtype.code {
-            DTypeCode::Float => write!(f, "{}:{}", f64::from_bits(self.bits), self.dtype),
+            DTypeCode::Float | DTypeCode::BFloat => write!(f, "{}:{}", f64::from_bits(self.bits), self.dtype),
             DTypeCode::Bool => write!(f, "{}", self.bits != 0),
             DTypeCode::Int => write!(f, "{}:{}", self.bits as i64, self.dtype),
             DTypeCode::UInt => write!(f, "{}:{}", self.bits, self.dtype),

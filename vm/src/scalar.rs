@@ -12,7 +12,7 @@ pub struct ScalarValue {
     /// Element type (a one-lane dtype).
     pub dtype: DType,
     /// The value's bits: signed integers sign-extended to 64 bits, unsigned zero-extended,
-    /// floats as `f64` bits (a `float16`/`float32` value is exactly representable), bool as 0/1.
+    /// floats as `f64` bits (a `float16`/`bfloat16`/`float32` value is exactly representable), bool as 0/1.
     pub bits: u64,
 }
 
@@ -39,7 +39,7 @@ impl ScalarValue {
     /// The value as a signed integer (bool as 0/1, floats truncated).
     pub fn as_i64(self) -> i64 {
         match self.dtype.code {
-            DTypeCode::Float => f64::from_bits(self.bits) as i64,
+            DTypeCode::Float | DTypeCode::BFloat => f64::from_bits(self.bits) as i64,
             _ => self.bits as i64,
         }
     }
@@ -47,7 +47,7 @@ impl ScalarValue {
     /// The value as a float.
     pub fn as_f64(self) -> f64 {
         match self.dtype.code {
-            DTypeCode::Float => f64::from_bits(self.bits),
+            DTypeCode::Float | DTypeCode::BFloat => f64::from_bits(self.bits),
             DTypeCode::Int => self.bits as i64 as f64,
             DTypeCode::UInt | DTypeCode::Bool => self.bits as f64,
         }
@@ -56,7 +56,7 @@ impl ScalarValue {
     /// Whether the value is non-zero (the truth of a condition).
     pub fn is_true(self) -> bool {
         match self.dtype.code {
-            DTypeCode::Float => f64::from_bits(self.bits) != 0.0,
+            DTypeCode::Float | DTypeCode::BFloat => f64::from_bits(self.bits) != 0.0,
             _ => self.bits != 0,
         }
     }
@@ -67,7 +67,7 @@ impl ScalarValue {
             DTypeCode::Bool => Scalar::Bool(self.bits != 0),
             DTypeCode::Int => Scalar::Int(self.bits as i64),
             DTypeCode::UInt => Scalar::UInt(self.bits),
-            DTypeCode::Float => Scalar::Float(f64::from_bits(self.bits)),
+            DTypeCode::Float | DTypeCode::BFloat => Scalar::Float(f64::from_bits(self.bits)),
         }
     }
 
@@ -137,8 +137,9 @@ pub fn tensor_from_scalars(
         (DTypeCode::UInt, 16, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u16)),
         (DTypeCode::UInt, 32, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits as u32)),
         (DTypeCode::UInt, 64, 1) => Tensor::from_vec(shape, collect(vs, |v| v.bits)),
-        // No `Vec<f16>` here (the VM does not link `half`): each value is set with its cast.
-        (DTypeCode::Float, 16, 1) => Tensor::zeros(dtype, shape).map(|mut t| {
+        // No `Vec<f16>`/`Vec<bf16>` here (the VM does not link `half`): each value is set
+        // with its cast.
+        _ if dtype.is_half_float() => Tensor::zeros(dtype, shape).map(|mut t| {
             for (i, v) in vs.iter().enumerate() {
                 t.set(i, v.to_scalar());
             }
@@ -227,7 +228,9 @@ pub(crate) fn compare(op: BinOp, a: ScalarValue, b: ScalarValue) -> Option<bool>
     match a.dtype.code {
         DTypeCode::Int => arith::compare(op, a.bits as i64, b.bits as i64),
         DTypeCode::UInt | DTypeCode::Bool => arith::compare(op, a.bits, b.bits),
-        DTypeCode::Float => arith::compare(op, f64::from_bits(a.bits), f64::from_bits(b.bits)),
+        DTypeCode::Float | DTypeCode::BFloat => {
+            arith::compare(op, f64::from_bits(a.bits), f64::from_bits(b.bits))
+        }
     }
 }
 

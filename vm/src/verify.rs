@@ -96,7 +96,7 @@ impl Limits {
 }
 
 /// Checks that `dtype` is an element type tensors and scalars can hold: `bool`, `int` and
-/// `uint` of 8 to 64 bits, `float16`/`float32`/`float64`, one lane (so `int0`, odd widths and vector
+/// `uint` of 8 to 64 bits, `float16`/`bfloat16`/`float32`/`float64`, one lane (so `int0`, odd widths and vector
 /// types are rejected).
 ///
 /// # Errors
@@ -365,13 +365,14 @@ mod tests {
 
     #[test]
     fn only_tensor_element_types_pass() {
-        for ok in [DType::BOOL, DType::I8, DType::U64, DType::F16, DType::F32, DType::F64] {
+        for ok in [DType::BOOL, DType::I8, DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64] {
             assert_eq!(check_dtype(ok), Ok(()));
         }
         let bad = [
             DType { code: DTypeCode::Int, bits: 0, lanes: 1 },
             DType { code: DTypeCode::Int, bits: 7, lanes: 1 },
             DType { code: DTypeCode::Float, bits: 8, lanes: 1 },
+            DType { code: DTypeCode::BFloat, bits: 32, lanes: 1 },
             DType { code: DTypeCode::Float, bits: 32, lanes: 4 },
             DType { code: DTypeCode::Float, bits: 32, lanes: 0 },
         ];

@@ -6,8 +6,8 @@
 //! - Digits right after a `.` are an integer, never the start of a float, so `%x.0.1` is two
 //!   projections.
 //! - `->`, `=>`, `==`, `!=`, `<=`, `>=` are single tokens.
-//! - Literal suffixes are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 f32 f64` (TVM has no
-//!   `u` suffixes; we accept them so that every integer literal has a spelling).
+//! - Literal suffixes are checked: `i i8 i16 i32 i64 u8 u16 u32 u64 f f16 bf16 f32 f64` (TVM has
+//!   no `u` or `bf16` suffixes; we accept them so that every scalar literal has a spelling).
 //! - `nanf` is a float literal next to `inff`; strings may contain `\"`, `\\`, `\n`, `\t`.
 //! - Names after `%` and `@` may contain `/` (as TVM's identifiers do) and `.` (which TVM's
 //!   lexer splits off), the spellings of ONNX and PyTorch names (`%conv/1`, `%fc1.weight`,
@@ -472,6 +472,8 @@ fn parse_suffix(suffix: &str) -> Suffix {
         "f" => Suffix::Float(DType::F32),
         // TVM's bare `i` is int32 (`-42i`), with no widening to int64.
         "i" => Suffix::Int(Some(DType::I32)),
+        // Ours, as the `u` ones are: TVM prints a bfloat16 scalar as a metadata constant.
+        "bf16" => Suffix::Float(DType::BF16),
         "f16" | "f32" | "f64" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => {
             let name = match &suffix[..1] {
                 "f" => "float",
@@ -488,7 +490,7 @@ fn parse_suffix(suffix: &str) -> Suffix {
     }
 }
 
-/// `inff`, `nanf` and their `f16`/`f32`/`f64` forms.
+/// `inff`, `nanf` and their `f16`/`bf16`/`f32`/`f64` forms.
 fn special_float(word: &str) -> Option<FloatLit> {
     let (magnitude, rest) = if let Some(r) = word.strip_prefix("inf") {
         (f64::INFINITY, r)
@@ -646,6 +648,7 @@ mod tests {
         assert_eq!(float("1e-3f"), (1e-3, DType::F32));
         assert_eq!(float("1E+3"), (1e3, DType::F32));
         assert_eq!(float("2f16"), (2.0, DType::F16));
+        assert_eq!(float("2bf16"), (2.0, DType::BF16));
         assert_eq!(float("3f64"), (3.0, DType::F64));
         assert_eq!(float("inff"), (f64::INFINITY, DType::F32));
         assert_eq!(float("inff64"), (f64::INFINITY, DType::F64));

@@ -76,8 +76,8 @@ pub(crate) struct Unresolved {
 
 /// Dtype names offered as suggestions for misspelt types.
 pub(crate) const DTYPE_NAMES: &[&str] = &[
-    "float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "bool",
+    "float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool",
 ];
 
 /// Checks the recorded uses against `module` and rewrites bare identifiers that name

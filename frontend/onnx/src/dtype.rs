@@ -4,8 +4,8 @@ use onnx_protobuf::tensor_proto::DataType as OnnxType;
 use protobuf::Enum;
 use relay_devices::{DType, DTypeCode};
 
-/// The Relay dtype of ONNX element type `code` (numbers and booleans; 16-bit floats,
-/// complex numbers and strings are not supported), or a message naming the type.
+/// The Relay dtype of ONNX element type `code` (numbers, booleans, `FLOAT16` and `BFLOAT16`;
+/// 8-bit floats, complex numbers and strings are not supported), or a message naming the type.
 pub fn from_onnx(code: i32) -> Result<DType, String> {
     let ty = OnnxType::from_i32(code).ok_or_else(|| format!("unknown ONNX element type {code}"))?;
     Ok(match ty {
@@ -18,6 +18,8 @@ pub fn from_onnx(code: i32) -> Result<DType, String> {
         OnnxType::UINT16 => DType::U16,
         OnnxType::UINT32 => DType::U32,
         OnnxType::UINT64 => DType::U64,
+        OnnxType::FLOAT16 => DType::F16,
+        OnnxType::BFLOAT16 => DType::BF16,
         OnnxType::FLOAT => DType::F32,
         OnnxType::DOUBLE => DType::F64,
         other => return Err(format!("element type {other:?} is not supported")),
@@ -36,17 +38,21 @@ pub fn safetensors_dtype(dtype: DType) -> safetensors::Dtype {
         (DTypeCode::UInt, 16) => S::U16,
         (DTypeCode::UInt, 32) => S::U32,
         (DTypeCode::UInt, _) => S::U64,
+        (DTypeCode::Float, 16) => S::F16,
+        (DTypeCode::BFloat, _) => S::BF16,
         (DTypeCode::Float, 32) => S::F32,
         (DTypeCode::Float, _) => S::F64,
         (DTypeCode::Int, _) => S::I64,
     }
 }
 
-/// A Relay scalar literal of `dtype` with value `v` (`0.5f32`, `1i64`, `True`); integers
-/// truncate `v`.
+/// A Relay scalar literal of `dtype` with value `v` (`0.5f32`, `1.5f16`, `-2bf16`, `1i64`,
+/// `True`); integers truncate `v`, and a half float is `v` as it holds it exactly.
 pub fn literal(dtype: DType, v: f64) -> String {
     match dtype.code {
         DTypeCode::Bool => (if v != 0.0 { "True" } else { "False" }).to_string(),
+        DTypeCode::Float if dtype.bits == 16 => format!("{v:?}f16"),
+        DTypeCode::BFloat => format!("{v:?}bf16"),
         DTypeCode::Float if dtype.bits == 32 => format!("{:?}f32", v as f32),
         DTypeCode::Float => format!("{v:?}f64"),
         DTypeCode::Int => format!("{}i{}", v as i64, dtype.bits),

@@ -55,12 +55,13 @@ impl Const {
         } else {
             match (dtype.code, dtype.bits) {
                 (DTypeCode::Float, 32) => t.float_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-                (DTypeCode::Float, _) => t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                (DTypeCode::Float, 64) => t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
                 (DTypeCode::Int, 64) => t.int64_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
                 (DTypeCode::UInt, 32 | 64) => {
                     t.uint64_data.iter().flat_map(|&v| v.to_le_bytes()[..width].to_vec()).collect()
                 }
-                // int32_data carries every type of 32 bits or fewer, one element per entry.
+                // int32_data carries every type of 32 bits or fewer, one element per entry
+                // (FLOAT16 and BFLOAT16 as their bit patterns).
                 _ => t.int32_data.iter().flat_map(|&v| v.to_le_bytes()[..width].to_vec()).collect(),
             }
         };
@@ -128,6 +129,8 @@ impl Const {
 fn encode(dtype: DType, int: i64, float: f64) -> Vec<u8> {
     match (dtype.code, dtype.bits) {
         (DTypeCode::Bool, _) => vec![u8::from(int != 0 || float != 0.0)],
+        (DTypeCode::Float, 16) => half::f16::from_f64(float).to_le_bytes().to_vec(),
+        (DTypeCode::BFloat, _) => half::bf16::from_f64(float).to_le_bytes().to_vec(),
         (DTypeCode::Float, 32) => (float as f32).to_le_bytes().to_vec(),
         (DTypeCode::Float, _) => float.to_le_bytes().to_vec(),
         _ => int.to_le_bytes()[..dtype.size_bytes()].to_vec(),
@@ -142,7 +145,7 @@ fn element_i64(dtype: DType, c: &[u8]) -> i64 {
         (DTypeCode::Int, 1) => c[0] as i8 as i64,
         (DTypeCode::Int, 2) => i16::from_le_bytes([c[0], c[1]]) as i64,
         (DTypeCode::Int, 4) => i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64,
-        (DTypeCode::Float, _) => element_f64(dtype, c) as i64,
+        (DTypeCode::Float | DTypeCode::BFloat, _) => element_f64(dtype, c) as i64,
         // Unsigned, boolean and 64-bit signed: zero extension is the value.
         _ => i64::from_le_bytes(b),
     }
@@ -151,6 +154,8 @@ fn element_i64(dtype: DType, c: &[u8]) -> i64 {
 /// One little-endian element of `dtype` as `f64`.
 fn element_f64(dtype: DType, c: &[u8]) -> f64 {
     match (dtype.code, c.len()) {
+        (DTypeCode::Float, 2) => half::f16::from_le_bytes([c[0], c[1]]).to_f64(),
+        (DTypeCode::BFloat, _) => half::bf16::from_le_bytes([c[0], c[1]]).to_f64(),
         (DTypeCode::Float, 4) => f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64,
         (DTypeCode::Float, _) => f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
         (DTypeCode::UInt, _) => {
@@ -159,5 +164,39 @@ fn element_f64(dtype: DType, c: &[u8]) -> f64 {
             u64::from_le_bytes(b) as f64
         }
         _ => element_i64(dtype, c) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_protobuf::tensor_proto::DataType;
+    use protobuf::Enum;
+
+    #[test]
+    fn half_float_initializers_decode_from_int32_data_and_raw_bytes() {
+        // ONNX stores FLOAT16 and BFLOAT16 in int32_data as their 16-bit patterns.
+        let halves = [1.5f32, -2.0].map(half::f16::from_f32);
+        let t = TensorProto {
+            data_type: DataType::FLOAT16.value(),
+            dims: vec![2],
+            int32_data: halves.iter().map(|h| i32::from(h.to_bits())).collect(),
+            ..Default::default()
+        };
+        let c = Const::from_proto(&t).unwrap();
+        assert_eq!((c.dtype, c.to_f64()), (DType::F16, vec![1.5, -2.0]));
+        assert_eq!(c.data, halves.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<_>>());
+        let raw = [0.1f32].map(half::bf16::from_f32);
+        let t = TensorProto {
+            data_type: DataType::BFLOAT16.value(),
+            dims: vec![],
+            raw_data: raw[0].to_le_bytes().to_vec(),
+            ..Default::default()
+        };
+        let c = Const::from_proto(&t).unwrap();
+        assert_eq!((c.dtype, c.to_f64()), (DType::BF16, vec![0.10009765625]));
+        assert_eq!(c.scalar_literal().as_deref(), Some("0.10009765625bf16"));
+        // Folding writes half floats rounded once, to nearest even.
+        assert_eq!(Const::from_f64s(DType::F16, vec![], &[2049.0]).to_f64(), vec![2048.0]);
     }
 }

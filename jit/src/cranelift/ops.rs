@@ -140,7 +140,8 @@ impl Ops<'_, '_> {
     /// `op(a, b)` for operands of kir dtype `dt`, except `pow` (a call, emitted by the caller).
     pub(crate) fn binary(&mut self, op: BinOp, dt: DType, a: Value, b: Value) -> Value {
         match dt.code {
-            DTypeCode::Float => self.float_binary(op, a, b),
+            // kir holds no `bfloat16` (its verifier refuses half floats): never reached.
+            DTypeCode::Float | DTypeCode::BFloat => self.float_binary(op, a, b),
             DTypeCode::Bool => match op {
                 BinOp::And => self.b.ins().band(a, b),
                 BinOp::Or => self.b.ins().bor(a, b),
@@ -271,7 +272,7 @@ impl Ops<'_, '_> {
     /// `op(a)` for an operand of kir dtype `dt`.
     pub(crate) fn unary(&mut self, op: UnOp, dt: DType, a: Value) -> Value {
         match dt.code {
-            DTypeCode::Float => self.float_unary(op, a),
+            DTypeCode::Float | DTypeCode::BFloat => self.float_unary(op, a),
             DTypeCode::Bool if self.ty(a).is_vector() => self.b.ins().bnot(a),
             DTypeCode::Bool => self.b.ins().bxor_imm_s(a, 1),
             DTypeCode::Int | DTypeCode::UInt => {

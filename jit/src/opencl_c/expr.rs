@@ -177,6 +177,8 @@ fn unary(op: UnOp, a: &str, dt: DType) -> Result<String, JitError> {
     let w = wrap_type(dt);
     Ok(match dt.code {
         DTypeCode::Bool => format!("((uchar)!{a})"),
+        // kir holds no `bfloat16` (its verifier refuses half floats); `c_type` refused it above.
+        DTypeCode::BFloat => return Err(JitError::Internal(format!("no OpenCL C type for {dt}"))),
         DTypeCode::Float => {
             let one = if dt.bits == 32 { "1.0f" } else { "1.0" };
             match op {

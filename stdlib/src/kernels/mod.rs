@@ -6,7 +6,7 @@
 //! outputs against the shape function before computing, so kernels can trust them;
 //! [`table::reference_ops`] lists every operator by TVM name with type-erased entry points.
 
-pub(crate) mod float16;
+pub(crate) mod half_float;
 pub(crate) mod num;
 pub mod table;
 pub(crate) mod util;
@@ -87,8 +87,8 @@ pub fn run<K: ReferenceKernel>(
     let compute = |inputs: &[&Tensor], outputs: &mut [Tensor]| {
         K::compute(inputs, attrs, outputs, Checked { _private: () })
     };
-    if float16::involved(inputs, outputs) {
-        float16::in_float32(inputs, outputs, compute)
+    if half_float::involved(inputs, outputs) {
+        half_float::in_float32(inputs, outputs, compute)
     } else {
         compute(inputs, outputs)
     }

@@ -8,7 +8,7 @@ use relay_devices::{DType, DTypeCode};
 /// A set of element types an operator's operands may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DTypeSet {
-    /// `float16`, `float32`, `float64`.
+    /// `float16`, `bfloat16`, `float32`, `float64`.
     Floats,
     /// Every integer and float type.
     Nums,
@@ -26,7 +26,7 @@ impl DTypeSet {
     /// Whether `d` (one lane) is in the set.
     pub fn contains(self, d: DType) -> bool {
         let int = matches!(d.code, DTypeCode::Int | DTypeCode::UInt) && [8, 16, 32, 64].contains(&d.bits);
-        let float = d.code == DTypeCode::Float && [16, 32, 64].contains(&d.bits);
+        let float = d.is_half_float() || d.code == DTypeCode::Float && [32, 64].contains(&d.bits);
         let bool = d == DType::BOOL;
         d.lanes == 1
             && match self {

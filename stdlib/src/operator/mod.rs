@@ -17,7 +17,7 @@ pub use dtypes::DTypeSet;
 
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;
-use crate::kernels::{float16, Checked, ReferenceKernel};
+use crate::kernels::{half_float, Checked, ReferenceKernel};
 use crate::RefOp;
 use relay_compiler::ir::Dim;
 use relay_compiler::op::{
@@ -109,7 +109,7 @@ impl<T: Operator> ReferenceKernel for T {
     }
 
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError> {
-        float16::output_dtypes(inputs, |d| <T as Operator>::dtypes(d, attrs))
+        half_float::output_dtypes(inputs, |d| <T as Operator>::dtypes(d, attrs))
     }
 
     fn compute(
@@ -167,7 +167,7 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
     let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
     let out_dtypes =
-        float16::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(message)?;
+        half_float::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(message)?;
     let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();

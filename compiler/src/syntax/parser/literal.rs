@@ -29,9 +29,10 @@ pub(super) fn int_literal(lit: IntLit, negative: bool) -> Result<(i64, DType), S
 /// The value of a float literal with its sign; finite values must fit the dtype.
 pub(super) fn float_literal(lit: FloatLit, negative: bool) -> Result<(f64, DType), String> {
     let value = if negative { -lit.magnitude } else { lit.magnitude };
-    let max = match lit.dtype.bits {
-        16 => 65504.0,
-        32 => f64::from(f32::MAX),
+    let max = match (lit.dtype.code, lit.dtype.bits) {
+        (DTypeCode::BFloat, _) => half::bf16::MAX.to_f64(),
+        (_, 16) => 65504.0,
+        (_, 32) => f64::from(f32::MAX),
         _ => f64::MAX,
     };
     if value.is_finite() && value.abs() > max {
@@ -106,6 +107,7 @@ mod tests {
         assert_eq!(f(1.5, DType::F32), Ok((-1.5, DType::F32)));
         assert_eq!(f(f64::INFINITY, DType::F32), Ok((f64::NEG_INFINITY, DType::F32)));
         assert!(f(70000.0, DType::F16).is_err());
+        assert!(f(70000.0, DType::BF16).is_ok() && f(3.4e38, DType::BF16).is_err());
         assert!(f(1e39, DType::F32).is_err());
         assert!(f(1e39, DType::F64).is_ok());
     }

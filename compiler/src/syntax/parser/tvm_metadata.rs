@@ -133,6 +133,8 @@ fn ndarray(b64: &str) -> Result<ConstantData, String> {
         (0, b) => format!("int{b}").parse().ok(),
         (1, b) => format!("uint{b}").parse().ok(),
         (2, b) => format!("float{b}").parse().ok(),
+        // DLPack's `kDLBfloat`.
+        (4, b) => format!("bfloat{b}").parse().ok(),
         _ => None,
     }
     .ok_or(format!("unsupported dtype (code {code}, {bits} bits)"))?;
@@ -167,6 +169,7 @@ fn element(dtype: DType, b: &[u8]) -> f64 {
         (DTypeCode::Int, bits) => signed(u32::from(bits)),
         (DTypeCode::UInt, _) => u64::from_le_bytes(a) as f64,
         (DTypeCode::Float, 16) => f64::from(half::f16::from_le_bytes([a[0], a[1]])),
+        (DTypeCode::BFloat, _) => f64::from(half::bf16::from_le_bytes([a[0], a[1]])),
         (DTypeCode::Float, 32) => f64::from(f32::from_le_bytes([a[0], a[1], a[2], a[3]])),
         (DTypeCode::Float, _) => f64::from_le_bytes(a),
     }
@@ -234,6 +237,7 @@ mod tests {
         assert_eq!(element(DType::I64, &(-5i64).to_le_bytes()), -5.0);
         assert_eq!(element(DType::U16, &[0xff, 0xff]), 65535.0);
         assert_eq!(element(DType::F16, &half::f16::from_f32(1.5).to_le_bytes()), 1.5);
+        assert_eq!(element(DType::BF16, &half::bf16::from_f32(-1.5).to_le_bytes()), -1.5);
         assert_eq!(element(DType::BOOL, &[1]), 1.0);
     }
 }

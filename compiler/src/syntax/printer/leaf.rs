@@ -24,11 +24,12 @@ fn float_text(v: f64) -> String {
     }
 }
 
-/// The suffix of a float literal of type `dtype`: `f` (float32), `f16`, `f64`.
+/// The suffix of a float literal of type `dtype`: `f` (float32), `f16`, `bf16`, `f64`.
 fn float_suffix(dtype: DType) -> &'static str {
-    match dtype.bits {
-        16 => "f16",
-        64 => "f64",
+    match (dtype.code, dtype.bits) {
+        (DTypeCode::BFloat, _) => "bf16",
+        (_, 16) => "f16",
+        (_, 64) => "f64",
         _ => "f",
     }
 }
@@ -43,7 +44,7 @@ fn literal_text(lit: &Literal) -> String {
             DTypeCode::Int if d.bits == 32 => v.to_string(),
             DTypeCode::Int => format!("{v}i{}", d.bits),
             DTypeCode::UInt => format!("{v}u{}", d.bits),
-            DTypeCode::Float => format!("{}{}", float_text(v as f64), float_suffix(d)),
+            DTypeCode::Float | DTypeCode::BFloat => format!("{}{}", float_text(v as f64), float_suffix(d)),
             DTypeCode::Bool => bool_text(v != 0).into(),
         },
         LiteralValue::Float(v) => format!("{}{}", float_text(v), float_suffix(d)),
@@ -201,6 +202,7 @@ mod tests {
         assert_eq!(lit(LiteralValue::Int(7), DType::U8), "7u8");
         assert_eq!(lit(LiteralValue::Float(1.0), DType::F32), "1f");
         assert_eq!(lit(LiteralValue::Float(1.5), DType::F16), "1.5f16");
+        assert_eq!(lit(LiteralValue::Float(-2.5), DType::BF16), "-2.5bf16");
         assert_eq!(lit(LiteralValue::Float(-0.25), DType::F64), "-0.25f64");
         assert_eq!(lit(LiteralValue::Float(1e-7), DType::F32), "1e-7f");
         assert_eq!(lit(LiteralValue::Float(1e300), DType::F64), "1e300f64");

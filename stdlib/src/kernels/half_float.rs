@@ -1,18 +1,20 @@
-//! `float16` operands: every reference kernel computes in `float32` and rounds each result to
-//! `float16` once, to nearest even, as TVM's CPU target does (it legalises `float16`
-//! arithmetic to `float32`). The kernels themselves never see a `float16` tensor, so each
-//! operator's semantics stays written once, over `float32`.
+//! Half-float operands (`float16`, `bfloat16`): every reference kernel computes in `float32`
+//! and rounds each result to its 16-bit dtype once, to nearest even, as TVM's CPU target does
+//! (it legalises `float16` and `bfloat16` arithmetic to `float32`). The kernels themselves
+//! never see a half-float tensor, so each operator's semantics stays written once, over
+//! `float32`.
 
 use crate::error::KernelError;
-use half::f16;
-use relay_devices::{DType, Tensor};
+use half::{bf16, f16};
+use relay_devices::{DType, Element, Tensor};
 
-/// The output dtypes `rule` (an operator's dtype rule) gives for `inputs`, with `float16`
+/// The output dtypes `rule` (an operator's dtype rule) gives for `inputs`, with half-float
 /// inputs the rule does not take itself (its dtype dispatch lists the types kernels compute
 /// in) treated as floats: the rule runs with them as `float32` and as `float64`, and an output
-/// that follows them (`float32`, then `float64`) is `float16`; an output that does not (a
-/// comparison's `bool`, `cast`'s attribute) keeps its dtype. When that fails too (`float16`
-/// mixed with another float), the rule's own error on the real dtypes is returned.
+/// that follows them (`float32`, then `float64`) is that half float; an output that does not
+/// (a comparison's `bool`, `cast`'s attribute) keeps its dtype. When that fails too (a half
+/// float mixed with another float, or `float16` with `bfloat16`), the rule's own error on the
+/// real dtypes is returned.
 ///
 /// # Errors
 /// The rule's error for `inputs`.
@@ -21,30 +23,31 @@ pub(crate) fn output_dtypes(
     rule: impl Fn(&[DType]) -> Result<Vec<DType>, KernelError>,
 ) -> Result<Vec<DType>, KernelError> {
     let direct = rule(inputs);
-    if direct.is_ok() || !inputs.contains(&DType::F16) {
+    let mut halves = inputs.iter().filter(|d| d.is_half_float());
+    let Some(&half) = halves.next() else { return direct };
+    if direct.is_ok() || halves.any(|&d| d != half) {
         return direct;
     }
-    let with = |float: DType| -> Vec<DType> {
-        inputs.iter().map(|&d| if d == DType::F16 { float } else { d }).collect()
-    };
+    let with =
+        |float: DType| -> Vec<DType> { inputs.iter().map(|&d| if d == half { float } else { d }).collect() };
     match (rule(&with(DType::F32)), rule(&with(DType::F64))) {
         (Ok(single), Ok(double)) if single.len() == double.len() => Ok(single
             .into_iter()
             .zip(double)
-            .map(|(s, d)| if (s, d) == (DType::F32, DType::F64) { DType::F16 } else { s })
+            .map(|(s, d)| if (s, d) == (DType::F32, DType::F64) { half } else { s })
             .collect()),
         _ => direct,
     }
 }
 
-/// Whether any operand or result of a call is `float16`.
+/// Whether any operand or result of a call is a half float.
 pub(super) fn involved(inputs: &[&Tensor], outputs: &[Tensor]) -> bool {
-    inputs.iter().map(|t| t.dtype()).chain(outputs.iter().map(Tensor::dtype)).any(|d| d == DType::F16)
+    inputs.iter().map(|t| t.dtype()).chain(outputs.iter().map(Tensor::dtype)).any(DType::is_half_float)
 }
 
-/// Runs `compute` on `float32` copies of the `float16` inputs, into `float32` temporaries for
-/// the `float16` outputs, then rounds those into `outputs` (which keep their buffers: they may
-/// be planned arena regions). Other operands are passed through untouched.
+/// Runs `compute` on `float32` copies of the half-float inputs, into `float32` temporaries for
+/// the half-float outputs, then rounds those into `outputs` (which keep their buffers: they
+/// may be planned arena regions). Other operands are passed through untouched.
 ///
 /// # Errors
 /// What `compute` returns, or an allocation failure of a temporary.
@@ -56,18 +59,19 @@ pub(super) fn in_float32(
     let widened: Vec<Option<Tensor>> = inputs.iter().map(|t| widen(t)).collect::<Result<_, _>>()?;
     let wide_inputs: Vec<&Tensor> =
         inputs.iter().zip(&widened).map(|(t, w)| w.as_ref().unwrap_or(t)).collect();
-    // Non-`float16` outputs are moved out and back, so the kernel writes them in place.
+    // Outputs of other dtypes are moved out and back, so the kernel writes them in place.
     let mut wide_outputs = Vec::with_capacity(outputs.len());
     for out in outputs.iter_mut() {
-        let temp = match out.dtype() {
-            DType::F16 => Tensor::zeros(DType::F32, out.shape().to_vec())?,
-            _ => std::mem::replace(out, Tensor::scalar(false)),
+        let temp = if out.dtype().is_half_float() {
+            Tensor::zeros(DType::F32, out.shape().to_vec())?
+        } else {
+            std::mem::replace(out, Tensor::scalar(false))
         };
         wide_outputs.push(temp);
     }
     let result = compute(&wide_inputs, &mut wide_outputs);
     for (out, wide) in outputs.iter_mut().zip(wide_outputs) {
-        if out.dtype() == DType::F16 {
+        if out.dtype().is_half_float() {
             if result.is_ok() {
                 narrow(&wide, out)?;
             }
@@ -78,22 +82,33 @@ pub(super) fn in_float32(
     result
 }
 
-/// A `float32` copy of a `float16` tensor (exact), or `None` for any other dtype.
+/// A `float32` copy of a half-float tensor (exact), or `None` for any other dtype.
 fn widen(t: &Tensor) -> Result<Option<Tensor>, KernelError> {
-    if t.dtype() != DType::F16 {
-        return Ok(None);
+    fn each<T: Element>(t: &Tensor, to_f32: fn(T) -> f32) -> Result<Option<Tensor>, KernelError> {
+        let wide = t.as_slice::<T>()?.iter().map(|&h| to_f32(h)).collect();
+        Ok(Some(Tensor::from_vec(t.shape().to_vec(), wide)?))
     }
-    let wide = t.as_slice::<f16>()?.iter().map(|h| h.to_f32()).collect();
-    Ok(Some(Tensor::from_vec(t.shape().to_vec(), wide)?))
+    match t.dtype() {
+        DType::F16 => each(t, f16::to_f32),
+        DType::BF16 => each(t, bf16::to_f32),
+        _ => Ok(None),
+    }
 }
 
-/// Rounds the `float32` tensor `wide` into the `float16` tensor `out` of the same shape.
+/// Rounds the `float32` tensor `wide` into the half-float tensor `out` of the same shape.
 fn narrow(wide: &Tensor, out: &mut Tensor) -> Result<(), KernelError> {
-    let src = wide.as_slice::<f32>()?;
-    for (o, &v) in out.as_mut_slice::<f16>()?.iter_mut().zip(src) {
-        *o = f16::from_f32(v);
+    fn each<T: Element>(wide: &[f32], out: &mut Tensor, from_f32: fn(f32) -> T) -> Result<(), KernelError> {
+        for (o, &v) in out.as_mut_slice::<T>()?.iter_mut().zip(wide) {
+            *o = from_f32(v);
+        }
+        Ok(())
     }
-    Ok(())
+    let src = wide.as_slice::<f32>()?;
+    match out.dtype() {
+        DType::F16 => each(src, out, f16::from_f32),
+        DType::BF16 => each(src, out, bf16::from_f32),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +157,27 @@ mod tests {
             err.to_string(),
             KernelError::DType(format!("{:?}", [DType::F16, DType::F32])).to_string()
         );
+    }
+
+    #[test]
+    fn bfloat16_goes_the_same_way_and_does_not_mix_with_float16() {
+        let x = Tensor::from_vec(vec![2], vec![bf16::from_f32(256.0), bf16::from_f32(-1.0)]).unwrap();
+        let mut outputs = vec![Tensor::zeros(DType::BF16, vec![2]).unwrap()];
+        in_float32(&[&x], &mut outputs, |inputs, outs| {
+            let plus_one: Vec<f32> = inputs[0].as_slice::<f32>()?.iter().map(|v| v + 1.0).collect();
+            outs[0].as_mut_slice::<f32>()?.copy_from_slice(&plus_one);
+            Ok(())
+        })
+        .unwrap();
+        // 257 ties to even, 256, in bfloat16's 8-bit significand.
+        let expected = Tensor::from_vec(vec![2], vec![bf16::from_f32(256.0), bf16::from_f32(0.0)]).unwrap();
+        assert_eq!(outputs[0], expected);
+        let same = |d: &[DType]| match d {
+            [a, b] if a == b && *a != DType::F16 && *a != DType::BF16 => Ok(vec![*a]),
+            _ => Err(KernelError::DType(format!("{d:?}"))),
+        };
+        assert_eq!(output_dtypes(&[DType::BF16, DType::BF16], same).unwrap(), [DType::BF16]);
+        assert!(output_dtypes(&[DType::BF16, DType::F16], same).is_err());
     }
 
     #[test]
