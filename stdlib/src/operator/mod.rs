@@ -167,8 +167,8 @@ fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResul
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
     let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
     let out_dtypes =
-        half_float::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(message)?;
-    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(message)?;
+        half_float::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(unnamed::<T>)?;
+    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(unnamed::<T>)?;
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
     Ok(Some(if outs.len() == 1 && !T::TUPLE_OUTPUT { outs.remove(0) } else { RelType::Tuple(outs) }))
@@ -241,6 +241,18 @@ pub(crate) fn message(e: KernelError) -> String {
     match e {
         KernelError::DType(m) | KernelError::Shape(m) | KernelError::Attr(m) => m,
         other => other.to_string(),
+    }
+}
+
+/// A relation error's text without a leading operator name: the type checker's diagnostic
+/// names the operator already, and kernel messages that start with it (written to read well
+/// in a run-time trap as well) would otherwise say it twice.
+fn unnamed<T: Operator>(e: KernelError) -> String {
+    let m = message(e);
+    let rest = m.strip_prefix(<T as Operator>::NAME);
+    match rest.and_then(|r| r.strip_prefix(": ").or_else(|| r.strip_prefix(' '))) {
+        Some(r) => r.to_string(),
+        None => m,
     }
 }
 
