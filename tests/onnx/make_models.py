@@ -185,7 +185,7 @@ case("op_convtranspose1d", [node("ConvTranspose", ["x", "w"], ["y"], strides=[3]
 roi_boxes = np.array([[0.5, 1.0, 6.0, 5.5], [-1.0, 0.0, 3.0, 2.5], [2.0, 2.0, 2.2, 2.1], [4.0, 3.0, 12.0, 9.0]],
                      np.float32)
 case("op_roialign", [node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=2, output_width=3, spatial_scale=0.5)],
-     [("x", F, [2, 3, 6, 7])], [("y", F, [4, 3, 2, 3])], opset=10,
+     [("x", F, [2, 3, 6, 7])], [("y", F, [4, 3, 2, 3])], opset=11,
      inits={"rois": roi_boxes, "bi": np.array([0, 1, 1, 0], np.int64)})
 case("op_roialign_ratio_output_half_pixel",
      [node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=3, output_width=2, sampling_ratio=2,
