@@ -128,7 +128,8 @@ impl Operator for DeformableConv2d {
             (converted(data)?, converted(offset)?, converted(weight)?);
         // TVM's bilinear sample of channel plane `plane` (`bilinear_sample_nchw`, 0 outside).
         let sample = |plane: &[f64], y: f64, xx: f64| {
-            if y < 0.0 || xx < 0.0 || y >= h as f64 || xx >= w as f64 {
+            // Written so that a NaN offset also samples 0.
+            if !(y >= 0.0 && xx >= 0.0 && y < h as f64 && xx < w as f64) {
                 return 0.0;
             }
             let (y0, x0) = (y.floor() as usize, xx.floor() as usize);

@@ -91,7 +91,7 @@ impl FeatureMap<'_> {
     /// else the coordinates clamped into it and the four neighbours weighted.
     fn bilinear(&self, c: usize, y: f64, x: f64) -> f64 {
         let [_, h, w] = self.dims;
-        if y < -1.0 || x < -1.0 || y > h as f64 || x > w as f64 {
+        if h == 0 || w == 0 || y < -1.0 || x < -1.0 || y > h as f64 || x > w as f64 {
             return 0.0;
         }
         let (y, x) = (y.clamp(0.0, (h - 1) as f64), x.clamp(0.0, (w - 1) as f64));
@@ -111,7 +111,7 @@ fn pool_regions(
     [data, rois]: [&Tensor; 2],
     layout: &str,
     out: &mut Tensor,
-    bin: impl Fn(&FeatureMap, [f64; 4], usize, usize, usize) -> f64,
+    bin: impl Fn(&FeatureMap, [f64; 4], usize, usize, usize) -> Result<f64, KernelError>,
 ) -> Result<(), KernelError> {
     let nhwc = layout == "NHWC";
     let (x, rois_v): (Vec<f64>, Vec<f64>) = (converted(data)?, converted(rois)?);
@@ -141,7 +141,7 @@ fn pool_regions(
                     } else {
                         ((r * c + ch) * ph + py) * pw + px
                     };
-                    values[at] = bin(&map, corners, ch, py, px);
+                    values[at] = bin(&map, corners, ch, py, px)?;
                 }
             }
         }
@@ -162,6 +162,9 @@ pub struct RoiAlign;
 
 /// The name, for messages.
 const ALIGN: &str = "vision.roi_align";
+
+/// The most bilinear samples one `roi_align` bin may take (TVM has no bound).
+const MAX_SAMPLES_PER_BIN: usize = 1 << 20;
 
 impl Operator for RoiAlign {
     const NAME: &'static str = ALIGN;
@@ -196,16 +199,23 @@ impl Operator for RoiAlign {
                 _ => size.ceil() as usize,
             };
             let (gh, gw) = (grid(bin_h), grid(bin_w));
+            // A region's size comes from the data: bound its samples so that a huge or infinite
+            // box is an error, not a loop that never ends.
+            if gh.checked_mul(gw).is_none_or(|n| n > MAX_SAMPLES_PER_BIN) {
+                return Err(KernelError::Shape(format!(
+                    "a region of {roi_h} x {roi_w} needs {gh} x {gw} samples per bin, more than {MAX_SAMPLES_PER_BIN}"
+                )));
+            }
             let (y0, x0) = (y1 + py as f64 * bin_h, x1 + px as f64 * bin_w);
             let samples = (0..gh).flat_map(|iy| (0..gw).map(move |ix| (iy, ix))).map(|(iy, ix)| {
                 let y = y0 + (iy as f64 + 0.5) * bin_h / gh as f64;
                 let x = x0 + (ix as f64 + 0.5) * bin_w / gw as f64;
                 map.bilinear(c, y, x)
             });
-            match a.mode {
+            Ok(match a.mode {
                 RoiAlignMode::Avg => samples.map(|v| v / (gh * gw) as f64).sum(),
                 RoiAlignMode::Max => samples.fold(f64::NEG_INFINITY, f64::max),
-            }
+            })
         };
         pool_regions(args(inputs)?, &a.layout, only_output(outputs)?, bin)
     }
@@ -258,12 +268,12 @@ impl Operator for RoiPool {
             };
             let ((ys, ye), (xs, xe)) = (span(py, bin_h, y1, h), span(px, bin_w, x1, w));
             if ys >= ye || xs >= xe {
-                return 0.0;
+                return Ok(0.0);
             }
-            (ys..ye)
+            Ok((ys..ye)
                 .flat_map(|y| (xs..xe).map(move |x| (y, x)))
                 .map(|(y, x)| map.at(c, y, x))
-                .fold(f64::NEG_INFINITY, f64::max)
+                .fold(f64::NEG_INFINITY, f64::max))
         };
         pool_regions(args(inputs)?, &a.layout, only_output(outputs)?, bin)
     }
@@ -293,5 +303,19 @@ mod tests {
         assert!(
             roi_dtypes(&[DType::F32, DType::F64]).is_err() && roi_dtypes(&[DType::I32, DType::I32]).is_err()
         );
+    }
+
+    #[test]
+    fn a_huge_region_is_an_error_not_an_endless_loop() {
+        let a = RoiAlignAttrs { pooled_size: vec![1, 1], spatial_scale: 1.0, ..Default::default() };
+        let data = Tensor::from_vec(vec![1, 1, 2, 2], vec![1f32, 2.0, 3.0, 4.0]).unwrap();
+        let run = |x2: f32| {
+            let rois = Tensor::from_vec(vec![1, 5], vec![0f32, 0.0, 0.0, x2, 1.0]).unwrap();
+            let mut out = [Tensor::zeros(DType::F32, vec![1, 1, 1, 1]).unwrap()];
+            crate::kernels::run::<RoiAlign>(&[&data, &rois], &a, &mut out)
+        };
+        assert!(run(1.0).is_ok());
+        assert!(matches!(run(1e30), Err(KernelError::Shape(m)) if m.contains("samples per bin")));
+        assert!(run(f32::INFINITY).is_err());
     }
 }
