@@ -4,6 +4,9 @@
 
 use crate::vm::Value;
 use serde::Deserialize;
+
+mod line;
+pub use line::{read_line, Arguments, JsonArguments, Line, TypedArguments};
 use serde_json::Value as Json;
 use std::time::Duration;
 
@@ -76,74 +79,18 @@ pub fn parse_input_line(text: &str) -> Result<InputLine, String> {
 }
 
 /// [`parse_input_line`], also accepting the arguments by name: an object without `"args"`
-/// (and with a key besides `"label"`) whose keys name each of `params` (the parameters the line fills, in order), as written or
-/// as [`crate::compiler::ir::sanitize_name`] turns them into parameter names
-/// (`{"input.1": ...}` fills `%input_1`), and optionally `"label"`.
+/// (and with a key besides `"label"`) whose keys name each of `params` (the parameters the
+/// line fills, in order), as written or as [`crate::compiler::ir::sanitize_name`] turns them
+/// into parameter names (`{"input.1": ...}` fills `%input_1`), and optionally `"label"`.
+/// The arguments stay JSON trees; [`read_line`] with [`TypedArguments`] reads them into
+/// values of the parameters' types while parsing.
 ///
 /// # Errors
 /// As [`parse_input_line`]; for arguments by name, a key that names no parameter or a
 /// parameter without a key.
 pub fn parse_named_input_line(text: &str, params: &[&str]) -> Result<InputLine, String> {
-    match parse_json(text)? {
-        Json::Array(args) => Ok(InputLine { args, label: None }),
-        // An object of nothing but a label (or nothing) still asks for "args".
-        Json::Object(fields)
-            if !params.is_empty() && !fields.contains_key("args") && fields.keys().any(|k| k != "label") =>
-        {
-            named_args(fields, params)
-        }
-        Json::Object(mut fields) => {
-            let args = fields.remove("args");
-            let label = label(&fields);
-            // What is not kept (other keys, a malformed `args`) may nest deeply too.
-            crate::json::dismantle(Json::Object(fields));
-            match (args, label) {
-                (Some(Json::Array(args)), Ok(label)) => Ok(InputLine { args, label }),
-                (args, label) => {
-                    args.into_iter().for_each(crate::json::dismantle);
-                    Err(label.err().unwrap_or_else(|| "an input object needs \"args\": [...]".to_string()))
-                }
-            }
-        }
-        _ => Err("expected a JSON array of arguments or {\"args\": [...], \"label\": N}".to_string()),
-    }
-}
-
-/// The `"label"` of an input object, if it has one.
-fn label(fields: &serde_json::Map<String, Json>) -> Result<Option<i64>, String> {
-    match fields.get("label") {
-        None | Some(Json::Null) => Ok(None),
-        Some(l) => l.as_i64().map(Some).ok_or("\"label\" must be an integer".to_string()),
-    }
-}
-
-/// The arguments of an input object keyed by parameter name, in the order of `params`.
-fn named_args(fields: serde_json::Map<String, Json>, params: &[&str]) -> Result<InputLine, String> {
-    let label = label(&fields);
-    let mut args: Vec<Option<Json>> = vec![None; params.len()];
-    let mut unknown = vec![];
-    for (key, value) in fields {
-        let sanitized = crate::compiler::ir::sanitize_name(&key);
-        match params.iter().position(|p| *p == key || *p == sanitized) {
-            Some(i) if args[i].is_none() => args[i] = Some(value),
-            _ if key == "label" => {}
-            _ => unknown.push(key),
-        }
-    }
-    let missing: Vec<String> =
-        params.iter().zip(&args).filter(|(_, a)| a.is_none()).map(|(p, _)| format!("%{p}")).collect();
-    let problem = match (unknown.is_empty(), missing.is_empty()) {
-        (true, true) => None,
-        (false, _) => {
-            Some(format!("`{}` names no parameter (expected {})", unknown.join("`, `"), params.join(", ")))
-        }
-        (true, false) => Some(format!("no argument for {}", missing.join(", "))),
-    };
-    if let Some(problem) = problem {
-        args.into_iter().flatten().for_each(crate::json::dismantle);
-        return Err(problem);
-    }
-    Ok(InputLine { args: args.into_iter().flatten().collect(), label: label? })
+    let mut line = read_line(text, params, &JsonArguments)?;
+    Ok(InputLine { args: std::mem::take(&mut line.args), label: line.label })
 }
 
 /// The index of the largest element of a tensor result (a classifier's predicted class; over

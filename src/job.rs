@@ -5,10 +5,10 @@
 
 use crate::program_args::check_unused;
 use crate::{write_stdout, Failure, Format, RunArgs, EXIT_INTERRUPTED, EXIT_TRAP};
-use relay::batch::{self, InputLine, LatencyStats};
+use relay::batch::{self, LatencyStats};
 use relay::devices::SharedBytes;
 use relay::interp::Interpreter;
-use relay::vm::{Executable, StopReason, Value, Vm, VmConfig, VmFunction};
+use relay::vm::{Executable, StopReason, Value, ValueType, Vm, VmConfig, VmFunction};
 
 mod autobatch;
 mod parallel;
@@ -482,38 +482,40 @@ impl Entry<'_> {
         (!missing.is_empty()).then(|| relay::params::missing_message(&missing, file, names))
     }
 
-    /// The entry's arguments for one input line: bound weights plus the line's values.
-    fn arguments(&self, what: &str, text: &str) -> Result<(InputLine, Vec<Value>), Failure> {
+    /// The entry's arguments for one input line (bound weights plus the line's values, read
+    /// as the line is parsed), and the line's label.
+    fn arguments(&self, what: &str, text: &str) -> Result<(Option<i64>, Vec<Value>), Failure> {
         let bad = |m: String| Failure::bad_input(format!("error: {what}: {m}\n"));
-        let names: Vec<&str> = self.free.iter().map(|&i| self.f.param_names[i].as_str()).collect();
-        let line = batch::parse_named_input_line(text, &names).map_err(bad)?;
-        if line.args.len() < self.free.len() {
-            if let Some(m) = self.missing_weights(line.args.len()) {
+        let exe = self.exe;
+        let free: Vec<(&str, &ValueType)> =
+            self.free.iter().map(|&i| (self.f.param_names[i].as_str(), &self.f.param_types[i])).collect();
+        let names: Vec<&str> = free.iter().map(|(n, _)| *n).collect();
+        let reader = relay::json::Reader::new(exe);
+        let line =
+            batch::read_line(text, &names, &batch::TypedArguments::new(&reader, &free)).map_err(bad)?;
+        if line.given < self.free.len() {
+            if let Some(m) = self.missing_weights(line.given) {
                 return Err(bad(m));
             }
         }
-        if line.args.len() != self.free.len() {
-            let names: Vec<String> =
-                self.free.iter().map(|&i| format!("%{}", self.f.param_names[i])).collect();
+        if line.given != self.free.len() {
+            let names: Vec<String> = names.iter().map(|n| format!("%{n}")).collect();
             return Err(bad(format!(
                 "`@{}` takes {} argument(s) here ({}), {} given",
                 self.f.name,
                 self.free.len(),
                 names.join(", "),
-                line.args.len()
+                line.given
             )));
         }
-        let exe = self.exe;
         let mut args: Vec<Option<Value>> = vec![None; self.f.param_types.len()];
         for (i, v) in &self.bound {
             args[*i] = Some(v.clone());
         }
-        for (&i, j) in self.free.iter().zip(&line.args) {
-            let v = relay::json::from_json(exe, &self.f.param_types[i], j)
-                .map_err(|e| bad(format!("argument `%{}`: {e}", self.f.param_names[i])))?;
+        for (&i, v) in self.free.iter().zip(line.args) {
             args[i] = Some(v);
         }
-        Ok((line, args.into_iter().flatten().collect()))
+        Ok((line.label, args.into_iter().flatten().collect()))
     }
 
     fn print(&self, result: &Value, format: Format) -> Result<String, Failure> {
@@ -534,7 +536,7 @@ impl Tally {
     fn emit(
         &mut self,
         entry: &Entry,
-        line: InputLine,
+        label: Option<i64>,
         result: &Value,
         time: Duration,
         format: Format,
@@ -542,7 +544,7 @@ impl Tally {
         self.done += 1;
         self.vm_time += time;
         let printed = entry.print(result, format)?;
-        let printed = match line.label {
+        let printed = match label {
             None => printed,
             Some(label) => {
                 let prediction = batch::argmax(result);

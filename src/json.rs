@@ -12,16 +12,20 @@
 //! | closure (output only) | `{"closure": "<function name>"}` |
 //!
 //! Output is written by an explicit-stack walk straight into a string, so a list of a million
-//! elements prints without recursion. Input comes from [`crate::batch::parse_json`] (nesting up
-//! to [`crate::batch::MAX_JSON_DEPTH`]); reading it recurses once per level under
-//! [`stacker::maybe_grow`], and [`dismantle`] drops a parsed tree of any depth without the
-//! recursion of `serde_json::Value`'s own drop.
+//! elements prints without recursion. Input is read while it is parsed ([`Reader`], in
+//! `read.rs`), from text of any nesting up to [`crate::batch::MAX_JSON_DEPTH`] or from a parsed
+//! tree ([`from_json`]); [`dismantle`] drops a parsed tree of any depth without the recursion
+//! of `serde_json::Value`'s own drop.
 
 use crate::typed::{self, describe, Syntax};
 use relay_devices::{DType, DTypeCode, Scalar, Tensor};
 use relay_runtime::{Executable, ScalarValue, Value, ValueType};
 use serde_json::Value as Json;
 use std::fmt::Write;
+
+mod read;
+pub(crate) use read::Text;
+pub use read::{Reader, ValueSeed};
 
 /// Writes `v`, of type `ty`, as compact JSON.
 ///
@@ -109,28 +113,21 @@ fn write_element(out: &mut String, dtype: DType, x: Scalar) {
     };
 }
 
-/// Reads a value of type `ty` from JSON (see the module documentation for the forms).
+/// Reads a value of type `ty` from a parsed JSON tree (see the module documentation for the
+/// forms; [`Reader`] reads them while parsing).
 ///
 /// # Errors
 /// A message saying what was expected and where (`at [0].fields[1]`).
 pub fn from_json(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, String> {
-    read(exe, ty, json).map_err(|e| e.render())
+    use serde::de::DeserializeSeed;
+    let reader = Reader::new(exe);
+    reader.seed(ty).deserialize(serde_stacker::Deserializer::new(json)).map_err(|e| reader.message(e))
 }
 
 /// An input error and the path to it, innermost segment first.
 struct InputError {
     message: String,
     path: Vec<String>,
-}
-
-impl InputError {
-    fn render(self) -> String {
-        if self.path.is_empty() {
-            return self.message;
-        }
-        let path: String = self.path.into_iter().rev().collect();
-        format!("{} (at {path})", self.message)
-    }
 }
 
 impl From<String> for InputError {
@@ -144,54 +141,6 @@ fn within<T>(r: Result<T, InputError>, segment: impl FnOnce() -> String) -> Resu
         e.path.push(segment());
         e
     })
-}
-
-/// Reads one level; nested values recurse on a fresh stack segment when this one runs low.
-fn read(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputError> {
-    stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || read_level(exe, ty, json))
-}
-
-fn read_level(exe: &Executable, ty: &ValueType, json: &Json) -> Result<Value, InputError> {
-    match ty {
-        ValueType::Tensor { dtype, shape } => read_tensor(*dtype, shape, json),
-        ValueType::Tuple(types) => {
-            let items = match json {
-                Json::Array(items) if items.len() == types.len() => items,
-                _ => {
-                    return Err(expected(
-                        &format!("a tuple of {} value(s) as a JSON array", types.len()),
-                        json,
-                    ))
-                }
-            };
-            Ok(Value::tuple(read_each(exe, types, items, |i| format!("[{i}]"))?))
-        }
-        ValueType::Adt { name, args } => match json {
-            Json::Array(items) if typed::is_list(exe, name) => read_list(exe, name, args, items),
-            _ => read_constructor(exe, name, args, json),
-        },
-        ValueType::Ref(inner) => match json {
-            Json::Object(o) if o.len() == 1 && o.contains_key("ref") => {
-                let v = within(read(exe, inner, &o["ref"]), || ".ref".to_string())?;
-                Ok(Value::reference(v))
-            }
-            _ => Err(expected("a reference as {\"ref\": value}", json)),
-        },
-        ValueType::Func => Err("a function cannot be given as input".to_string().into()),
-        ValueType::Param(p) => {
-            Err(format!("a value of type parameter `{p}` cannot be read (the entry point is generic)").into())
-        }
-    }
-}
-
-/// Reads `items[i]` as a `types[i]` for each `i`; `segment(i)` is item `i`'s step in error paths.
-fn read_each(
-    exe: &Executable,
-    types: &[ValueType],
-    items: &[Json],
-    segment: impl Fn(usize) -> String,
-) -> Result<Vec<Value>, InputError> {
-    types.iter().zip(items).enumerate().map(|(i, (t, j))| within(read(exe, t, j), || segment(i))).collect()
 }
 
 fn expected(what: &str, json: &Json) -> InputError {
@@ -242,48 +191,6 @@ fn preview(out: &mut String, json: &Json, depth: usize) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
-}
-
-fn read_list(exe: &Executable, name: &str, args: &[ValueType], items: &[Json]) -> Result<Value, InputError> {
-    let (_, fields) = typed::constructor_fields(exe, name, args, 0)?;
-    let elem = &fields[0];
-    let mut list = Value::adt(1, vec![]);
-    // Built from the back, so the loop is flat however long the list is.
-    for (i, j) in items.iter().enumerate().rev() {
-        let x = within(read(exe, elem, j), || format!("[{i}]"))?;
-        list = Value::adt(0, vec![x, list]);
-    }
-    Ok(list)
-}
-
-fn read_constructor(
-    exe: &Executable,
-    name: &str,
-    args: &[ValueType],
-    json: &Json,
-) -> Result<Value, InputError> {
-    let info = typed::adt(exe, name)?;
-    let form = format!("a `{name}` value as {{\"con\": name, \"fields\": [...]}}");
-    let Json::Object(o) = json else { return Err(expected(&form, json)) };
-    let Some(Json::String(con)) = o.get("con") else { return Err(expected(&form, json)) };
-    if o.keys().any(|k| k != "con" && k != "fields") {
-        return Err(expected(&form, json));
-    }
-    let tag = info.constructors.iter().position(|c| c.name == *con).ok_or_else(|| {
-        let names: Vec<&str> = info.constructors.iter().map(|c| c.name.as_str()).collect();
-        InputError::from(format!("`{con}` is not a constructor of `{name}` ({})", names.join(", ")))
-    })?;
-    let (_, types) = typed::constructor_fields(exe, name, args, tag as u32)?;
-    let empty = vec![];
-    let items = match o.get("fields") {
-        None => &empty,
-        Some(Json::Array(items)) => items,
-        Some(other) => return Err(expected("`fields` as an array", other)),
-    };
-    if items.len() != types.len() {
-        return Err(format!("`{con}` takes {} field(s), {} given", types.len(), items.len()).into());
-    }
-    Ok(Value::adt(tag as u32, read_each(exe, &types, items, |i| format!(".fields[{i}]"))?))
 }
 
 fn read_tensor(dtype: DType, shape: &[Option<i64>], json: &Json) -> Result<Value, InputError> {

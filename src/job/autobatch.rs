@@ -31,7 +31,7 @@ pub(super) fn run(
     items: &[(String, String)],
     batch: usize,
     jobs: usize,
-    mut emit: impl FnMut(relay::batch::InputLine, Value, Duration) -> Result<(), Failure>,
+    mut emit: impl FnMut(Option<i64>, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let mut outcomes: Vec<(usize, Outcome)> = vec![];
     let mut lines = vec![];

@@ -11,7 +11,6 @@
 use super::{Entry, Passes, Timed};
 use crate::{Failure, EXIT_TRAP};
 use crossbeam_channel::unbounded;
-use relay::batch::InputLine;
 use relay::vm::{CancelHandle, MemoryStats, StopReason, Value, VmConfig};
 use relay::Program;
 use std::collections::BTreeMap;
@@ -22,7 +21,7 @@ use std::time::{Duration, Instant};
 /// What a worker reports for one input.
 pub(super) enum Outcome {
     /// The input ran: its line, its result and its time in the VM.
-    Ran(InputLine, Value, Duration),
+    Ran(Option<i64>, Value, Duration),
     /// Its run was cancelled (SIGINT).
     Cancelled,
     /// A bad input line or a trap.
@@ -42,7 +41,7 @@ pub(super) fn run(
     entry: &Entry,
     items: &[(String, String)],
     jobs: usize,
-    mut emit: impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
+    mut emit: impl FnMut(Option<i64>, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let vms: Vec<_> = (0..jobs).map(|_| program.vm_with(config.clone())).collect();
     let cancels: Vec<CancelHandle> = vms.iter().map(|vm| vm.cancel_handle().clone()).collect();
@@ -106,7 +105,7 @@ pub(super) fn panicked(what: &str) -> Failure {
 /// fails (its error), is cancelled, or all are emitted.
 pub(super) fn in_order(
     outcomes: impl Iterator<Item = (usize, Outcome)>,
-    emit: &mut impl FnMut(InputLine, Value, Duration) -> Result<(), Failure>,
+    emit: &mut impl FnMut(Option<i64>, Value, Duration) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let mut waiting: BTreeMap<usize, Outcome> = BTreeMap::new();
     let mut next = 0;
