@@ -12,6 +12,7 @@ use crate::ops::index::may_equal;
 use crate::ops::nn::converted;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
+use std::cmp::Ordering;
 
 /// `vision.all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class,
 /// iou_threshold, score_threshold, output_format="onnx")`: `boxes [batch, n, 4]` (two opposite
@@ -39,11 +40,17 @@ const NAME: &str = "vision.all_class_non_max_suppression";
 fn kept(corners: &[Corners], scores: &[f64], limit: Option<usize>, iou: f64, threshold: f64) -> Vec<usize> {
     let mut kept: Vec<usize> = Vec::new();
     for j in by_score(scores) {
-        if limit.is_some_and(|l| kept.len() >= l) || !(scores[j] > threshold) {
+        // NaN is incomparable: it neither passes the score threshold nor suppresses.
+        if limit.is_some_and(|l| kept.len() >= l)
+            || scores[j].partial_cmp(&threshold) != Some(Ordering::Greater)
+        {
             // Ordered by score: no later box passes the threshold either.
             break;
         }
-        if kept.iter().all(|&other| !(corners[j].iou(corners[other]) > iou)) {
+        if kept
+            .iter()
+            .all(|&other| corners[j].iou(corners[other]).partial_cmp(&iou) != Some(Ordering::Greater))
+        {
             kept.push(j);
         }
     }

@@ -14,6 +14,7 @@ use crate::ops::index::may_equal;
 use crate::ops::nn::converted;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
+use std::cmp::Ordering;
 
 /// `vision.non_max_suppression(data, valid_count, indices, max_output_size, iou_threshold,
 /// force_suppress, top_k, coord_start, score_index, id_index, return_indices,
@@ -116,7 +117,7 @@ impl Batch<'_> {
                 continue;
             }
             let me = self.out_row(j);
-            if me.get(c.score).is_none_or(|&s| !(s > 0.0)) {
+            if me.get(c.score).is_none_or(|&s| s.partial_cmp(&0.0) != Some(Ordering::Greater)) {
                 continue;
             }
             let my_class = c.id.map(|i| me[i]);
