@@ -192,6 +192,46 @@ case("op_roialign_ratio_output_half_pixel",
            coordinate_transformation_mode="output_half_pixel")],
      [("x", F, [2, 2, 5, 6])], [("y", F, [4, 2, 3, 2])], opset=16,
      inits={"rois": roi_boxes, "bi": np.array([1, 0, 1, 0], np.int64)})
+def nms_boxes(batch, n, seed, centre=False):
+    """batch x n boxes around centres in [0, 3] of sizes 0.5..2, so that some overlap: corners
+    (y1, x1, y2, x2), some in the other order, or (x, y, width, height) with `centre`."""
+    r = np.random.default_rng(seed)
+    mid, size = r.uniform(0, 3, (batch, n, 2)), r.uniform(0.5, 2, (batch, n, 2))
+    if centre:
+        return np.concatenate([mid, size], axis=2).astype(np.float32)
+    lo, hi = mid - size / 2, mid + size / 2
+    swap = r.random((batch, n, 1)) < 0.3
+    return np.concatenate([np.where(swap, hi, lo), np.where(swap, lo, hi)], axis=2).astype(np.float32)
+
+
+def nms_scores(batch, classes, n, seed):
+    return np.random.default_rng(seed).random((batch, classes, n)).astype(np.float32)
+
+
+NMS_IN = [("boxes", F, [2, 8, 4]), ("scores", F, [2, 3, 8])]
+NMS_OUT = [("selected", I64, ["n", 3])]
+case("op_nonmaxsuppression", [node("NonMaxSuppression", ["boxes", "scores", "m", "iou", "s"], ["selected"])],
+     NMS_IN, NMS_OUT, opset=11,
+     inits={"m": np.array([3], np.int64), "iou": np.array([0.3], np.float32), "s": np.array([0.2], np.float32)},
+     feeds={"boxes": nms_boxes(2, 8, 1), "scores": nms_scores(2, 3, 8, 2)})
+case("op_nonmaxsuppression_center_point_box",
+     [node("NonMaxSuppression", ["boxes", "scores", "m", "iou"], ["selected"], center_point_box=1)],
+     NMS_IN, NMS_OUT, opset=11, inits={"m": np.array([5], np.int64), "iou": np.array([0.4], np.float32)},
+     feeds={"boxes": nms_boxes(2, 8, 3, centre=True), "scores": nms_scores(2, 3, 8, 4)})
+case("op_nonmaxsuppression_limit_only", [node("NonMaxSuppression", ["boxes", "scores", "m", "", ""], ["selected"])],
+     NMS_IN, NMS_OUT, opset=21, inits={"m": np.array(4, np.int64)},
+     feeds={"boxes": nms_boxes(2, 8, 5), "scores": nms_scores(2, 3, 8, 6)})
+case("op_nonmaxsuppression_no_limit_is_none", [node("NonMaxSuppression", ["boxes", "scores"], ["selected"])],
+     NMS_IN, NMS_OUT, opset=11, feeds={"boxes": nms_boxes(2, 8, 7), "scores": nms_scores(2, 3, 8, 8)})
+case("op_nonmaxsuppression_run_time_limit",
+     [node("NonMaxSuppression", ["boxes", "scores", "m", "iou", "s"], ["selected"])],
+     NMS_IN + [("m", I64, [1]), ("iou", F, [1]), ("s", F, [1])], NMS_OUT, opset=13,
+     feeds={"boxes": nms_boxes(2, 8, 9), "scores": nms_scores(2, 3, 8, 10), "m": np.array([0], np.int64),
+            "iou": np.array([0.5], np.float32), "s": np.array([0.1], np.float32)},
+     also=[{"boxes": nms_boxes(2, 8, 11), "scores": nms_scores(2, 3, 8, 12), "m": np.array([2], np.int64),
+            "iou": np.array([0.5], np.float32), "s": np.array([0.1], np.float32)}])
+
+
 def inside_offsets(shape, kernel, image, strides, pads, seed):
     """DeformConv offsets whose every sampled position lies inside the image (where TVM's
     bilinear rule and ONNX's agree): random, then pulled into [0.01, size - 1.01]."""

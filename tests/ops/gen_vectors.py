@@ -2952,6 +2952,199 @@ error("nn.deformable_conv2d", "offset_dtype", [xde, np.zeros((1, 2, 2, 2)), wde]
 error("nn.deformable_conv2d", "nhwc", [xde, np.zeros((1, 2, 2, 2), np.float32), wde], {"data_layout": "NHWC"})
 
 
+
+# ---------------------------------------------------------------- vision: non-maximum suppression
+# TVM v0.16's documented semantics (topi.vision.nms, ONNX NonMaxSuppression), written in plain
+# NumPy/Python: no code shared with the Rust kernels.
+RNG = np.random.default_rng(6161)
+
+
+def box_iou(a, b):
+    """Intersection over union of two boxes, each two opposite corners (p0, q0, p1, q1) in
+    either order; 0 when the union has no area."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    lo_a, hi_a = np.minimum(a[:2], a[2:]), np.maximum(a[:2], a[2:])
+    lo_b, hi_b = np.minimum(b[:2], b[2:]), np.maximum(b[:2], b[2:])
+    inter = np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None))
+    union = np.prod(hi_a - lo_a) + np.prod(hi_b - lo_b) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def descending(scores):
+    """Positions by score, highest first, ties by position, NaN last."""
+    return sorted(range(len(scores)), key=lambda j: (np.isnan(scores[j]), -np.nan_to_num(scores[j]), j))
+
+
+def random_boxes(n, span=4.0):
+    """n boxes (p0, q0, p1, q1) of sizes 0.5..2.5 around centres in [0, span], some corners
+    swapped, so that some overlap."""
+    centre = RNG.uniform(0, span, (n, 2))
+    half = RNG.uniform(0.25, 1.25, (n, 2))
+    lo, hi = centre - half, centre + half
+    swap = RNG.random(n) < 0.3
+    first = np.where(swap[:, None], hi, lo)
+    second = np.where(swap[:, None], lo, hi)
+    return np.concatenate([first, second], axis=1)
+
+
+def valid_counts_ref(data, threshold, id_index=0, score_index=1):
+    b, n, _ = data.shape
+    count = np.zeros(b, np.int32)
+    out = np.full(data.shape, -1, data.dtype)
+    indices = np.full((b, n), -1, np.int32)
+    for i in range(b):
+        valid = [j for j in range(n)
+                 if data[i, j, score_index] > threshold and (id_index < 0 or data[i, j, id_index] >= 0)]
+        count[i] = len(valid)
+        out[i, :len(valid)] = data[i, valid]
+        indices[i, :len(valid)] = valid
+    return [count, out, indices]
+
+
+def detections(b, n, classes=3, coord_start=2, score_index=1, id_index=0, k=6):
+    """Rows of k columns: a class id in [-1, classes), a score in [0, 1), a box."""
+    data = np.zeros((b, n, k), np.float32)
+    for i in range(b):
+        data[i, :, coord_start:coord_start + 4] = random_boxes(n)
+    data[:, :, score_index] = RNG.random((b, n))
+    if id_index >= 0:
+        data[:, :, id_index] = RNG.integers(-1, classes, (b, n))
+    return data
+
+
+def nms_ref(data, valid_count, indices, max_output_size, iou_threshold, force_suppress=False, top_k=-1,
+            coord_start=2, score_index=1, id_index=0, return_indices=True, invalid_to_bottom=False):
+    b, n, k = data.shape
+    out = np.full((b, n, k), -1.0)
+    kept = np.full((b, n), -1, np.int64)
+    for i in range(b):
+        v = min(max(int(valid_count[i]), 0), n)
+        if iou_threshold > 0:
+            order = descending([float(data[i, j, score_index]) for j in range(v)])
+            keep = top_k if 0 < top_k < v else v
+            for j in range(keep):
+                out[i, j], kept[i, j] = data[i, order[j]], order[j]
+            count = 0
+            for j in range(v):
+                if count == max_output_size:
+                    out[i, j], kept[i, j] = -1, -1
+                    continue
+                if not out[i, j, score_index] > 0:
+                    continue
+                suppressed = False
+                for o in range(j):
+                    active = out[i, o, score_index] > 0 and (id_index < 0 or out[i, o, id_index] >= 0)
+                    same = force_suppress or id_index < 0 or out[i, o, id_index] == out[i, j, id_index]
+                    box_j = out[i, j, coord_start:coord_start + 4]
+                    box_o = out[i, o, coord_start:coord_start + 4]
+                    if active and same and box_iou(box_j, box_o) >= iou_threshold:
+                        suppressed = True
+                if suppressed:
+                    out[i, j], kept[i, j] = -1, -1
+                else:
+                    count += 1
+        else:
+            out[i, :v], kept[i, :v] = data[i, :v], np.arange(v)
+        if return_indices:
+            for j in range(v):
+                if kept[i, j] >= 0:
+                    kept[i, j] = indices[i, kept[i, j]]
+    if return_indices:
+        result = np.full((b, n), -1, np.int32)
+        counts = np.zeros((b, 1), np.int32)
+        for i in range(b):
+            entries = []
+            for d in kept[i]:
+                if d >= 0:
+                    entries.append(d)
+                if d > n or d < -n:
+                    entries.append(0)
+            result[i, :min(len(entries), n)] = entries[:n]
+            counts[i, 0] = len(entries)
+        return [result, counts]
+    if invalid_to_bottom:
+        moved = np.full((b, n, k), -1.0)
+        for i in range(b):
+            rows = [r for r in out[i] if r[0] >= 0]
+            moved[i, :len(rows)] = rows
+        out = moved
+    return [out.astype(data.dtype)]
+
+
+def all_class_nms_ref(boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold):
+    b, classes, n = scores.shape
+    rows = []
+    for i in range(b):
+        for c in range(classes):
+            kept = []
+            for j in descending([float(s) for s in scores[i, c]]):
+                if 0 < max_output_boxes_per_class <= len(kept) or not scores[i, c, j] > score_threshold:
+                    break
+                if all(not box_iou(boxes[i, j], boxes[i, o]) > iou_threshold for o in kept):
+                    kept.append(j)
+            rows += [[i, c, j] for j in kept]
+    selected = np.zeros((b * classes * n, 3), np.int64)
+    selected[:len(rows)] = np.array(rows, np.int64).reshape(-1, 3)
+    return [selected, np.array([len(rows)], np.int64)]
+
+
+xvc = detections(2, 5)
+xvc[0, 2, 1] = np.nan
+thr = np.float32(0.3)
+case("vision.get_valid_counts", "defaults_nan_score", [xvc, thr], valid_counts_ref(xvc, thr))
+xvc5 = detections(1, 6, coord_start=1, score_index=0, id_index=-1, k=5)
+thr = np.float32(0.5)
+case("vision.get_valid_counts", "no_class_score_first", [xvc5, thr], valid_counts_ref(xvc5, thr, -1, 0),
+     {"id_index": -1, "score_index": 0})
+case("vision.get_valid_counts", "no_boxes", [np.zeros((2, 0, 6), np.float32), np.float32(0)],
+     valid_counts_ref(np.zeros((2, 0, 6), np.float32), 0))
+error("vision.get_valid_counts", "two_d_data", [np.zeros((2, 6), np.float32), np.float32(0)])
+error("vision.get_valid_counts", "score_column_missing", [xvc, np.float32(0)], {"score_index": 6})
+error("vision.get_valid_counts", "threshold_not_scalar", [xvc, np.zeros(2, np.float32)])
+
+xn = detections(2, 8)
+vn, dn, in_ = valid_counts_ref(xn, np.float32(0.1))
+case("vision.non_max_suppression", "indices_per_class",
+     [dn, vn, in_, np.int32(-1), np.float32(0.3)], nms_ref(dn, vn, in_, -1, 0.3))
+case("vision.non_max_suppression", "boxes_force_suppress_top_k",
+     [dn, vn, in_, np.int32(-1), np.float32(0.2)], nms_ref(dn, vn, in_, -1, 0.2, True, 4, return_indices=False),
+     {"force_suppress": True, "top_k": 4, "return_indices": False})
+case("vision.non_max_suppression", "to_bottom_max_output",
+     [dn, vn, in_, np.int32(2), np.float32(0.3)],
+     nms_ref(dn, vn, in_, 2, 0.3, return_indices=False, invalid_to_bottom=True),
+     {"return_indices": False, "invalid_to_bottom": True})
+case("vision.non_max_suppression", "zero_threshold_keeps_order",
+     [dn, vn, in_, np.int32(1), np.float32(0.0)], nms_ref(dn, vn, in_, 1, 0.0))
+xn5 = detections(1, 7, coord_start=1, score_index=0, id_index=-1, k=5)
+vn5 = np.array([5], np.int32)
+in5 = np.arange(7, dtype=np.int32)[None, ::-1].copy()
+case("vision.non_max_suppression", "no_class_int64_limit",
+     [xn5, vn5, in5, np.int64(3), np.float32(0.1)],
+     nms_ref(xn5, vn5, in5, 3, 0.1, coord_start=1, score_index=0, id_index=-1),
+     {"coord_start": 1, "score_index": 0, "id_index": -1})
+error("vision.non_max_suppression", "valid_count_int64", [dn, vn.astype(np.int64), in_, np.int32(-1), np.float32(0.5)])
+error("vision.non_max_suppression", "coordinates_past_the_row", [dn, vn, in_, np.int32(-1), np.float32(0.5)],
+      {"coord_start": 3})
+error("vision.non_max_suppression", "indices_shape", [dn, vn, in_[:, :3], np.int32(-1), np.float32(0.5)])
+
+ba = np.stack([random_boxes(7) for _ in range(2)]).astype(np.float32)
+sa = RNG.random((2, 3, 7)).astype(np.float32)
+case("vision.all_class_non_max_suppression", "limit_two",
+     [ba, sa, np.int64(2), np.float32(0.3), np.float32(0.2)], all_class_nms_ref(ba, sa, 2, 0.3, 0.2))
+case("vision.all_class_non_max_suppression", "no_limit_int32",
+     [ba, sa, np.int32(-1), np.float32(0.5), np.float32(0.0)], all_class_nms_ref(ba, sa, -1, 0.5, 0.0))
+sa_tied = np.round(sa * 2) / 2
+case("vision.all_class_non_max_suppression", "tied_scores",
+     [ba, sa_tied, np.int64(0), np.float32(0.2), np.float32(-1.0)], all_class_nms_ref(ba, sa_tied, 0, 0.2, -1.0))
+error("vision.all_class_non_max_suppression", "boxes_of_five",
+      [np.zeros((1, 2, 5), np.float32), np.zeros((1, 1, 2), np.float32), np.int64(1), np.float32(0.5), np.float32(0)])
+error("vision.all_class_non_max_suppression", "scores_dtype",
+      [ba, sa.astype(np.float64), np.int64(1), np.float32(0.5), np.float32(0)])
+error("vision.all_class_non_max_suppression", "float_limit",
+      [ba, sa, np.float32(1), np.float32(0.5), np.float32(0)])
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)

@@ -66,3 +66,53 @@ op_attrs! {
         layout: String = ("NCHW".to_string()),
     }
 }
+
+op_attrs! {
+    /// `vision.get_valid_counts` (TVM `GetValidCountsAttrs`; the score threshold is the second
+    /// operand, as in TVM v0.16).
+    pub struct GetValidCountsAttrs {
+        /// The column of the class id; a row with a negative id is invalid. `< 0`: no class
+        /// column.
+        id_index: i64 = 0,
+        /// The column of the score.
+        score_index: i64 = 1,
+    }
+}
+
+op_attrs! {
+    /// `vision.non_max_suppression` (TVM `NonMaximumSuppressionAttrs`; `max_output_size` and
+    /// `iou_threshold` are operands, as in TVM v0.16).
+    pub struct NonMaximumSuppressionAttrs {
+        /// Whether a box suppresses boxes of every class, not only of its own.
+        force_suppress: bool = false,
+        /// How many of the best-scoring boxes take part; `<= 0`: all.
+        top_k: i64 = (-1),
+        /// The column of the first of the four box coordinates.
+        coord_start: i64 = 2,
+        /// The column of the score.
+        score_index: i64 = 1,
+        /// The column of the class id; `< 0`: no class column.
+        id_index: i64 = 0,
+        /// Whether to return the kept boxes' indices (and their count) instead of the boxes.
+        return_indices: bool = true,
+        /// Whether to move the kept boxes to the top of the box output.
+        invalid_to_bottom: bool = false,
+    }
+}
+
+attr_enum! {
+    /// The result layout of `vision.all_class_non_max_suppression`.
+    NmsOutputFormat, "\"onnx\" (\"tensorflow\" is not supported)" {
+        /// ONNX `NonMaxSuppression`'s `[batch, class, box]` rows and their count.
+        #[default]
+        Onnx = "onnx",
+    }
+}
+
+op_attrs! {
+    /// `vision.all_class_non_max_suppression` (TVM `AllClassNonMaximumSuppressionAttrs`).
+    pub struct AllClassNonMaximumSuppressionAttrs {
+        /// The result layout.
+        output_format: NmsOutputFormat = (NmsOutputFormat::Onnx),
+    }
+}

@@ -81,6 +81,7 @@ const OPERATORS: &[(&str, Convert)] = &[
     ("Mod", elementwise::mod_),
     ("Mul", |cx, n| elementwise::binary(cx, n, "multiply")),
     ("Neg", |cx, n| elementwise::unary(cx, n, "negative")),
+    ("NonMaxSuppression", vision::non_max_suppression),
     ("NonZero", indexing::non_zero),
     ("Not", |cx, n| elementwise::unary(cx, n, "logical_not")),
     ("OneHot", indexing::one_hot),

@@ -1,9 +1,12 @@
 //! Detection operators: `RoiAlign` as `vision.roi_align` (TVM v0.16's ONNX frontend,
-//! `RoiAlign._impl_v10`) and `DeformConv` as `nn.deformable_conv2d`.
+//! `RoiAlign._impl_v10`), `DeformConv` as `nn.deformable_conv2d` and `NonMaxSuppression` as
+//! `vision.all_class_non_max_suppression` (`NonMaxSuppression._impl_v10`).
 
+use crate::dtype::literal;
 use crate::error::ImportError;
 use crate::graph::{Converter, Value};
 use crate::node::Node;
+use relay_devices::DType;
 
 /// `RoiAlign` (`X [n, c, h, w]`, `rois [r, 4]` of `(x1, y1, x2, y2)`, `batch_indices [r]`):
 /// `vision.roi_align` over the rois with their batch index prepended as a first column, as
@@ -85,4 +88,75 @@ pub fn deform_conv(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, Import
         value = Value::new(format!("nn.bias_add({}, {})", conv.expr, b.expr), x.dtype, dims);
     }
     Ok(vec![value])
+}
+
+/// `NonMaxSuppression` (`boxes [batch, n, 4]`, `scores [batch, classes, n]`, optional scalar
+/// `max_output_boxes_per_class`, `iou_threshold`, `score_threshold`): the rows
+/// `vision.all_class_non_max_suppression` selects, sliced to their count (`int64 [?, 3]`), as
+/// TVM's frontend builds it. `center_point_box = 1` boxes `(x, y, width, height)` become
+/// corners `(y1, x1, y2, x2)` first. ONNX keeps no box for a limit `<= 0` (absent: 0), where
+/// the operator, as TVM's, has no limit: the score threshold becomes `+inf` then, which no
+/// score passes. An absent `score_threshold` is `-inf` (only NaN and `-inf` scores fail it),
+/// an absent `iou_threshold` 0.
+pub fn non_max_suppression(cx: &mut Converter, node: &Node) -> Result<Vec<Value>, ImportError> {
+    let (boxes, scores) = (cx.input(node, 0)?, cx.input(node, 1)?);
+    if boxes.dims.len() != 3 || scores.dims.len() != 3 {
+        return Err(node.error(format!(
+            "needs boxes of rank 3 and scores of rank 3, got ranks {} and {}",
+            boxes.dims.len(),
+            scores.dims.len()
+        )));
+    }
+    let mut operand = |i: usize, default: String| -> Result<String, ImportError> {
+        Ok(cx.optional_input(node, i)?.map_or(default, |v| v.expr))
+    };
+    let limit = operand(2, "0i64".to_string())?;
+    let iou = operand(3, literal(DType::F32, 0.0))?;
+    let threshold = operand(4, literal(DType::F32, f64::NEG_INFINITY))?;
+    let corners = match node.int("center_point_box", 0)? {
+        0 => boxes.expr,
+        1 => {
+            let parts = cx.bind(
+                "center_boxes",
+                Value::new(
+                    format!("split({}, indices_or_sections=4, axis=2)", boxes.expr),
+                    boxes.dtype,
+                    vec![],
+                ),
+            );
+            let (p, half) = (&parts.expr, literal(boxes.dtype, 2.0));
+            let corner = |op: &str, centre: usize, size: usize| {
+                format!("{op}({p}.{centre}, divide({p}.{size}, {half}))")
+            };
+            format!(
+                "concatenate(({}, {}, {}, {}), axis=2)",
+                corner("subtract", 1, 3),
+                corner("subtract", 0, 2),
+                corner("add", 1, 3),
+                corner("add", 0, 2)
+            )
+        }
+        other => return Err(node.error(format!("center_point_box must be 0 or 1, got {other}"))),
+    };
+    let threshold = format!(
+        "where(greater({limit}, {}), {threshold}, {})",
+        literal(DType::I64, 0.0),
+        literal(DType::F32, f64::INFINITY)
+    );
+    let nms = cx.bind(
+        &node.name_hint(),
+        Value::new(
+            format!(
+                "vision.all_class_non_max_suppression({corners}, {}, {limit}, {iou}, {threshold})",
+                scores.expr
+            ),
+            DType::I64,
+            vec![],
+        ),
+    );
+    let expr = format!(
+        "dyn.strided_slice({n}.0, zeros(shape=[1], dtype=\"int64\"), {n}.1, ones(shape=[1], dtype=\"int64\"))",
+        n = nms.expr
+    );
+    Ok(vec![Value::new(expr, DType::I64, vec![None, Some(3)])])
 }

@@ -3,10 +3,10 @@
 
 use crate::attrs::MultiBoxPriorAttrs;
 use crate::error::KernelError;
-use crate::kernels::num::from_f64;
-use crate::kernels::util::{args, floats, only_output};
+use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
 use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use crate::ops::image::sample::write_values;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -102,13 +102,7 @@ impl Operator for MultiBoxPrior {
                 }
             }
         }
-        let out = only_output(outputs)?;
-        floats!(out.dtype(), T => {
-            for (d, v) in out.as_mut_slice::<T>()?.iter_mut().zip(values) {
-                *d = from_f64::<T>(v);
-            }
-            Ok(())
-        })
+        write_values(only_output(outputs)?, values)
     }
 }
 
