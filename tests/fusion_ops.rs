@@ -241,8 +241,27 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("slice_like(%a, %b, axes=[-1])", &["Tensor[(3, 5), float32]", "Tensor[(1, 2), float32]"]),
         ("cast_like(%a, %b)", &["Tensor[(2, 3), float32]", "Tensor[(1), int32]"]),
     ];
+    fixed.extend(trigonometric_cases());
+    fixed.extend(injective_cases());
     out.extend(fixed.drain(..).map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
     out
+}
+
+/// The trigonometric and hyperbolic operators past the listed cases' [-3, 3]: periods far
+/// from 0 (the JIT's argument reduction), `asin`/`acos` inside [-1, 1], and `sinh`/`cosh`
+/// up to their overflow (the operands are multiples of 1/64 in [-3, 3]).
+fn trigonometric_cases() -> Vec<Case> {
+    const T: &[&str] = &["Tensor[(3, 7), float32]"];
+    vec![
+        ("sin(multiply(%a, 3000f))", T),
+        ("cos(multiply(%a, 3000f))", T),
+        ("tan(multiply(%a, 3000f))", T),
+        ("atan(multiply(%a, 1000f))", T),
+        ("asin(divide(%a, 3f))", T),
+        ("acos(divide(%a, 3f))", T),
+        ("sinh(multiply(%a, 29.8f))", T),
+        ("cosh(multiply(%a, 29.8f))", T),
+    ]
 }
 
 /// The library's operators of `pattern` and `arity` (elementwise and reductions: 1, broadcast:
@@ -540,4 +559,23 @@ fn fused_executables_save_and_load() {
     let args: Vec<Json> =
         ["Tensor[(3, 4), float32]", "Tensor[(4), float32]"].iter().map(|t| argument(t, &mut rng)).collect();
     assert_eq!(run(&loaded, &args).unwrap(), run(&fused, &args).unwrap());
+}
+
+/// The injective operators whose rules came with the trigonometric ones. The index operands
+/// are in [-5, 5], so every indexed axis has at least 6 elements (the reference kernel
+/// refuses an index outside `-n..n`).
+fn injective_cases() -> Vec<Case> {
+    vec![
+        ("gather_nd(%a, %b)", &["Tensor[(6, 7, 3), float32]", "Tensor[(2, 4), int32]"]),
+        ("gather_nd(%a, %b)", &["Tensor[(6, 6), int32]", "Tensor[(2, 3, 2), int32]"]),
+        ("gather_nd(%a, %b, batch_dims=1)", &["Tensor[(2, 6, 3), float32]", "Tensor[(1, 2, 5), int32]"]),
+        ("gather_nd(%a, %b)", &["Tensor[(6, 2), float32]", "Tensor[(1, 0), int32]"]),
+        ("matrix_set_diag(%a, %b)", &["Tensor[(2, 3, 4), float32]", "Tensor[(2, 3), float32]"]),
+        ("matrix_set_diag(%a, %b, k1=-1, k2=2)", &["Tensor[(4, 3), int32]", "Tensor[(4, 3), int32]"]),
+        (
+            "matrix_set_diag(%a, %b, k1=-2, k2=1, super_diag_right_align=True, sub_diag_right_align=False)",
+            &["Tensor[(2, 5, 4), float32]", "Tensor[(2, 4, 4), float32]"],
+        ),
+        ("matrix_set_diag(%a, %b, k1=1, k2=1)", &["Tensor[(3, 2), float32]", "Tensor[(1), float32]"]),
+    ]
 }

@@ -17,7 +17,8 @@
 //!   `int8`, `x << -1 == x << 7`); `shr` is arithmetic on signed dtypes, logical on unsigned.
 //!
 //! Floats follow IEEE in the operand's precision (`float32` in `f32`), except that
-//! `exp log tanh sigmoid erf` of a `float32` are computed in `f64` and rounded once, so the
+//! `exp log tanh sigmoid erf`, the trigonometric `sin cos tan asin acos atan` and the
+//! hyperbolic `sinh cosh` of a `float32` are computed in `f64` and rounded once, so the
 //! oracle is as accurate as `f32` allows, and that `float16` is computed in `float32` and
 //! rounded to `float16` once per operation (TVM's CPU target does the same). `max`/`min` are compare-and-select (`a > b ? a : b`),
 //! as the vector instructions compute them.
@@ -105,6 +106,22 @@ pub enum UnOp {
     Round,
     /// -1, 0 or 1 (floats: `sign(±0) = ±0`, `sign(NaN) = NaN`).
     Sign,
+    /// Sine (float32).
+    Sin,
+    /// Cosine (float32).
+    Cos,
+    /// Tangent (float32).
+    Tan,
+    /// Arcsine, in `[-π/2, π/2]`; NaN outside `[-1, 1]` (float32).
+    Asin,
+    /// Arccosine, in `[0, π]`; NaN outside `[-1, 1]` (float32).
+    Acos,
+    /// Arctangent, in `[-π/2, π/2]` (float32).
+    Atan,
+    /// Hyperbolic sine (float32).
+    Sinh,
+    /// Hyperbolic cosine (float32).
+    Cosh,
 }
 
 impl BinOp {
@@ -189,7 +206,7 @@ impl BinOp {
 
 impl UnOp {
     /// Every operator, in declaration order (the order of their encodings).
-    pub const ALL: [UnOp; 14] = [
+    pub const ALL: [UnOp; 22] = [
         UnOp::Neg,
         UnOp::Not,
         UnOp::Abs,
@@ -204,6 +221,14 @@ impl UnOp {
         UnOp::Ceil,
         UnOp::Round,
         UnOp::Sign,
+        UnOp::Sin,
+        UnOp::Cos,
+        UnOp::Tan,
+        UnOp::Asin,
+        UnOp::Acos,
+        UnOp::Atan,
+        UnOp::Sinh,
+        UnOp::Cosh,
     ];
 
     /// The operator's name (`neg`, `exp`), as printers write it.
@@ -223,12 +248,35 @@ impl UnOp {
             UnOp::Ceil => "ceil",
             UnOp::Round => "round",
             UnOp::Sign => "sign",
+            UnOp::Sin => "sin",
+            UnOp::Cos => "cos",
+            UnOp::Tan => "tan",
+            UnOp::Asin => "asin",
+            UnOp::Acos => "acos",
+            UnOp::Atan => "atan",
+            UnOp::Sinh => "sinh",
+            UnOp::Cosh => "cosh",
         }
     }
 
     /// Whether the op exists only for `float32` (approximated by backends).
     pub fn is_f32_only(self) -> bool {
-        matches!(self, UnOp::Exp | UnOp::Log | UnOp::Tanh | UnOp::Sigmoid | UnOp::Erf)
+        matches!(
+            self,
+            UnOp::Exp
+                | UnOp::Log
+                | UnOp::Tanh
+                | UnOp::Sigmoid
+                | UnOp::Erf
+                | UnOp::Sin
+                | UnOp::Cos
+                | UnOp::Tan
+                | UnOp::Asin
+                | UnOp::Acos
+                | UnOp::Atan
+                | UnOp::Sinh
+                | UnOp::Cosh
+        )
     }
 }
 
@@ -484,6 +532,14 @@ fn f32_unary(op: UnOp, a: f32) -> Option<Scalar> {
         UnOp::Tanh => wide.tanh() as f32,
         UnOp::Sigmoid => (1.0 / (1.0 + (-wide).exp())) as f32,
         UnOp::Erf => libm::erf(wide) as f32,
+        UnOp::Sin => wide.sin() as f32,
+        UnOp::Cos => wide.cos() as f32,
+        UnOp::Tan => wide.tan() as f32,
+        UnOp::Asin => wide.asin() as f32,
+        UnOp::Acos => wide.acos() as f32,
+        UnOp::Atan => wide.atan() as f32,
+        UnOp::Sinh => wide.sinh() as f32,
+        UnOp::Cosh => wide.cosh() as f32,
         UnOp::Not => return None,
         _ => float_common_unary!(op, a, f32)?,
     };
@@ -609,6 +665,18 @@ mod tests {
         assert_eq!(u(UnOp::Sign, -0.0), Some(Scalar::Float(-0.0)));
         assert_eq!(u(UnOp::Sigmoid, 0.0), Some(Scalar::Float(0.5)));
         assert_eq!(eval_unary(UnOp::Exp, DType::F64, Scalar::Float(0.0)), None);
+        // The trigonometric and hyperbolic ops: f64 rounded once to f32, for f32 only.
+        let once = |g: fn(f64) -> f64, a: f32| Some(Scalar::Float(f64::from(g(f64::from(a)) as f32)));
+        assert_eq!(u(UnOp::Sin, 3.0), once(f64::sin, 3.0));
+        assert_eq!(u(UnOp::Cos, 1e4), once(f64::cos, 1e4));
+        assert_eq!(u(UnOp::Tan, -1.5), once(f64::tan, -1.5));
+        assert_eq!(u(UnOp::Asin, -1.0), Some(Scalar::Float(f64::from(-std::f32::consts::FRAC_PI_2))));
+        assert_eq!(u(UnOp::Acos, 0.25), once(f64::acos, 0.25));
+        assert_eq!(u(UnOp::Atan, f32::INFINITY), Some(Scalar::Float(f64::from(std::f32::consts::FRAC_PI_2))));
+        assert_eq!(u(UnOp::Sinh, -0.0), Some(Scalar::Float(-0.0)));
+        assert_eq!(u(UnOp::Cosh, 89.4), once(f64::cosh, 89.4));
+        assert!(matches!(u(UnOp::Acos, 1.5), Some(Scalar::Float(v)) if v.is_nan()));
+        assert_eq!(eval_unary(UnOp::Sin, DType::F64, Scalar::Float(0.0)), None);
         assert_eq!(eval_unary(UnOp::Not, DType::BOOL, Scalar::Bool(true)), Some(Scalar::Bool(false)));
         assert_eq!(cast(Scalar::Float(1e10), DType::I32), Scalar::Int(i32::MAX.into()));
         assert_eq!(cast(Scalar::Float(f64::NAN), DType::U8), Scalar::UInt(0));

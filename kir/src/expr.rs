@@ -406,6 +406,14 @@ expr_unary_methods! {
     tanh Tanh;
     sigmoid Sigmoid;
     erf Erf;
+    sin Sin;
+    cos Cos;
+    tan Tan;
+    asin Asin;
+    acos Acos;
+    atan Atan;
+    sinh Sinh;
+    cosh Cosh;
     floor Floor;
     ceil Ceil;
     round Round;

@@ -151,10 +151,11 @@ fn binary_result(op: BinOp, dt: DType) -> Option<DType> {
 
 fn unary_ok(op: UnOp, dt: DType) -> bool {
     match op {
+        // The transcendental functions: the JIT approximates them for `float32` only.
+        _ if op.is_f32_only() => dt == DType::F32,
         UnOp::Neg | UnOp::Abs | UnOp::Sign => is_num(dt),
         UnOp::Not => dt == DType::BOOL || dt.is_int(),
-        UnOp::Sqrt | UnOp::Rsqrt | UnOp::Floor | UnOp::Ceil | UnOp::Round => dt.is_float(),
-        UnOp::Exp | UnOp::Log | UnOp::Tanh | UnOp::Sigmoid | UnOp::Erf => dt == DType::F32,
+        _ => dt.is_float(),
     }
 }
 

@@ -51,7 +51,7 @@ const ERF_Q: [f32; 6] = [0.001_233_438_4, 0.264_695_67, 0.379_925_73, -0.036_059
 
 impl Ops<'_, '_> {
     /// `x` limited to `[lo, hi]`, NaN passing through.
-    fn clamp(&mut self, x: Value, lo: f32, hi: f32) -> Value {
+    pub(crate) fn clamp(&mut self, x: Value, lo: f32, hi: f32) -> Value {
         let ty = self.ty(x);
         let lo = self.fconst(ty, lo);
         let hi = self.fconst(ty, hi);
@@ -74,9 +74,27 @@ impl Ops<'_, '_> {
     pub(crate) fn exp(&mut self, x: Value) -> Value {
         // e^-104 is below the smallest subnormal and e^89 above f32::MAX: clamping there
         // keeps the exponent arithmetic in range while rounding to 0 and +inf correctly.
-        let x = self.clamp(x, -104.0, 89.0);
+        self.exp_scaled(x, 89.0, 0)
+    }
+
+    /// `e^x / 2` without `e^x`'s overflow: finite up to `x ≈ 89.4` (`cosh`'s and `sinh`'s
+    /// large halves).
+    pub(crate) fn half_exp(&mut self, x: Value) -> Value {
+        self.exp_scaled(x, 90.0, -1)
+    }
+
+    /// `e^x · 2^k` with `x` clamped to `[-104, hi]`, the scaling folded into the exponent.
+    fn exp_scaled(&mut self, x: Value, hi: f32, k: i64) -> Value {
+        let x = self.clamp(x, -104.0, hi);
         let (p, n) = self.exp_reduced(x);
-        // Scale by 2^n in two steps so that n in [-150, 129] needs no subnormal or infinite
+        let n = if k == 0 {
+            n
+        } else {
+            let ty = self.ty(n);
+            let k = self.iconst(ty, k);
+            self.b.ins().iadd(n, k)
+        };
+        // Scale by 2^n in two steps so that n in [-151, 129] needs no subnormal or infinite
         // intermediate.
         let n1 = self.b.ins().sshr_imm_u(n, 1);
         let n2 = self.b.ins().isub(n, n1);

@@ -22,7 +22,8 @@
 //!   `maxps`/`minps`/blends; reductions (`acc = acc + e`, `max`, `min`) keep one accumulator
 //!   per lane. `a * b + c` on floats becomes a fused multiply-add when the CPU has FMA (in
 //!   scalar code too, so vector bodies and tails agree).
-//! - **Math.** `exp log tanh sigmoid erf` are inline polynomial approximations (see `math.rs`
+//! - **Math.** `exp log tanh sigmoid erf` and `sin cos tan asin acos atan sinh cosh` are inline
+//!   polynomial approximations (see `math.rs` and `trig.rs`
 //!   for their error bounds), identical in scalar and vector code; `pow` calls Rust's `powf`
 //!   and keeps its loop scalar.
 //! - `unroll` loops with constant extent up to 16 are unrolled; `parallel` is serial.
@@ -33,6 +34,7 @@ mod kernel;
 mod math;
 mod ops;
 mod temps;
+mod trig;
 mod vector;
 
 pub use kernel::{CompiledKernel, KernelStats};

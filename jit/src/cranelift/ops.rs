@@ -338,6 +338,14 @@ impl Ops<'_, '_> {
             UnOp::Tanh => self.tanh(a),
             UnOp::Sigmoid => self.sigmoid(a),
             UnOp::Erf => self.erf(a),
+            UnOp::Sin => self.sin(a),
+            UnOp::Cos => self.cos(a),
+            UnOp::Tan => self.tan(a),
+            UnOp::Asin => self.asin(a),
+            UnOp::Acos => self.acos(a),
+            UnOp::Atan => self.atan(a),
+            UnOp::Sinh => self.sinh(a),
+            UnOp::Cosh => self.cosh(a),
             UnOp::Not => a,
         }
     }

@@ -145,21 +145,21 @@ unary! {
     /// `rsqrt`: `1 / sqrt(x)`.
     Rsqrt = "rsqrt", floats, "1 / sqrt(x)", |x| 1.0 / Float::sqrt(x), kir |d, x| x.unary(KirUnOp::Rsqrt);
     /// `sin`.
-    Sin = "sin", floats, "sine", |x| x.sin();
+    Sin = "sin", floats, "sine", |x| x.sin(), kir |d, x| x.unary(KirUnOp::Sin);
     /// `cos`.
-    Cos = "cos", floats, "cosine", |x| x.cos();
+    Cos = "cos", floats, "cosine", |x| x.cos(), kir |d, x| x.unary(KirUnOp::Cos);
     /// `tan`.
-    Tan = "tan", floats, "tangent", |x| x.tan();
+    Tan = "tan", floats, "tangent", |x| x.tan(), kir |d, x| x.unary(KirUnOp::Tan);
     /// `asin`.
-    Asin = "asin", floats, "arcsine", |x| x.asin();
+    Asin = "asin", floats, "arcsine", |x| x.asin(), kir |d, x| x.unary(KirUnOp::Asin);
     /// `acos`.
-    Acos = "acos", floats, "arccosine", |x| x.acos();
+    Acos = "acos", floats, "arccosine", |x| x.acos(), kir |d, x| x.unary(KirUnOp::Acos);
     /// `atan`.
-    Atan = "atan", floats, "arctangent", |x| x.atan();
+    Atan = "atan", floats, "arctangent", |x| x.atan(), kir |d, x| x.unary(KirUnOp::Atan);
     /// `sinh`.
-    Sinh = "sinh", floats, "hyperbolic sine", |x| x.sinh();
+    Sinh = "sinh", floats, "hyperbolic sine", |x| x.sinh(), kir |d, x| x.unary(KirUnOp::Sinh);
     /// `cosh`.
-    Cosh = "cosh", floats, "hyperbolic cosine", |x| x.cosh();
+    Cosh = "cosh", floats, "hyperbolic cosine", |x| x.cosh(), kir |d, x| x.unary(KirUnOp::Cosh);
     /// `tanh`.
     Tanh = "tanh", floats, "hyperbolic tangent", |x| Float::tanh(x), kir |d, x| x.unary(KirUnOp::Tanh);
     /// `sigmoid`: `1 / (1 + e^-x)`.

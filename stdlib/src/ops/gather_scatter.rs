@@ -165,6 +165,34 @@ impl Operator for GatherNd {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "data[indices[:, y]] for every position y of indices[0]";
     type Attrs = GatherNdAttrs;
+    // `out[batch, y, inner] = data[batch, indices[0, batch, y], ..., indices[m-1, batch, y],
+    // inner]`; an index wraps into its axis like `gather`'s (the reference kernel's `-n..n`,
+    // and any other value kept in bounds, since a fused kernel cannot fail).
+    const COMPUTE: Option<crate::operator::ComputeRule<GatherNdAttrs>> = Some(|inputs, a, _| {
+        let [data, indices] = tensors(inputs)?;
+        let sizes = |s: &[i64]| s.iter().map(|&d| usize::try_from(d)).collect::<Result<Vec<_>, _>>();
+        let (dshape, ishape) = match (sizes(&data.shape), sizes(&indices.shape)) {
+            (Ok(d), Ok(i)) => (d, i),
+            _ => return Err("a gather_nd of unknown shape runs in the reference kernel".into()),
+        };
+        let (_, b, m) = gather_nd_plan(&dshape, &ishape, a).map_err(|e| e.to_string())?;
+        if !indices.dtype.is_int() || dshape[b..b + m].contains(&0) {
+            return Err("a gather_nd from an empty axis runs in the reference kernel".into());
+        }
+        let (data, indices) = (data.clone(), indices.clone());
+        let positions = ishape.len() - 1;
+        Ok(lazy(move |k, idx| {
+            let (at, inner) = idx.split_at(positions);
+            let mut src: Vec<Index> = at[..b].to_vec();
+            for (j, &n) in dshape[b..b + m].iter().enumerate() {
+                let row: Vec<Index> =
+                    std::iter::once(Index::from(j as i64)).chain(at.iter().cloned()).collect();
+                src.push(Index::value(indices.at(k, &row).cast(DType::I64)).floor_mod(n as i64));
+            }
+            src.extend(inner.iter().cloned());
+            data.at(k, &src)
+        }))
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GatherNdAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [data, indices] = args(inputs)?;

@@ -10,7 +10,7 @@ use crate::kernels::util::{any_type, args, for_each_index, only_output};
 use crate::kernels::Checked;
 use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
 use crate::ops::index::{index_values, may_equal, strides};
-use relay_compiler::kir::Expr;
+use relay_compiler::kir::{Expr, Index};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Element, Scalar, Tensor};
 
@@ -174,6 +174,40 @@ impl Operator for MatrixSetDiag {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "diagonals k1..=k2 of the innermost matrices replaced";
     type Attrs = MatrixSetDiagAttrs;
+    // `Diagonals::position` in index arithmetic: element `(i, j)` reads `diagonal` where
+    // `k1 <= j - i <= k2`, else `data`; the diagonal's row and column are clamped so that the
+    // read is in bounds where the select discards it.
+    const COMPUTE: Option<crate::operator::ComputeRule<MatrixSetDiagAttrs>> = Some(|inputs, a, _| {
+        let [x, diag] = tensors(inputs)?;
+        let r = x.shape.len();
+        let (m, n) = match x.shape.get(r.wrapping_sub(2)..) {
+            Some(&[m, n]) => (usize::try_from(m), usize::try_from(n)),
+            _ => return Err("matrix_set_diag needs matrices".into()),
+        };
+        let (Ok(m), Ok(n)) = (m, n) else { return Err("matrix_set_diag of unknown size".into()) };
+        let d = Diagonals::new(m, n, a).map_err(|e| e.to_string())?;
+        if d.max_len == 0 {
+            return Err("matrix_set_diag of empty matrices runs in the reference kernel".into());
+        }
+        let (x, diag, several) = (x.clone(), diag.clone(), a.k1 != a.k2);
+        Ok(lazy(move |k, idx| {
+            let (lead, ij) = idx.split_at(r - 2);
+            let (i, j) = (ij[0].clone(), ij[1].clone());
+            let kk = j.clone() - i.clone();
+            let len = (kk.clone().min(0) + d.m).min(d.n - kk.clone().max(0));
+            let shift = |right: bool| if right { d.max_len - len.clone() } else { Index::from(0) };
+            // 1 on and above the main diagonal (`kk >= 0`), 0 below.
+            let upper = (kk.clone() + 1).clamp(0, 1);
+            let offset = upper.clone() * shift(d.super_right) + (1 - upper) * shift(d.sub_right);
+            let mut at = lead.to_vec();
+            if several {
+                at.push((d.k2 - kk.clone()).clamp(0, d.k2 - d.k1));
+            }
+            at.push((i.min(j) + offset).clamp(0, d.max_len - 1));
+            let on = Expr::index(kk.clone()).ge(Expr::i64(d.k1)).and(Expr::index(kk).le(Expr::i64(d.k2)));
+            Expr::select(on, diag.at(k, &at), x.at(k, idx))
+        }))
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &MatrixSetDiagAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x, diag] = args(inputs)?;
