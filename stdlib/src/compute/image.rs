@@ -181,7 +181,7 @@ pub(crate) fn crop_and_resize(
     let source: Source = Rc::new(move |k, idx| {
         let b = idx[0].clone();
         let corner = |j: i64| boxes.at(k, &[b.clone(), Index::Const(j)]).cast(DType::F64);
-        let image = clamped_index(indices.at(k, &[b.clone()]), 0, images - 1);
+        let image = clamped_index(indices.at(k, std::slice::from_ref(&b)), 0, images - 1);
         (image, vec![(corner(0), corner(2)), (corner(1), corner(3))])
     });
     resampled(x, axes, sampling, out, source)
