@@ -7,6 +7,8 @@
 //! than `NCHW`, an empty axis to mirror), it refuses the input and the op runs its reference
 //! kernel.
 
+pub(crate) mod grid;
+pub(crate) mod image;
 pub(crate) mod nn;
 pub(crate) mod reduce;
 pub(crate) mod transform;

@@ -7,10 +7,11 @@ use super::sample::{output_sizes, resampled, resampled_dtype, spatial_axes, writ
 use crate::attrs::{
     CoordinateTransformationMode, CropAndResizeAttrs, CropAndResizeMethod, ResizeMethod, RoundingMethod,
 };
+use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
-use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use crate::operator::{shape_text, ComputeRule, DTypeSet, Operator, ShapeDim};
 use crate::ops::index::may_equal;
 use crate::ops::nn::converted;
 use relay_compiler::op::OpPattern;
@@ -37,6 +38,10 @@ impl Operator for CropAndResize {
     const DTYPES: DTypeSet = DTypeSet::Nums;
     const DOC: &'static str = "boxes of a batch of images resampled to crop_size";
     type Attrs = CropAndResizeAttrs;
+    const COMPUTE: Option<ComputeRule<CropAndResizeAttrs>> = Some(|inputs, a, out| {
+        let axes = spatial_axes(NAME, &a.layout, "NCHW", "NHWC").map_err(|e| e.to_string())?;
+        compute::image::crop_and_resize(inputs, axes, Self::sampling(a), out)
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &CropAndResizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [data, boxes, indices] = args(inputs)?;
@@ -82,17 +87,7 @@ impl Operator for CropAndResize {
     ) -> Result<(), KernelError> {
         let [data, boxes, indices] = args(inputs)?;
         let axes = spatial_axes(NAME, &a.layout, "NCHW", "NHWC")?;
-        let sampling = Sampling {
-            method: match a.method {
-                CropAndResizeMethod::Bilinear => ResizeMethod::Linear,
-                CropAndResizeMethod::NearestNeighbor => ResizeMethod::NearestNeighbor,
-            },
-            mode: CoordinateTransformationMode::TfCropAndResize,
-            rounding: RoundingMethod::Round,
-            cubic_alpha: -0.5,
-            cubic_exclude: false,
-            extrapolation_value: a.extrapolation_value,
-        };
+        let sampling = Self::sampling(a);
         let out = only_output(outputs)?;
         let (x, boxes, indices): (Vec<f64>, Vec<f64>, Vec<i64>) =
             (converted(data)?, converted(boxes)?, converted(indices)?);
@@ -109,6 +104,24 @@ impl Operator for CropAndResize {
             values.extend(resampled(&in_shape, image, &out_shape, axes.clone(), roi, &sampling)?);
         }
         write_values(out, values)
+    }
+}
+
+impl CropAndResize {
+    /// The sampling of a call: `tf_crop_and_resize` coordinates, the box being the region
+    /// of interest.
+    fn sampling(a: &CropAndResizeAttrs) -> Sampling {
+        Sampling {
+            method: match a.method {
+                CropAndResizeMethod::Bilinear => ResizeMethod::Linear,
+                CropAndResizeMethod::NearestNeighbor => ResizeMethod::NearestNeighbor,
+            },
+            mode: CoordinateTransformationMode::TfCropAndResize,
+            rounding: RoundingMethod::Round,
+            cubic_alpha: -0.5,
+            cubic_exclude: false,
+            extrapolation_value: a.extrapolation_value,
+        }
     }
 }
 

@@ -4,12 +4,13 @@
 //! the `y` — where PyTorch's is `[N, H, W, 2]`; coordinates are normalised, -1 and 1 the two
 //! edges of the image. Reference kernels only; sums in `float64`, cast to the dtype.
 
-use super::sample::{cubic_weights, write_values};
+use super::sample::{cubic_weights, write_values, Real};
 use crate::attrs::{AffineGridAttrs, GridSampleAttrs, GridSampleMethod, GridSamplePadding};
+use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output, same_dtype, to_positive};
 use crate::kernels::Checked;
-use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use crate::operator::{shape_text, ComputeRule, DTypeSet, Operator, ShapeDim};
 use crate::ops::index::may_equal;
 use crate::ops::nn::converted;
 use relay_compiler::op::OpPattern;
@@ -41,6 +42,7 @@ impl Operator for AffineGrid {
     const DTYPES: DTypeSet = DTypeSet::Floats;
     const DOC: &'static str = "the grid of a batch of 2-d affine maps, [n, 2, 3] -> [n, 2, h, w]";
     type Attrs = AffineGridAttrs;
+    const COMPUTE: Option<ComputeRule<AffineGridAttrs>> = Some(compute::grid::affine_grid);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &AffineGridAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [data] = args(inputs)?;
@@ -105,6 +107,7 @@ impl Operator for GridSample {
     const DTYPES: DTypeSet = DTypeSet::Floats;
     const DOC: &'static str = "data sampled at grid's normalised coordinates (NCHW)";
     type Attrs = GridSampleAttrs;
+    const COMPUTE: Option<ComputeRule<GridSampleAttrs>> = Some(compute::grid::grid_sample);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GridSampleAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [data, grid] = args(inputs)?;
@@ -175,24 +178,44 @@ type Taps = Vec<(Option<usize>, f64)>;
 
 impl GridSampleAttrs {
     /// The pixel coordinate of normalised coordinate `g` along an axis of `size`.
-    fn unnormalize(&self, g: f64, size: usize) -> f64 {
-        let size = size as f64;
+    pub(crate) fn unnormalize<T: Real>(&self, g: T, size: usize) -> T {
+        let (size, one, two) = (T::real(size as f64), T::real(1.0), T::real(2.0));
         if self.align_corners {
-            (g + 1.0) / 2.0 * (size - 1.0)
+            (g + one.clone()) / two * (size - one)
         } else {
-            ((g + 1.0) * size - 1.0) / 2.0
+            ((g + one.clone()) * size - one) / two
         }
     }
 
     /// Pixel coordinate `p` under `padding_mode` (`zeros` leaves it as it is).
-    fn padded(&self, p: f64, size: usize) -> f64 {
+    pub(crate) fn padded<T: Real>(&self, p: T, size: usize) -> T {
         let last = size as f64 - 1.0;
-        let clamp = |p: f64| p.max(0.0).min(last);
+        let clamp = |p: T| p.max(T::real(0.0)).min(T::real(last));
         match self.padding_mode {
             GridSamplePadding::Zeros => p,
             GridSamplePadding::Border => clamp(p),
             GridSamplePadding::Reflection if self.align_corners => clamp(reflect(p, 0.0, last)),
             GridSamplePadding::Reflection => clamp(reflect(p, -0.5, size as f64 - 0.5)),
+        }
+    }
+
+    /// The taps of normalised coordinate `g` along an axis of `size`: `(pixel coordinate,
+    /// weight)`, the coordinate an integer under the padding, perhaps outside the image.
+    pub(crate) fn axis_points<T: Real>(&self, g: T, size: usize) -> Vec<(T, T)> {
+        let p = self.unnormalize(g, size);
+        let fraction = |p: T| (p.clone().floor(), p.clone() - p.floor());
+        match self.method {
+            GridSampleMethod::Nearest => vec![(self.padded(p, size).round_ties_even(), T::real(1.0))],
+            GridSampleMethod::Bilinear => {
+                let (f, t) = fraction(self.padded(p, size));
+                vec![(f.clone(), T::real(1.0) - t.clone()), (f + T::real(1.0), t)]
+            }
+            GridSampleMethod::Bicubic => {
+                let (f, t) = fraction(p);
+                let w = cubic_weights(t, -0.75);
+                let at = |k: usize| self.padded(f.clone() - T::real(1.0) + T::real(k as f64), size);
+                w.into_iter().enumerate().map(|(k, wk)| (at(k), wk)).collect()
+            }
         }
     }
 
@@ -204,37 +227,20 @@ impl GridSampleAttrs {
             let i = p as i64;
             (p >= 0.0 && (i as u64) < size as u64).then_some(i as usize)
         };
-        let p = self.unnormalize(g, size);
-        match self.method {
-            GridSampleMethod::Nearest => vec![(inside(self.padded(p, size).round_ties_even()), 1.0)],
-            GridSampleMethod::Bilinear => {
-                let p = self.padded(p, size);
-                let (f, t) = (p.floor(), p - p.floor());
-                vec![(inside(f), 1.0 - t), (inside(f + 1.0), t)]
-            }
-            GridSampleMethod::Bicubic => {
-                let (f, t) = (p.floor(), p - p.floor());
-                let w = cubic_weights(t, -0.75);
-                (0..4).map(|k| (inside(self.padded(f - 1.0 + k as f64, size)), w[k])).collect()
-            }
-        }
+        self.axis_points(g, size).into_iter().map(|(p, w)| (inside(p), w)).collect()
     }
 }
 
 /// `p` mirrored into `[low, high]` at its ends, as often as it takes (PyTorch's
 /// `reflect_coordinates`); a point interval gives `low`.
-fn reflect(p: f64, low: f64, high: f64) -> f64 {
+fn reflect<T: Real>(p: T, low: f64, high: f64) -> T {
     let span = high - low;
     if span <= 0.0 {
-        return low.max(0.0);
+        return T::real(low.max(0.0));
     }
-    let d = (p - low).abs();
-    let (flips, extra) = ((d / span).floor(), d % span);
-    if flips % 2.0 == 0.0 {
-        low + extra
-    } else {
-        high - extra
-    }
+    let d = (p - T::real(low)).abs();
+    let (flips, extra) = ((d.clone() / T::real(span)).floor(), d.rem(T::real(span)));
+    flips.if_even(T::real(low) + extra.clone(), T::real(high) - extra)
 }
 
 #[cfg(test)]

@@ -4,10 +4,11 @@
 
 use super::sample::{output_sizes, resample, resampled_dtype, resampled_shape, spatial_axes, Sampling};
 use crate::attrs::{CoordinateTransformationMode, Resize1dAttrs, Resize2dAttrs, Resize3dAttrs};
+use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, Operator, ShapeDim};
+use crate::operator::{ComputeRule, DTypeSet, Operator, ShapeDim};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -51,6 +52,10 @@ macro_rules! resize {
             const DTYPES: DTypeSet = DTypeSet::Nums;
             const DOC: &'static str = "image resampled to `size` (nearest, linear or cubic)";
             type Attrs = $attrs;
+            const COMPUTE: Option<ComputeRule<$attrs>> = Some(|inputs, a, out| {
+                let (axes, sampling) = Self::sampling(a).map_err(|e| e.to_string())?;
+                compute::image::resize(inputs, axes, &a.roi, sampling, out)
+            });
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
                 let [x] = args(inputs)?;

@@ -13,8 +13,9 @@ use crate::error::KernelError;
 use crate::kernels::num::from_f64;
 use crate::kernels::util::{for_each_index, nums, to_size};
 use crate::operator::{shape_text, DTypeSet, ShapeDim};
-use relay_devices::{DType, Tensor};
-use std::ops::Range;
+use relay_compiler::kir::Expr;
+use relay_devices::{DType, Scalar, Tensor};
+use std::ops::{Add, Div, Mul, Range, Sub};
 
 /// TVM's nudge before `floor`/`ceil` rounding, so that `2.99999` computed for `3` reads pixel 3.
 const ROUNDING_EPSILON: f64 = 1e-5;
@@ -45,45 +46,171 @@ struct AxisTaps {
     outside: bool,
 }
 
+/// The arithmetic the sampling formulas need, so that one formula serves the reference
+/// kernels (`f64`) and the compute rules (`crate::compute::image`: kir `float64`
+/// expressions, evaluated in the same order, so the fused kernels compute the same values).
+pub(crate) trait Real:
+    Clone + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// The constant `v`.
+    fn real(v: f64) -> Self;
+    /// The largest integer not above `self`.
+    fn floor(self) -> Self;
+    /// The smallest integer not below `self`.
+    fn ceil(self) -> Self;
+    /// The nearest integer, ties to even.
+    fn round_ties_even(self) -> Self;
+    /// The absolute value.
+    fn abs(self) -> Self;
+    /// The larger of `self` and `o`; `o` where `self` is NaN.
+    fn max(self, o: Self) -> Self;
+    /// The smaller of `self` and `o`; `o` where `self` is NaN.
+    fn min(self, o: Self) -> Self;
+    /// The remainder of `self / o`, for `self >= 0` and `o > 0` (where truncating and
+    /// flooring agree).
+    fn rem(self, o: Self) -> Self;
+    /// `even` where `self` (an integer) is even, else `odd` (also for infinities and NaN).
+    fn if_even(self, even: Self, odd: Self) -> Self;
+}
+
+impl Real for f64 {
+    fn real(v: f64) -> f64 {
+        v
+    }
+
+    fn floor(self) -> f64 {
+        f64::floor(self)
+    }
+
+    fn ceil(self) -> f64 {
+        f64::ceil(self)
+    }
+
+    fn round_ties_even(self) -> f64 {
+        f64::round_ties_even(self)
+    }
+
+    fn abs(self) -> f64 {
+        f64::abs(self)
+    }
+
+    fn max(self, o: f64) -> f64 {
+        f64::max(self, o)
+    }
+
+    fn min(self, o: f64) -> f64 {
+        f64::min(self, o)
+    }
+
+    fn rem(self, o: f64) -> f64 {
+        self % o
+    }
+
+    fn if_even(self, even: f64, odd: f64) -> f64 {
+        if self % 2.0 == 0.0 {
+            even
+        } else {
+            odd
+        }
+    }
+}
+
+impl Real for Expr {
+    fn real(v: f64) -> Expr {
+        Expr::lit(DType::F64, Scalar::Float(v))
+    }
+
+    fn floor(self) -> Expr {
+        Expr::floor(self)
+    }
+
+    fn ceil(self) -> Expr {
+        Expr::ceil(self)
+    }
+
+    /// kir's `round` takes ties away from zero: round down, then up where more than half is
+    /// left, or exactly half with an odd floor.
+    fn round_ties_even(self) -> Expr {
+        let f = Expr::floor(self.clone());
+        let rest = self - f.clone();
+        let half = Expr::real(0.5);
+        let up =
+            rest.clone().gt(half.clone()).or(rest.equal(half).and(!parity(f.clone()).equal(Expr::real(0.0))));
+        Expr::select(up, f.clone() + Expr::real(1.0), f)
+    }
+
+    fn abs(self) -> Expr {
+        Expr::abs(self)
+    }
+
+    /// kir's float `max` is `a > b ? a : b`: `o` where `self` is NaN, as Rust's.
+    fn max(self, o: Expr) -> Expr {
+        Expr::max(self, o)
+    }
+
+    /// kir's float `min` is `a < b ? a : b`: `o` where `self` is NaN, as Rust's.
+    fn min(self, o: Expr) -> Expr {
+        Expr::min(self, o)
+    }
+
+    fn rem(self, o: Expr) -> Expr {
+        self.floor_mod(o)
+    }
+
+    fn if_even(self, even: Expr, odd: Expr) -> Expr {
+        Expr::select(parity(self).equal(Expr::real(0.0)), even, odd)
+    }
+}
+
+/// `f - 2 floor(f / 2)`: 0 for an even integer `f`, 1 for an odd one (exact), NaN for an
+/// infinity.
+fn parity(f: Expr) -> Expr {
+    let two = Expr::real(2.0);
+    f.clone() - two.clone() * Expr::floor(f / two)
+}
+
 /// The source coordinate of output coordinate `x` along an axis of `in_size` resampled to
 /// `out_size`; `roi` is the axis's `(start, end)` under `tf_crop_and_resize`.
-fn source_coordinate(
+pub(crate) fn source_coordinate<T: Real>(
     mode: CoordinateTransformationMode,
-    x: usize,
+    x: T,
     in_size: usize,
     out_size: usize,
-    roi: (f64, f64),
-) -> f64 {
+    roi: (T, T),
+) -> T {
     use CoordinateTransformationMode as M;
-    let (x, in_f, out_f) = (x as f64, in_size as f64, out_size as f64);
-    let scale = in_f / out_f;
+    let (in_f, out_f) = (T::real(in_size as f64), T::real(out_size as f64));
+    let (half, one) = (T::real(0.5), T::real(1.0));
+    let scale = in_f.clone() / out_f.clone();
     // A one-pixel output has no corner-to-corner span: TVM divides by zero there, PyTorch
     // (whose models bring these modes) samples the first pixel.
     let spans = out_size > 1;
     match mode {
-        M::HalfPixel => (x + 0.5) * scale - 0.5,
-        M::AlignCorners if spans => x * (in_f - 1.0) / (out_f - 1.0),
-        M::AlignCorners => 0.0,
+        M::HalfPixel => (x + half.clone()) * scale - half,
+        M::AlignCorners if spans => x * (in_f - one.clone()) / (out_f - one),
+        M::AlignCorners => T::real(0.0),
         M::Asymmetric => x * scale,
-        M::PytorchHalfPixel if spans => (x + 0.5) * scale - 0.5,
-        M::PytorchHalfPixel => 0.0,
-        M::TfHalfPixelForNn => (x + 0.5) * scale,
+        M::PytorchHalfPixel if spans => (x + half.clone()) * scale - half,
+        M::PytorchHalfPixel => T::real(0.0),
+        M::TfHalfPixelForNn => (x + half) * scale,
         M::TfCropAndResize if spans => {
-            roi.0 * (in_f - 1.0) + x * (roi.1 - roi.0) * (in_f - 1.0) / (out_f - 1.0)
+            roi.0.clone() * (in_f.clone() - one.clone())
+                + x * (roi.1 - roi.0) * (in_f - one.clone()) / (out_f - one)
         }
-        M::TfCropAndResize => 0.5 * (roi.0 + roi.1) * (in_f - 1.0),
+        M::TfCropAndResize => half * (roi.0 + roi.1) * (in_f - one),
     }
 }
 
 /// Keys' cubic convolution weights of the four taps around fraction `t` (TVM
 /// `_cubic_spline_weights`).
-pub(crate) fn cubic_weights(t: f64, a: f64) -> [f64; 4] {
-    let (t2, t3) = (t * t, t * t * t);
+pub(crate) fn cubic_weights<T: Real>(t: T, a: f64) -> [T; 4] {
+    let r = T::real;
+    let (t2, t3) = (t.clone() * t.clone(), t.clone() * t.clone() * t.clone());
     [
-        a * (t3 - 2.0 * t2 + t),
-        (a + 2.0) * t3 - (3.0 + a) * t2 + 1.0,
-        -(a + 2.0) * t3 + (3.0 + 2.0 * a) * t2 - a * t,
-        -a * t3 + a * t2,
+        r(a) * (t3.clone() - r(2.0) * t2.clone() + t.clone()),
+        r(a + 2.0) * t3.clone() - r(3.0 + a) * t2.clone() + r(1.0),
+        r(-(a + 2.0)) * t3.clone() + r(3.0 + 2.0 * a) * t2.clone() - r(a) * t,
+        r(-a) * t3 + r(a) * t2,
     ]
 }
 
@@ -101,33 +228,32 @@ impl Sampling {
         }
     }
 
-    /// The nearest pixel of source coordinate `c`, unclamped.
-    fn nearest(&self, c: f64) -> i64 {
+    /// The nearest pixel of source coordinate `c`, unclamped (an integer-valued `T`).
+    pub(crate) fn nearest<T: Real>(&self, c: T) -> T {
         let rounding = match (self.rounding, self.mode) {
             (RoundingMethod::Auto, CoordinateTransformationMode::AlignCorners) => RoundingMethod::Round,
             (RoundingMethod::Auto, _) => RoundingMethod::Floor,
             (r, _) => r,
         };
-        let i = match rounding {
+        match rounding {
             RoundingMethod::Round | RoundingMethod::Auto => c.round_ties_even(),
-            RoundingMethod::RoundPreferFloor => (c - 0.5).ceil(),
-            RoundingMethod::RoundPreferCeil => (c + 0.5).floor(),
-            RoundingMethod::Floor => (c + ROUNDING_EPSILON).floor(),
-            RoundingMethod::Ceil => (c - ROUNDING_EPSILON).ceil(),
-        };
-        i as i64
+            RoundingMethod::RoundPreferFloor => (c - T::real(0.5)).ceil(),
+            RoundingMethod::RoundPreferCeil => (c + T::real(0.5)).floor(),
+            RoundingMethod::Floor => (c + T::real(ROUNDING_EPSILON)).floor(),
+            RoundingMethod::Ceil => (c - T::real(ROUNDING_EPSILON)).ceil(),
+        }
     }
 
     /// The taps of output coordinate `x` along an axis of `in_size` (at least 1 when
     /// `out_size` is) resampled to `out_size`.
     fn axis_taps(&self, x: usize, in_size: usize, out_size: usize, roi: (f64, f64)) -> AxisTaps {
-        let c = source_coordinate(self.mode, x, in_size, out_size, roi);
+        let c = source_coordinate(self.mode, x as f64, in_size, out_size, roi);
         let last = i64::try_from(in_size).unwrap_or(i64::MAX) - 1;
         // `min` then `max`, as TVM clamps: never a panic on an empty axis.
         let clamp = |i: i64| i.min(last).max(0) as usize;
         let (base, t) = (c.floor() as i64, c - c.floor());
         let taps = match self.method {
-            ResizeMethod::NearestNeighbor => vec![(clamp(self.nearest(c)), 1.0)],
+            ResizeMethod::NearestNeighbor => vec![(clamp(self.nearest(c) as i64), 1.0)],
             ResizeMethod::Linear => vec![(clamp(base), 1.0 - t), (clamp(base + 1), t)],
             ResizeMethod::Cubic => {
                 let mut w = cubic_weights(t, self.cubic_alpha);
@@ -315,11 +441,11 @@ mod tests {
     #[test]
     fn coordinates() {
         use CoordinateTransformationMode as M;
-        assert_eq!(source_coordinate(M::HalfPixel, 0, 2, 4, (0.0, 0.0)), -0.25);
-        assert_eq!(source_coordinate(M::AlignCorners, 3, 2, 4, (0.0, 0.0)), 1.0);
-        assert_eq!(source_coordinate(M::AlignCorners, 0, 5, 1, (0.0, 0.0)), 0.0);
-        assert_eq!(source_coordinate(M::Asymmetric, 3, 2, 4, (0.0, 0.0)), 1.5);
-        assert_eq!(source_coordinate(M::TfCropAndResize, 1, 5, 3, (0.25, 0.75)), 2.0);
+        assert_eq!(source_coordinate(M::HalfPixel, 0.0, 2, 4, (0.0, 0.0)), -0.25);
+        assert_eq!(source_coordinate(M::AlignCorners, 3.0, 2, 4, (0.0, 0.0)), 1.0);
+        assert_eq!(source_coordinate(M::AlignCorners, 0.0, 5, 1, (0.0, 0.0)), 0.0);
+        assert_eq!(source_coordinate(M::Asymmetric, 3.0, 2, 4, (0.0, 0.0)), 1.5);
+        assert_eq!(source_coordinate(M::TfCropAndResize, 1.0, 5, 3, (0.25, 0.75)), 2.0);
     }
 
     #[test]

@@ -6,10 +6,11 @@ use crate::attrs::{
     CoordinateTransformationMode, ResizeMethod, Upsampling3dAttrs, Upsampling3dMethod, UpsamplingAttrs,
     UpsamplingMethod,
 };
+use crate::compute;
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, OpEntry, Operator, ShapeDim};
+use crate::operator::{ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
 use crate::ops::image::sample::{resample, resampled_dtype, resampled_shape, spatial_axes, Sampling};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
@@ -65,6 +66,10 @@ impl Operator for Upsampling {
     const DTYPES: DTypeSet = DTypeSet::Nums;
     const DOC: &'static str = "image scaled by scale_h, scale_w";
     type Attrs = UpsamplingAttrs;
+    const COMPUTE: Option<ComputeRule<UpsamplingAttrs>> = Some(|inputs, a, out| {
+        let (axes, sampling) = Self::sampling(a).map_err(|e| e.to_string())?;
+        compute::image::resize(inputs, axes, &[], sampling, out)
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &UpsamplingAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
@@ -83,6 +88,15 @@ impl Operator for Upsampling {
         _: Checked,
     ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
+        let (axes, sampling) = Self::sampling(a)?;
+        resample(x, only_output(outputs)?, axes, &[], &sampling)
+    }
+}
+
+impl Upsampling {
+    /// The spatial axes and the sampling of a call: `image.resize2d`'s, as TVM's topi calls
+    /// it.
+    fn sampling(a: &UpsamplingAttrs) -> Result<(Range<usize>, Sampling), KernelError> {
         let axes = spatial_axes(Self::NAME, &a.layout, "NCHW", "NHWC")?;
         let method = match a.method {
             UpsamplingMethod::NearestNeighbor => ResizeMethod::NearestNeighbor,
@@ -94,7 +108,7 @@ impl Operator for Upsampling {
         } else {
             CoordinateTransformationMode::Asymmetric
         };
-        resample(x, only_output(outputs)?, axes, &[], &Sampling::new(method, mode))
+        Ok((axes, Sampling::new(method, mode)))
     }
 }
 
@@ -112,6 +126,10 @@ impl Operator for Upsampling3d {
     const DTYPES: DTypeSet = DTypeSet::Nums;
     const DOC: &'static str = "volume scaled by scale_d, scale_h, scale_w";
     type Attrs = Upsampling3dAttrs;
+    const COMPUTE: Option<ComputeRule<Upsampling3dAttrs>> = Some(|inputs, a, out| {
+        let (axes, sampling) = Self::sampling(a).map_err(|e| e.to_string())?;
+        compute::image::resize(inputs, axes, &[], sampling, out)
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &Upsampling3dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
@@ -131,17 +149,20 @@ impl Operator for Upsampling3d {
         _: Checked,
     ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
+        let (axes, sampling) = Self::sampling(a)?;
+        resample(x, only_output(outputs)?, axes, &[], &sampling)
+    }
+}
+
+impl Upsampling3d {
+    /// The spatial axes and the sampling of a call: `image.resize3d`'s, as TVM's topi calls
+    /// it.
+    fn sampling(a: &Upsampling3dAttrs) -> Result<(Range<usize>, Sampling), KernelError> {
         let axes = spatial_axes(Self::NAME, &a.layout, "NCDHW", "NDHWC")?;
         let method = match a.method {
             Upsampling3dMethod::NearestNeighbor => ResizeMethod::NearestNeighbor,
             Upsampling3dMethod::Trilinear => ResizeMethod::Linear,
         };
-        resample(
-            x,
-            only_output(outputs)?,
-            axes,
-            &[],
-            &Sampling::new(method, a.coordinate_transformation_mode),
-        )
+        Ok((axes, Sampling::new(method, a.coordinate_transformation_mode)))
     }
 }
