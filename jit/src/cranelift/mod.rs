@@ -29,6 +29,7 @@
 
 mod buffers;
 mod emit;
+mod half;
 mod kernel;
 mod math;
 mod ops;
