@@ -406,16 +406,21 @@ fn argument(ty: &str, rng: &mut Lcg) -> Json {
 }
 
 fn close(a: &Json, b: &Json) -> bool {
+    within(a, b, TOL)
+}
+
+/// Whether `a` and `b` agree, numbers within `tol` (relative, or absolute near zero).
+fn within(a: &Json, b: &Json, tol: f64) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => {
             let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
-            x == y || (x - y).abs() <= TOL * x.abs().max(y.abs()).max(1.0)
+            x == y || (x - y).abs() <= tol * x.abs().max(y.abs()).max(1.0)
         }
         (Json::Array(xs), Json::Array(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y))
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| within(x, y, tol))
         }
         (Json::Object(xs), Json::Object(ys)) => {
-            xs.len() == ys.len() && xs.iter().all(|(k, x)| ys.get(k).is_some_and(|y| close(x, y)))
+            xs.len() == ys.len() && xs.iter().all(|(k, x)| ys.get(k).is_some_and(|y| within(x, y, tol)))
         }
         _ => a == b,
     }
@@ -679,4 +684,133 @@ fn injective_cases() -> Vec<Case> {
         ),
         ("matrix_set_diag(%a, %b, k1=1, k2=1)", &["Tensor[(3, 2), float32]", "Tensor[(1), float32]"]),
     ]
+}
+
+/// The float32 cases of [`cases`] that the half-float test runs again in `float16` and
+/// `bfloat16`: every listed elementwise, broadcast and reduction operator, and the anchors
+/// (dense, convolution, pooling, softmax, layer norm) with their elementwise consumers.
+fn half_float_cases() -> Vec<(String, Vec<String>)> {
+    let float = |(_, types): &(String, Vec<String>)| types.iter().any(|t| t.contains(F));
+    let mut out: Vec<(String, Vec<String>)> = cases().into_iter().filter(float).collect();
+    out.push((
+        "nn.relu(nn.bias_add(nn.conv2d(%a, %b, padding=[1, 1]), %c))".into(),
+        vec![
+            "Tensor[(1, 3, 6, 6), float32]".into(),
+            "Tensor[(4, 3, 3, 3), float32]".into(),
+            "Tensor[(4), float32]".into(),
+        ],
+    ));
+    // Chains whose intermediate results need more bits than a half float has: each operator
+    // rounds, so a kernel rounding only its output differs.
+    let pair = || vec!["Tensor[(4, 6), float32]".to_string(), "Tensor[(6), float32]".to_string()];
+    for chain in [
+        "add(multiply(%a, %b), %a)",
+        "divide(add(%a, %b), %b)",
+        "subtract(multiply(%a, %a), multiply(%b, %b))",
+    ] {
+        out.push((chain.into(), pair()));
+    }
+    out.push((
+        "sigmoid(add(nn.dense(%a, %b), %c))".into(),
+        vec![
+            "Tensor[(2, 8), float32]".into(),
+            "Tensor[(3, 8), float32]".into(),
+            "Tensor[(3), float32]".into(),
+        ],
+    ));
+    out
+}
+
+/// The operators whose fused kernels may differ from their reference kernels in `float32`
+/// (the JIT's polynomial `exp`/`log`/`tanh`/`sigmoid`/`erf`, fused multiply-adds, sums in
+/// another order): their half-float results may then round to the neighbouring half float.
+fn approximated(call: &str) -> bool {
+    let words = [
+        "exp",
+        "log",
+        "tanh",
+        "sigmoid",
+        "erf",
+        // The polynomial trigonometric and hyperbolic functions (`sin` also names `asin` and
+        // `sinh`, `cos` `acos` and `cosh`, `tan` `atan`).
+        "sin",
+        "cos",
+        "tan",
+        "softmax",
+        "sum",
+        "mean",
+        "prod",
+        "dense",
+        "matmul",
+        "conv2d",
+        "avg_pool",
+        "layer_norm",
+        "variance",
+        "std",
+        "power",
+        "collapse_sum",
+        "gelu",
+        "softplus",
+        "selu",
+        "elu",
+        "silu",
+        "mish",
+        "celu",
+        "hard",
+        "norm",
+    ];
+    words.iter().any(|w| call.contains(w))
+}
+
+/// Fused kernels over `float16` and `bfloat16` compute in `float32` and round each operator's
+/// result once, as the reference kernels do: their results are the reference's bit for bit,
+/// except where the `float32` values themselves may differ ([`approximated`]), which agree
+/// within one unit in the last place of the half float.
+#[test]
+fn half_float_kernels_match_reference_kernels_bit_for_bit() {
+    let mut failures = vec![];
+    let mut rng = Lcg(16);
+    let cases = half_float_cases();
+    let (mut exact, mut fused) = (0, 0);
+    for (dtype, ulp) in [("float16", 2f64.powi(-10)), ("bfloat16", 2f64.powi(-7))] {
+        for (call, types) in &cases {
+            let types: Vec<String> = types.iter().map(|t| t.replace(F, dtype)).collect();
+            let call = call.replace(F, dtype);
+            let params: Vec<String> = types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("%{}: {t}", (b'a' + i as u8) as char))
+                .collect();
+            let src = format!("def @main({}) {{ {call} }}", params.join(", "));
+            let compiled = (
+                Program::builder().source("case.relay", &src).opt_level(0).build(),
+                Program::builder()
+                    .source("case.relay", &src)
+                    .opt_level(2)
+                    .device(common::test_device())
+                    .build(),
+            );
+            let (Ok(reference), Ok(jit)) = compiled else {
+                // An operator without half-float support is not this test's subject.
+                continue;
+            };
+            if jit.executable().kernels.iter().all(|k| k.kernel.is_none()) {
+                failures.push(format!("{src}: no JIT kernel at opt-level 2"));
+                continue;
+            }
+            fused += 1;
+            let tol = if approximated(&call) { ulp } else { 0.0 };
+            exact += usize::from(tol == 0.0);
+            for _ in 0..3 {
+                let args: Vec<Json> = types.iter().map(|t| argument(t, &mut rng)).collect();
+                match (run(&reference, &args), run(&jit, &args)) {
+                    (Ok(want), Ok(got)) if want == got || within(&want, &got, tol) => {}
+                    (want, got) => failures
+                        .push(format!("{src} on {args:?}:\n  reference {want:?}\n  jit       {got:?}")),
+                }
+            }
+        }
+    }
+    assert!(fused > 200 && exact > 100, "{fused} fused cases, {exact} exact");
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }

@@ -28,7 +28,7 @@ use crate::op::{
     for_each_index, AttrReader, ComputeInput, LazyTensor, NestFn, OpPattern, OpRegistry, OutType, TensorDef,
 };
 use crate::ty::TypeMap;
-use relay_devices::Scalar;
+use relay_devices::{DType, Scalar};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
@@ -117,9 +117,12 @@ pub fn primitive_kernel(
             .ok_or_else(|| format!("unknown operator `{op_name}`"))?;
         let rule = def.compute.ok_or_else(|| format!("`{op_name}` has no compute rule"))?;
         let inputs = args.iter().map(|&a| arg_value(m, &values, &nodes, a)).collect::<Result<Vec<_>, _>>()?;
-        let ty = out_type(m, types.expr(e).ok_or("an untyped call")?)?;
+        let result_ty = out_type(m, types.expr(e).ok_or("an untyped call")?)?;
+        // Rules compute half floats in `float32`; the result rounds once, here.
+        let ty = OutType { dtype: computed_in(result_ty.dtype), shape: result_ty.shape.clone() };
         let result = rule(&inputs, &AttrReader::new(&m.symbols, attrs), &ty)
             .map_err(|why| format!("`{op_name}`: {why}"))?;
+        let result = rounded_to(result_ty.dtype, result);
         let lazy = match (result.clone(), output_of.get(&e)) {
             // A result read by later results at the loop's own index (the `tail` property)
             // is computed once into a local, which they read: `tanh(%c)` does not
@@ -143,9 +146,13 @@ pub fn primitive_kernel(
                 LazyTensor::new(ty.dtype, ty.shape.clone(), Rc::new(move |_, _| Expr::local(local)))
             }
             (TensorDef::Nest(nest), Some(&i)) => {
-                let out = outs[i];
-                nest(&mut k, &mut |k, idx, v| k.store_at(out, idx, v));
-                LazyTensor::new(ty.dtype, ty.shape.clone(), Rc::new(move |k, idx| k.load(out, idx)))
+                let (out, dtype) = (outs[i], result_ty.dtype);
+                nest(&mut k, &mut |k, idx, v| k.store_at(out, idx, narrowed(dtype, v)));
+                LazyTensor::new(
+                    ty.dtype,
+                    ty.shape.clone(),
+                    Rc::new(move |k, idx| widened(dtype, k.load(out, idx))),
+                )
             }
             (TensorDef::Nest(nest), None) => {
                 let temp = k.temp("t", ty.dtype, ty.shape.iter().map(|&d| Extent::Const(d)));
@@ -168,7 +175,7 @@ pub fn primitive_kernel(
                 value = Expr::local(l);
             }
             if let Some(&i) = output_of.get(e) {
-                k.store_at(outs[i], idx, value);
+                k.store_at(outs[i], idx, narrowed(out_types[i].dtype, value));
             }
         }
     };
@@ -220,7 +227,63 @@ fn input_buffer(
     let t = out_type(m, ty)?;
     let buf = k.input(format!("in{count}"), t.dtype, t.shape.iter().map(|&d| Extent::Const(d)));
     *count += 1;
+    if t.dtype.is_half_float() {
+        let dtype = t.dtype;
+        return Ok(LazyTensor::new(
+            DType::F32,
+            t.shape,
+            Rc::new(move |k, idx| widened(dtype, k.load(buf, idx))),
+        ));
+    }
     Ok(LazyTensor::from_buffer(buf, t.dtype, t.shape))
+}
+
+/// The dtype compute rules work in for tensors of `dtype`: `float32` for the half floats,
+/// whose arithmetic is `float32`'s rounded once per operator (TVM's CPU target; the reference
+/// kernels' `kernels::half_float`; kir holds half floats only in buffers, `kir::half`).
+fn computed_in(dtype: DType) -> DType {
+    if dtype.is_half_float() {
+        DType::F32
+    } else {
+        dtype
+    }
+}
+
+/// A value read from a buffer of `dtype`, as rules see it (half floats widened, exactly).
+fn widened(dtype: DType, v: Expr) -> Expr {
+    if dtype.is_half_float() {
+        v.cast(DType::F32)
+    } else {
+        v
+    }
+}
+
+/// A value computed for a tensor of `dtype`, as a buffer of `dtype` holds it: a half float's
+/// `float32` value rounded (a value [`rounded_to`] already rounded and widened is narrowed
+/// without a second conversion).
+fn narrowed(dtype: DType, v: Expr) -> Expr {
+    if !dtype.is_half_float() {
+        return v;
+    }
+    match v {
+        Expr::Cast(DType::F32, inner) if matches!(*inner, Expr::Cast(d, _) if d == dtype) => *inner,
+        v => v.cast(dtype),
+    }
+}
+
+/// The definition of a call whose result is of `dtype`, each value rounded to it and widened
+/// back when it is a half float: one rounding per operator, whatever reads the value next.
+fn rounded_to(dtype: DType, def: TensorDef) -> TensorDef {
+    if !dtype.is_half_float() {
+        return def;
+    }
+    let round = move |v: Expr| widened(dtype, v.cast(dtype));
+    match def {
+        TensorDef::Lazy(f) => TensorDef::Lazy(Rc::new(move |k, idx| round(f(k, idx)))),
+        TensorDef::Nest(nest) => {
+            TensorDef::Nest(Rc::new(move |k, sink| nest(k, &mut |k, idx, v| sink(k, idx, round(v)))))
+        }
+    }
 }
 
 /// The value of argument `a`: a parameter, an earlier call, a literal, or a tuple of those.
@@ -245,6 +308,8 @@ fn arg_value(
                         LiteralValue::Bool(b) => Scalar::Bool(b),
                     },
                 );
+                // A half-float literal is its rounded value, in `float32`.
+                let (dtype, value) = (computed_in(dtype), relay_devices::arith::cast(value, dtype));
                 Ok(LazyTensor::new(dtype, vec![], Rc::new(move |_, _| Expr::lit(dtype, value))))
             }
             _ => nodes.get(&e).cloned().ok_or_else(|| "an unsupported expression in a kernel".to_string()),

@@ -8,7 +8,7 @@
 //! and index operation, reporting [`InterpError::Internal`] if one escapes the proof, which
 //! makes it a cross-check of the bounds prover too.
 
-use super::{cast, eval_binary, eval_unary};
+use super::{cast, eval_binary, eval_unary, half};
 use super::{
     check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, Expr, Index, IndexOp, Kernel,
     Stmt, VerifyError,
@@ -96,6 +96,9 @@ fn to_tensor(dtype: DType, shape: Vec<usize>, data: &[Scalar]) -> Result<Tensor,
         DType::U64 => collect::<u64>(shape, data),
         DType::F32 => collect::<f32>(shape, data),
         DType::F64 => collect::<f64>(shape, data),
+        // Exact: the values were rounded to the half float by the kernel's casts.
+        DType::F16 => collect::<::half::f16>(shape, data),
+        DType::BF16 => collect::<::half::bf16>(shape, data),
         other => Err(TensorError::UnsupportedDType(other)),
     }
 }
@@ -255,7 +258,14 @@ impl Machine<'_> {
                     b
                 }
             }
-            Expr::Cast(to, a) => (cast(self.expr(a)?.0, *to), *to),
+            Expr::Cast(to, a) => {
+                let (v, from) = self.expr(a)?;
+                let converted = match from.is_half_float() || to.is_half_float() {
+                    true => half::cast(v, *to).ok_or_else(ill_typed)?,
+                    false => cast(v, *to),
+                };
+                (converted, *to)
+            }
             Expr::Index(i) => (Scalar::Int(self.index(i)?), DType::I64),
         })
     }

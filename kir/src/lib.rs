@@ -53,7 +53,7 @@
 //! | `sqrt rsqrt floor ceil round` | float | same (`round`: ties away from zero) |
 //! | `exp log tanh sigmoid erf` | f32 | f32 |
 //! | `select(c, a, b)` | bool, T, T | T (both arms are evaluated) |
-//! | `cast<T>(e)` | any | T (Rust `as` semantics, see below) |
+//! | `cast<T>(e)` | any | T (Rust `as` semantics, see below; to or from a half float only from or to float32) |
 //! | `load`, `local`, literal | — | declared dtype |
 //! | `index(i)` | index | int64 |
 //!
@@ -64,7 +64,10 @@
 //!
 //! Float `max(a, b)` is `a > b ? a : b` and `min(a, b)` is `a < b ? a : b` (the forms x86
 //! lowers to `maxps`/`minps`): if either is NaN the result is `b`. Integer arithmetic wraps at the dtype's width. Storable
-//! dtypes are those a [`relay_devices::Tensor`] can hold: bool, int8–64, uint8–64, float32/64.
+//! dtypes are those a [`relay_devices::Tensor`] can hold: bool, int8–64, uint8–64, float16,
+//! bfloat16, float32/64. The half floats are storage only ([`half`]): a buffer may hold them,
+//! but no local, literal or operator: loads are widened to float32 with a cast, and a cast
+//! from float32 rounds a result back, to nearest even, once per Relay operator.
 //!
 //! # Memory safety
 //!
@@ -88,6 +91,7 @@ mod bounds;
 mod builder;
 mod call;
 mod expr;
+pub mod half;
 mod hash;
 pub mod interp;
 mod intrinsics;

@@ -1,6 +1,6 @@
 //! The kir verifier: declarations, ids, scoping and types (the table in the module docs).
 
-use super::{BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, Kernel, Stmt, UnOp};
+use super::{half, BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, Kernel, Stmt, UnOp};
 use relay_devices::{DType, Storage};
 
 /// How deeply statements and expressions may nest. Walkers over kir recurse, and kernels
@@ -45,7 +45,8 @@ pub enum VerifyError {
         /// The operand dtype.
         dtype: DType,
     },
-    /// A dtype kir does not hold (`float16`, `bfloat16`, vector types).
+    /// A dtype kir does not hold (vector types), or a half float where kir computes (a local,
+    /// a literal).
     #[error("dtype {0} cannot be stored in a tensor")]
     UnsupportedDType(DType),
     /// A negative constant dimension.
@@ -99,7 +100,7 @@ impl Kernel {
             }
         }
         for l in &self.locals {
-            storable(l.dtype)?;
+            computable(l.dtype)?;
         }
         let mut c = Checker::new(self, true);
         c.stmts(&self.body)
@@ -111,15 +112,32 @@ impl Kernel {
     }
 }
 
-/// Whether kir may hold `dtype`: any with tensor storage but the half floats (`float16`,
-/// `bfloat16`), for which the JIT and OpenCL C have no arithmetic; operators on them stay
-/// unfused and run on the reference kernels, which compute in `float32` and round once
-/// (`relay-stdlib`'s `kernels::half_float`).
+/// Whether a buffer may hold `dtype`: any with tensor storage, the half floats (`float16`,
+/// `bfloat16`) included, which kernels only load, convert and store (`half.rs`).
 fn storable(dtype: DType) -> Result<(), VerifyError> {
-    if Storage::supports(dtype) && !dtype.is_half_float() {
+    if Storage::supports(dtype) {
         Ok(())
     } else {
         Err(VerifyError::UnsupportedDType(dtype))
+    }
+}
+
+/// Whether a local or a literal may be of `dtype`: a storable one but the half floats, which
+/// have no arithmetic in kir (it is `float32`'s, rounded by a cast: `half.rs`).
+fn computable(dtype: DType) -> Result<(), VerifyError> {
+    if dtype.is_half_float() {
+        return Err(VerifyError::UnsupportedDType(dtype));
+    }
+    storable(dtype)
+}
+
+/// `Ok` unless operator `op` is applied to a half float, which only loads, stores and casts
+/// to or from `float32` take.
+fn not_half(op: &'static str, dtype: DType) -> Result<(), VerifyError> {
+    if dtype.is_half_float() {
+        Err(VerifyError::BadOperand { op, dtype })
+    } else {
+        Ok(())
     }
 }
 
@@ -297,7 +315,7 @@ impl<'k> Checker<'k> {
         self.enter()?;
         let dt = match e {
             Expr::Const(lit) => {
-                storable(lit.dtype())?;
+                computable(lit.dtype())?;
                 lit.dtype()
             }
             Expr::Load { buf, index } => self.access(*buf, index)?.dtype,
@@ -307,10 +325,12 @@ impl<'k> Checker<'k> {
             Expr::Binary(op, a, b) => {
                 let (ta, tb) = (self.expr(a)?, self.expr(b)?);
                 expect(format!("right operand of `{}`", op.name()), ta, tb)?;
+                not_half(op.name(), ta)?;
                 binary_result(*op, ta).ok_or(VerifyError::BadOperand { op: op.name(), dtype: ta })?
             }
             Expr::Unary(op, a) => {
                 let ta = self.expr(a)?;
+                not_half(op.name(), ta)?;
                 if !unary_ok(*op, ta) {
                     return Err(VerifyError::BadOperand { op: op.name(), dtype: ta });
                 }
@@ -321,11 +341,15 @@ impl<'k> Checker<'k> {
                 expect("select condition".into(), DType::BOOL, tc)?;
                 let (ta, tb) = (self.expr(a)?, self.expr(b)?);
                 expect("second arm of select".into(), ta, tb)?;
+                not_half("select", ta)?;
                 ta
             }
             Expr::Cast(to, a) => {
                 storable(*to)?;
-                self.expr(a)?;
+                let from = self.expr(a)?;
+                if !half::cast_allowed(from, *to) {
+                    return Err(VerifyError::BadOperand { op: "cast", dtype: from });
+                }
                 *to
             }
             Expr::Index(i) => {

@@ -30,6 +30,7 @@
 
 mod buffers;
 mod emit;
+mod half;
 mod kernel;
 mod math;
 mod ops;

@@ -15,6 +15,8 @@ use relay_kir::{BinOp, UnOp};
 /// The Cranelift type holding one element of `dt` in a register.
 pub(crate) fn scalar_type(dt: DType) -> Type {
     match (dt.code, dt.bits) {
+        // A half float is its bits; kir only converts it (`half.rs`).
+        _ if dt.is_half_float() => I16,
         (DTypeCode::Bool, _) | (_, 8) => I8,
         (DTypeCode::Float, 32) => F32,
         (DTypeCode::Float, _) => F64,
@@ -355,6 +357,13 @@ impl Ops<'_, '_> {
     pub(crate) fn cast(&mut self, from: DType, to: DType, v: Value) -> Value {
         if from == to {
             return v;
+        }
+        // The verifier allows only `float32` on the other side.
+        if from.is_half_float() {
+            return super::half::widen(self.b, from, v);
+        }
+        if to.is_half_float() {
+            return super::half::narrow(self.b, to, v);
         }
         if self.ty(v).is_vector() {
             return if to == DType::F32 {

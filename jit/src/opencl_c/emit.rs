@@ -1,9 +1,10 @@
 //! A kir kernel as an OpenCL C program: one `__kernel` function per phase (see `plan.rs`).
 
 use super::expr::{c_type, expr, index, prelude};
+use super::half;
 use super::plan::{phases, Phase};
 use crate::JitError;
-use relay_kir::{BufferRole, Kernel, LocalId, Stmt};
+use relay_kir::{BufferRole, Expr, Kernel, LocalId, Stmt};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -108,7 +109,19 @@ impl Writer<'_> {
                 self.line("}")
             }
             Stmt::Store { buf, index: i, value } => {
-                self.line(&format!("b{}[{}] = {};", buf.0, index(i, k)?, expr(value, k)?.0))
+                let dt = k.buffer(*buf).map(|b| b.dtype);
+                let (b, i) = (format!("b{}", buf.0), index(i, k)?);
+                match (dt, value) {
+                    // The store rounds: the value cast to the half float needs no rounding of
+                    // its own first.
+                    (Some(dt), Expr::Cast(to, v)) if dt.is_half_float() && *to == dt => {
+                        self.line(&half::store(dt, &b, &i, &expr(v, k)?.0))
+                    }
+                    (Some(dt), _) if dt.is_half_float() => {
+                        self.line(&half::store(dt, &b, &i, &expr(value, k)?.0))
+                    }
+                    _ => self.line(&format!("{b}[{i}] = {};", expr(value, k)?.0)),
+                }
             }
             Stmt::Assign { local, value } => self.line(&format!("l{} = {};", local.0, expr(value, k)?.0)),
             Stmt::If { cond, then, otherwise } => {

@@ -5,6 +5,7 @@
 //! unsigned type of the same width (`uint` for 8–32 bits, `ulong` for 64) and truncated back;
 //! `bool` is a `uchar` holding 0 or 1, in memory and in expressions.
 
+use super::half;
 use crate::JitError;
 use relay_devices::{DType, DTypeCode, Scalar};
 use relay_kir::{BinOp, Expr, Index, IndexOp, Kernel, Literal, UnOp};
@@ -22,6 +23,7 @@ pub(super) fn c_type(dt: DType) -> Result<&'static str, JitError> {
         (DTypeCode::UInt, 64, 1) => "ulong",
         (DTypeCode::Float, 32, 1) => "float",
         (DTypeCode::Float, 64, 1) => "double",
+        _ if dt.is_half_float() => half::buffer_type(dt),
         _ => return Err(JitError::Internal(format!("no OpenCL C type for {dt}"))),
     })
 }
@@ -51,6 +53,7 @@ pub(super) fn prelude(fp64: bool) -> String {
     if fp64 {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     }
+    s.push_str(half::PRELUDE);
     s.push_str(
         "static inline long relay_idx_floordiv(long a, long b) { long q = a / b; return (a % b < 0) ? q - 1 : q; }\n\
          static inline long relay_idx_floormod(long a, long b) { long r = a % b; return r < 0 ? r + b : r; }\n",
@@ -134,7 +137,11 @@ pub(super) fn expr(e: &Expr, k: &Kernel) -> Result<(String, DType), JitError> {
         Expr::Const(l) => (literal(l)?, l.dtype()),
         Expr::Load { buf, index: i } => {
             let dt = k.buffer(*buf).ok_or_else(ill)?.dtype;
-            (format!("b{}[{}]", buf.0, index(i, k)?), dt)
+            let (b, i) = (format!("b{}", buf.0), index(i, k)?);
+            match dt.is_half_float() {
+                true => (half::load(dt, &b, &i), dt),
+                false => (format!("{b}[{i}]"), dt),
+            }
         }
         Expr::Local(l) => (format!("l{}", l.0), k.locals.get(l.index()).ok_or_else(ill)?.dtype),
         Expr::Index(i) => (index(i, k)?, DType::I64),
@@ -160,8 +167,11 @@ pub(super) fn expr(e: &Expr, k: &Kernel) -> Result<(String, DType), JitError> {
 
 fn cast(a: &str, from: DType, to: DType) -> Result<String, JitError> {
     let t = c_type(to)?;
-    Ok(if from == to {
+    Ok(if from == to || from.is_half_float() {
+        // A half float's expression is already its `float` value (`half.rs`).
         a.to_string()
+    } else if to.is_half_float() {
+        half::round(to, a)
     } else if to == DType::BOOL {
         format!("((uchar)({a} != 0))")
     } else if from.is_float() && to.is_int() {

@@ -9,7 +9,8 @@
 //!   unsigned types, helpers for division by 0 and `MIN / -1`, `convert_T_sat_rtz` for
 //!   float→int casts, bools as `uchar` 0/1. Floats use OpenCL's builtins (`exp log tanh erf
 //!   pow`, within the OpenCL spec's ulp bounds) and may be contracted to FMA by the
-//!   compiler; `/` and `sqrt` are correctly rounded (build option).
+//!   compiler; `/` and `sqrt` are correctly rounded (build option). Half floats are
+//!   `float` values rounded per cast (`half.rs`).
 //! - **Safety.** As for the Cranelift backend: [`OpenClKernel::run`] checks the arguments and
 //!   proves the accesses in bounds for the call's syms before launching.
 //! - **Data movement.** [`OpenClKernel::run_device`] works on device-resident tensors and
@@ -19,6 +20,7 @@
 
 mod emit;
 mod expr;
+mod half;
 mod kernel;
 mod plan;
 
