@@ -197,12 +197,12 @@ numeric_element! {
 // (an integer beyond 2^53 rounds twice, which no 16-bit float can tell apart), and
 // out-of-range values become infinities, as an `f64 as f32` cast does.
 macro_rules! half_float_element {
-    ($($variant:ident $t:ty;)*) => {$(
+    ($($variant:ident $t:ty, $from_f64:path;)*) => {$(
         pod_sealed!($t);
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             fn from_scalar(s: Scalar) -> Self {
-                <$t>::from_f64(f64::from_scalar(s))
+                $from_f64(f64::from_scalar(s))
             }
             fn to_scalar(self) -> Scalar {
                 Scalar::Float(self.to_f64())
@@ -213,8 +213,28 @@ macro_rules! half_float_element {
 }
 
 half_float_element! {
-    F16 half::f16;
-    BF16 half::bf16;
+    F16 half::f16, half::f16::from_f64;
+    BF16 half::bf16, bf16_from_f64;
+}
+
+/// `x` rounded once to the nearest `bfloat16`, ties to even. `half::bf16::from_f64` rounds
+/// some values wrongly (`1 + 2^-8 + 2^-23` to 1.0: it decides the tie without the low bits),
+/// and `x as f32` first would round twice (`1 + 2^-8 + 2^-40` to 1.0 through the tie
+/// `1 + 2^-8`). Rounding to `float32` *to odd* (toward zero, then the last bit set when
+/// inexact) keeps what the second rounding needs: `float32` has 16 more significand bits than
+/// `bfloat16` and the same exponent range, so ties and the sticky bit survive.
+fn bf16_from_f64(x: f64) -> half::bf16 {
+    let nearest = x as f32;
+    if nearest.is_nan() || f64::from(nearest) == x {
+        return half::bf16::from_f32(nearest);
+    }
+    // `nearest` rounded away from zero: step back one unit in the last place toward it
+    // (an infinity steps back to the largest finite float).
+    let toward_zero = match f64::from(nearest).abs() > x.abs() {
+        true => f32::from_bits(nearest.to_bits() - 1),
+        false => nearest,
+    };
+    half::bf16::from_f32(f32::from_bits(toward_zero.to_bits() | 1))
 }
 
 impl sealed::Sealed for bool {
@@ -463,6 +483,32 @@ fn zeroed<T: Element>(len: usize) -> Result<Storage, TensorError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bfloat16_from_f64_rounds_once_to_nearest_even() {
+        let bf = |x: f64| bf16_from_f64(x).to_f64();
+        // Above the tie in bits that float32 keeps, and in bits only float64 has.
+        assert_eq!(bf(1.0 + 2f64.powi(-8) + 2f64.powi(-23)), 1.0078125);
+        assert_eq!(bf(1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 1.0078125);
+        assert_eq!(bf(-(1.0 + 2f64.powi(-8) + 2f64.powi(-40))), -1.0078125);
+        // Exact ties go to even; just below a tie goes down.
+        assert_eq!(bf(1.0 + 2f64.powi(-8)), 1.0);
+        assert_eq!(bf(1.0 + 3.0 * 2f64.powi(-8)), 1.015625);
+        assert_eq!(bf(1.0 + 2f64.powi(-8) - 2f64.powi(-40)), 1.0);
+        // Overflow, underflow, signed zero, NaN.
+        assert_eq!(bf(1e39), f64::INFINITY);
+        assert_eq!(bf(-1e300), f64::NEG_INFINITY);
+        assert_eq!(bf(1e-300), 0.0);
+        assert!(bf(-1e-300).is_sign_negative());
+        assert!(bf(f64::NAN).is_nan());
+        // Every value float32 holds rounds as from float32.
+        for bits in (0..u32::MAX).step_by(4099) {
+            let x = f32::from_bits(bits);
+            if !x.is_nan() {
+                assert_eq!(bf16_from_f64(f64::from(x)).to_bits(), half::bf16::from_f32(x).to_bits(), "{x:e}");
+            }
+        }
+    }
 
     #[test]
     fn casts_follow_as_semantics() {
