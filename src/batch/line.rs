@@ -28,6 +28,10 @@ pub trait Arguments<'de> {
     fn discard(args: Vec<Self::Arg>);
     /// The message of a data error (not malformed JSON) while reading argument `i`.
     fn message(&self, i: usize, error: &serde_json::Error) -> String;
+    /// Argument `i` from a gathered tree: an argument given by name, which is read only once
+    /// the line turns out to have no `"args"` (beside which other keys are ignored, whatever
+    /// they hold). The error is the whole message.
+    fn read_tree(&self, i: usize, json: Json) -> Result<Self::Arg, String>;
 }
 
 /// The arguments of one input line, and the gold class when it carries one.
@@ -108,6 +112,10 @@ impl<'de> Arguments<'de> for JsonArguments {
     fn message(&self, _: usize, error: &serde_json::Error) -> String {
         error.to_string()
     }
+
+    fn read_tree(&self, _: usize, json: Json) -> Result<Json, String> {
+        Ok(json)
+    }
 }
 
 /// Arguments read straight into values of the parameters' types.
@@ -141,6 +149,13 @@ impl<'de, 's, 'a> Arguments<'de> for TypedArguments<'s, 'a> {
         let (message, column) = without_position(error);
         let name = self.params.get(i).map_or("?", |(n, _)| n);
         format!("argument `%{name}`: {}{column}", self.reader.message(&message))
+    }
+
+    fn read_tree(&self, i: usize, json: Json) -> Result<Value, String> {
+        let (name, ty) = self.params.get(i).ok_or("an argument past the parameters")?;
+        let read = self.reader.seed(ty).deserialize(serde_stacker::Deserializer::new(&json));
+        crate::json::dismantle(json);
+        read.map_err(|e| format!("argument `%{name}`: {}", self.reader.message(e)))
     }
 }
 
@@ -222,12 +237,13 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
         let mut listed: Option<Line<A::Arg>> = None;
         let mut label = None;
-        // Arguments by name, in parameter order, and keys that name no parameter.
-        let mut named: Vec<Option<A::Arg>> =
-            std::iter::repeat_with(|| None).take(self.params.len()).collect();
+        // Arguments by name, in parameter order, gathered until the line's form is known, and
+        // keys that name no parameter.
+        let mut named: Vec<Option<Json>> = std::iter::repeat_with(|| None).take(self.params.len()).collect();
         let mut unknown: Vec<String> = vec![];
-        let discard = |named: Vec<Option<A::Arg>>, listed: Option<Line<A::Arg>>| {
-            A::discard(named.into_iter().flatten().chain(listed.into_iter().flat_map(|l| l.args)).collect());
+        let discard = |named: Vec<Option<Json>>, listed: Option<Line<A::Arg>>| {
+            named.into_iter().flatten().for_each(crate::json::dismantle);
+            A::discard(listed.into_iter().flat_map(|l| l.args).collect());
         };
         while let Some(Text(key)) = map.next_key::<Text>()? {
             let read = match &*key {
@@ -238,11 +254,8 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
                 _ if self.params.is_empty() => map.next_value::<IgnoredAny>().map(drop),
                 key => {
                     let sanitized = crate::compiler::ir::sanitize_name(key);
-                    let at = self.params.iter().position(|p| *p == key || *p == sanitized);
-                    match (at, at.and_then(|i| self.args.seed(i))) {
-                        (Some(i), Some(seed)) if named[i].is_none() => {
-                            self.argument(i, map.next_value_seed(seed)).map(|arg| named[i] = Some(arg))
-                        }
+                    match self.params.iter().position(|p| *p == key || *p == sanitized) {
+                        Some(i) if named[i].is_none() => map.next_value::<Json>().map(|j| named[i] = Some(j)),
                         _ => {
                             unknown.push(key.to_string());
                             map.next_value::<IgnoredAny>().map(drop)
@@ -275,7 +288,18 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
                 .collect();
             format!("no argument for {}", missing.join(", "))
         } else {
-            let args: Vec<A::Arg> = named.into_iter().flatten().collect();
+            let mut args = Collected::<A>(Vec::with_capacity(named.len()));
+            let mut trees = named.into_iter().flatten().enumerate();
+            while let Some((i, json)) = trees.next() {
+                match self.args.read_tree(i, json) {
+                    Ok(arg) => args.0.push(arg),
+                    Err(e) => {
+                        trees.for_each(|(_, j)| crate::json::dismantle(j));
+                        return Err(M::Error::custom(e));
+                    }
+                }
+            }
+            let args = std::mem::take(&mut args.0);
             return Ok(Line { given: args.len(), args, label });
         };
         discard(named, None);
@@ -347,6 +371,11 @@ mod tests {
         ValueType::Adt { name: "List".into(), args: vec![int()] }
     }
 
+    /// `[1, [2, 3]]` read as `(%x: int32, %xs: List[int32])`, printed.
+    fn want_args() -> Vec<String> {
+        vec![r#"{"dtype":"int32","shape":[],"data":[1]}"#.to_string(), "[2,3]".to_string()]
+    }
+
     /// Reads `text` into values of `(name, type)` parameters; the values printed as JSON.
     fn typed(text: &str, params: &[(&str, &ValueType)]) -> Result<(Vec<String>, usize, Option<i64>), String> {
         let exe = list_exe();
@@ -362,7 +391,7 @@ mod tests {
     fn every_line_form_reads_typed_values() {
         let (i, l) = (int(), list());
         let params = [("x", &i), ("xs", &l)];
-        let want = vec![r#"{"dtype":"int32","shape":[],"data":[1]}"#.to_string(), "[2,3]".to_string()];
+        let want = want_args();
         assert_eq!(typed("[1, [2, 3]]", &params).unwrap(), (want.clone(), 2, None));
         assert_eq!(
             typed(r#"{"note": 0, "args": [1, [2, 3]], "label": 4}"#, &params).unwrap(),
@@ -375,6 +404,10 @@ mod tests {
         // A constructor's keys in either order, and `Nil` without fields.
         let cons = r#"[1, {"fields": [2, {"fields": [3, {"con": "Nil"}], "con": "Cons"}], "con": "Cons"}]"#;
         assert_eq!(typed(cons, &params).unwrap(), (want, 2, None));
+        // Beside "args", a key that names a parameter is ignored like any other
+        // (CharRNN's lines carry `"category": "Arabic"` for a `%category` index).
+        let line = r#"{"args": [1, [2, 3]], "x": "not an int32", "xs": {"deep": []}}"#;
+        assert_eq!(typed(line, &params).unwrap().0, want_args());
         // More arguments than parameters are counted, not read.
         assert_eq!(typed(r#"[1, [], "extra", {"deep": [[]]}]"#, &params).unwrap().1, 4);
     }
