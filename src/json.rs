@@ -24,7 +24,7 @@ use serde_json::Value as Json;
 use std::fmt::Write;
 
 mod read;
-pub(crate) use read::Text;
+pub(crate) use read::{skip_rest, Gathered, Text};
 pub use read::{Reader, ValueSeed};
 
 /// Writes `v`, of type `ty`, as compact JSON.

@@ -7,7 +7,7 @@
 //! use, so that a Tree-LSTM input never becomes a `serde_json::Value` tree).
 
 use super::{nesting_depth, MAX_JSON_DEPTH};
-use crate::json::{Reader, Text};
+use crate::json::{skip_rest, Gathered, Reader, Text};
 use relay_runtime::{Value, ValueType};
 use serde::de::{self, DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
@@ -199,26 +199,18 @@ impl<'de, A: Arguments<'de>> LineSeed<'_, A> {
         read
     }
 
-    /// An array of arguments.
+    /// An array of arguments; items past the parameters are skipped and counted.
     fn arguments<S: SeqAccess<'de>>(&self, mut seq: S) -> Result<Line<A::Arg>, S::Error> {
         let mut args = Collected::<A>(Vec::new());
-        let mut given = 0;
-        loop {
-            let more = match self.args.seed(given) {
-                Some(seed) => match self.argument(given, seq.next_element_seed(seed))? {
-                    Some(arg) => {
-                        args.0.push(arg);
-                        true
-                    }
-                    None => false,
-                },
-                None => seq.next_element::<IgnoredAny>()?.is_some(),
-            };
-            if !more {
-                break;
+        while let Some(seed) = self.args.seed(args.0.len()) {
+            match self.argument(args.0.len(), seq.next_element_seed(seed))? {
+                Some(arg) => args.0.push(arg),
+                None => {
+                    return Ok(Line { given: args.0.len(), args: std::mem::take(&mut args.0), label: None })
+                }
             }
-            given += 1;
         }
+        let given = args.0.len() + skip_rest(&mut seq)?;
         Ok(Line { args: std::mem::take(&mut args.0), given, label: None })
     }
 }
@@ -235,27 +227,25 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut listed: Option<Line<A::Arg>> = None;
+        let mut listed: Option<(Collected<'de, A>, usize)> = None;
         let mut label = None;
         // Arguments by name, in parameter order, gathered until the line's form is known, and
         // keys that name no parameter.
-        let mut named: Vec<Option<Json>> = std::iter::repeat_with(|| None).take(self.params.len()).collect();
+        let mut named: Vec<Option<Gathered>> =
+            std::iter::repeat_with(|| None).take(self.params.len()).collect();
         let mut unknown: Vec<String> = vec![];
-        let discard = |named: Vec<Option<Json>>, listed: Option<Line<A::Arg>>| {
-            named.into_iter().flatten().for_each(crate::json::dismantle);
-            A::discard(listed.into_iter().flat_map(|l| l.args).collect());
-        };
         while let Some(Text(key)) = map.next_key::<Text>()? {
             let read = match &*key {
-                "args" if listed.is_none() => {
-                    map.next_value_seed(ListedSeed(self.clone())).map(|l| listed = Some(l))
-                }
+                "args" if listed.is_none() => map
+                    .next_value_seed(ListedSeed(self.clone()))
+                    .map(|l| listed = Some((Collected::<A>(l.args), l.given))),
                 "label" => map.next_value::<Label>().map(|l| label = l.0),
-                _ if self.params.is_empty() => map.next_value::<IgnoredAny>().map(drop),
                 key => {
                     let sanitized = crate::compiler::ir::sanitize_name(key);
                     match self.params.iter().position(|p| *p == key || *p == sanitized) {
-                        Some(i) if named[i].is_none() => map.next_value::<Json>().map(|j| named[i] = Some(j)),
+                        Some(i) if named[i].is_none() => {
+                            map.next_value::<Json>().map(|j| named[i] = Some(Gathered(j)))
+                        }
                         _ => {
                             unknown.push(key.to_string());
                             map.next_value::<IgnoredAny>().map(drop)
@@ -263,15 +253,10 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
                     }
                 }
             };
-            if let Err(e) = read {
-                discard(named, listed);
-                return Err(e);
-            }
+            read?;
         }
-        if let Some(mut line) = listed.take() {
-            discard(named, None);
-            line.label = label;
-            return Ok(line);
+        if let Some((mut args, given)) = listed {
+            return Ok(Line { args: std::mem::take(&mut args.0), given, label });
         }
         // An object of nothing but a label (or nothing) still asks for "args".
         let problem = if self.params.is_empty() || (unknown.is_empty() && named.iter().all(Option::is_none)) {
@@ -289,20 +274,12 @@ impl<'de, A: Arguments<'de>> Visitor<'de> for LineSeed<'_, A> {
             format!("no argument for {}", missing.join(", "))
         } else {
             let mut args = Collected::<A>(Vec::with_capacity(named.len()));
-            let mut trees = named.into_iter().flatten().enumerate();
-            while let Some((i, json)) = trees.next() {
-                match self.args.read_tree(i, json) {
-                    Ok(arg) => args.0.push(arg),
-                    Err(e) => {
-                        trees.for_each(|(_, j)| crate::json::dismantle(j));
-                        return Err(M::Error::custom(e));
-                    }
-                }
+            for (i, mut json) in named.into_iter().flatten().enumerate() {
+                args.0.push(self.args.read_tree(i, std::mem::take(&mut json.0)).map_err(M::Error::custom)?);
             }
             let args = std::mem::take(&mut args.0);
             return Ok(Line { given: args.len(), args, label });
         };
-        discard(named, None);
         Err(M::Error::custom(problem))
     }
 }

@@ -91,6 +91,26 @@ impl<'a> Reader<'a> {
         r
     }
 
+    /// Item `i` of an array read as `types[i]` (`segment(i)` its step in error paths), and
+    /// how many items the array has: more than `types` when it is too long (the rest are
+    /// skipped), fewer when it is too short.
+    fn items<'de, A: SeqAccess<'de>>(
+        &self,
+        seq: &mut A,
+        types: &[ValueType],
+        segment: impl Fn(usize) -> String,
+    ) -> Result<(Vec<Value>, usize), A::Error> {
+        let mut items = Vec::with_capacity(types.len());
+        for (i, ty) in types.iter().enumerate() {
+            match self.within(seq.next_element_seed(self.seed(ty)), || segment(i))? {
+                Some(x) => items.push(x),
+                None => return Ok((items, i)),
+            }
+        }
+        let given = types.len() + skip_rest(seq)?;
+        Ok((items, given))
+    }
+
     /// An error of the module's own reading code (`super::element`, tensors) as a `serde`
     /// error, its path segments noted.
     fn fail<E: de::Error>(&self, e: super::InputError) -> E {
@@ -134,13 +154,14 @@ impl ValueSeed<'_, '_> {
         }
     }
 
-    /// A number, string, boolean or null: a 0-d tensor, or an error.
+    /// A number, string, boolean or null, or a gathered tensor: a tensor, or an error.
     fn leaf<E: de::Error>(self, json: Json) -> Result<Value, E> {
+        let json = Gathered(json);
         match self.ty {
             ValueType::Tensor { dtype, shape } => {
-                super::read_tensor(*dtype, shape, &json).map_err(|e| self.reader.fail(e))
+                super::read_tensor(*dtype, shape, &json.0).map_err(|e| self.reader.fail(e))
             }
-            _ => Err(self.reader.fail(expected(&self.form(), &json))),
+            _ => Err(self.reader.fail(expected(&self.form(), &json.0))),
         }
     }
 
@@ -191,30 +212,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let r = self.reader;
         match self.ty {
-            ValueType::Tensor { dtype, shape } => {
-                let json = Json::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-                let read = super::read_tensor(*dtype, shape, &json).map_err(|e| r.fail(e));
-                super::dismantle(json);
-                read
+            ValueType::Tensor { .. } => {
+                self.leaf(Json::deserialize(de::value::SeqAccessDeserializer::new(seq))?)
             }
-            ValueType::Tuple(types) => {
-                let mut items = Vec::with_capacity(types.len());
-                let mut given = 0;
-                loop {
-                    let Some(ty) = types.get(given) else {
-                        given += skip_rest(&mut seq)?;
-                        break;
-                    };
-                    let item = r.within(seq.next_element_seed(r.seed(ty)), || format!("[{given}]"))?;
-                    let Some(item) = item else { break };
-                    items.push(item);
-                    given += 1;
-                }
-                if given != types.len() {
-                    return Err(self.mismatch(&format!("an array of {given}")));
-                }
-                Ok(Value::tuple(items))
-            }
+            ValueType::Tuple(types) => match r.items(&mut seq, types, |i| format!("[{i}]"))? {
+                (items, given) if given == types.len() => Ok(Value::tuple(items)),
+                (_, given) => Err(self.mismatch(&format!("an array of {given}"))),
+            },
             ValueType::Adt { name, args } if typed::is_list(r.exe, name) => {
                 let fields = r.field_types(name, args, 0).map_err(A::Error::custom)?;
                 let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
@@ -236,11 +240,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
         let r = self.reader;
         match self.ty {
-            ValueType::Tensor { dtype, shape } => {
-                let json = Json::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                let read = super::read_tensor(*dtype, shape, &json).map_err(|e| r.fail(e));
-                super::dismantle(json);
-                read
+            ValueType::Tensor { .. } => {
+                self.leaf(Json::deserialize(de::value::MapAccessDeserializer::new(map))?)
             }
             ValueType::Adt { name, args } => self.constructor(name, args, map),
             ValueType::Ref(inner) => {
@@ -341,15 +342,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
-        let r = self.reader;
-        let mut items = Vec::with_capacity(self.types.len());
-        for (i, ty) in self.types.iter().enumerate() {
-            match r.within(seq.next_element_seed(r.seed(ty)), || format!(".fields[{i}]"))? {
-                Some(x) => items.push(x),
-                None => break,
-            }
-        }
-        let given = items.len() + skip_rest(&mut seq)?;
+        let (items, given) = self.reader.items(&mut seq, self.types, |i| format!(".fields[{i}]"))?;
         if given != self.types.len() {
             let (con, n) = (self.con, self.types.len());
             return Err(A::Error::custom(format!("`{con}` takes {n} field(s), {given} given")));
@@ -359,7 +352,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_, '_> {
 }
 
 /// Skips what is left of an array, counting the items.
-fn skip_rest<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<usize, A::Error> {
+pub(crate) fn skip_rest<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<usize, A::Error> {
     let mut n = 0;
     while seq.next_element::<IgnoredAny>()?.is_some() {
         n += 1;
@@ -368,7 +361,7 @@ fn skip_rest<'de, A: SeqAccess<'de>>(seq: &mut A) -> Result<usize, A::Error> {
 }
 
 /// A gathered part of the input, dropped without recursion however deep it nests.
-struct Gathered(Json);
+pub(crate) struct Gathered(pub Json);
 
 impl Drop for Gathered {
     fn drop(&mut self) {

@@ -111,13 +111,14 @@ impl Writer<'_> {
             Stmt::Store { buf, index: i, value } => {
                 let dt = k.buffer(*buf).map(|b| b.dtype);
                 let (b, i) = (format!("b{}", buf.0), index(i, k)?);
-                match (dt, value) {
-                    // The store rounds: the value cast to the half float needs no rounding of
-                    // its own first.
-                    (Some(dt), Expr::Cast(to, v)) if dt.is_half_float() && *to == dt => {
-                        self.line(&half::store(dt, &b, &i, &expr(v, k)?.0))
-                    }
-                    (Some(dt), _) if dt.is_half_float() => {
+                match dt {
+                    Some(dt) if dt.is_half_float() => {
+                        // The store rounds: a value cast to the half float needs no rounding
+                        // of its own first.
+                        let value = match value {
+                            Expr::Cast(to, v) if *to == dt => v,
+                            v => v,
+                        };
                         self.line(&half::store(dt, &b, &i, &expr(value, k)?.0))
                     }
                     _ => self.line(&format!("{b}[{i}] = {};", expr(value, k)?.0)),
