@@ -5,6 +5,7 @@
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, for_each_index, ints};
 use crate::operator::{shape_text, ShapeDim};
+use relay_compiler::kir::Index;
 use relay_devices::{Element, Scalar, Tensor};
 
 /// The values of an integer tensor as `i64` (`uint64` values above `i64::MAX` saturate, so
@@ -44,6 +45,75 @@ pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
         s[d] = s[d + 1] * shape[d + 1];
     }
     s
+}
+
+/// A position along one axis as an injective operator's source mapping computes it: `usize`
+/// in the reference kernel, kir's [`Index`] in the compute rule. A mapping written over
+/// `Coordinate` is the operator's semantics once, for both (`layout_transform`,
+/// `vision.yolo_reorg`).
+pub(crate) trait Coordinate: Clone {
+    /// The constant `v`.
+    fn constant(v: usize) -> Self;
+    /// `self + other`.
+    fn plus(self, other: Self) -> Self;
+    /// `self * f`.
+    fn times(self, f: usize) -> Self;
+    /// `self / f`, rounded down (`f > 0`; coordinates are never negative).
+    fn over(self, f: usize) -> Self;
+    /// `self % f` (`f > 0`).
+    fn modulo(self, f: usize) -> Self;
+}
+
+impl Coordinate for usize {
+    fn constant(v: usize) -> usize {
+        v
+    }
+    fn plus(self, other: usize) -> usize {
+        self + other
+    }
+    fn times(self, f: usize) -> usize {
+        self * f
+    }
+    fn over(self, f: usize) -> usize {
+        self / f
+    }
+    fn modulo(self, f: usize) -> usize {
+        self % f
+    }
+}
+
+/// Kernel sizes fit `i64`: the compiler builds kernels only for tensors whose element counts
+/// do.
+impl Coordinate for Index {
+    fn constant(v: usize) -> Index {
+        Index::Const(v as i64)
+    }
+    fn plus(self, other: Index) -> Index {
+        self + other
+    }
+    fn times(self, f: usize) -> Index {
+        self * f as i64
+    }
+    fn over(self, f: usize) -> Index {
+        self.floor_div(f as i64)
+    }
+    fn modulo(self, f: usize) -> Index {
+        self.floor_mod(f as i64)
+    }
+}
+
+/// The row-major flat position of `idx` in `shape`.
+pub(crate) fn flat_position<C: Coordinate>(shape: &[usize], idx: &[C]) -> C {
+    shape.iter().zip(idx).fold(C::constant(0), |acc, (&d, i)| acc.times(d).plus(i.clone()))
+}
+
+/// The coordinates in `shape` of the row-major flat position `flat` (`flat < Π shape`).
+pub(crate) fn coordinates<C: Coordinate, const N: usize>(shape: [usize; N], flat: C) -> [C; N] {
+    let stride = strides(&shape);
+    std::array::from_fn(|a| match shape[a] {
+        1 => C::constant(0),
+        d => flat.clone().over(stride[a]).modulo(d),
+    })
 }
 
 /// Whether two dimensions may be equal: both `?`-free and different is the only "no".

@@ -4,12 +4,15 @@
 
 use super::same_as_input;
 use crate::attrs::LayoutTransformAttrs;
+use crate::compute::util::{lazy, tensors};
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
 use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
-use crate::ops::index::copy_from_source;
+use crate::ops::index::{copy_from_source, Coordinate};
+use relay_compiler::kir::Index;
 use relay_compiler::op::OpPattern;
+use relay_compiler::op::{ComputeInput, OutType, TensorDef};
 use relay_devices::{DType, Tensor};
 
 /// One axis of a layout: a primal axis (`C`) or a sub-axis of `factor` (`8c`), both named by
@@ -114,6 +117,7 @@ impl Operator for LayoutTransform {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "data moved from src_layout to dst_layout";
     type Attrs = LayoutTransformAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<LayoutTransformAttrs>> = Some(compute);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &LayoutTransformAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [x] = args(inputs)?;
@@ -175,25 +179,51 @@ impl Operator for LayoutTransform {
         _: Checked,
     ) -> Result<(), KernelError> {
         let [x] = args(inputs)?;
-        let (src, dst) = layouts(a)?;
-        // Per primal axis: (source position, source split), (destination position, split).
-        let moves: Vec<_> = src.primals().into_iter().map(|p| (src.find(p), dst.find(p))).collect();
-        copy_from_source(x, only_output(outputs)?, |q, s| {
-            for &((s_at, s_sub), (d_at, d_sub)) in &moves {
-                let coord = match d_sub {
-                    None => q[d_at],
-                    Some((i, f)) => q[d_at] * f + q[i],
-                };
-                match s_sub {
-                    None => s[s_at] = coord,
-                    Some((i, f)) => {
-                        s[s_at] = coord / f;
-                        s[i] = coord % f;
-                    }
-                }
-            }
-        })
+        let moves = moves(a)?;
+        copy_from_source(x, only_output(outputs)?, |q, s| source(&moves, q, s))
     }
+}
+
+/// Where one primal axis is in the source and in the destination layout: its position, and
+/// its sub-axis's position and size if it is split there.
+type Move = ((usize, Option<(usize, usize)>), (usize, Option<(usize, usize)>));
+
+/// The [`Move`] of each primal axis of a call's layouts.
+fn moves(a: &LayoutTransformAttrs) -> Result<Vec<Move>, KernelError> {
+    let (src, dst) = layouts(a)?;
+    Ok(src.primals().into_iter().map(|p| (src.find(p), dst.find(p))).collect())
+}
+
+/// Fills `s`, the source position of destination position `q`: each primal axis's full
+/// coordinate is joined from the destination's axis and sub-axis, then split as the source
+/// lays it out.
+fn source<C: Coordinate>(moves: &[Move], q: &[C], s: &mut [C]) {
+    for &((s_at, s_sub), (d_at, d_sub)) in moves {
+        let coord = match d_sub {
+            None => q[d_at].clone(),
+            Some((i, f)) => q[d_at].clone().times(f).plus(q[i].clone()),
+        };
+        match s_sub {
+            None => s[s_at] = coord,
+            Some((i, f)) => {
+                s[s_at] = coord.clone().over(f);
+                s[i] = coord.modulo(f);
+            }
+        }
+    }
+}
+
+/// `layout_transform`'s kir rule: each output element reads the source element [`source`]
+/// names, so the transform fuses into its producer's and consumers' kernels.
+fn compute(inputs: &[ComputeInput], a: &LayoutTransformAttrs, _: &OutType) -> Result<TensorDef, String> {
+    let [x] = tensors(inputs)?;
+    let moves = moves(a).map_err(|e| e.to_string())?;
+    let x = x.clone();
+    Ok(lazy(move |k, q| {
+        let mut s = vec![Index::Const(0); x.shape.len()];
+        source(&moves, q, &mut s);
+        x.at(k, &s)
+    }))
 }
 
 #[cfg(test)]
