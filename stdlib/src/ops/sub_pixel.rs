@@ -2,14 +2,13 @@
 //! square blocks of pixels moved between the channel axis and the two spatial axes of an NCHW
 //! tensor. Injective: each output element is one input element, so both have kir rules.
 
-use super::index::copy_from_source;
+use super::index::{copy_from_source, Coordinate};
 use crate::attrs::{SubPixelAttrs, SubPixelMode};
 use crate::compute::util::{lazy, tensors};
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output, to_positive};
 use crate::kernels::Checked;
 use crate::operator::{shape_text, DTypeSet, OpEntry, Operator, ShapeDim};
-use relay_compiler::kir::Index;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -59,11 +58,33 @@ pub(crate) fn multiplied<D: ShapeDim>(d: D, by: usize) -> Result<D, KernelError>
 #[derive(Debug)]
 pub struct DepthToSpace;
 
-/// The input channel of output channel `c` at block offsets `(bh, bw)`.
-fn depth_channel(mode: SubPixelMode, b: usize, channels: usize, c: usize, bh: usize, bw: usize) -> usize {
-    match mode {
-        SubPixelMode::Dcr => (bh * b + bw) * channels + c,
-        SubPixelMode::Crd => (c * b + bh) * b + bw,
+/// The input position that output position `p` reads, for `channels` output channels and
+/// block side `b`: written once over [`Coordinate`] for the reference kernel and the kir rule.
+fn depth_source<C: Coordinate>(mode: SubPixelMode, b: usize, channels: usize, p: &[C]) -> [C; 4] {
+    let (bh, bw) = (p[2].clone().modulo(b), p[3].clone().modulo(b));
+    let c = p[1].clone();
+    let channel = match mode {
+        SubPixelMode::Dcr => bh.times(b).plus(bw).times(channels).plus(c),
+        SubPixelMode::Crd => c.times(b).plus(bh).times(b).plus(bw),
+    };
+    [p[0].clone(), channel, p[2].clone().over(b), p[3].clone().over(b)]
+}
+
+/// The input position that output position `p` of `nn.space_to_depth` reads, for `channels`
+/// input channels and block side `b`.
+fn space_source<C: Coordinate>(b: usize, channels: usize, p: &[C]) -> [C; 4] {
+    let (c, off) = (p[1].clone().modulo(channels), p[1].clone().over(channels));
+    let h = p[2].clone().times(b).plus(off.clone().over(b));
+    let w = p[3].clone().times(b).plus(off.modulo(b));
+    [p[0].clone(), c, h, w]
+}
+
+/// The block side and a channel count of a kir rule's call, as `usize` (the relation has
+/// checked the layout, rank and block size).
+fn rule_sizes(a: &SubPixelAttrs, channels: i64) -> Result<(usize, usize), String> {
+    match (usize::try_from(a.block_size), usize::try_from(channels)) {
+        (Ok(b), Ok(c)) if b > 0 => Ok((b, c)),
+        _ => Err("block_size must be positive".into()),
     }
 }
 
@@ -76,19 +97,9 @@ impl Operator for DepthToSpace {
     type Attrs = SubPixelAttrs;
     const COMPUTE: Option<crate::operator::ComputeRule<SubPixelAttrs>> = Some(|inputs, a, out| {
         let [x] = tensors(inputs)?;
-        // The relation has checked the layout, rank and block size.
-        let b = a.block_size;
-        let (x, mode, c_out) = (x.clone(), a.mode, out.shape[1]);
-        Ok(lazy(move |k, idx| {
-            let (bh, bw) = (idx[2].clone().floor_mod(b), idx[3].clone().floor_mod(b));
-            let c = idx[1].clone();
-            let channel: Index = match mode {
-                SubPixelMode::Dcr => (bh * b + bw) * c_out + c,
-                SubPixelMode::Crd => (c * b + bh) * b + bw,
-            };
-            let src = [idx[0].clone(), channel, idx[2].clone().floor_div(b), idx[3].clone().floor_div(b)];
-            x.at(k, &src)
-        }))
+        let (b, channels) = rule_sizes(a, out.shape[1])?;
+        let (x, mode) = (x.clone(), a.mode);
+        Ok(lazy(move |k, idx| x.at(k, &depth_source(mode, b, channels, idx))))
     });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &SubPixelAttrs) -> Result<Vec<Vec<D>>, KernelError> {
@@ -118,15 +129,7 @@ impl Operator for DepthToSpace {
         let b = block(Self::NAME, x.shape(), a)?;
         let out = only_output(outputs)?;
         let channels = out.shape()[1];
-        copy_from_source(x, out, |p, src| {
-            let (bh, bw) = (p[2] % b, p[3] % b);
-            src.copy_from_slice(&[
-                p[0],
-                depth_channel(a.mode, b, channels, p[1], bh, bw),
-                p[2] / b,
-                p[3] / b,
-            ]);
-        })
+        copy_from_source(x, out, |p, src| src.copy_from_slice(&depth_source(a.mode, b, channels, p)))
     }
 }
 
@@ -145,15 +148,9 @@ impl Operator for SpaceToDepth {
     type Attrs = SubPixelAttrs;
     const COMPUTE: Option<crate::operator::ComputeRule<SubPixelAttrs>> = Some(|inputs, a, _| {
         let [x] = tensors(inputs)?;
-        // The relation has checked the layout, rank and block size.
-        let b = a.block_size;
-        let (x, c_in) = (x.clone(), x.shape[1]);
-        Ok(lazy(move |k, idx| {
-            let (c, off) = (idx[1].clone().floor_mod(c_in), idx[1].clone().floor_div(c_in));
-            let h = idx[2].clone() * b + off.clone().floor_div(b);
-            let w = idx[3].clone() * b + off.floor_mod(b);
-            x.at(k, &[idx[0].clone(), c, h, w])
-        }))
+        let (b, channels) = rule_sizes(a, x.shape[1])?;
+        let x = x.clone();
+        Ok(lazy(move |k, idx| x.at(k, &space_source(b, channels, idx))))
     });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &SubPixelAttrs) -> Result<Vec<Vec<D>>, KernelError> {
@@ -182,9 +179,6 @@ impl Operator for SpaceToDepth {
         let [x] = args(inputs)?;
         let b = block(Self::NAME, x.shape(), a)?;
         let c_in = x.shape()[1];
-        copy_from_source(x, only_output(outputs)?, |p, src| {
-            let (c, off) = (p[1] % c_in, p[1] / c_in);
-            src.copy_from_slice(&[p[0], c, p[2] * b + off / b, p[3] * b + off % b]);
-        })
+        copy_from_source(x, only_output(outputs)?, |p, src| src.copy_from_slice(&space_source(b, c_in, p)))
     }
 }
