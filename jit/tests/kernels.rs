@@ -639,3 +639,43 @@ fn vector_loops_end_on_an_overlapping_vector_only_when_iterations_are_independen
         }
     }
 }
+
+#[test]
+fn strided_loads_match_the_interpreter_at_every_extent_and_offset() {
+    // out[i] = x[s·i + o] · 2 + k[s·i + o + 1] over float32 and int32: the lanes' loads are two
+    // vectors and a shuffle (s = 2, 3) or gathers (s = 4); the extents leave every tail length,
+    // with a symbolic extent (scalar tail) and a constant one (overlapping last vector). `x`
+    // ends at the last lane's element, so a load past it would fail the bounds proof.
+    let build = |s: i64, o: i64, dtype: DType, extent: Option<i64>| {
+        let mut k = KernelBuilder::new("strided");
+        let n = k.sym("n");
+        let len = k.sym("len");
+        let x = k.input("x", dtype, [len]);
+        let y = k.input("y", dtype, [len]);
+        let out = k.output("out", dtype, [n]);
+        let extent = extent.map_or(Index::from(n), Index::Const);
+        k.for_(extent, LoopKind::Vectorize, |k, i| {
+            let at = i.clone() * s + o;
+            let two = if dtype == DType::F32 { Expr::f32(2.0) } else { Expr::i32(2) };
+            k.store(out, i, Expr::load(x, at.clone()) * two + Expr::load(y, at + 1));
+        });
+        k.finish().unwrap()
+    };
+    for s in [2, 3, 4] {
+        for o in [0, 1, 2, 5] {
+            for dtype in [DType::F32, DType::I32] {
+                for n in [0, 1, 3, 4, 5, 6, 7, 8, 9, 13, 37] {
+                    for extent in [None, Some(n)] {
+                        let kernel = build(s, o, dtype, extent);
+                        let compiled = check_on(&Target::Cpu, &kernel, &[n, s * n + o + 1], 0.0);
+                        if extent.is_none() || n > 1 {
+                            // (Over a constant 0 or 1 iterations the indices simplify to
+                            // constants and the loop runs serially.)
+                            compiled.expect_plan(Some(1), None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

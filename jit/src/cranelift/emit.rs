@@ -216,7 +216,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let decl = self.k.buffer(*buf).ok_or_else(|| internal("buffer"))?;
                 let (v, _) = self.expr(value)?;
                 let flags = mem_flags(decl.role);
-                let (addr, disp) = self.element_address(*buf, index)?;
+                let (addr, disp) = self.element_address(*buf, index, 1)?;
                 let v = match self.lanes.is_some() {
                     true => self.vector_of(v, decl.dtype),
                     false => self.scalar(v)?,
@@ -504,8 +504,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
     }
 
     /// The address of `buf[index]` (lane 0 in a vectorised loop) and a displacement to add:
-    /// from the base computed before the loop when the vector plan hoisted one.
-    fn element_address(&mut self, buf: BufferId, index: &Index) -> Result<(Value, i32), JitError> {
+    /// from the base computed before the loop when the vector plan hoisted one, where the
+    /// index grows by `stride` per step of the vectorised variable.
+    fn element_address(
+        &mut self,
+        buf: BufferId,
+        index: &Index,
+        stride: i64,
+    ) -> Result<(Value, i32), JitError> {
         let hoisted = self.lanes.as_ref().and_then(|l| {
             let (_, _, base, disp) = l.bases.iter().find(|(b, i, ..)| *b == buf && i == index)?;
             Some((*base, *disp, l.var))
@@ -514,7 +520,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
             Some((base, disp, var)) => {
                 let v = self.b.use_var(*self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?);
                 let size = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?.dtype.size_bytes() as i64;
-                let offset = self.b.ins().imul_imm_s(v, size);
+                let offset = self.b.ins().imul_imm_s(v, size * stride);
                 Ok((self.b.ins().iadd(base, offset), disp))
             }
             None => {
@@ -638,8 +644,25 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 Val::S(self.b.ins().load(scalar_type(dt), flags, addr, 0))
             }
             Access::Contiguous => {
-                let (addr, disp) = self.element_address(buf, index)?;
+                let (addr, disp) = self.element_address(buf, index, 1)?;
                 Val::V(self.b.ins().load(vector_type(dt), flags, addr, disp))
+            }
+            Access::Strided(stride) => {
+                // Lanes `0, s, 2s, 3s` of the span from lane 0's element: the vector there
+                // holds `0` and `s`, the one ending at `3s` holds `2s` and `3s`. Neither reads
+                // outside the span, whose ends the bounds proof covered.
+                let (addr, disp) = self.element_address(buf, index, stride)?;
+                let size = dt.size_bytes() as i32;
+                let back = (3 * stride - 3) as i32 * size;
+                let (addr2, disp2) = match disp.checked_add(back) {
+                    Some(d) => (addr, d),
+                    None => (self.b.ins().iadd_imm_s(addr, i64::from(back)), disp),
+                };
+                let ty = vector_type(dt);
+                let low = self.b.ins().load(ty, flags, addr, disp);
+                let high = self.b.ins().load(ty, flags, addr2, disp2);
+                let s = stride as u8;
+                Val::V(self.ops().pick_lanes(low, high, [0, s, 7 - s, 7]))
             }
             Access::Gather => {
                 let mut vec = None;

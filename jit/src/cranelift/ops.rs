@@ -6,8 +6,8 @@
 //! so that it never traps (`x / 0 == 0`, `MIN / -1` wraps).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64, I16, I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::types::{F32, F32X4, F64, I16, I32, I32X4, I64, I8, I8X16};
+use cranelift_codegen::ir::{ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use relay_devices::{DType, DTypeCode};
 use relay_kir::{BinOp, UnOp};
@@ -120,6 +120,18 @@ impl Ops<'_, '_> {
     pub(crate) fn bits_float(&mut self, x: Value) -> Value {
         let ty = if self.ty(x).is_vector() { F32X4 } else { F32 };
         self.bitcast(ty, x)
+    }
+
+    /// Four 32-bit lanes chosen from the lanes of `a` (0–3) and `b` (4–7), as `lanes` says
+    /// (an immediate shuffle: one `shufps` when the low two come from `a`, the high two from
+    /// `b`), in `a`'s type.
+    pub(crate) fn pick_lanes(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
+        let ty = self.ty(a);
+        let (a, b) = (self.bitcast(I8X16, a), self.bitcast(I8X16, b));
+        let bytes: Vec<u8> = lanes.iter().flat_map(|&l| (0..4).map(move |i| 4 * l + i)).collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
+        let picked = self.b.ins().shuffle(a, b, mask);
+        self.bitcast(ty, picked)
     }
 
     fn bitcast(&mut self, ty: Type, x: Value) -> Value {

@@ -35,8 +35,8 @@ pub(crate) enum LocalMode {
 pub(crate) struct Plan {
     /// Locals assigned in the loop and how each is vectorised.
     pub locals: HashMap<LocalId, LocalMode>,
-    /// Contiguous accesses `buf[v + c]` whose offset `c` is the same in every iteration:
-    /// `(buf, the index as written, c)`. The emitter computes the variable part of `c` once
+    /// Contiguous and strided accesses `buf[s·v + c]` whose offset `c` is the same in every
+    /// iteration: `(buf, the index as written, c)`. The emitter computes the variable part of `c` once
     /// before the loop and folds the constant part into the access, so each access in the loop
     /// is one addressing mode. (Cranelift does not hoist `c` itself: it rematerialises
     /// add-immediates inside the loop, dragging whatever depends on them along — a GEMV's
@@ -51,6 +51,10 @@ pub(crate) enum Access {
     Uniform,
     /// `v + c`: the lanes read consecutive elements.
     Contiguous,
+    /// `s·v + c` with `s` in [`STRIDES`]: the lanes read every `s`-th element, which two
+    /// contiguous vector loads inside the lanes' own span and a lane shuffle pick (a
+    /// stride-2 window: a strided convolution's taps, pooling, im2col).
+    Strided(i64),
     /// Anything else: one scalar access per lane.
     Gather,
 }
@@ -126,12 +130,17 @@ fn loop_invariant(i: &Index, inner: &HashSet<VarId>) -> bool {
     }
 }
 
+/// The strides of [`Access::Strided`]: four lanes `s` apart span `3s + 1` elements, which two
+/// 4-element loads cover without reading past the last lane's element only for `s <= 3`.
+pub(crate) const STRIDES: [i64; 2] = [2, 3];
+
 /// Classifies `index` with respect to `var`; `None` if it depends on a varying value other
 /// than `var` itself (which the emitter cannot address).
 pub(crate) fn classify(index: &Index, var: VarId, varying: &dyn Fn(&Expr) -> bool) -> Option<Access> {
     Some(match stride(index, var, varying)? {
         Stride::Const(0) => Access::Uniform,
         Stride::Const(1) => Access::Contiguous,
+        Stride::Const(s) if STRIDES.contains(&s) => Access::Strided(s),
         _ => Access::Gather,
     })
 }
@@ -361,7 +370,8 @@ impl Planner<'_> {
 
     fn access_base(&mut self, buf: BufferId, index: &Index) {
         let known = self.plan.bases.iter().any(|(b, i, _)| *b == buf && i == index);
-        if !known && self.access(index) == Some(Access::Contiguous) && loop_invariant(index, &self.inner) {
+        let addressed = matches!(self.access(index), Some(Access::Contiguous | Access::Strided(_)));
+        if !known && addressed && loop_invariant(index, &self.inner) {
             if let Some(offset) = affine_at_zero(index, self.var) {
                 self.plan.bases.push((buf, index.clone(), offset));
             }
@@ -541,5 +551,58 @@ fn collect_reduction(s: &Stmt, l: LocalId, op: &mut Option<BinOp>) -> Option<()>
         }
         other if stmt_mentions_local(other, l) => None,
         _ => Some(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_kir::{KernelBuilder, LoopKind, SymId};
+
+    fn access(index: Index, var: VarId) -> Option<Access> {
+        classify(&index, var, &|_| false)
+    }
+
+    #[test]
+    fn strides_two_and_three_are_strided_others_gather() {
+        let (v, w, n) = (VarId(0), VarId(1), Index::Sym(SymId(0)));
+        let at = |s: i64| Index::Var(v) * s + Index::Var(w) * 3 - 1;
+        assert_eq!(access(Index::Var(v) + n.clone(), v), Some(Access::Contiguous));
+        assert_eq!(access(at(2), v), Some(Access::Strided(2)));
+        assert_eq!(access(2 * (Index::Var(v) + 1) + n.clone(), v), Some(Access::Strided(2)));
+        assert_eq!(access(at(3), v), Some(Access::Strided(3)));
+        for s in [4, -1, -2, 7] {
+            assert_eq!(access(at(s), v), Some(Access::Gather), "stride {s}");
+        }
+        assert_eq!(access(Index::Var(v) * n.clone(), v), Some(Access::Gather));
+        assert_eq!(access(Index::Var(w) * 2 + n, v), Some(Access::Uniform));
+    }
+
+    #[test]
+    fn strided_loads_get_a_hoisted_base_and_stores_stay_contiguous() {
+        let mut k = KernelBuilder::new("t");
+        let x = k.input("x", DType::F32, [4, 64]);
+        let y = k.output("y", DType::F32, [4, 16]);
+        k.for_(4, LoopKind::Serial, |k, r| {
+            k.for_(16, LoopKind::Vectorize, |k, c| {
+                let strided = Expr::load(x, r.clone() * 64 + c.clone() * 2 + 1);
+                k.store(y, r.clone() * 16 + c, strided);
+            })
+        });
+        let kernel = k.finish().unwrap();
+        let Stmt::For { body: rows, .. } = &kernel.body[0] else { panic!("row loop") };
+        let Stmt::For { var, body, .. } = &rows[0] else { panic!("column loop") };
+        let planned = plan(&kernel, *var, body).expect("vectorised");
+        let offsets: Vec<i64> = planned.bases.iter().map(|(_, _, a)| a.constant).collect();
+        assert_eq!(offsets, [0, 1], "the store's and the strided load's bases");
+
+        // A strided store is not vectorised (lanes would need a scatter).
+        let mut k = KernelBuilder::new("t");
+        let x = k.input("x", DType::F32, [16]);
+        let y = k.output("y", DType::F32, [32]);
+        k.for_(16, LoopKind::Vectorize, |k, c| k.store(y, c.clone() * 2, Expr::load(x, c)));
+        let kernel = k.finish().unwrap();
+        let Stmt::For { var, body, .. } = &kernel.body[0] else { panic!("loop") };
+        assert!(plan(&kernel, *var, body).is_none());
     }
 }
