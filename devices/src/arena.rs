@@ -84,11 +84,21 @@ impl ArenaBlock {
         self.live.lock().len()
     }
 
-    /// A zeroed region of `len` elements of `dtype` at byte `offset` of `block`, or `None`
-    /// when the dtype has no byte-level storage here (`bool`, `float16`, vectors), the offset
-    /// is not a multiple of the element size, the bytes reach past the block's end, or they
-    /// overlap a live region. The region keeps the block alive.
-    pub fn region(block: &Arc<ArenaBlock>, offset: usize, dtype: DType, len: usize) -> Option<ArenaRegion> {
+    /// A region of `len` elements of `dtype` at byte `offset` of `block`, or `None` when the
+    /// dtype has no byte-level storage here (`bool`, `float16`, vectors), the offset is not a
+    /// multiple of the element size, the bytes reach past the block's end, or they overlap a
+    /// live region. The region keeps the block alive. With `zero` its elements are zeros;
+    /// without, they are whatever earlier regions over those bytes left (for a caller about
+    /// to overwrite every element): always initialised values of a plain-old-data type, since
+    /// the block was allocated zeroed and is only ever written through regions, so leaving
+    /// them is safe, only not deterministic.
+    pub fn region(
+        block: &Arc<ArenaBlock>,
+        offset: usize,
+        dtype: DType,
+        len: usize,
+        zero: bool,
+    ) -> Option<ArenaRegion> {
         let pod = Pod::of(dtype)?;
         let bytes = len.checked_mul(dtype.size_bytes())?;
         let end = offset.checked_add(bytes)?;
@@ -104,7 +114,9 @@ impl ArenaBlock {
             live.push((offset, end));
         }
         let mut region = ArenaRegion { block: block.clone(), offset, bytes, pod };
-        region.as_bytes_mut().fill(0);
+        if zero {
+            region.as_bytes_mut().fill(0);
+        }
         Some(region)
     }
 }
@@ -174,8 +186,10 @@ impl ArenaRegion {
 
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: `offset..offset + bytes` lies inside the block (checked by
-        // `ArenaBlock::region`), whose allocation lives as long as this region's `Arc`, and was
-        // zeroed when the region was made, so every byte is initialised. No live region
+        // `ArenaBlock::region`), whose allocation lives as long as this region's `Arc`, and
+        // every byte is initialised: the block was allocated zeroed (`alloc_zeroed`) and is
+        // only ever written through regions, with values of plain-old-data types (a region
+        // made without zeroing sees what those writes left, never uninitialised memory). No live region
         // overlaps it (checked at creation, removed only on drop), and `&self` excludes the
         // only `&mut` path to these bytes (`as_bytes_mut`, which takes `&mut self`).
         unsafe { std::slice::from_raw_parts(self.block.ptr.as_ptr().add(self.offset), self.bytes) }
@@ -211,19 +225,22 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn regions_are_zeroed_typed_and_refused_when_they_overlap() {
+    fn regions_are_zeroed_on_request_typed_and_refused_when_they_overlap() {
         let block = Arc::new(ArenaBlock::new(256).unwrap());
-        let mut a = ArenaBlock::region(&block, 0, DType::F32, 16).unwrap();
+        let mut a = ArenaBlock::region(&block, 0, DType::F32, 16, true).unwrap();
         a.elements_mut::<f32>().unwrap().fill(7.0);
         assert!(a.elements::<i32>().is_none());
-        assert!(ArenaBlock::region(&block, 32, DType::F32, 4).is_none(), "overlaps a");
-        assert!(ArenaBlock::region(&block, 192, DType::F64, 9).is_none(), "past the end");
-        assert!(ArenaBlock::region(&block, 66, DType::F32, 1).is_none(), "misaligned");
-        assert!(ArenaBlock::region(&block, 64, DType::BOOL, 1).is_none(), "no bool bytes");
-        let b = ArenaBlock::region(&block, 64, DType::I32, 16).unwrap();
+        assert!(ArenaBlock::region(&block, 32, DType::F32, 4, true).is_none(), "overlaps a");
+        assert!(ArenaBlock::region(&block, 192, DType::F64, 9, true).is_none(), "past the end");
+        assert!(ArenaBlock::region(&block, 66, DType::F32, 1, true).is_none(), "misaligned");
+        assert!(ArenaBlock::region(&block, 64, DType::BOOL, 1, true).is_none(), "no bool bytes");
+        let b = ArenaBlock::region(&block, 64, DType::I32, 16, true).unwrap();
         assert_eq!((block.live_regions(), Arc::strong_count(&block)), (2, 3));
         drop(a);
-        let c = ArenaBlock::region(&block, 0, DType::U8, 64).unwrap();
+        let kept = ArenaBlock::region(&block, 0, DType::F32, 16, false).unwrap();
+        assert_eq!(kept.elements::<f32>(), Some(&[7.0f32; 16][..]), "not zeroed: what a left");
+        drop(kept);
+        let c = ArenaBlock::region(&block, 0, DType::U8, 64, true).unwrap();
         assert_eq!(c.elements::<u8>(), Some(&[0u8; 64][..]), "a new region starts zeroed");
         drop((b, c));
         assert_eq!((block.live_regions(), Arc::strong_count(&block)), (0, 1));
@@ -234,13 +251,14 @@ mod tests {
     /// the live region at an index.
     #[derive(Clone, Debug)]
     enum Step {
-        Make(usize, usize),
+        /// Offset, element count, whether to zero.
+        Make(usize, usize, bool),
         Drop(usize),
     }
 
     fn steps() -> impl Strategy<Value = Vec<Step>> {
         let step = prop_oneof![
-            (0usize..64, 0usize..24).prop_map(|(at, len)| Step::Make(at * 4, len)),
+            (0usize..64, 0usize..24, any::<bool>()).prop_map(|(at, len, zero)| Step::Make(at * 4, len, zero)),
             (0usize..16).prop_map(Step::Drop),
         ];
         proptest::collection::vec(step, 0..64)
@@ -256,9 +274,9 @@ mod tests {
             let mut live: Vec<(ArenaRegion, u32)> = vec![];
             for (stamp, step) in (1u32..).zip(steps) {
                 match step {
-                    Step::Make(at, len) => {
-                        if let Some(mut r) = ArenaBlock::region(&block, at, DType::U32, len) {
-                            prop_assert!(r.elements::<u32>().unwrap().iter().all(|&x| x == 0));
+                    Step::Make(at, len, zero) => {
+                        if let Some(mut r) = ArenaBlock::region(&block, at, DType::U32, len, zero) {
+                            prop_assert!(!zero || r.elements::<u32>().unwrap().iter().all(|&x| x == 0));
                             r.elements_mut::<u32>().unwrap().fill(stamp);
                             live.push((r, stamp));
                         } else {

@@ -207,21 +207,25 @@ impl Tensor {
         Tensor::from_storage(shape, self.storage)
     }
 
-    /// Turns the tensor, in place, into zeros of `shape` (same element count), reusing both
-    /// its buffer and its shape vector, so that a VM can recycle a dead tensor's memory for a
-    /// new one without calling the allocator.
+    /// Turns the tensor, in place, into one of `shape` (same element count), reusing both its
+    /// buffer and its shape vector, so that a VM can recycle a dead tensor's memory for a new
+    /// one without calling the allocator. With `zero` the elements become zeros; without, they
+    /// keep the dead tensor's values, for a caller about to overwrite every one of them (a
+    /// kernel output proven written whole: zeroing it would be wasted stores).
     ///
     /// # Errors
     /// [`TensorError::ElementCount`] when `shape` has a different element count; the tensor is
     /// then unchanged.
-    pub fn reset_zeroed(&mut self, shape: &[usize]) -> Result<(), TensorError> {
+    pub fn reset(&mut self, shape: &[usize], zero: bool) -> Result<(), TensorError> {
         let expected = shape_size(shape).ok_or_else(|| TensorError::TooLarge(shape.to_vec()))?;
         if expected != self.len() {
             return Err(TensorError::ElementCount { shape: shape.to_vec(), expected, actual: self.len() });
         }
         self.shape.clear();
         self.shape.extend_from_slice(shape);
-        self.storage.fill_zero();
+        if zero {
+            self.storage.fill_zero();
+        }
         Ok(())
     }
 
@@ -281,13 +285,16 @@ mod tests {
     }
 
     #[test]
-    fn reset_zeroed_reuses_the_buffer() {
+    fn reset_reuses_the_buffer_zeroed_or_as_it_was() {
         let mut t = Tensor::from_vec(vec![2, 3], vec![1i32; 6]).unwrap();
         let p = t.as_ptr();
-        t.reset_zeroed(&[3, 2]).unwrap();
+        t.reset(&[6], false).unwrap();
+        assert_eq!((t.shape(), t.as_ptr()), (&[6][..], p));
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[1; 6]);
+        t.reset(&[3, 2], true).unwrap();
         assert_eq!((t.shape(), t.as_ptr()), (&[3, 2][..], p));
         assert_eq!(t.as_slice::<i32>().unwrap(), &[0; 6]);
-        assert!(matches!(t.reset_zeroed(&[7]), Err(TensorError::ElementCount { expected: 7, .. })));
+        assert!(matches!(t.reset(&[7], true), Err(TensorError::ElementCount { expected: 7, .. })));
         assert_eq!(t.shape(), &[3, 2]);
     }
 

@@ -90,6 +90,7 @@ mod batch;
 mod bounds;
 mod builder;
 mod call;
+pub mod coverage;
 mod expr;
 pub mod half;
 mod hash;

@@ -26,7 +26,7 @@ use crate::cancel::CancelHandle;
 use crate::config::VmConfig;
 use crate::executable::{Executable, VmFunction};
 use crate::isa::Instr;
-use crate::memory::{Arena, FrameLayout, Pool};
+use crate::memory::{Arena, FrameLayout, Planned, Pool};
 use crate::operand::Reg;
 use crate::packed_func::PackedFunc;
 use crate::scalar::{self, ScalarValue};
@@ -558,16 +558,17 @@ impl<'e> Vm<'e> {
                         trap!("{m}");
                     }
                 }
-                Instr::AllocTensor { dst, dtype, shape } => match pool.alloc(*dtype, shape) {
+                Instr::AllocTensor { dst, dtype, shape, init } => match pool.alloc(*dtype, shape, *init) {
                     Ok(t) => set!(dst, Value::Tensor(t)),
                     Err(e) => trap!("{e}"),
                 },
-                Instr::AllocFrame { dst, offset, dtype, shape } => {
+                Instr::AllocFrame { dst, offset, dtype, shape, init } => {
                     let size = layouts.get(func as usize).map_or(0, |l| l.arena_bytes);
                     if arena_base >= arena_top {
                         trap!("AllocFrame in a function without a frame arena");
                     }
-                    match arena.alloc(arena_base, size, offset.0 as usize, *dtype, shape, pool) {
+                    let planned = Planned { offset: offset.0 as usize, dtype: *dtype, shape, init: *init };
+                    match arena.alloc(arena_base, size, planned, pool) {
                         Ok(t) => set!(dst, Value::Tensor(t)),
                         Err(e) => trap!("{e}"),
                     }

@@ -16,7 +16,7 @@
 //! registers; `Bin`/`Un`/`Cast` compute on them without touching a kernel.
 
 use crate::bytes::{ByteReader, ByteWriter, FormatError};
-use crate::operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
+use crate::operand::{ConstIdx, FuncIdx, Imm, Init, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
 use crate::scalar::ScalarValue;
 use relay_devices::arith::{BinOp, UnOp};
 use relay_devices::DType;
@@ -155,6 +155,7 @@ impl Immediate for KernelIdx {}
 impl Immediate for ConstIdx {}
 impl Immediate for StrIdx {}
 impl Immediate for Imm {}
+impl Immediate for Init {}
 impl Immediate for BinOp {}
 impl Immediate for UnOp {}
 impl Immediate for DType {}
@@ -448,8 +449,11 @@ instructions! {
     0x07 InvokePacked (Next, traps, KernelCall) {
         kernel: imm KernelIdx, inputs: read Box<[Reg]>, outputs: readwrite Box<[Reg]>
     }
-    /// Allocates an uninitialised tensor of `dtype` and static `shape` into `dst`.
-    0x08 AllocTensor (Next, traps, Alloc) { dst: write Reg, dtype: imm DType, shape: imm Box<[i64]> }
+    /// Allocates a tensor of `dtype` and static `shape` into `dst` from the VM's pool, zeroed
+    /// or not as `init` says.
+    0x08 AllocTensor (Next, traps, Alloc) {
+        dst: write Reg, dtype: imm DType, shape: imm Box<[i64]>, init: imm Init
+    }
     /// Builds a constructor value (tuples are tag 0) from `fields` into `dst`.
     0x09 AllocADT (Next, total, AdtConstruct) { dst: write Reg, tag: imm Imm, fields: read Box<[Reg]> }
     /// Builds a closure of `func` capturing `captured` (passed before the call's arguments).
@@ -495,10 +499,13 @@ instructions! {
     0x1c RetBin (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, rhs: read Reg }
     /// Returns `lhs op imm` (`1 + @f(%n - 1)`).
     0x1d RetBinImm (Exit, traps, Return) { op: imm BinOp, lhs: read Reg, imm: imm ScalarValue }
-    /// Allocates a zeroed tensor of `dtype` and static `shape` into `dst` at byte `offset` of
-    /// the frame's arena block (the memory plan gave tensors with disjoint live intervals
-    /// overlapping bytes); from the VM's pool when those bytes are still held by a live tensor.
-    0x1e AllocFrame (Next, traps, Alloc) { dst: write Reg, offset: imm Imm, dtype: imm DType, shape: imm Box<[i64]> }
+    /// Allocates a tensor of `dtype` and static `shape` into `dst` at byte `offset` of the
+    /// frame's arena block (the memory plan gave tensors with disjoint live intervals
+    /// overlapping bytes), zeroed or not as `init` says; from the VM's pool when those bytes
+    /// are still held by a live tensor.
+    0x1e AllocFrame (Next, traps, Alloc) {
+        dst: write Reg, offset: imm Imm, dtype: imm DType, shape: imm Box<[i64]>, init: imm Init
+    }
     /// Empties `regs`, whose values are dead: arena tensors free their bytes, other tensors
     /// go back to the VM's pool for reuse (the memory plan's kills at last use).
     0x1f Kill (Next, total, Kill) { regs: kill Box<[Reg]> }
@@ -539,7 +546,7 @@ mod tests {
             Instr::Invoke { dst: Reg(2), func: FuncIdx(0), args: vec![Reg(0), Reg(1)].into() },
             Instr::SwitchTag { obj: Reg(0), targets: vec![Target(3), Target(5)].into() },
             Instr::LoadImm { dst: Reg(0), value: ScalarValue { dtype: DType::I32, bits: (-3i64) as u64 } },
-            Instr::AllocTensor { dst: Reg(4), dtype: DType::F32, shape: vec![2, 3].into() },
+            Instr::AllocTensor { dst: Reg(4), dtype: DType::F32, shape: vec![2, 3].into(), init: Init::Zero },
             Instr::Bin { op: BinOp::Lt, dst: Reg(3), lhs: Reg(1), rhs: Reg(2) },
             Instr::Ret { src: Reg(2) },
         ]
@@ -562,6 +569,7 @@ mod tests {
         let s: Vec<String> = sample().iter().map(|i| i.to_string()).collect();
         assert_eq!(s[1], "Invoke dst=$2, func=func#0, args=[$0, $1]");
         assert_eq!(s[3], "LoadImm dst=$0, value=-3:int32");
+        assert_eq!(s[4], "AllocTensor dst=$4, dtype=float32, shape=[2, 3], init=zero");
         assert_eq!(s[5], "Bin op=lt, dst=$3, lhs=$1, rhs=$2");
         let names = ["main".to_string()];
         assert_eq!(sample()[1].display(&names).to_string(), "Invoke dst=$2, func=@main, args=[$0, $1]");

@@ -27,11 +27,11 @@ pub use interp::{CopyStats, InstrClassRow, InstrProfile, Step, Trap, TrapFrame, 
 pub use isa::{ControlFlow, Instr, InstrClass, INSTRUCTION_DOCS};
 pub use liveness::Liveness;
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};
-pub use operand::{ConstIdx, FuncIdx, Imm, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
+pub use operand::{ConstIdx, FuncIdx, Imm, Init, KernelIdx, Operand, Reg, StrIdx, Target, VerifyCtx};
 pub use packed_func::{DevicePackedFunc, KernelTable, PackedFunc};
 /// The scalar operators of `Bin`/`Un`, shared with kir and the kernels.
 pub use relay_devices::arith::{BinOp, UnOp};
 pub use scalar::{binary, tensor_from_scalars, unary, ScalarValue};
 pub use spans::{SourcePos, SpanTable};
 pub use value::{AdtValue, ClosureValue, Fields, Value};
-pub use verify::{check_dtype, verify, verify_with, Limits, VerifyError};
+pub use verify::{allocated_for, check_dtype, verify, verify_with, Limits, VerifyError};

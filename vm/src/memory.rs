@@ -27,6 +27,7 @@
 //! when recycled), so the count errs on the high side within a run; it restarts from the
 //! free lists at every run, as results belong to the host once returned.
 
+use crate::operand::Init;
 use crate::value::{AdtValue, ClosureValue, Fields, Value};
 use relay_devices::{shape_size, ArenaBlock, DType, Storage, Tensor};
 use rustc_hash::FxHashMap;
@@ -157,13 +158,15 @@ impl Pool {
         self.live = self.bytes;
     }
 
-    /// A zeroed tensor of `dtype` and `shape`, from the free lists or the system.
+    /// A tensor of `dtype` and `shape`, from the free lists or the system: zeroed, or with
+    /// [`Init::Kernel`] a reused buffer keeps the dead tensor's values (a new one is zeroed
+    /// by the system anyway).
     ///
     /// # Errors
     /// A negative dimension, a shape or dtype a tensor cannot have, a tensor over the
     /// budget's `max_tensor_bytes`, a run over its `max_memory_bytes`, or an allocation the
     /// system refuses.
-    pub fn alloc(&mut self, dtype: DType, shape: &[i64]) -> Result<Arc<Tensor>, String> {
+    pub fn alloc(&mut self, dtype: DType, shape: &[i64], init: Init) -> Result<Arc<Tensor>, String> {
         let mut dims = std::mem::take(&mut self.dims);
         dims.clear();
         for &d in shape {
@@ -172,13 +175,13 @@ impl Pool {
                 Err(_) => return Err(format!("negative dimension in {shape:?}")),
             }
         }
-        let t = self.alloc_dims(dtype, &dims);
+        let t = self.alloc_dims(dtype, &dims, init);
         self.dims = dims;
         t
     }
 
     /// [`Pool::alloc`] for a shape already in `usize`.
-    pub fn alloc_dims(&mut self, dtype: DType, dims: &[usize]) -> Result<Arc<Tensor>, String> {
+    pub fn alloc_dims(&mut self, dtype: DType, dims: &[usize], init: Init) -> Result<Arc<Tensor>, String> {
         let too_large = || format!("shape {dims:?} is too large");
         let len = shape_size(dims).ok_or_else(too_large)?;
         let bytes = len.checked_mul(dtype.size_bytes()).ok_or_else(too_large)?;
@@ -193,7 +196,7 @@ impl Pool {
             // Buffers enter the free lists only when uniquely owned, and nothing else can
             // reach them there, so both steps succeed; a failure just falls through.
             if let Some(inner) = Arc::get_mut(&mut t) {
-                if inner.reset_zeroed(dims).is_ok() {
+                if inner.reset(dims, init == Init::Zero).is_ok() {
                     self.stats.pool_allocs += 1;
                     return Ok(t);
                 }
@@ -400,6 +403,19 @@ pub(crate) struct Arena {
     free_bytes: usize,
 }
 
+/// A tensor the memory plan placed in a frame arena: what `AllocFrame` says of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Planned<'a> {
+    /// Byte offset in the frame's block.
+    pub offset: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Static shape.
+    pub shape: &'a [i64],
+    /// Zeroed, or left as earlier tensors there left it.
+    pub init: Init,
+}
+
 impl Arena {
     /// An empty stack within `budget`.
     pub fn new(budget: &Budget) -> Arena {
@@ -431,7 +447,8 @@ impl Arena {
         Ok(())
     }
 
-    /// A zeroed tensor at byte `offset` of the block of frame arena `index`, whose function
+    /// A tensor at byte `offset` of the block of frame arena `index`, zeroed unless `init` is
+    /// [`Init::Kernel`] (it then holds what earlier tensors there left), whose function
     /// needs `size` bytes (the block is taken now if the frame has none yet); from `pool`
     /// when the bytes are held by a live tensor, the dtype is `bool`, reuse is off, or no
     /// block fits the budget.
@@ -442,11 +459,10 @@ impl Arena {
         &mut self,
         index: usize,
         size: usize,
-        offset: usize,
-        dtype: DType,
-        shape: &[i64],
+        planned: Planned<'_>,
         pool: &mut Pool,
     ) -> Result<Arc<Tensor>, String> {
+        let Planned { offset, dtype, shape, init } = planned;
         self.reserve(index.saturating_add(1))?;
         let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
         let region = match elems {
@@ -454,13 +470,14 @@ impl Arena {
                 if self.frames[index].is_none() {
                     self.frames[index] = self.take_block(size, pool);
                 }
-                self.frames[index].as_ref().and_then(|b| ArenaBlock::region(b, offset, dtype, len))
+                let zero = init == Init::Zero;
+                self.frames[index].as_ref().and_then(|b| ArenaBlock::region(b, offset, dtype, len, zero))
             }
             _ => None,
         };
         let Some(region) = region else {
             pool.stats.arena_fallbacks += 1;
-            return pool.alloc(dtype, shape);
+            return pool.alloc(dtype, shape, init);
         };
         let dims = shape.iter().map(|&d| d as usize).collect();
         let t = Tensor::from_storage(dims, Storage::Arena(region)).map_err(|e| e.to_string())?;
@@ -521,23 +538,23 @@ mod tests {
     #[test]
     fn the_pool_reuses_dead_buffers_by_size_class() {
         let mut pool = Pool::default();
-        let a = pool.alloc(DType::F32, &[2, 3]).unwrap();
+        let a = pool.alloc(DType::F32, &[2, 3], Init::Zero).unwrap();
         let p = a.as_ptr();
         pool.recycle(a);
-        let b = pool.alloc(DType::F32, &[6]).unwrap();
+        let b = pool.alloc(DType::F32, &[6], Init::Zero).unwrap();
         assert_eq!((b.as_ptr(), b.shape()), (p, &[6][..]));
         let held = b.clone();
         pool.recycle(b);
         assert_eq!(pool.bytes, 0, "a shared buffer is never pooled");
-        assert!(pool.alloc(DType::I32, &[6]).unwrap().as_ptr() != held.as_ptr());
-        assert!(pool.alloc(DType::F32, &[-1]).is_err());
+        assert!(pool.alloc(DType::I32, &[6], Init::Zero).unwrap().as_ptr() != held.as_ptr());
+        assert!(pool.alloc(DType::F32, &[-1], Init::Zero).is_err());
         assert_eq!((pool.stats.pool_allocs, pool.stats.system_allocs), (1, 2));
     }
 
     #[test]
     fn dead_adt_cells_and_closures_are_refilled() {
         let mut pool = Pool::default();
-        let leaf = pool.alloc(DType::F32, &[3]).unwrap();
+        let leaf = pool.alloc(DType::F32, &[3], Init::Zero).unwrap();
         let nil = pool.adt(1, Fields::new());
         let Value::Adt(nil_cell) = &nil else { panic!("not an ADT") };
         let nil_addr = Arc::as_ptr(nil_cell);
@@ -563,30 +580,57 @@ mod tests {
         assert!(off.adts.is_empty());
     }
 
+    /// A zeroed tensor at byte `offset`, as `AllocFrame` asks for it.
+    fn at(offset: usize, dtype: DType, shape: &[i64]) -> Planned<'_> {
+        Planned { offset, dtype, shape, init: Init::Zero }
+    }
+
+    #[test]
+    fn kernel_initialised_tensors_keep_the_dead_ones_values_and_others_are_zeroed() {
+        let (mut pool, mut arena) = (Pool::default(), Arena::new(&Budget::UNLIMITED));
+        let mut dead = pool.alloc(DType::F32, &[4], Init::Zero).unwrap();
+        Arc::get_mut(&mut dead).unwrap().as_mut_slice::<f32>().unwrap().fill(3.0);
+        pool.recycle(dead);
+        let kept = pool.alloc(DType::F32, &[2, 2], Init::Kernel).unwrap();
+        assert_eq!(kept.as_slice::<f32>().unwrap(), &[3.0; 4], "not filled");
+        pool.recycle(kept);
+        assert_eq!(pool.alloc(DType::F32, &[4], Init::Zero).unwrap().as_slice::<f32>().unwrap(), &[0.0; 4]);
+        let planned = |init| Planned { offset: 0, dtype: DType::F32, shape: &[4], init };
+        let mut first = arena.alloc(0, 64, planned(Init::Zero), &mut pool).unwrap();
+        Arc::get_mut(&mut first).unwrap().as_mut_slice::<f32>().unwrap().fill(5.0);
+        drop(first);
+        let kept = arena.alloc(0, 64, planned(Init::Kernel), &mut pool).unwrap();
+        assert!(kept.storage().is_arena());
+        assert_eq!(kept.as_slice::<f32>().unwrap(), &[5.0; 4], "not filled");
+        drop(kept);
+        let zeroed = arena.alloc(0, 64, planned(Init::Zero), &mut pool).unwrap();
+        assert_eq!(zeroed.as_slice::<f32>().unwrap(), &[0.0; 4]);
+    }
+
     #[test]
     fn frame_arenas_place_tensors_at_offsets_and_reuse_their_blocks() {
         let (mut pool, mut arena) = (Pool::default(), Arena::new(&Budget::UNLIMITED));
-        let mut a = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        let mut a = arena.alloc(0, 128, at(0, DType::F32, &[4]), &mut pool).unwrap();
         Arc::get_mut(&mut a).unwrap().as_mut_slice::<f32>().unwrap()[0] = 5.0;
         let base = a.as_ptr();
-        let b = arena.alloc(0, 128, 64, DType::I32, &[2, 2], &mut pool).unwrap();
+        let b = arena.alloc(0, 128, at(64, DType::I32, &[2, 2]), &mut pool).unwrap();
         assert_eq!(b.as_ptr() as usize - base as usize, 64);
         // Bytes still held by `a`: served by the pool, never aliased.
-        let c = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        let c = arena.alloc(0, 128, at(0, DType::F32, &[4]), &mut pool).unwrap();
         assert!(!c.storage().is_arena());
         // `bool` has no byte view: pool too.
-        assert!(!arena.alloc(0, 128, 0, DType::BOOL, &[4], &mut pool).unwrap().storage().is_arena());
+        assert!(!arena.alloc(0, 128, at(0, DType::BOOL, &[4]), &mut pool).unwrap().storage().is_arena());
         pool.recycle(a);
-        let d = arena.alloc(0, 128, 0, DType::F32, &[2, 2], &mut pool).unwrap();
+        let d = arena.alloc(0, 128, at(0, DType::F32, &[2, 2]), &mut pool).unwrap();
         assert_eq!((d.as_ptr(), d.as_slice::<f32>().unwrap()), (base, &[0.0; 4][..]));
         // A tensor that outlives its frame keeps the block from the cache.
         arena.release(0, 1);
-        let e = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        let e = arena.alloc(0, 128, at(0, DType::F32, &[4]), &mut pool).unwrap();
         let second = e.as_ptr();
         assert!(second != base && e.storage().is_arena());
         drop((b, d, e));
         arena.release(0, 1);
-        let f = arena.alloc(0, 128, 0, DType::F32, &[4], &mut pool).unwrap();
+        let f = arena.alloc(0, 128, at(0, DType::F32, &[4]), &mut pool).unwrap();
         assert_eq!(f.as_ptr(), second, "the second call's block, recycled");
         let s = pool.stats;
         assert_eq!((s.arena_allocs, s.arena_fallbacks, s.arena_blocks, s.peak_arena_bytes), (5, 2, 2, 128));

@@ -34,6 +34,33 @@ pub struct StrIdx(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Imm(pub u32);
 
+/// What a tensor allocation (`AllocTensor`, `AllocFrame`) holds before the kernel call it is
+/// made for: zeros, or whatever its bytes held before, when the compiler proved that the call
+/// writes every element before reading any (`relay_kir::coverage::written_before_read`), so
+/// zeroing them would be wasted stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Init {
+    /// Filled with zeros (reference kernels, kernels that read their outputs, anything not
+    /// proven).
+    Zero,
+    /// Left as it was: the next kernel call, which takes the tensor as an output, writes it
+    /// whole first (the verifier checks that such a call follows, `verify.rs`).
+    Kernel,
+}
+
+impl Init {
+    /// Every value, in encoding order.
+    pub const ALL: [Init; 2] = [Init::Zero, Init::Kernel];
+
+    /// The name the disassembly shows (`init=zero`, `init=kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Init::Zero => "zero",
+            Init::Kernel => "kernel",
+        }
+    }
+}
+
 /// The parts of the executable an operand may point into, for the verifier.
 pub struct VerifyCtx {
     /// Registers of the function being verified.
@@ -217,6 +244,7 @@ macro_rules! op_operand {
 
 op_operand!(BinOp);
 op_operand!(UnOp);
+op_operand!(Init);
 
 impl Operand for Box<[i64]> {
     fn encode(&self, w: &mut ByteWriter) {

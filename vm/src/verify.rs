@@ -6,7 +6,7 @@
 
 use crate::executable::{Executable, ValueType, VmFunction};
 use crate::isa::Instr;
-use crate::operand::VerifyCtx;
+use crate::operand::{Init, KernelIdx, VerifyCtx};
 use relay_devices::{DType, Storage, ARENA_ALIGN};
 
 /// Why an executable was rejected.
@@ -182,6 +182,7 @@ pub fn verify_with(exe: &Executable, limits: &Limits) -> Result<(), VerifyError>
             ins.verify_operands(&ctx).map_err(|m| err(pc, m))?;
             check_arity(exe, ins).map_err(|m| err(pc, m))?;
             check_resources(ins, arena_bound, limits).map_err(|m| err(pc, m))?;
+            check_init(exe, &f.code, pc).map_err(|m| err(pc, m))?;
         }
     }
     for adt in &exe.adts {
@@ -224,6 +225,48 @@ fn check_arity(exe: &Executable, ins: &Instr) -> Result<(), String> {
         }
         Instr::SwitchTag { targets, .. } if targets.is_empty() => Err("a tag switch with no targets".into()),
         _ => Ok(()),
+    }
+}
+
+/// The kernel call the allocation at `pc` of `code` is made for, if it is one: the
+/// `InvokePacked` it is followed by through other allocations and kills of other registers
+/// only (the memory plan's kills may land between), which writes the allocated register as
+/// an output without reading it as an input.
+pub fn allocated_for(code: &[Instr], pc: usize) -> Option<KernelIdx> {
+    let alloc_dst = |ins: &Instr| match ins {
+        Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => Some(*dst),
+        _ => None,
+    };
+    let dst = alloc_dst(code.get(pc)?)?;
+    let passed = |ins: &&Instr| match ins {
+        Instr::Kill { regs } => !regs.contains(&dst),
+        other => alloc_dst(other).is_some(),
+    };
+    match code.get(pc + 1..)?.iter().find(|i| !passed(i)) {
+        Some(Instr::InvokePacked { kernel, inputs, outputs })
+            if outputs.contains(&dst) && !inputs.contains(&dst) =>
+        {
+            Some(*kernel)
+        }
+        _ => None,
+    }
+}
+
+/// An allocation left unzeroed ([`Init::Kernel`]) must be made for a call of a kernel that
+/// carries kir (the compiler proved from the kir that the call writes it whole before
+/// reading it; a reference kernel carries no such proof).
+fn check_init(exe: &Executable, code: &[Instr], pc: usize) -> Result<(), String> {
+    let Some(Instr::AllocTensor { init: Init::Kernel, .. } | Instr::AllocFrame { init: Init::Kernel, .. }) =
+        code.get(pc)
+    else {
+        return Ok(());
+    };
+    match allocated_for(code, pc).and_then(|k| exe.kernels.get(k.0 as usize)) {
+        Some(k) if k.kernel.is_some() => Ok(()),
+        _ => {
+            Err("an allocation left unzeroed (init=kernel) is not an output of the next kir kernel call"
+                .into())
+        }
     }
 }
 
@@ -285,7 +328,7 @@ fn check_type(t: &ValueType) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::isa::Instr;
-    use crate::operand::{Imm, Reg};
+    use crate::operand::{Imm, KernelIdx, Reg};
     use relay_devices::DTypeCode;
 
     /// An executable of one function of `num_regs` registers and `code`.
@@ -335,8 +378,12 @@ mod tests {
 
     #[test]
     fn static_tensors_at_the_limit_and_past_it() {
-        let alloc =
-            |shape: Vec<i64>| Instr::AllocTensor { dst: Reg(0), dtype: DType::F32, shape: shape.into() };
+        let alloc = |shape: Vec<i64>| Instr::AllocTensor {
+            dst: Reg(0),
+            dtype: DType::F32,
+            shape: shape.into(),
+            init: Init::Zero,
+        };
         assert_eq!(verify_with(&exe(1, vec![alloc(vec![4, 4]), ret()]), &limits()), Ok(()));
         let e = verify_with(&exe(1, vec![alloc(vec![17]), ret()]), &limits()).unwrap_err();
         assert_eq!(
@@ -351,8 +398,13 @@ mod tests {
 
     #[test]
     fn frame_offsets_are_aligned_and_within_the_tensors_laid_end_to_end() {
-        let frame =
-            |at| Instr::AllocFrame { dst: Reg(0), offset: Imm(at), dtype: DType::I32, shape: [2].into() };
+        let frame = |at| Instr::AllocFrame {
+            dst: Reg(0),
+            offset: Imm(at),
+            dtype: DType::I32,
+            shape: [2].into(),
+            init: Init::Zero,
+        };
         assert_eq!(verify_with(&exe(1, vec![frame(64), frame(0), ret()]), &limits()), Ok(()));
         let e = verify_with(&exe(1, vec![frame(0), frame(128), ret()]), &limits()).unwrap_err();
         assert_eq!(
@@ -361,6 +413,40 @@ mod tests {
         );
         let e = verify_with(&exe(1, vec![frame(0), frame(4), ret()]), &limits()).unwrap_err();
         assert_eq!(e.pc, 1);
+    }
+
+    #[test]
+    fn unzeroed_allocations_are_outputs_of_the_next_kir_kernel_call() {
+        let alloc =
+            |dst, init| Instr::AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: [2].into(), init };
+        let call = |input, output| Instr::InvokePacked {
+            kernel: KernelIdx(0),
+            inputs: vec![Reg(input)].into(),
+            outputs: vec![Reg(output)].into(),
+        };
+        let with_kernel = |code, kir: Option<Vec<u8>>| {
+            let mut e = exe(3, code);
+            let desc = crate::KernelDesc {
+                op: "k".into(),
+                attrs: vec![],
+                num_inputs: 1,
+                num_outputs: 1,
+                kernel: kir,
+            };
+            e.kernels.push(desc);
+            e
+        };
+        let kir = || Some(vec![0u8]);
+        // Through another allocation, to the call that writes it.
+        let good = vec![alloc(1, Init::Kernel), alloc(2, Init::Zero), call(0, 1), ret()];
+        assert_eq!(verify_with(&with_kernel(good.clone(), kir()), &limits()), Ok(()));
+        let refused = |code, kir| verify_with(&with_kernel(code, kir), &limits()).map_err(|e| e.pc);
+        assert_eq!(refused(good, None), Err(0), "a reference kernel proves nothing");
+        assert_eq!(refused(vec![alloc(1, Init::Kernel), call(1, 1), ret()], kir()), Err(0), "read first");
+        assert_eq!(refused(vec![alloc(1, Init::Kernel), call(0, 2), ret()], kir()), Err(0), "not its output");
+        let moved = vec![alloc(1, Init::Kernel), Instr::Move { dst: Reg(2), src: Reg(1) }, call(0, 1), ret()];
+        assert_eq!(refused(moved, kir()), Err(0), "read before the call");
+        assert_eq!(refused(vec![alloc(1, Init::Zero), ret()], None), Ok(()));
     }
 
     #[test]

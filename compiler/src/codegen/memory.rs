@@ -314,12 +314,11 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
         }
         new_positions.push(pos);
         code.push(match ins {
-            Instr::AllocTensor { dst, dtype, shape } | Instr::AllocFrame { dst, dtype, shape, .. } => {
-                match offset_of(dst) {
-                    Some(offset) => Instr::AllocFrame { dst, offset: Imm(offset), dtype, shape },
-                    None => Instr::AllocTensor { dst, dtype, shape },
-                }
-            }
+            Instr::AllocTensor { dst, dtype, shape, init }
+            | Instr::AllocFrame { dst, dtype, shape, init, .. } => match offset_of(dst) {
+                Some(offset) => Instr::AllocFrame { dst, offset: Imm(offset), dtype, shape, init },
+                None => Instr::AllocTensor { dst, dtype, shape, init },
+            },
             other => other,
         });
     }

@@ -21,7 +21,7 @@
 //! inside an ADT value, a callee's result): the pass makes the common crossings visible in
 //! the disassembly and moves them out of the kernel call, it is not needed for correctness.
 
-use relay_runtime::{Executable, Instr, Reg, SourcePos, SpanTable, Target};
+use relay_runtime::{allocated_for, Executable, Instr, Reg, SourcePos, SpanTable, Target};
 use rustc_hash::FxHashSet as HashSet;
 
 /// Inserts the `DeviceCopy` instructions of every function of `exe`, where `on_device[k]`
@@ -113,32 +113,17 @@ fn plan_code(
     inserted
 }
 
-/// Per instruction: whether it allocates a host buffer only for a device kernel's output,
-/// that is, an `AllocTensor`/`AllocFrame` followed (through other allocations only) by a
-/// device kernel's `InvokePacked` that writes its register without reading it.
+/// Per instruction: whether it allocates a host buffer only for a device kernel's output
+/// ([`allocated_for`]: an output of the kernel call that follows, not also its input).
 fn host_buffers_for_device_outputs(code: &[Instr], device_kernel: &dyn Fn(u32) -> bool) -> Vec<bool> {
-    let alloc_dst = |ins: &Instr| match ins {
-        Instr::AllocTensor { dst, .. } | Instr::AllocFrame { dst, .. } => Some(*dst),
-        _ => None,
-    };
-    (0..code.len())
-        .map(|pc| {
-            let Some(dst) = alloc_dst(&code[pc]) else { return false };
-            match code[pc + 1..].iter().find(|i| alloc_dst(i).is_none()) {
-                Some(Instr::InvokePacked { kernel, inputs, outputs }) => {
-                    device_kernel(kernel.0) && outputs.contains(&dst) && !inputs.contains(&dst)
-                }
-                _ => false,
-            }
-        })
-        .collect()
+    (0..code.len()).map(|pc| allocated_for(code, pc).is_some_and(|k| device_kernel(k.0))).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use relay_devices::DType;
-    use relay_runtime::{FuncIdx, KernelDesc, KernelIdx, ValueType, VmFunction};
+    use relay_runtime::{FuncIdx, Init, KernelDesc, KernelIdx, ValueType, VmFunction};
 
     fn kernel(kir: bool) -> KernelDesc {
         KernelDesc {
@@ -221,7 +206,12 @@ mod tests {
 
     #[test]
     fn device_outputs_need_no_host_buffers() {
-        let alloc = |r: u32| Instr::AllocTensor { dst: Reg(r), dtype: DType::F32, shape: vec![2].into() };
+        let alloc = |r: u32| Instr::AllocTensor {
+            dst: Reg(r),
+            dtype: DType::F32,
+            shape: vec![2].into(),
+            init: Init::Zero,
+        };
         let code = vec![
             Instr::Goto { target: Target(1) },
             alloc(1),

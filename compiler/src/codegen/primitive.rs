@@ -6,7 +6,7 @@ use super::emit::{literal_value, Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
 use crate::op::ScalarForm;
-use relay_runtime::{Imm, Instr, KernelIdx, Reg};
+use relay_runtime::{Imm, Init, Instr, KernelIdx, Reg};
 
 /// Emits a call of the primitive function `f` on `args` into `dest`.
 pub(crate) fn call_primitive(
@@ -98,7 +98,8 @@ pub(crate) fn call_primitive(
             // A `?` dimension leaves the register empty: the VM sizes it from the kernel's
             // shape function at run time.
             if let Some(dims) = dims {
-                em.emit(Instr::AllocTensor { dst: r, dtype: *dtype, shape: dims.into() });
+                // Reference kernels carry no proof that they write their outputs whole: zeroed.
+                em.emit(Instr::AllocTensor { dst: r, dtype: *dtype, shape: dims.into(), init: Init::Zero });
             }
         }
         outputs.push(r);

@@ -11,65 +11,23 @@
 //! writes are still the zeros the temp was allocated with (a 3×3 convolution's im2col buffer
 //! is megabytes, whose refill cost an eighth of the convolution).
 
-use super::buffers::{accesses, expr_buffers, index_buffers, stmt_buffers};
-use relay_kir::{BufferId, BufferRole, Extent, Index, IndexOp, Kernel, Stmt, VarId};
-use std::collections::{HashMap, HashSet};
+use relay_kir::coverage::{accesses, written_before_read};
+use relay_kir::{BufferId, BufferRole, Index, Kernel, Stmt};
+use std::collections::HashSet;
 
 /// For each buffer of `kernel`, in order: whether it is a temp that must be zero when a call
-/// starts. A temp is exempt when the first top-level statement that mentions it writes every
-/// one of its elements without reading it: a `gemm` into exactly its elements, or a perfect
-/// loop nest of constant extents whose one store covers it in row-major order. It is also
-/// exempt when every call writes the same elements before reading any ([`rewritten_first`]).
+/// starts. A temp is exempt when every call writes all of it before reading any
+/// ([`written_before_read`]: a `gemm` into it, a loop nest that stores every element), or
+/// when every call writes the same elements before reading any ([`rewritten_first`]).
 pub(crate) fn needs_zero(kernel: &Kernel) -> Vec<bool> {
-    let mut needs: Vec<bool> = kernel.buffers.iter().map(|b| b.role == BufferRole::Temp).collect();
-    for buf in kernel.buffers_with_role(BufferRole::Temp) {
-        if rewritten_first(&kernel.body, buf) {
-            needs[buf.index()] = false;
-        }
-    }
-    let mut seen = HashSet::new();
-    for s in &kernel.body {
-        if let Some(buf) = writes_whole(kernel, s) {
-            if !seen.contains(&buf) {
-                if let Some(n) = needs.get_mut(buf.index()) {
-                    *n = false;
-                }
-            }
-        }
-        stmt_buffers(s, &mut seen);
-    }
-    needs
-}
-
-/// The buffer `s` writes completely without reading it, if it does.
-fn writes_whole(kernel: &Kernel, s: &Stmt) -> Option<BufferId> {
-    match s {
-        Stmt::Gemm { out, a, b, m, n, .. } => {
-            (a != out && b != out && elements(kernel, *out)? == m.checked_mul(*n)?).then_some(*out)
-        }
-        Stmt::For { .. } => {
-            let mut loops = vec![];
-            let mut cur = s;
-            let (buf, index, value) = loop {
-                match cur {
-                    Stmt::For { var, extent, body, .. } => {
-                        loops.push((*var, extent.as_const()?));
-                        let [inner] = body.as_slice() else { return None };
-                        cur = inner;
-                    }
-                    Stmt::Store { buf, index, value } => break (*buf, index, value),
-                    _ => return None,
-                }
-            };
-            let mut reads = HashSet::new();
-            expr_buffers(value, &mut reads);
-            index_buffers(index, &mut reads);
-            let covered = loops.iter().try_fold(1i64, |n, &(_, e)| n.checked_mul(e))?;
-            let whole = covered == elements(kernel, buf)? && row_major(index, &loops)?;
-            (whole && !reads.contains(&buf)).then_some(buf)
-        }
-        _ => None,
-    }
+    (0..kernel.buffers.len() as u32)
+        .map(BufferId)
+        .map(|buf| {
+            kernel.buffer(buf).is_some_and(|b| b.role == BufferRole::Temp)
+                && !rewritten_first(&kernel.body, buf)
+                && !written_before_read(kernel, buf)
+        })
+        .collect()
 }
 
 /// Whether the top-level statements of `body` that write `buf` all come before the first
@@ -112,53 +70,6 @@ fn fixed(index: &Index) -> bool {
         Index::Bin(_, a, b) => fixed(a) && fixed(b),
         Index::Sym(_) | Index::Value(_) => false,
     }
-}
-
-/// Whether `index` is `Σ var_k · stride_k` over `loops` (outermost first), with each stride
-/// the product of the extents inside it: every iteration then stores a distinct element, and
-/// together they cover `0..Π extents`. Loops of extent 1 (variable always 0) may be absent.
-fn row_major(index: &Index, loops: &[(VarId, i64)]) -> Option<bool> {
-    let mut terms = HashMap::new();
-    if linear(index, 1, &mut terms)? != 0 {
-        return Some(false);
-    }
-    let mut stride = 1i64;
-    for &(var, extent) in loops.iter().rev() {
-        let coefficient = terms.remove(&var);
-        if extent > 1 && coefficient != Some(stride) {
-            return Some(false);
-        }
-        stride = stride.checked_mul(extent)?;
-    }
-    Some(terms.is_empty())
-}
-
-/// Adds `scale · index`'s variable terms to `terms`; returns its constant part, or `None`
-/// when it is not linear in loop variables.
-fn linear(index: &Index, scale: i64, terms: &mut HashMap<VarId, i64>) -> Option<i64> {
-    match index {
-        Index::Const(c) => c.checked_mul(scale),
-        Index::Var(v) => {
-            let t = terms.entry(*v).or_insert(0);
-            *t = t.checked_add(scale)?;
-            Some(0)
-        }
-        Index::Bin(IndexOp::Add, a, b) => linear(a, scale, terms)?.checked_add(linear(b, scale, terms)?),
-        Index::Bin(IndexOp::Mul, a, b) => match (a.as_const(), b.as_const()) {
-            (_, Some(c)) => linear(a, scale.checked_mul(c)?, terms),
-            (Some(c), _) => linear(b, scale.checked_mul(c)?, terms),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The element count of `buf`, if its shape is constant.
-fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
-    kernel.buffer(buf)?.shape.iter().try_fold(1i64, |n, e| match e {
-        Extent::Const(c) => n.checked_mul(*c),
-        Extent::Sym(_) => None,
-    })
 }
 
 #[cfg(test)]

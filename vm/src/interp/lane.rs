@@ -116,7 +116,7 @@ impl<'e> Vm<'e> {
 mod tests {
     use super::*;
     use crate::executable::{Executable, KernelDesc, ValueType, VmFunction};
-    use crate::operand::{FuncIdx, KernelIdx, Reg};
+    use crate::operand::{FuncIdx, Init, KernelIdx, Reg};
     use crate::VmConfig;
     use relay_devices::DType;
     use Instr::*;
@@ -152,7 +152,7 @@ mod tests {
 
     fn call(dst: u32, src: u32) -> [Instr; 2] {
         [
-            AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: vec![2].into() },
+            AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: vec![2].into(), init: Init::Zero },
             InvokePacked {
                 kernel: KernelIdx(0),
                 inputs: vec![Reg(src)].into(),

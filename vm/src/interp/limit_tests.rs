@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::executable::{ValueType, VmFunction};
+use crate::operand::Init;
 use crate::operand::{FuncIdx, Target};
 use crate::StopReason;
 use std::time::{Duration, Instant};
@@ -32,7 +33,7 @@ fn run(exe: &Executable, config: VmConfig) -> Result<Value, Trap> {
 }
 
 fn alloc(dst: u32, shape: &[i64]) -> Instr {
-    AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: shape.to_vec().into() }
+    AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: shape.to_vec().into(), init: Init::Zero }
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::device::DeviceState;
 use crate::cancel::CancelHandle;
 use crate::executable::Executable;
 use crate::memory::Pool;
+use crate::operand::Init;
 use crate::operand::Reg;
 use crate::packed_func::PackedFunc;
 use crate::scalar::ScalarValue;
@@ -165,7 +166,7 @@ impl Call<'_> {
             boxes.drain(..).for_each(|t| pool.recycle(t));
             let types = k.output_types(&ins).map_err(|e| format!("{}: {e}", desc.op))?;
             for (dtype, shape) in types {
-                boxes.push(pool.alloc_dims(dtype, &shape)?);
+                boxes.push(pool.alloc_dims(dtype, &shape, Init::Zero)?);
             }
         }
         let shared = || "internal: a kernel output is shared".to_string();

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::executable::{ValueType, VmFunction};
-use crate::operand::{FuncIdx, Imm, Target};
+use crate::operand::{FuncIdx, Imm, Init, Target};
 use crate::verify::verify;
 use relay_devices::arith::BinOp;
 use relay_devices::Tensor;
@@ -361,7 +361,7 @@ fn a_panic_through_a_run_leaves_no_stale_registers() {
         3,
         vec![
             LoadImm { dst: Reg(2), value: imm(9) },
-            AllocTensor { dst: Reg(1), dtype: DType::F32, shape: vec![1].into() },
+            AllocTensor { dst: Reg(1), dtype: DType::F32, shape: vec![1].into(), init: Init::Zero },
             InvokePacked {
                 kernel: crate::operand::KernelIdx(0),
                 inputs: vec![Reg(0)].into(),
@@ -459,7 +459,7 @@ fn kernels_get_the_handles_of_tensor_inputs() {
         2,
         3,
         vec![
-            AllocTensor { dst: Reg(2), dtype: DType::I32, shape: vec![2].into() },
+            AllocTensor { dst: Reg(2), dtype: DType::I32, shape: vec![2].into(), init: Init::Zero },
             InvokePacked {
                 kernel: crate::operand::KernelIdx(0),
                 inputs: vec![Reg(0), Reg(1)].into(),
