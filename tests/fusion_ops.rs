@@ -558,13 +558,14 @@ fn strided_columns_are_copied_by_vectorised_gathers() {
 #[test]
 fn pointwise_convolutions_of_one_image_read_the_data_in_place() {
     // A MobileNet-v2 projection (1×1, stride 1, no padding, one image): the product reads
-    // the NCHW data as the `[c, h·w]` matrix, so the kernel's only temp is the product's.
-    // With padding, a stride or two images the windows are no longer that matrix: im2col.
+    // the NCHW data as the `[c, h·w]` matrix, so the kernel's only temp is the product's; so
+    // does each image of two. With padding or a stride the windows are no longer that
+    // matrix: im2col.
     for (data, attrs, temps) in [
         ("(1, 6, 5, 7)", "", 1),
         ("(1, 6, 5, 7)", ", padding=[1, 0]", 2),
         ("(1, 6, 5, 7)", ", strides=[2, 1]", 2),
-        ("(2, 6, 5, 7)", "", 2),
+        ("(2, 6, 5, 7)", "", 1),
     ] {
         let types = [
             format!("Tensor[{data}, float32]"),
@@ -585,9 +586,37 @@ fn pointwise_convolutions_of_one_image_read_the_data_in_place() {
 }
 
 #[test]
+fn convolutions_tiled_by_output_rows_match_the_reference() {
+    // Enough output rows for several tiles (`stdlib`'s `compute/im2col.rs`): a 3×3 window
+    // with padding 1, whose first tile and short last tile lose rows to the top and bottom
+    // padding that the looped tiles between them fill with data in the reused im2col temp
+    // (a last tile that left them would read the previous tile's rows), and a pointwise
+    // convolution of two images read in place, a block of columns per tile.
+    for (data, weights, oc, attrs) in [
+        ("(1, 16, 64, 64)", "(4, 16, 3, 3)", 4, ", padding=[1, 1]"),
+        ("(2, 4, 20, 128)", "(64, 4, 1, 1)", 64, ""),
+    ] {
+        let types = [
+            format!("Tensor[{data}, float32]"),
+            format!("Tensor[{weights}, float32]"),
+            format!("Tensor[({oc}), float32]"),
+        ];
+        let src = format!(
+            "def @main(%a: {}, %b: {}, %c: {}) {{
+                nn.relu(nn.bias_add(nn.conv2d(%a, %b{attrs}), %c))
+            }}",
+            types[0], types[1], types[2]
+        );
+        let k = first_kernel_matching_reference(&src, &types);
+        let text = k.to_string();
+        assert!(text.matches("gemm(").count() >= 2, "several tiles:\n{k}");
+    }
+}
+
+#[test]
 fn convolutions_of_several_images_are_one_matrix_product() {
-    // Three images, strides and asymmetric padding: the windows of all of them form one
-    // im2col matrix, multiplied by the weights in one native product.
+    // Three images, strides and asymmetric padding: each image's tiles multiply a block of the
+    // im2col matrix by the weights in one native product.
     let types = ["Tensor[(3, 2, 7, 5), float32]", "Tensor[(4, 2, 3, 3), float32]"];
     let src = "def @main(%a: Tensor[(3, 2, 7, 5), float32], %b: Tensor[(4, 2, 3, 3), float32]) {
         nn.relu(nn.conv2d(%a, %b, strides=[2, 1], padding=[1, 0], dilation=[1, 2]))

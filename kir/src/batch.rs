@@ -98,12 +98,23 @@ pub fn batched(kernel: &Kernel, n: i64) -> Result<Kernel, BatchError> {
     let mut segments = 0;
     for s in &kernel.body {
         match s {
-            Stmt::Gemm { out: o, a, b, m, n: cols, k, trans_b } => {
+            Stmt::Gemm { out: o, a, b, b_offset, ldb, m, n: cols, k, trans_b } => {
                 if block[b.index()].is_some() || block[a.index()].is_none() || block[o.index()].is_none() {
                     return Err(BatchError::Gemm);
                 }
                 close_segment(&mut out, &mut body, &mut segment, &block, n, &mut owner, &mut segments)?;
-                body.push(Stmt::Gemm { out: *o, a: *a, b: *b, m: m * n, n: *cols, k: *k, trans_b: *trans_b });
+                // `b` is shared by the requests (not blocked), so its block stays where it is.
+                body.push(Stmt::Gemm {
+                    out: *o,
+                    a: *a,
+                    b: *b,
+                    b_offset: b_offset.clone(),
+                    ldb: *ldb,
+                    m: m * n,
+                    n: *cols,
+                    k: *k,
+                    trans_b: *trans_b,
+                });
             }
             s => segment.push(s.clone()),
         }

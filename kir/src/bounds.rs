@@ -143,13 +143,15 @@ impl Prover<'_> {
                 self.stmts(then)?;
                 self.stmts(otherwise)
             }
-            Stmt::Gemm { out, a, b, m, n, k, .. } => {
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+                let span = super::gemm_b_span(*n, *k, *ldb, *trans_b).ok_or(BoundsError::Overflow)?;
                 let (m, n, k) = (i128::from(*m), i128::from(*n), i128::from(*k));
                 if m > 0 && n > 0 {
                     self.range(*out, Range::checked(0, m * n - 1)?)?;
                     if k > 0 {
                         self.range(*a, Range::checked(0, m * k - 1)?)?;
-                        self.range(*b, Range::checked(0, n * k - 1)?)?;
+                        let first = self.index(b_offset)?;
+                        self.range(*b, Range::checked(first.lo, first.hi + i128::from(span) - 1)?)?;
                     }
                 }
                 Ok(())

@@ -189,11 +189,28 @@ impl KernelBuilder {
         self.store(buf, index, value);
     }
 
-    /// `out[i·n + j] = Σ_p a[i·k + p] · b(j, p)`, `b` stored `[n, k]` when `trans_b` and
-    /// `[k, n]` otherwise ([`Stmt::Gemm`], `float32`).
+    /// `out[i·n + j] = Σ_p a[i·k + p] · b(j, p)`, the whole of `b` stored `[n, k]` when
+    /// `trans_b` and `[k, n]` otherwise ([`Stmt::Gemm`], `float32`).
     #[allow(clippy::too_many_arguments)]
     pub fn gemm(&mut self, out: BufferId, a: BufferId, b: BufferId, m: i64, n: i64, k: i64, trans_b: bool) {
-        self.push(Stmt::Gemm { out, a, b, m, n, k, trans_b });
+        let ldb = super::gemm_b_row(n, k, trans_b);
+        self.push(Stmt::Gemm { out, a, b, b_offset: Index::Const(0), ldb, m, n, k, trans_b });
+    }
+
+    /// `out[i·n + j] = Σ_p a[i·k + p] · b[b_offset + p·ldb + j]`: the product with the `[k, n]`
+    /// block of a row-major matrix of `ldb` columns that starts at element `b_offset` of `b`
+    /// ([`Stmt::Gemm`], `float32`; for example one tile of a convolution's output positions).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_block(
+        &mut self,
+        out: BufferId,
+        a: BufferId,
+        (b, b_offset, ldb): (BufferId, Index, i64),
+        m: i64,
+        n: i64,
+        k: i64,
+    ) {
+        self.push(Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b: false });
     }
 
     /// `local = value`.

@@ -130,17 +130,10 @@ impl Canon<'_> {
                 self.stmts(then);
                 self.stmts(otherwise);
             }
-            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
-                self.out.extend([
-                    T_GEMM,
-                    u64::from(out.0),
-                    u64::from(a.0),
-                    u64::from(b.0),
-                    *m as u64,
-                    *n as u64,
-                    *k as u64,
-                    u64::from(*trans_b),
-                ]);
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+                self.out.extend([T_GEMM, u64::from(out.0), u64::from(a.0), u64::from(b.0)]);
+                self.index(b_offset);
+                self.out.extend([*ldb as u64, *m as u64, *n as u64, *k as u64, u64::from(*trans_b)]);
             }
         }
     }

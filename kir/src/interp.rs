@@ -150,7 +150,10 @@ impl Machine<'_> {
                     self.stmts(otherwise)?;
                 }
             }
-            Stmt::Gemm { out, a, b, m, n, k, trans_b } => self.gemm(*out, *a, *b, [*m, *n, *k], *trans_b)?,
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+                let b_offset = self.index(b_offset)?;
+                self.gemm([*out, *a, *b], (b_offset, *ldb), [*m, *n, *k], *trans_b)?
+            }
         }
         Ok(())
     }
@@ -158,14 +161,14 @@ impl Machine<'_> {
     /// The loops of [`Stmt::Gemm`], each output summed in order in `f64` and rounded once.
     fn gemm(
         &mut self,
-        out: BufferId,
-        a: BufferId,
-        b: BufferId,
+        [out, a, b]: [BufferId; 3],
+        (b_offset, ldb): (i64, i64),
         [m, n, k]: [i64; 3],
         trans_b: bool,
     ) -> Result<(), InterpError> {
         let size = |d: i64| usize::try_from(d).unwrap_or(0);
         let (m, n, k) = (size(m), size(n), size(k));
+        let (b_offset, ldb) = (usize::try_from(b_offset).map_err(|_| internal("gemm offset"))?, size(ldb));
         let read = |buf: &Vec<Scalar>, i: usize| match buf.get(i) {
             Some(Scalar::Float(v)) => Ok(*v),
             _ => Err(internal("gemm reads outside its buffers or a non-float")),
@@ -178,7 +181,7 @@ impl Machine<'_> {
                 for j in 0..n {
                     let mut acc = 0f64;
                     for p in 0..k {
-                        let bi = if trans_b { j * k + p } else { p * n + j };
+                        let bi = b_offset + if trans_b { j * ldb + p } else { p * ldb + j };
                         acc += read(ab, i * k + p)? * read(bb, bi)?;
                     }
                     sums.push(Scalar::Float(f64::from(acc as f32)));

@@ -37,8 +37,8 @@ impl Kernel {
 fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
     body.into_iter()
         .map(|s| match s {
-            Stmt::Gemm { out, a, b, m, n, k: depth, trans_b } => {
-                gemm_loops(k, [out, a, b], [m, n, depth], trans_b)
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k: depth, trans_b } => {
+                gemm_loops(k, [out, a, b], (b_offset, ldb), [m, n, depth], trans_b)
             }
             Stmt::For { var, extent, kind, body } => Stmt::For { var, extent, kind, body: expand(k, body) },
             Stmt::If { cond, then, otherwise } => {
@@ -57,6 +57,7 @@ fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
 fn gemm_loops(
     kernel: &mut Kernel,
     [out, a, b]: [super::BufferId; 3],
+    (b_offset, ldb): (Index, i64),
     [m, n, k]: [i64; 3],
     trans_b: bool,
 ) -> Stmt {
@@ -69,7 +70,7 @@ fn gemm_loops(
     let acc = LocalId(kernel.locals.len() as u32 - 1);
     let (o, p) = (Index::Var(ov), Index::Var(pv));
     let (i, j) = (o.clone().floor_div(n), o.clone().floor_mod(n));
-    let b_at = if trans_b { j * k + p.clone() } else { p.clone() * n + j };
+    let b_at = b_offset + if trans_b { j * ldb + p.clone() } else { p.clone() * ldb + j };
     let product = Expr::load(a, i * k + p) * Expr::load(b, b_at);
     // The reduction is contiguous (vectorisable) in both operands only when `b` is `[n, k]`.
     let kind = if trans_b { LoopKind::Vectorize } else { LoopKind::Serial };
@@ -152,6 +153,67 @@ mod tests {
         }
         let shown = product(3, 4, 5, true, 20).to_string();
         assert!(shown.contains("gemm(t, a, b, m=3, n=4, k=5, trans_b=true);"), "{shown}");
+    }
+
+    /// `out = a · b[.., c0 + t·cols ..][..cols]` for each tile `t` of `cols` columns of the
+    /// `[k, width]` matrix `b`, each tile's product written to its columns of `out` (as the
+    /// tiled convolution reads its data): `b_offset` depends on the tile loop's variable.
+    fn tiled(m: i64, k: i64, width: i64, cols: i64, c0: i64, tiles: i64) -> Kernel {
+        let mut kb = KernelBuilder::new("tiled");
+        let a = kb.input("a", DType::F32, [m, k]);
+        let b = kb.input("b", DType::F32, [k, width]);
+        let out = kb.output("out", DType::F32, [m, tiles * cols]);
+        let t = kb.temp("t", DType::F32, [m * cols]);
+        kb.for_(tiles, LoopKind::Serial, |kb, tile| {
+            kb.gemm_block(t, a, (b, tile.clone() * cols + c0, width), m, cols, k);
+            kb.for_(m, LoopKind::Serial, |kb, i| {
+                kb.for_(cols, LoopKind::Vectorize, |kb, j| {
+                    let v = kb.load(t, &[i.clone() * cols + j.clone()]);
+                    kb.store(out, i.clone() * (tiles * cols) + tile.clone() * cols + j, v);
+                });
+            });
+        });
+        kb.finish().unwrap()
+    }
+
+    #[test]
+    fn gemm_reads_a_block_of_b_like_its_loops() {
+        let (m, k, width, cols, c0, tiles) = (3usize, 4usize, 11usize, 3usize, 1usize, 3usize);
+        let kernel = tiled(m as i64, k as i64, width as i64, cols as i64, c0 as i64, tiles as i64);
+        let av: Vec<f32> = (0..m * k).map(|i| 1.0 - i as f32 / 3.0).collect();
+        let bv: Vec<f32> = (0..k * width).map(|i| i as f32 / 10.0 - 1.5).collect();
+        let a = Tensor::from_vec(vec![m, k], av.clone()).unwrap();
+        let b = Tensor::from_vec(vec![k, width], bv.clone()).unwrap();
+        let n = tiles * cols;
+        let want: Vec<f32> = (0..m * n)
+            .map(|o| (0..k).map(|p| av[(o / n) * k + p] * bv[p * width + c0 + o % n]).sum())
+            .collect();
+        let close =
+            |got: &[f32]| got.iter().zip(&want).all(|(g, e)| (g - e).abs() <= 1e-5 * e.abs().max(1.0));
+        let run = |k: &Kernel| {
+            let mut out = [Tensor::zeros(DType::F32, vec![m, n]).unwrap()];
+            interp::run(k, &[&a, &b], &mut out, &[]).unwrap();
+            let [out] = out;
+            out.into_vec::<f32>().unwrap()
+        };
+        assert!(close(&run(&kernel)));
+        assert!(close(&run(&kernel.expand_intrinsics())));
+        assert_eq!(Kernel::from_bytes(&kernel.to_bytes()).unwrap(), kernel);
+        let other = tiled(m as i64, k as i64, width as i64, cols as i64, 0, tiles as i64);
+        assert_ne!(kernel.structural_key(), other.structural_key());
+        assert!(kernel.to_string().contains("ldb=11"), "{kernel}");
+        assert!(check_bounds(&kernel, &[]).is_ok());
+        // One tile more reads past the last column of `b`'s last row: refused.
+        let past = tiled(m as i64, k as i64, width as i64, cols as i64, c0 as i64, tiles as i64 + 1);
+        assert!(matches!(check_bounds(&past, &[]), Err(BoundsError::OutOfBounds { .. })));
+        // Rows of `b` narrower than the block: malformed.
+        let mut narrow = kernel.clone();
+        if let Some(Stmt::For { body, .. }) = narrow.body.first_mut() {
+            if let Some(Stmt::Gemm { ldb, .. }) = body.first_mut() {
+                *ldb = cols as i64 - 1;
+            }
+        }
+        assert!(matches!(narrow.verify(), Err(VerifyError::BadGemm(_))));
     }
 
     #[test]

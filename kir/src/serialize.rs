@@ -165,11 +165,13 @@ fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
                 write_block(then, w);
                 write_block(otherwise, w);
             }
-            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
                 w.u8(4);
                 w.u32(out.0);
                 w.u32(a.0);
                 w.u32(b.0);
+                write_index(b_offset, w);
+                w.u64(*ldb as u64);
                 w.u64(*m as u64);
                 w.u64(*n as u64);
                 w.u64(*k as u64);
@@ -290,6 +292,8 @@ fn read_block(r: &mut ByteReader<'_>, depth: usize) -> Result<Vec<Stmt>, FormatE
                 out: BufferId(r.u32()?),
                 a: BufferId(r.u32()?),
                 b: BufferId(r.u32()?),
+                b_offset: read_index(r, depth)?,
+                ldb: r.u64()? as i64,
                 m: r.u64()? as i64,
                 n: r.u64()? as i64,
                 k: r.u64()? as i64,

@@ -60,19 +60,29 @@ pub enum Stmt {
         otherwise: Vec<Stmt>,
     },
     /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, in `float32`: a
-    /// matrix product over whole row-major buffers, where `b(j, p)` is `b[j·k + p]` when
-    /// `trans_b` (`b` is `[n, k]`, `nn.dense`'s weight layout) and `b[p·n + j]` otherwise
-    /// (`b` is `[k, n]`). With `m = 1` it is a matrix-vector product. Backends with a faster
-    /// native routine call it (the Cranelift backend: AVX-512 GEMV, the `gemm` crate); the
-    /// others, the interpreter and the bounds proof see its loops
-    /// ([`super::Kernel::expand_intrinsics`]). The sums may be reassociated.
+    /// matrix product into a whole row-major `out`, where `b(j, p)` is
+    /// `b[b_offset + j·ldb + p]` when `trans_b` (`b` is `[n, k]`, `nn.dense`'s weight layout)
+    /// and `b[b_offset + p·ldb + j]` otherwise (`b` is `[k, n]`). With `b_offset = 0` and `ldb`
+    /// the row length (`k` or `n`) it is a product over whole buffers; otherwise `b` is a block
+    /// of a larger row-major matrix (BLAS's leading dimension `ldb`), such as the columns of one
+    /// tile of a convolution's data (`stdlib`'s tiled `im2col_product`). With `m = 1` it is a
+    /// matrix-vector product. Backends with a faster native routine call it (the Cranelift
+    /// backend: AVX-512 GEMV, the `gemm` crate); the others, the interpreter and the bounds
+    /// proof see its loops ([`super::Kernel::expand_intrinsics`]). The sums may be
+    /// reassociated.
     Gemm {
         /// Written: `m · n` elements (an output or a temp).
         out: BufferId,
         /// The left matrix: `m · k` elements.
         a: BufferId,
-        /// The right matrix: `k · n` elements, in the layout `trans_b` gives.
+        /// The right matrix, in the layout `trans_b` gives, from element `b_offset` on.
         b: BufferId,
+        /// Where `b(0, 0)` is in `b`: loop variables and syms only (no loads), evaluated when
+        /// the statement runs.
+        b_offset: Index,
+        /// Elements between consecutive rows of `b` as stored (`[n, k]` rows when `trans_b`,
+        /// `[k, n]` rows otherwise): at least the row length (`k` or `n`).
+        ldb: i64,
         /// Rows of `a` and `out`.
         m: i64,
         /// Columns of `out`.
@@ -82,4 +92,27 @@ pub enum Stmt {
         /// Whether `b` is stored `[n, k]` (transposed) rather than `[k, n]`.
         trans_b: bool,
     },
+}
+
+/// How many elements of [`Stmt::Gemm`]'s `b` the product reads from `b_offset` on:
+/// `(rows - 1)·ldb + row` for the `rows × row` matrix as stored (`[n, k]` when `trans_b`,
+/// `[k, n]` otherwise), 0 when it is empty; `None` on a negative size or `i64` overflow.
+pub fn gemm_b_span(n: i64, k: i64, ldb: i64, trans_b: bool) -> Option<i64> {
+    let (rows, row) = if trans_b { (n, k) } else { (k, n) };
+    if rows < 0 || row < 0 || ldb < 0 {
+        return None;
+    }
+    if rows == 0 || row == 0 {
+        return Some(0);
+    }
+    (rows - 1).checked_mul(ldb)?.checked_add(row)
+}
+
+/// The row length of [`Stmt::Gemm`]'s `b` as stored: the `ldb` of a whole, contiguous `b`.
+pub fn gemm_b_row(n: i64, k: i64, trans_b: bool) -> i64 {
+    if trans_b {
+        k
+    } else {
+        n
+    }
 }

@@ -67,8 +67,9 @@ pub enum VerifyError {
         /// The buffer's element count.
         len: i64,
     },
-    /// A `gemm` with a negative size or whose output is also one of its operands.
-    #[error("gemm into `{0}`: negative sizes, or the output is an operand")]
+    /// A `gemm` with a negative size, rows of `b` narrower than its row length, an offset
+    /// into `b` that loads from a buffer, or whose output is also one of its operands.
+    #[error("gemm into `{0}`: negative sizes, `ldb` below the row length, a loaded offset, or the output is an operand")]
     BadGemm(String),
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
@@ -243,16 +244,18 @@ impl<'k> Checker<'k> {
                 self.stmts(then)?;
                 self.stmts(otherwise)?;
             }
-            Stmt::Gemm { out, a, b, m, n, k, .. } => {
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
                 let decl =
                     |b: BufferId| self.k.buffer(b).ok_or(VerifyError::Undeclared { what: "buffer", id: b.0 });
                 let (o, ad, bd) = (decl(*out)?, decl(*a)?, decl(*b)?);
                 if o.role == BufferRole::Input {
                     return Err(VerifyError::StoreToInput(o.name.clone()));
                 }
-                if *m < 0 || *n < 0 || *k < 0 || out == a || out == b {
+                let narrow = *ldb < super::gemm_b_row(*n, *k, *trans_b);
+                if *m < 0 || *n < 0 || *k < 0 || narrow || out == a || out == b || loads(b_offset) {
                     return Err(VerifyError::BadGemm(o.name.clone()));
                 }
+                self.index(b_offset)?;
                 for (what, d) in [("gemm output", o), ("gemm left operand", ad), ("gemm right operand", bd)] {
                     expect(what.to_string(), DType::F32, d.dtype)?;
                 }
@@ -359,6 +362,16 @@ impl<'k> Checker<'k> {
         };
         self.depth -= 1;
         Ok(dt)
+    }
+}
+
+/// Whether `i` reads a buffer (an [`Index::Value`]): a `gemm`'s offset may not, so that the
+/// statement's reads are its three operands.
+fn loads(i: &Index) -> bool {
+    match i {
+        Index::Const(_) | Index::Var(_) | Index::Sym(_) => false,
+        Index::Bin(_, a, b) => loads(a) || loads(b),
+        Index::Value(_) => true,
     }
 }
 

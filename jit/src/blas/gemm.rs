@@ -40,13 +40,16 @@ pub fn intra_op_threads() -> usize {
 const GEMM_MIN_ROWS: usize = 16;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
-/// `b[j·k + p]` if `trans_b != 0` and `b[p·n + j]` otherwise (kir's `Stmt::Gemm`). `packed`
-/// is null or `b` repacked (`pack_cache.rs`), which a product of a few rows
-/// (`packed::reads_packed`) then reads instead; the result is the same to the bit either way.
+/// `b[j·ldb + p]` if `trans_b != 0` and `b[p·ldb + j]` otherwise (kir's `Stmt::Gemm`, `b`
+/// already advanced to its `b_offset`). `packed` is null or `b` repacked (`pack_cache.rs`),
+/// which a product of a few rows (`packed::reads_packed`) then reads instead; the result is
+/// the same to the bit either way. The packed and GEMV paths need a contiguous `b` (`ldb` its
+/// row length); a block of a larger matrix goes to the `gemm` crate, which takes strides.
 ///
 /// # Safety
-/// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for `n·k` reads, all of
-/// `f32`, and `out` must not overlap `a` or `b`; `packed` must be null or point to a live
+/// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for
+/// `relay_kir::gemm_b_span(n, k, ldb, trans_b)` reads, all of `f32`, and `out` must not
+/// overlap `a` or `b`; `packed` must be null or point to a live
 /// [`PackedMatrix`] holding the same matrix as `b`. The JIT calls it only for a verified kernel
 /// whose bounds proof covers exactly these ranges.
 pub(crate) unsafe extern "C" fn relay_jit_gemm(
@@ -57,14 +60,17 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     m: i64,
     n: i64,
     k: i64,
+    ldb: i64,
     trans_b: i64,
 ) {
+    let trans_b = trans_b != 0;
     let size = |d: i64| usize::try_from(d).ok();
-    let (Some(m), Some(n), Some(k)) = (size(m), size(n), size(k)) else { return };
-    let (Some(out_len), Some(a_len), Some(b_len)) = (m.checked_mul(n), m.checked_mul(k), n.checked_mul(k))
+    let b_span = relay_kir::gemm_b_span(n, k, ldb, trans_b).and_then(size);
+    let (Some(m), Some(n), Some(k), Some(ldb), Some(b_len)) = (size(m), size(n), size(k), size(ldb), b_span)
     else {
         return;
     };
+    let (Some(out_len), Some(a_len)) = (m.checked_mul(n), m.checked_mul(k)) else { return };
     if out_len == 0 {
         return;
     }
@@ -76,7 +82,9 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     }
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
-    let trans_b = trans_b != 0;
+    if ldb != if trans_b { k } else { n } {
+        return gemm_blocked(out, a, b, [m, n, k, ldb], trans_b);
+    }
     if reads_packed(m as i64, trans_b) && packs(n, k) {
         // SAFETY: null or a live packed copy of `b` (see above).
         return match unsafe { packed.as_ref() } {
@@ -92,14 +100,14 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     if trans_b && m < GEMM_MIN_ROWS {
         return gemv_rows(out, b, a, k);
     }
-    gemm_blocked(out, a, b, [m, n, k], trans_b);
+    gemm_blocked(out, a, b, [m, n, k, ldb], trans_b);
 }
 
-/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `n·k` elements, on
-/// [`intra_op_threads`] threads.
-fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k]: [usize; 3], trans_b: bool) {
+/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `gemm_b_span(n, k, ldb, trans_b)`
+/// elements, on [`intra_op_threads`] threads.
+fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k, ldb]: [usize; 4], trans_b: bool) {
     // Strides in elements: `b` read as the `[k, n]` matrix `rhs[p, j]`.
-    let (rhs_cs, rhs_rs) = if trans_b { (k, 1) } else { (1, n) };
+    let (rhs_cs, rhs_rs) = if trans_b { (ldb, 1) } else { (1, ldb) };
     let stride = |s: usize| isize::try_from(s).unwrap_or(isize::MAX);
     // A product of few rows (a batch of a few vectors) is too small to share.
     let parallelism = match intra_op_threads() {
@@ -107,9 +115,9 @@ fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k]: [usize; 3], tr
         _ => gemm::Parallelism::None,
     };
     // SAFETY: every matrix lies inside its slice: `out` is `m × n` with row stride `n`, `a`
-    // is `m × k` with row stride `k`, and `rhs` is `k × n` with the strides above, inside the
-    // `n·k` elements of `b` (the slices have exactly these lengths, and `gemm` reads and
-    // writes nothing else). `read_dst` is false, so `out`'s old contents are never read.
+    // is `m × k` with row stride `k`, and `rhs` is `k × n` with the strides above, whose last
+    // element is `b`'s last (`gemm_b_span`; the slices have exactly these lengths, and `gemm`
+    // reads and writes nothing else). `read_dst` is false, so `out`'s old contents are never read.
     unsafe {
         gemm::gemm(
             m,
@@ -143,16 +151,19 @@ mod tests {
     fn both_paths_and_layouts_match_the_definition() {
         let shapes =
             [(1, 5, 7), (3, 4, 5), (7, 33, 17), (8, 9, 16), (19, 45, 30), (2, 3, 0), (0, 4, 2), (1, 1, 1)];
-        for (m, n, k) in shapes {
+        // `pad` extra elements per row of `b`: a block of a wider matrix (`ldb` > row).
+        for ((m, n, k), pad) in shapes.into_iter().flat_map(|s| [(s, 0), (s, 3)]) {
             for trans_b in [true, false] {
+                let ldb = if trans_b { k } else { n } + pad;
+                let span = relay_kir::gemm_b_span(n as i64, k as i64, ldb as i64, trans_b).unwrap() as usize;
                 let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
-                let b: Vec<f32> = (0..n * k).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+                let b: Vec<f32> = (0..span).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
                 let want: Vec<f64> = (0..m * n)
                     .map(|o| {
                         let (i, j) = (o / n.max(1), o % n.max(1));
                         (0..k)
                             .map(|p| {
-                                let bv = if trans_b { b[j * k + p] } else { b[p * n + j] };
+                                let bv = if trans_b { b[j * ldb + p] } else { b[p * ldb + j] };
                                 f64::from(a[i * k + p]) * f64::from(bv)
                             })
                             .sum()
@@ -171,6 +182,7 @@ mod tests {
                             m as i64,
                             n as i64,
                             k as i64,
+                            ldb as i64,
                             i64::from(trans_b),
                         )
                     };
@@ -179,9 +191,9 @@ mod tests {
                 let out = product(std::ptr::null());
                 let close =
                     out.iter().zip(&want).all(|(&g, &e)| (f64::from(g) - e).abs() <= 1e-4 * e.abs().max(1.0));
-                assert!(close, "{m}x{n}x{k} trans_b={trans_b}: {out:?} vs {want:?}");
+                assert!(close, "{m}x{n}x{k} ldb={ldb} trans_b={trans_b}: {out:?} vs {want:?}");
                 // Packed or not yet packed: the same bits (only CPUs that pack get here).
-                if let (true, Some(p)) = (trans_b, PackedMatrix::new(&b, n, k)) {
+                if let (true, 0, Some(p)) = (trans_b, pad, PackedMatrix::new(&b, n, k)) {
                     assert_eq!(product(&p), out, "packed {m}x{n}x{k}");
                 }
             }
@@ -197,7 +209,7 @@ mod tests {
             let product = |threads: usize| {
                 set_intra_op_threads(threads);
                 let mut out = vec![f32::NAN; m * n];
-                gemm_blocked(&mut out, &a, &b, [m, n, k], trans_b);
+                gemm_blocked(&mut out, &a, &b, [m, n, k, if trans_b { k } else { n }], trans_b);
                 set_intra_op_threads(1);
                 out
             };

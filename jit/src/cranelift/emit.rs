@@ -240,12 +240,16 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 }
                 Ok(())
             }
-            Stmt::Gemm { out, a, b, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
-                let (o, ap, bp) = (ptr(self, out)?, ptr(self, a)?, ptr(self, b)?);
+                let (o, ap) = (ptr(self, out)?, ptr(self, a)?);
+                let first = self.index(b_offset, 0)?;
+                let bp = self.address(*b, first)?;
+                // A packed copy holds the whole of `b`: a block of it reads the buffer.
                 let packed = self.packed.iter().find(|(p, _)| {
                     p.buf == *b
+                        && b_offset.as_const() == Some(0)
                         && reads_packed(*m, *trans_b)
                         && i64::try_from(p.n) == Ok(*n)
                         && i64::try_from(p.k) == Ok(*k)
@@ -254,10 +258,9 @@ impl<'a, 'f> Emitter<'a, 'f> {
                     Some(&(_, ptr)) => ptr,
                     None => self.b.ins().iconst(I64, 0),
                 };
-                let sizes = [*m, *n, *k, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
-                self.b
-                    .ins()
-                    .call(self.imports.gemm, &[o, ap, bp, packed, sizes[0], sizes[1], sizes[2], sizes[3]]);
+                let sizes = [*m, *n, *k, *ldb, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
+                let [m, n, k, ldb, trans_b] = sizes;
+                self.b.ins().call(self.imports.gemm, &[o, ap, bp, packed, m, n, k, ldb, trans_b]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

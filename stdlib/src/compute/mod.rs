@@ -8,6 +8,7 @@
 //! kernel.
 
 pub(crate) mod grid;
+mod im2col;
 pub(crate) mod image;
 pub(crate) mod nn;
 pub(crate) mod reduce;

@@ -1,6 +1,6 @@
 //! Anchor rules, the `COMPUTE` of the nn items (reference kernels: `crate::ops::nn`): products as loop nests whose innermost
 //! reduction is vectorised where the operands are contiguous (or native matrix products),
-//! convolution as im2col and a product (direct loops and pooling: `super::window`), softmax
+//! convolution as im2col and products over tiles (`super::im2col`; direct loops and pooling: `super::window`), softmax
 //! as three passes over the axis, and `nn.bias_add` as a broadcast.
 
 use super::util::{lazy, lit, norm_axis, tensors};
@@ -9,7 +9,7 @@ use crate::attrs::{
     AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, GlobalPool2dAttrs,
     LayerNormAttrs, MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
 };
-use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LocalId, LoopKind};
+use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
 use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
@@ -310,93 +310,10 @@ pub(crate) fn conv2d(inputs: &[ComputeInput], a: &Conv2dAttrs, out: &OutType) ->
         return Err("this convolution runs in the reference kernel".into());
     }
     let geometry = Geometry { c, h, wd, kh, kw, oh, ow, pt, pl, sh, sw, dh, dw };
-    if let (1, Some(def)) = (a.groups, im2col_product(x, w, out.dtype, [on, oc], geometry)) {
+    if let (1, Some(def)) = (a.groups, super::im2col::im2col_product(x, w, out.dtype, [on, oc], geometry)) {
         return Ok(def);
     }
     direct_conv(x, w, out.dtype, [on, oc, a.groups], geometry)
-}
-
-/// Float32 images convolved as one matrix product (im2col): the windows of all `images` are
-/// copied into a `[c·kh·kw, images·oh·ow]` temp, then [`relay_compiler::kir::Stmt::Gemm`]
-/// multiplies the `[oc, c·kh·kw]` weights by it, and the epilogue reads `[oc, images·oh·ow]`.
-/// `None` unless the weights are a whole float32 buffer.
-///
-/// A 1×1 window at stride 1 without padding over one image needs no copy: its NCHW data
-/// buffer already is the `[c, h·w]` matrix, so `gemm` reads it in place (MobileNet-v2's and
-/// SqueezeNet's pointwise convolutions: no copy, and no im2col temp kept by each kernel;
-/// MobileNet-v2's peak memory 84 → 76 MB, `benches/vision.md`).
-fn im2col_product(
-    x: &LazyTensor,
-    w: &LazyTensor,
-    dtype: DType,
-    [images, oc]: [i64; 2],
-    g: Geometry,
-) -> Option<TensorDef> {
-    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
-    let (true, Some(wbuf)) = (floats, w.buffer()) else { return None };
-    let x = x.clone();
-    let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
-    let columns = images * pixels;
-    let pointwise = (g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow) == (1, 1, 1, 1, 0, 0, g.h, g.wd);
-    let in_place = x.buffer().filter(|_| pointwise && images == 1);
-    Some(TensorDef::Nest(Rc::new(move |k, sink| {
-        let col = match in_place {
-            Some(data) => data,
-            None => im2col(k, &x, images, g),
-        };
-        let t = k.temp("gemm", DType::F32, [oc * columns]);
-        k.gemm(t, wbuf, col, oc, columns, depth, false);
-        for_each_index(k, &[images, oc, g.oh, g.ow], LoopKind::Vectorize, &mut |k, i| {
-            let [n, o, y, xo] = [0, 1, 2, 3].map(|d| i[d].clone());
-            let v = k.load(t, &[o.clone() * columns + n.clone() * pixels + y.clone() * g.ow + xo.clone()]);
-            sink(k, &[n, o, y, xo], v);
-        });
-    })))
-}
-
-/// The `[c·kh·kw, images·oh·ow]` im2col temp of `x`'s windows ([`im2col_product`]).
-///
-/// Temps start zeroed, so only window elements inside the image are copied: per window
-/// offset `(ky, kx)`, the output rows and columns whose input falls inside are a range known
-/// when the kernel is built, which leaves the copy without clamps or selects, its stores
-/// contiguous and vectorised.
-fn im2col(k: &mut KernelBuilder, x: &LazyTensor, images: i64, g: Geometry) -> BufferId {
-    let (depth, pixels) = (g.c * g.kh * g.kw, g.oh * g.ow);
-    let columns = images * pixels;
-    let col = k.temp("im2col", DType::F32, [depth * columns]);
-    for ky in 0..g.kh {
-        for kx in 0..g.kw {
-            let (y0, y1) = inside(g.oh, g.sh, g.pt - ky * g.dh, g.h);
-            let (x0, x1) = inside(g.ow, g.sw, g.pl - kx * g.dw, g.wd);
-            if y0 >= y1 || x0 >= x1 {
-                continue;
-            }
-            for_each_index(k, &[images, g.c, y1 - y0], LoopKind::Serial, &mut |k, i| {
-                let (n, ci, y) = (i[0].clone(), i[1].clone(), i[2].clone() + y0);
-                let iy = y.clone() * g.sh - (g.pt - ky * g.dh);
-                let row = (ci.clone() * g.kh + ky) * g.kw + kx;
-                let column = row * columns + n.clone() * pixels + y * g.ow;
-                // Vectorised at any stride: the stores are contiguous, and at stride > 1
-                // the loads per-lane gathers (the 7×7 stride-2 stem of ResNet was a
-                // scalar copy of 1.8 M elements).
-                k.for_(x1 - x0, LoopKind::Vectorize, |k, xx| {
-                    let xo = xx + x0;
-                    let ix = xo.clone() * g.sw - (g.pl - kx * g.dw);
-                    let v = x.at(k, &[n.clone(), ci.clone(), iy.clone(), ix]);
-                    k.store(col, column.clone() + xo, v);
-                });
-            });
-        }
-    }
-    col
-}
-
-/// The output positions `o` in `0..out` whose input position `o·stride - offset` lies in
-/// `0..len`, as a range `(first, end)` (empty when `first >= end`).
-fn inside(out: i64, stride: i64, offset: i64, len: i64) -> (i64, i64) {
-    // ceil(a / b) for b > 0 and any a.
-    let ceil_div = |a: i64, b: i64| -((-a).div_euclid(b));
-    (ceil_div(offset, stride).clamp(0, out), ceil_div(len + offset, stride).clamp(0, out))
 }
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over `axis`: a pass for the mean, one for
@@ -478,26 +395,4 @@ pub(crate) fn global_avg_pool2d(
             sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
         });
     })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::inside;
-
-    #[test]
-    fn inside_is_the_range_of_outputs_reading_the_input() {
-        for out in 0..7 {
-            for stride in 1..4 {
-                for offset in -5..6 {
-                    for len in 0..8 {
-                        let want: Vec<i64> =
-                            (0..out).filter(|o| (0..len).contains(&(o * stride - offset))).collect();
-                        let (first, end) = inside(out, stride, offset, len);
-                        let got: Vec<i64> = (first..end).collect();
-                        assert_eq!(got, want, "out {out} stride {stride} offset {offset} len {len}");
-                    }
-                }
-            }
-        }
-    }
 }
