@@ -103,8 +103,8 @@ mod tests {
         assert!(clip.contains("ElemWise") && clip.contains("yes") && clip.contains("a_min, a_max"), "{clip}");
         let sin = text.lines().find(|l| l.starts_with("sin ")).unwrap_or_default();
         assert!(sin.contains("floating-point") && sin.contains("yes"), "{sin}");
-        let reorg = text.lines().find(|l| l.starts_with("vision.yolo_reorg ")).unwrap_or_default();
-        assert!(reorg.contains("Injective") && !reorg.contains("yes"), "{reorg}");
+        let einsum = text.lines().find(|l| l.starts_with("einsum ")).unwrap_or_default();
+        assert!(einsum.contains("Injective") && !einsum.contains("yes"), "{einsum}");
     }
 
     #[test]
