@@ -203,20 +203,21 @@ pub fn accesses(s: &Stmt, stored: &mut HashSet<BufferId>, read: &mut HashSet<Buf
 
 /// Adds every buffer `e` reads to `out`.
 fn expr_buffers(e: &Expr, out: &mut HashSet<BufferId>) {
-    e.visit(&mut |x| {
-        if let Expr::Load { buf, .. } = x {
-            out.insert(*buf);
-        }
-    });
+    e.visit(&mut note_loads(out));
 }
 
 /// Adds every buffer `i` reads (in `Value` indices) to `out`.
 fn index_buffers(i: &Index, out: &mut HashSet<BufferId>) {
-    i.visit_exprs(&mut |x| {
+    i.visit_exprs(&mut note_loads(out));
+}
+
+/// An expression visitor that adds the buffer of each load it meets to `out`.
+fn note_loads(out: &mut HashSet<BufferId>) -> impl FnMut(&Expr) + '_ {
+    move |x| {
         if let Expr::Load { buf, .. } = x {
             out.insert(*buf);
         }
-    });
+    }
 }
 
 #[cfg(test)]

@@ -365,14 +365,12 @@ impl<'k> Checker<'k> {
     }
 }
 
-/// Whether `i` reads a buffer (an [`Index::Value`]): a `gemm`'s offset may not, so that the
-/// statement's reads are its three operands.
+/// Whether `i` reads a buffer (it has an [`Index::Value`]): a `gemm`'s offset may not, so
+/// that the statement's reads are its three operands.
 fn loads(i: &Index) -> bool {
-    match i {
-        Index::Const(_) | Index::Var(_) | Index::Sym(_) => false,
-        Index::Bin(_, a, b) => loads(a) || loads(b),
-        Index::Value(_) => true,
-    }
+    let mut any = false;
+    i.visit_exprs(&mut |_| any = true);
+    any
 }
 
 fn expect(context: String, expected: DType, found: DType) -> Result<(), VerifyError> {

@@ -20,12 +20,12 @@ use std::collections::HashSet;
 /// ([`written_before_read`]: a `gemm` into it, a loop nest that stores every element), or
 /// when every call writes the same elements before reading any ([`rewritten_first`]).
 pub(crate) fn needs_zero(kernel: &Kernel) -> Vec<bool> {
-    (0..kernel.buffers.len() as u32)
-        .map(BufferId)
-        .map(|buf| {
-            kernel.buffer(buf).is_some_and(|b| b.role == BufferRole::Temp)
-                && !rewritten_first(&kernel.body, buf)
-                && !written_before_read(kernel, buf)
+    (0u32..)
+        .zip(&kernel.buffers)
+        .map(|(i, b)| {
+            b.role == BufferRole::Temp
+                && !rewritten_first(&kernel.body, BufferId(i))
+                && !written_before_read(kernel, BufferId(i))
         })
         .collect()
 }

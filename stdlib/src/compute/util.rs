@@ -1,5 +1,6 @@
 //! Helpers shared by the compute rules.
 
+use crate::ops::index::{coordinates, flat_position};
 use relay_compiler::kir::{Expr, Index, KernelBuilder};
 use relay_compiler::op::{ComputeInput, LazyTensor, TensorDef};
 use relay_devices::{DType, Scalar};
@@ -44,25 +45,20 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
     }
 }
 
-/// Row-major strides of `shape`.
-pub(crate) fn strides(shape: &[i64]) -> Vec<i64> {
-    let mut s = vec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1];
-    }
-    s
-}
-
-/// The flat row-major position of `idx` in `shape`.
+/// The flat row-major position of `idx` in `shape` ([`flat_position`] over kir's `Index`).
 pub(crate) fn flatten(shape: &[i64], idx: &[Index]) -> Index {
-    shape.iter().zip(idx).fold(Index::Const(0), |acc, (&d, i)| acc * d + i.clone())
+    flat_position(&sizes(shape), idx)
 }
 
-/// The indices in `shape` of flat row-major position `flat` (`0 <= flat < size`).
+/// The indices in `shape` of flat row-major position `flat` (`0 <= flat < size`;
+/// [`coordinates`] over kir's `Index`).
 pub(crate) fn unflatten(shape: &[i64], flat: &Index) -> Vec<Index> {
-    strides(shape)
-        .iter()
-        .zip(shape)
-        .map(|(&s, &d)| if d == 1 { Index::Const(0) } else { flat.clone().floor_div(s).floor_mod(d) })
-        .collect()
+    let mut out = vec![Index::Const(0); shape.len()];
+    coordinates(&sizes(shape), flat, &mut out);
+    out
+}
+
+/// A kernel's static shape as sizes (kernel dimensions are never negative).
+fn sizes(shape: &[i64]) -> Vec<usize> {
+    shape.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect()
 }

@@ -107,13 +107,12 @@ pub(crate) fn flat_position<C: Coordinate>(shape: &[usize], idx: &[C]) -> C {
     shape.iter().zip(idx).fold(C::constant(0), |acc, (&d, i)| acc.times(d).plus(i.clone()))
 }
 
-/// The coordinates in `shape` of the row-major flat position `flat` (`flat < Π shape`).
-pub(crate) fn coordinates<C: Coordinate, const N: usize>(shape: [usize; N], flat: C) -> [C; N] {
-    let stride = strides(&shape);
-    std::array::from_fn(|a| match shape[a] {
-        1 => C::constant(0),
-        d => flat.clone().over(stride[a]).modulo(d),
-    })
+/// Writes into `out` (one per axis of `shape`) the coordinates of the row-major flat position
+/// `flat` (`flat < Π shape`).
+pub(crate) fn coordinates<C: Coordinate>(shape: &[usize], flat: &C, out: &mut [C]) {
+    for ((o, &stride), &d) in out.iter_mut().zip(&strides(shape)).zip(shape) {
+        *o = if d == 1 { C::constant(0) } else { flat.clone().over(stride).modulo(d) };
+    }
 }
 
 /// Whether two dimensions may be equal: both `?`-free and different is the only "no".

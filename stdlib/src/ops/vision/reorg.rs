@@ -88,13 +88,16 @@ impl Operator for YoloReorg {
 fn source<C: Coordinate>(q: &[C], out_shape: &[usize], shape: [usize; 4], s: usize) -> Vec<C> {
     let [_, c, h, w] = shape;
     let oc = c / (s * s);
-    let e = flat_position(out_shape, q);
-    let [b, k, j, i] = coordinates(shape, e);
+    let mut at: [C; 4] = std::array::from_fn(|_| C::constant(0));
+    coordinates(&shape, &flat_position(out_shape, q), &mut at);
+    let [b, k, j, i] = at;
     let (c2, offset) = (k.clone().modulo(oc), k.over(oc));
     let h2 = j.times(s).plus(offset.clone().over(s));
     let w2 = i.times(s).plus(offset.modulo(s));
     let from = w2.plus(h2.plus(c2.plus(b.times(oc)).times(h * s)).times(w * s));
-    coordinates(shape, from).to_vec()
+    let mut source = vec![C::constant(0); 4];
+    coordinates(&shape, &from, &mut source);
+    source
 }
 
 /// `vision.yolo_reorg`'s kir rule: each output element reads the one [`source`] names.
