@@ -4,25 +4,31 @@
 //! ([`relay_kir::batched`]) over their stacked rows, so the weights are read once for all.
 //!
 //! The schedule is DyNet's agenda: every lane runs until it pauses before a call of a
-//! batchable kernel ([`Vm::start_lane`]) or finishes; the paused calls are grouped by kernel
-//! and by the identity of their shared inputs (the very same weight tensors); the largest
-//! group runs as one batched call: its longest-paused lanes, as many as the largest power of
-//! two that fits (each size a kernel compiled on first use), while the rest stay paused and
-//! join a later group of the same call rather than running as smaller calls now (a group of
-//! 13 runs 8 now; splitting it 8 + 4 + 1 made more calls, the last of one row, which reads
-//! the weights for one request). Each lane of the call resumes with its share of the results
-//! ([`Vm::resume_lane`]); a lane that finishes takes the next input. Each lane computes what
+//! batchable kernel ([`Vm::start_lane`]) or finishes; a paused call joins the group of
+//! paused calls of the same kernel with the very same shared inputs (weight tensors), kept
+//! as the lanes pause rather than found again each round; the largest group runs as one
+//! batched call: its longest-paused lanes, as many as the largest size of the form 2^k or
+//! 3·2^k that fits (each size a kernel compiled on first use), while the rest stay paused
+//! and join a later call of the group rather than running as smaller calls now (a group of
+//! 13 runs 12 now; splitting it 8 + 4 + 1 made more calls, the last of one row, which reads
+//! the weights for one request). Each lane of the call, and only those, resumes with its share of the
+//! results ([`Vm::resume_lane`]); a lane that finishes takes the next input. Each lane computes what
 //! running its input alone computes (a batched kernel is the original per request, and the
 //! JIT's `gemm` computes a row independently of the others), so results equal `--batch 1`'s.
+
+mod group_sizes;
 
 use crate::program::Program;
 use crate::typed;
 use crate::vm::{CancelHandle, Limits, PackedFunc, Step, Value, Vm};
 use crate::Error;
-use relay_devices::{DType, Tensor};
+pub use group_sizes::GroupSizes;
+use relay_devices::{DType, Element, Tensor};
 use relay_jit::{CpuBackend, KernelBackend};
 use relay_kir::{batched, per_request_inputs, BufferRole, Extent, Kernel};
 use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Reverse;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -55,22 +61,36 @@ pub struct Batcher<'p> {
     pause: Vec<bool>,
     forms: Vec<Option<Form>>,
     cpu: CpuBackend,
-    /// The lanes of the group to run next (reused from round to round).
-    group: Vec<usize>,
-    /// Per group of this round: its first lane and how many lanes it has (reused).
-    counts: Vec<(usize, usize)>,
-    /// Rounds of the agenda run so far (each runs one batched call).
-    round: u64,
+    agenda: Agenda,
+    sizes: GroupSizes,
 }
 
-/// A lane paused before a kernel call.
-struct Paused {
+/// The paused calls, grouped as they pause; the lanes' state and scratch kept from one run
+/// of [`Batcher::run`] to the next.
+#[derive(Default)]
+struct Agenda {
+    lanes: Vec<Lane>,
+    /// The groups of paused calls that may run as one, oldest first.
+    groups: Vec<Group>,
+    /// Member lists of emptied groups, for new groups (no allocation per group).
+    spare: Vec<VecDeque<usize>>,
+    /// The lanes of the call being run.
+    chunk: Vec<usize>,
+}
+
+/// One lane's input and paused call.
+struct Lane {
     /// The caller's tag of the input the lane runs, and when it started.
     input: (usize, Instant),
-    kernel: u32,
+    /// The inputs of the call the lane is paused at (empty while it is not paused).
     inputs: Vec<Arc<Tensor>>,
-    /// The round of the agenda in which the lane paused here.
-    since: u64,
+}
+
+/// Paused calls of one kernel with the same shared inputs.
+struct Group {
+    kernel: u32,
+    /// The paused lanes, in the order they paused (longest-paused first); never empty.
+    members: VecDeque<usize>,
 }
 
 impl<'p> Batcher<'p> {
@@ -108,12 +128,18 @@ impl<'p> Batcher<'p> {
             .collect();
         let pause = forms.iter().map(Option::is_some).collect();
         let cpu = CpuBackend::new().map_err(|e| Error::Input(e.to_string()))?;
-        Ok(Batcher { program, pause, forms, cpu, group: vec![], counts: vec![], round: 0 })
+        Ok(Batcher { program, pause, forms, cpu, agenda: Agenda::default(), sizes: GroupSizes::default() })
     }
 
     /// How many of the program's kernels have batched forms.
     pub fn batchable_kernels(&self) -> usize {
         self.pause.iter().filter(|&&p| p).count()
+    }
+
+    /// The calls of batchable kernels made since the last take, by how many lanes ran
+    /// together; counting starts again from zero.
+    pub fn take_group_sizes(&mut self) -> GroupSizes {
+        std::mem::take(&mut self.sizes)
     }
 
     /// Runs function `name` on each input `next` gives (`(tag, arguments)`) with the inputs
@@ -131,7 +157,9 @@ impl<'p> Batcher<'p> {
         mut done: impl FnMut(usize, Result<Value, Error>, Duration) -> bool,
     ) -> Result<(), Error> {
         let f = self.program.function(name)?;
-        let mut paused: Vec<Option<Paused>> = (0..lanes.len()).map(|_| None).collect();
+        let agenda = &mut self.agenda;
+        agenda.groups.clear();
+        agenda.lanes.resize_with(lanes.len(), || Lane { input: (0, Instant::now()), inputs: vec![] });
         let mut idle: Vec<usize> = (0..lanes.len()).rev().collect();
         let mut taking = true;
         loop {
@@ -139,27 +167,20 @@ impl<'p> Batcher<'p> {
             while taking {
                 let Some(&l) = idle.last() else { break };
                 let Some((tag, args)) = next() else { break };
-                let start = Instant::now();
+                self.agenda.lanes[l].input = (tag, Instant::now());
                 let step = typed::check_arguments(self.program.executable(), f, &args)
                     .and_then(|()| lanes[l].start_lane(&f.name, args, &self.pause).map_err(Error::from));
-                if let Some(p) = self.settle(&mut lanes[l], (tag, start), step, &mut done, &mut taking) {
-                    paused[l] = Some(p);
+                if self.settle(&mut lanes[l], l, step, &mut done, &mut taking) {
                     idle.pop();
                 }
             }
-            let mut group = std::mem::take(&mut self.group);
-            largest_group(&paused, &self.forms, &mut self.counts, &mut group);
-            let Some(&first) = group.first() else { return Ok(()) };
-            let kernel = paused[first].as_ref().map_or(0, |p| p.kernel);
-            // The longest-paused lanes of the group, as many as the largest batched size that
-            // fits; the others stay paused and join a later group of the same call.
-            group.sort_by_key(|&l| paused[l].as_ref().map_or(0, |p| p.since));
-            let n = 1 << group.len().ilog2();
-            self.round += 1;
-            let chunk = &group[..n];
-            let ran = self.call(kernel, &paused, chunk, lanes[chunk[0]].cancel_handle());
+            let Some((kernel, n)) = self.agenda.next_call() else { return Ok(()) };
+            self.sizes.record(n);
+            let chunk = std::mem::take(&mut self.agenda.chunk);
+            let ran = self.call(kernel, &chunk, lanes[chunk[0]].cancel_handle());
             for (block, &l) in chunk.iter().enumerate() {
-                let Some(p) = paused[l].take() else { continue };
+                // The call has read the inputs: let the resumed run recycle their buffers.
+                self.agenda.lanes[l].inputs.clear();
                 let step = match &ran {
                     Ok(true) => {
                         let outs =
@@ -173,12 +194,11 @@ impl<'p> Batcher<'p> {
                     },
                     Err(e) => Err(Error::Input(e.clone())),
                 };
-                match self.settle(&mut lanes[l], p.input, step, &mut done, &mut taking) {
-                    Some(p) => paused[l] = Some(p),
-                    None => idle.push(l),
+                if !self.settle(&mut lanes[l], l, step, &mut done, &mut taking) {
+                    idle.push(l);
                 }
             }
-            self.group = group;
+            self.agenda.chunk = chunk;
         }
     }
 
@@ -186,45 +206,46 @@ impl<'p> Batcher<'p> {
         self.forms.get(kernel as usize).and_then(Option::as_ref)
     }
 
-    /// A lane's step: its pause, or its result handed to `done`.
+    /// Lane `l`'s step: its pause, entered in the agenda (`true`), or its result handed to
+    /// `done` (`false`).
     fn settle(
-        &self,
+        &mut self,
         vm: &mut Vm<'p>,
-        input: (usize, Instant),
+        l: usize,
         step: Result<Step, Error>,
         done: &mut impl FnMut(usize, Result<Value, Error>, Duration) -> bool,
         taking: &mut bool,
-    ) -> Option<Paused> {
+    ) -> bool {
+        let lane = &mut self.agenda.lanes[l];
         let result = match step {
-            Ok(Step::Paused { kernel }) => match vm.paused_inputs() {
-                Ok(inputs) => return Some(Paused { input, kernel, inputs, since: self.round }),
+            Ok(Step::Paused { kernel }) => match vm.paused_inputs(&mut lane.inputs) {
+                Ok(()) => {
+                    self.agenda.join(l, kernel, &self.forms);
+                    return true;
+                }
                 Err(e) => Err(Error::Input(e)),
             },
             Ok(Step::Done(v)) => Ok(v),
             Err(e) => Err(e),
         };
-        if !done(input.0, result, input.1.elapsed()) {
+        lane.inputs.clear();
+        if !done(lane.input.0, result, lane.input.1.elapsed()) {
             *taking = false;
         }
-        None
+        false
     }
 
     /// Runs the paused calls of `kernel` of the lanes `chunk` as one batched call, leaving the
     /// outputs of all, stacked, in its form's buffers for `chunk.len()` requests; `false`
     /// (nothing run) for a single call, which runs on the table's kernel.
-    fn call(
-        &mut self,
-        kernel: u32,
-        paused: &[Option<Paused>],
-        chunk: &[usize],
-        cancel: &CancelHandle,
-    ) -> Result<bool, String> {
+    fn call(&mut self, kernel: u32, chunk: &[usize], cancel: &CancelHandle) -> Result<bool, String> {
         let n = chunk.len();
-        let calls = || chunk.iter().filter_map(|&l| paused[l].as_ref());
+        let lanes = &self.agenda.lanes;
+        let calls = || chunk.iter().filter_map(|&l| lanes.get(l)).map(|lane| &lane.inputs);
         let Some(form) = self.forms.get_mut(kernel as usize).and_then(Option::as_mut) else {
             return Ok(false);
         };
-        let Some(first) = calls().next().map(|p| &p.inputs) else { return Ok(false) };
+        let Some(first) = calls().next() else { return Ok(false) };
         if n < 2 {
             return Ok(false);
         }
@@ -249,7 +270,7 @@ impl<'p> Batcher<'p> {
         };
         for (j, buffer) in sized.stacked.iter_mut().enumerate() {
             if let Some(buffer) = buffer {
-                stack(calls().map(|c| &*c.inputs[j]), buffer)?;
+                stack(calls().filter_map(|inputs| inputs.get(j)).map(|t| &**t), buffer)?;
             }
         }
         let ins: Vec<&Tensor> =
@@ -261,43 +282,75 @@ impl<'p> Batcher<'p> {
     }
 }
 
-/// Into `group`, the lanes (in lane order) of the largest group of paused calls that may run
-/// together: same kernel, same shared inputs (by identity); ties go to the group whose first
-/// lane comes first; empty when nothing is paused. `counts` is scratch.
-fn largest_group(
-    paused: &[Option<Paused>],
-    forms: &[Option<Form>],
-    counts: &mut Vec<(usize, usize)>,
-    group: &mut Vec<usize>,
-) {
-    counts.clear();
-    group.clear();
-    for (l, p) in paused.iter().enumerate() {
-        let Some(p) = p else { continue };
-        let joins = counts
-            .iter_mut()
-            .find(|(first, _)| paused[*first].as_ref().is_some_and(|q| together(p, q, forms)));
+impl Agenda {
+    /// Enters lane `l`'s paused call of `kernel` (its inputs read into the lane) in the group
+    /// it may run with, or a new group.
+    fn join(&mut self, l: usize, kernel: u32, forms: &[Option<Form>]) {
+        let lanes = &self.lanes;
+        let joins = self.groups.iter_mut().find(|g| {
+            g.kernel == kernel
+                && g.members
+                    .front()
+                    .is_some_and(|&m| together(kernel, &lanes[l].inputs, &lanes[m].inputs, forms))
+        });
         match joins {
-            Some((_, count)) => *count += 1,
-            None => counts.push((l, 1)),
+            Some(g) => g.members.push_back(l),
+            None => {
+                let mut members = self.spare.pop().unwrap_or_default();
+                members.push_back(l);
+                self.groups.push(Group { kernel, members });
+            }
         }
     }
-    let Some(&(first, _)) = counts.iter().rev().max_by_key(|(_, count)| *count) else { return };
-    group.extend((first..paused.len()).filter(|&l| {
-        l == first
-            || paused[l].as_ref().zip(paused[first].as_ref()).is_some_and(|(p, q)| together(p, q, forms))
-    }));
+
+    /// Takes the call to run next into `chunk`: of the largest group (of equals, the one with
+    /// the lowest lane), its longest-paused lanes, [`call_size`] of them; its kernel and
+    /// number of lanes, or `None` when nothing is paused. With the lowest lane first, a lane
+    /// whose calls all run alone runs on to its end before the next lane starts, as inputs
+    /// run one by one; the oldest group first interleaved CharRNN's names (each with its own
+    /// weight slices, so its calls never group): 16 names' slices at once crowded the caches,
+    /// for ~30% more CPU and every name's latency 16 names long.
+    fn next_call(&mut self) -> Option<(u32, usize)> {
+        // Lanes are in one group each, so the lowest lanes of groups differ: no ties.
+        let (g, _) = self
+            .groups
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, group)| (group.members.len(), Reverse(group.members.iter().min())))?;
+        let group = &mut self.groups[g];
+        let n = call_size(group.members.len());
+        let kernel = group.kernel;
+        self.chunk.clear();
+        self.chunk.extend(group.members.drain(..n));
+        if group.members.is_empty() {
+            let emptied = self.groups.remove(g);
+            self.spare.push(emptied.members);
+        }
+        Some((kernel, n))
+    }
 }
 
-/// Whether two paused calls may run as one: the same batchable kernel, and the very same
-/// tensors for its shared inputs.
-fn together(p: &Paused, q: &Paused, forms: &[Option<Form>]) -> bool {
-    let Some(form) = forms.get(p.kernel as usize).and_then(Option::as_ref) else { return false };
-    p.kernel == q.kernel
-        && p.inputs.len() == q.inputs.len()
-        && p.inputs
-            .iter()
-            .zip(&q.inputs)
+/// How many of `paused` (≥ 1) lanes paused at one call run now: the most that is a power of
+/// two or three times one (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, ...), as each number
+/// is a batched kernel compiled on first use. Such sizes run more than two thirds of the
+/// group (powers of two alone, half); the products' blocks of up to six rows
+/// (`relay_jit`'s packed panels) cover 6, 12, 24 and 48 rows with whole blocks.
+fn call_size(paused: usize) -> usize {
+    let power = 1usize << paused.max(1).ilog2();
+    if power >= 2 && paused >= power / 2 * 3 {
+        power / 2 * 3
+    } else {
+        power
+    }
+}
+
+/// Whether two paused calls of `kernel` with inputs `a` and `b` may run as one: a batchable
+/// kernel, and the very same tensors for its shared inputs.
+fn together(kernel: u32, a: &[Arc<Tensor>], b: &[Arc<Tensor>], forms: &[Option<Form>]) -> bool {
+    let Some(form) = forms.get(kernel as usize).and_then(Option::as_ref) else { return false };
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
             .zip(&form.per_request)
             .all(|((a, b), &per_request)| per_request || Arc::ptr_eq(a, b))
 }
@@ -327,15 +380,31 @@ fn stack<'t>(parts: impl Iterator<Item = &'t Tensor>, out: &mut Tensor) -> Resul
     Ok(())
 }
 
-/// Copies `len` elements of `src` from `from` into `dst` at `to` (same dtype).
+/// Copies `len` elements of `src` from `from` into `dst` at `to` (same dtype): a slice copy
+/// for the dtypes batched kernels take (float32 states, int32 word ids), else by element.
 fn copy_block(src: &Tensor, from: usize, dst: &mut Tensor, to: usize, len: usize) {
-    if let (Ok(s), Ok(d)) = (src.as_slice::<f32>(), dst.as_mut_slice::<f32>()) {
-        d[to..to + len].copy_from_slice(&s[from..from + len]);
-        return;
+    fn typed<T: Element>(src: &Tensor, from: usize, dst: &mut Tensor, to: usize, len: usize) -> bool {
+        match (src.as_slice::<T>(), dst.as_mut_slice::<T>()) {
+            (Ok(s), Ok(d)) => match (s.get(from..from + len), d.get_mut(to..to + len)) {
+                (Some(s), Some(d)) => {
+                    d.copy_from_slice(s);
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
-    for i in 0..len {
-        if let Some(v) = src.get(from + i) {
-            dst.set(to + i, v);
+    let copied = match src.dtype() {
+        DType::F32 => typed::<f32>(src, from, dst, to, len),
+        DType::I32 => typed::<i32>(src, from, dst, to, len),
+        _ => false,
+    };
+    if !copied {
+        for i in 0..len {
+            if let Some(v) = src.get(from + i) {
+                dst.set(to + i, v);
+            }
         }
     }
 }
@@ -362,5 +431,20 @@ impl PackedFunc for Share<'_> {
             copy_block(stacked, self.block * len, out, 0, len);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_size;
+
+    #[test]
+    fn calls_take_the_largest_compiled_size_that_fits() {
+        let sizes: Vec<usize> = (1..=17).map(call_size).collect();
+        assert_eq!(sizes, [1, 2, 3, 4, 4, 6, 6, 8, 8, 8, 8, 12, 12, 12, 12, 16, 16]);
+        assert_eq!((call_size(0), call_size(47), call_size(48), call_size(64)), (1, 32, 48, 64));
+        for paused in 1..200 {
+            assert!(3 * call_size(paused) > 2 * paused, "{paused}");
+        }
     }
 }

@@ -126,6 +126,8 @@ struct Timed {
     wall: Duration,
     /// The VMs' allocation counts over the timed passes (none for the interpreter).
     memory: Option<relay::vm::MemoryStats>,
+    /// With `--batch`: the batched calls by number of lanes, over the timed passes.
+    groups: Option<relay::autobatch::GroupSizes>,
 }
 
 /// Runs of one entry function: its inputs' meaning and what runs it.
@@ -351,7 +353,7 @@ impl<'p> Job<'p> {
             all.len().checked_mul(reps).filter(|&n| n <= MAX_TIMED_RUNS).ok_or_else(|| too_many(reps))?;
             passes.warmup.checked_add(reps).ok_or_else(|| too_many(reps))?;
         }
-        let timed = match &self.engine {
+        let mut timed = match &self.engine {
             Engine::Vm { program, config, .. } if batch > 1 => {
                 autobatch::bench(program, config, &self.entry, &all, &passes, batch, jobs)?
             }
@@ -360,7 +362,7 @@ impl<'p> Job<'p> {
             }
             _ => self.bench_here(&all, &passes)?,
         };
-        let (samples, reps, wall) = (timed.samples, timed.reps, timed.wall);
+        let (samples, reps, wall) = (std::mem::take(&mut timed.samples), timed.reps, timed.wall);
         let runs = samples.len().max(1) as f64;
         let Some(s) = LatencyStats::new(samples) else {
             return write_stdout("no timed runs (--reps 0 or no inputs)\n");
@@ -397,6 +399,11 @@ impl<'p> Job<'p> {
                     "system": m.system_allocs as f64 / runs,
                 });
             }
+            if let Some(g) = &timed.groups {
+                let counts: serde_json::Map<_, _> =
+                    g.counts().map(|(lanes, &calls)| (lanes.to_string(), calls.into())).collect();
+                out["batched_calls_by_lanes"] = counts.into();
+            }
             if let Some((_, c)) = &copies {
                 out["device_bytes_per_input"] = serde_json::json!({
                     "to_device": c.to_device_bytes as f64 / runs,
@@ -419,6 +426,9 @@ impl<'p> Job<'p> {
                 m.pool_allocs as f64 / runs,
                 m.system_allocs as f64 / runs
             ))?;
+        }
+        if let Some(g) = &timed.groups {
+            write_stdout(&format!("batched calls by lanes (timed runs): {g}\n"))?;
         }
         if let Some((device, c)) = copies {
             write_stdout(&format!(
@@ -468,7 +478,7 @@ impl<'p> Job<'p> {
             Engine::Vm { vm, .. } => Some(vm.memory_stats()),
             Engine::Interp(_) => None,
         };
-        Ok(Timed { samples, reps, wall: started.elapsed(), memory })
+        Ok(Timed { samples, reps, wall: started.elapsed(), memory, groups: None })
     }
 }
 

@@ -4,7 +4,7 @@
 //! with `--batch 16` on the whole SST test set.
 
 use proptest::prelude::*;
-use relay::autobatch::Batcher;
+use relay::autobatch::{Batcher, GroupSizes};
 use relay::vm::Value;
 use relay::Program;
 use serde_json::Value as Json;
@@ -26,10 +26,12 @@ struct Model {
 
 impl Model {
     fn load(source: &str, weights: &str, inputs: &str) -> Model {
-        let program = Program::builder().source(source, read_text(source)).build().unwrap();
+        let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join(weights);
+        // Compiled as `relay-vm run --params` compiles it: the weights' shapes replace the
+        // `?` dimensions (the embedding's rows), so every kernel has static shapes.
+        let program = Program::builder().source(source, read_text(source)).params(&weights).build().unwrap();
         let main = program.function("main").unwrap();
-        let bytes =
-            std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join(weights)).unwrap();
+        let bytes = std::fs::read(&weights).unwrap();
         let weights: Vec<Value> =
             relay::params::bind_params(main, &bytes).unwrap().values.into_iter().map(|(_, v)| v).collect();
         let types = &main.param_types[weights.len()..];
@@ -63,23 +65,38 @@ impl Model {
 
     /// `order`'s inputs, `batch` at a time; results in `order`'s order.
     fn batched(&self, order: &[usize], batch: usize) -> Vec<Value> {
+        self.batched_passes(order, batch, 1).0
+    }
+
+    /// `order`'s inputs, `batch` at a time, `passes` times over on the same lanes: the last
+    /// pass's results in `order`'s order, its batched calls by lanes, and the tensors the
+    /// lanes took from the system allocator (not their pools) during it.
+    fn batched_passes(&self, order: &[usize], batch: usize, passes: usize) -> (Vec<Value>, GroupSizes, u64) {
         let mut batcher = Batcher::new(&self.program).unwrap();
         assert!(batcher.batchable_kernels() > 0);
         let mut lanes: Vec<_> = (0..batch).map(|_| self.program.vm()).collect();
+        let system =
+            |lanes: &[relay::vm::Vm]| lanes.iter().map(|vm| vm.memory_stats().system_allocs).sum::<u64>();
         let mut results: Vec<Option<Value>> = vec![None; order.len()];
-        let mut next = order.iter().enumerate();
-        batcher
-            .run(
-                &mut lanes,
-                "main",
-                || next.next().map(|(k, &i)| (k, self.args(i))),
-                |k, result, _| {
-                    results[k] = Some(result.unwrap());
-                    true
-                },
-            )
-            .unwrap();
-        results.into_iter().map(|r| r.expect("every input finishes")).collect()
+        let mut before = 0;
+        for _ in 0..passes {
+            before = system(&lanes);
+            batcher.take_group_sizes();
+            let mut next = order.iter().enumerate();
+            batcher
+                .run(
+                    &mut lanes,
+                    "main",
+                    || next.next().map(|(k, &i)| (k, self.args(i))),
+                    |k, result, _| {
+                        results[k] = Some(result.unwrap());
+                        true
+                    },
+                )
+                .unwrap();
+        }
+        let results = results.into_iter().map(|r| r.expect("every input finishes")).collect();
+        (results, batcher.take_group_sizes(), system(&lanes) - before)
     }
 }
 
@@ -150,6 +167,24 @@ fn treelstm_accuracy_is_unchanged_with_batch_16() {
         })
         .count();
     assert_eq!((correct, m.inputs.len()), (999, 2210));
+}
+
+#[test]
+fn each_paused_call_runs_once_and_lanes_recycle_their_buffers() {
+    let m = treelstm();
+    let order: Vec<usize> = (0..200).collect();
+    let (_, alone, _) = m.batched_passes(&order, 1, 1);
+    assert_eq!(alone.counts().count(), 1, "batch 1 runs every call alone: {alone}");
+    let (results, groups, system) = m.batched_passes(&order, 16, 2);
+    assert_close(&results, &m.alone(&order));
+    // Every call that running alone makes, once: a lane resumed without its call having
+    // run (or run in two calls) changes the count.
+    assert_eq!(groups.lane_calls(), alone.lane_calls(), "{groups}");
+    assert!(groups.counts().any(|(lanes, _)| lanes >= 8), "{groups}");
+    // Warm lanes take their tensors from their pools: one from the system per input (its
+    // result, which the caller keeps), not one per kernel call (a paused call's inputs
+    // held past the call keep the resumed run from recycling them).
+    assert!(system <= order.len() as u64, "{system} system allocations for {} inputs", order.len());
 }
 
 #[test]

@@ -113,6 +113,8 @@ pub(super) fn bench(
         });
         ready.wait();
         let mut batcher = warm?;
+        // The timed passes' calls only.
+        batcher.take_group_sizes();
         let mut samples = Vec::new();
         let started = Instant::now();
         let mut reps = 0;
@@ -122,7 +124,8 @@ pub(super) fn bench(
         }
         let wall = started.elapsed();
         let memory = lanes.iter().map(|vm| vm.memory_stats()).reduce(super::parallel::sum);
-        Ok(Timed { samples, reps, wall, memory })
+        let groups = Some(batcher.take_group_sizes());
+        Ok(Timed { samples, reps, wall, memory, groups })
     })
 }
 

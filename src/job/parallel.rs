@@ -156,14 +156,14 @@ pub(super) fn bench(
             reps += 1;
         }
         let wall = started.elapsed();
-        Ok(Timed { samples, reps, wall, memory: Some(vm.memory_stats()) })
+        Ok(Timed { samples, reps, wall, memory: Some(vm.memory_stats()), groups: None })
     })
 }
 
 /// Runs `thread` on each of `jobs` threads, each passed one `Barrier` for all, which it must
 /// wait at exactly once (after its warm-up, whether that failed or not) so that the timed
-/// passes start together; pools their figures: latencies together, allocation counts
-/// summed, and the wall time the slowest thread's, so throughput is all timed runs over it.
+/// passes start together; pools their figures: latencies together, allocation counts and
+/// batched calls summed, and the wall time the slowest thread's, so throughput is all timed runs over it.
 ///
 /// # Errors
 /// The first thread's error, in thread order, or a panicked thread.
@@ -176,13 +176,17 @@ pub(super) fn on_threads(
         let workers: Vec<_> = (0..jobs).map(|_| scope.spawn(|| thread(&ready))).collect();
         workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(panicked("benchmark")))).collect()
     });
-    let mut all = Timed { samples: vec![], reps: usize::MAX, wall: Duration::ZERO, memory: None };
+    let mut all =
+        Timed { samples: vec![], reps: usize::MAX, wall: Duration::ZERO, memory: None, groups: None };
     for t in per_thread {
         let t = t?;
         all.samples.extend(t.samples);
         all.reps = all.reps.min(t.reps);
         all.wall = all.wall.max(t.wall);
         all.memory = Some(sum(all.memory.unwrap_or_default(), t.memory.unwrap_or_default()));
+        if let Some(g) = t.groups {
+            all.groups.get_or_insert_with(Default::default).add(&g);
+        }
     }
     Ok(all)
 }

@@ -200,8 +200,12 @@ pub(crate) fn packs(n: usize, k: usize) -> bool {
 /// this until `pack_cache.rs` packs it, so that no result depends on when (or whether, with
 /// other threads passing other tensors) the weights got packed: the first calls of a fresh
 /// program give the bits of the later ones. Each output is one chain of FMAs, 16 chains in
-/// flight; slower than [`super::gemv::gemv`]'s lane-parallel sums, paid only until packing.
-/// Lengths that do not fit give zeros, as [`PackedMatrix::gemm_rows`] does.
+/// flight, over `w` read with a stride of `k` (the access of packing it); slower than
+/// [`super::gemv::gemv`]'s lane-parallel sums, paid only until packing. More rows than one
+/// block ([`ROWS`]) read the weights once, into a packed copy for this call only: row by
+/// row, 64 rows over 4096×1024 weights took 1.3 s a call (each row a strided pass over 16
+/// MB), while for two rows the copy made CharRNN's batched calls over never-packed weight
+/// slices 10% slower. Lengths that do not fit give zeros, as [`PackedMatrix::gemm_rows`] does.
 pub(crate) fn gemm_rows_in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
     if k == 0
         || n.checked_mul(k) != Some(w.len())
@@ -210,6 +214,9 @@ pub(crate) fn gemm_rows_in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize
     {
         out.fill(0.0);
         return;
+    }
+    if x.len() > ROWS * k && avx512() {
+        return PackedMatrix::pack(w, n, k).gemm_rows(out, x);
     }
     #[cfg(target_arch = "x86_64")]
     if avx512() {
@@ -269,17 +276,20 @@ fn panel_portable(block: Block<'_>, panel: &[Lanes], nv: usize) {
     }
 }
 
-/// Below this many rows, a product over packed weights reads them packed rather than going
+/// Up to this many rows, a product over packed weights reads them packed rather than going
 /// to the `gemm` crate. Measured through the VM on 450×300 weights (`cargo bench --bench
 /// kernels`): 19 rows packed 40 µs, the crate 69; 31 rows packed 64 µs (130 GFLOP/s), 32
-/// rows by the crate 88 (98 GFLOP/s). Past this, weights larger than the L2 cache would be
-/// re-read every [`ROWS`] rows, where the crate blocks for the cache.
-const PACKED_MAX_ROWS: usize = 32;
+/// rows by the crate 88 (98 GFLOP/s). The product reads one panel (`512·k` bytes) for all
+/// blocks of [`ROWS`] rows before the next, so each weight comes from memory once whatever
+/// the rows; the rows (`4·m·k` bytes) are read again per panel, which bounds `m` where the
+/// crate's cache blocking takes over (`benches/pytorch/results.md`, 2026-11-27: 32 and 64
+/// rows packed against the crate, `--batch 64`'s products).
+const PACKED_MAX_ROWS: usize = 64;
 
 /// Whether a product of `m` rows reads its right operand packed (when it has a packed copy):
-/// `[n, k]` weights (`trans_b`) and fewer than [`PACKED_MAX_ROWS`] rows.
+/// `[n, k]` weights (`trans_b`) and at most [`PACKED_MAX_ROWS`] rows.
 pub(crate) fn reads_packed(m: i64, trans_b: bool) -> bool {
-    trans_b && (1..PACKED_MAX_ROWS as i64).contains(&m)
+    trans_b && (1..=PACKED_MAX_ROWS as i64).contains(&m)
 }
 
 /// A `gemm` weight operand that could be read packed: the input buffer, as an `[n, k]`

@@ -71,27 +71,32 @@ impl<'e> Vm<'e> {
         self.step(name, exit)
     }
 
-    /// The inputs of the kernel call the lane run paused at, in order, as tensors (unboxed
-    /// scalars as 0-d tensors). A weight is the very `Arc` every lane passes, so callers can
-    /// tell shared inputs by [`Arc::ptr_eq`].
+    /// Into `inputs` (emptied first, its allocation kept from call to call), the inputs of
+    /// the kernel call the lane run paused at, in order, as tensors (unboxed scalars as 0-d
+    /// tensors). A weight is the very `Arc` every lane passes, so callers can tell shared
+    /// inputs by [`Arc::ptr_eq`]. Callers empty `inputs` again before [`Vm::resume_lane`]:
+    /// the resumed call frees the inputs it reads last into the VM's pool, which takes only
+    /// buffers nothing else holds (a held one goes back to the system allocator instead).
     ///
     /// # Errors
     /// A message when no run is paused or an input is not a host tensor or scalar.
-    pub fn paused_inputs(&self) -> Result<Vec<Arc<Tensor>>, String> {
+    pub fn paused_inputs(&self, inputs: &mut Vec<Arc<Tensor>>) -> Result<(), String> {
+        inputs.clear();
         let (at, _) = self.paused.as_ref().ok_or("no paused run")?;
         let code = self.exe.functions.get(at.func as usize).map(|f| &f.code[..]).unwrap_or(&[]);
-        let Some(Instr::InvokePacked { inputs, .. }) = at.pc.checked_sub(1).and_then(|p| code.get(p)) else {
+        let Some(Instr::InvokePacked { inputs: regs, .. }) = at.pc.checked_sub(1).and_then(|p| code.get(p))
+        else {
             return Err("the paused instruction is not a kernel call".into());
         };
-        inputs
-            .iter()
-            .map(|r| match self.regs.get(at.base + r.0 as usize) {
-                Some(Some(Value::Tensor(t))) => Ok(t.clone()),
-                Some(Some(Value::Scalar(s))) => Ok(Arc::new(s.to_tensor()?)),
-                Some(Some(other)) => Err(format!("kernel input ${} is a {}", r.0, other.kind())),
-                _ => Err(format!("read of empty register ${}", r.0)),
-            })
-            .collect()
+        for r in regs.iter() {
+            inputs.push(match self.regs.get(at.base + r.0 as usize) {
+                Some(Some(Value::Tensor(t))) => t.clone(),
+                Some(Some(Value::Scalar(s))) => Arc::new(s.to_tensor()?),
+                Some(Some(other)) => return Err(format!("kernel input ${} is a {}", r.0, other.kind())),
+                _ => return Err(format!("read of empty register ${}", r.0)),
+            });
+        }
+        Ok(())
     }
 
     /// Ends the run on its result, or records where it paused.
@@ -193,7 +198,8 @@ mod tests {
             match step {
                 Step::Paused { kernel } => {
                     assert_eq!(kernel, 0);
-                    let inputs = vm.paused_inputs().expect("inputs");
+                    let mut inputs = vec![];
+                    vm.paused_inputs(&mut inputs).expect("inputs");
                     if pauses == 0 {
                         assert!(Arc::ptr_eq(&inputs[0], &x), "the caller's very tensor");
                     }
