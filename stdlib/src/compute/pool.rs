@@ -66,6 +66,9 @@ struct Span {
     counted: i64,
 }
 
+/// One spatial axis of an output position: the loop index within its span, and the span.
+type AxisAt = (Index, Span);
+
 impl Span {
     /// The taps read (`end - first`).
     fn taps(&self) -> i64 {
@@ -171,7 +174,7 @@ pub(crate) fn pool(
     Ok(TensorDef::Nest(Rc::new(move |k, sink| {
         let acc = k.local("acc", dtype);
         // One output position of `spans` (each with its loop index) at image `n`, channel `c`.
-        let mut body = |k: &mut KernelBuilder, n: &Index, c: &Index, at: &[(Index, Span)]| {
+        let mut body = |k: &mut KernelBuilder, n: &Index, c: &Index, at: &[AxisAt]| {
             // From -inf (max; NaN never wins) or 0 (average), in window order.
             k.assign(acc, lit(dtype, if avg { 0.0 } else { f64::NEG_INFINITY }));
             let taps: i64 = at.iter().map(|(_, s)| s.taps()).product();
@@ -223,12 +226,19 @@ fn for_each_span(
     k: &mut KernelBuilder,
     spans: &[Vec<Span>],
     vector_last: bool,
-    at: &mut Vec<(Index, Span)>,
-    body: &mut dyn FnMut(&mut KernelBuilder, &[(Index, Span)]),
+    at: &mut Vec<AxisAt>,
+    body: &mut dyn FnMut(&mut KernelBuilder, &[AxisAt]),
 ) {
     let axis = at.len();
     let Some(axis_spans) = spans.get(axis) else { return body(k, at) };
     for &s in axis_spans {
+        if s.len == 1 {
+            // One position (global pooling, a border run): no loop of extent 1.
+            at.push((Index::Const(0), s));
+            for_each_span(k, spans, vector_last, at, body);
+            at.pop();
+            continue;
+        }
         let vector = vector_last && axis + 1 == spans.len() && s.len >= LANES;
         let kind = if vector { LoopKind::Vectorize } else { LoopKind::Serial };
         k.for_(s.len, kind, |k, i| {
