@@ -77,7 +77,7 @@ pub static PASSES: &[PassInfo] = &[
         opt_level: Some(2),
         required: &[],
         preserves: &[LambdaLifted],
-        doc: "nn.batch_norm to a scale and shift, nn.dropout removed (inference only)",
+        doc: "nn.batch_norm to a scale and shift, nn.dropout removed (inference only); instance and group norm, l2_normalize to reductions and arithmetic",
         run: |m, t, _| simplify_inference(m, t),
     },
     PassInfo {

@@ -11,6 +11,7 @@ pub(crate) mod grid;
 mod im2col;
 pub(crate) mod image;
 pub(crate) mod nn;
+pub(crate) mod pool;
 pub(crate) mod reduce;
 pub(crate) mod transform;
 pub(crate) mod util;

@@ -1,13 +1,12 @@
 //! Anchor rules, the `COMPUTE` of the nn items (reference kernels: `crate::ops::nn`): products as loop nests whose innermost
 //! reduction is vectorised where the operands are contiguous (or native matrix products),
-//! convolution as im2col and products over tiles (`super::im2col`; direct loops and pooling: `super::window`), softmax
+//! convolution as im2col and products over tiles (`super::im2col`; direct loops: `super::window`; pooling: `super::pool`), softmax
 //! as three passes over the axis, and `nn.bias_add` as a broadcast.
 
 use super::util::{lazy, lit, norm_axis, tensors};
-use super::window::{direct_conv, pair, pool, Geometry, Window};
+use super::window::{direct_conv, pair, Geometry};
 use crate::attrs::{
-    AvgPool2dAttrs, BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, GlobalPool2dAttrs,
-    LayerNormAttrs, MatmulAttrs, MaxPool2dAttrs, SoftmaxAttrs,
+    BatchMatmulAttrs, BiasAddAttrs, Conv2dAttrs, DenseAttrs, LayerNormAttrs, MatmulAttrs, SoftmaxAttrs,
 };
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
 use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
@@ -18,26 +17,6 @@ use std::rc::Rc;
 pub(crate) fn dense(inputs: &[ComputeInput], _: &DenseAttrs, out: &OutType) -> Result<TensorDef, String> {
     let [x, w] = tensors(inputs)?;
     product(x, w, out, true)
-}
-
-/// `nn.max_pool2d`: the item's `COMPUTE`.
-pub(crate) fn max_pool2d(
-    inputs: &[ComputeInput],
-    a: &MaxPool2dAttrs,
-    out: &OutType,
-) -> Result<TensorDef, String> {
-    let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
-    pool(inputs, out, w, None)
-}
-
-/// `nn.avg_pool2d`: the item's `COMPUTE`.
-pub(crate) fn avg_pool2d(
-    inputs: &[ComputeInput],
-    a: &AvgPool2dAttrs,
-    out: &OutType,
-) -> Result<TensorDef, String> {
-    let w = Window::new(&a.pool_size, &a.strides, &a.dilation, &a.padding, &a.layout, &a.out_layout)?;
-    pool(inputs, out, w, Some(a.count_include_pad))
 }
 
 /// Outputs of a product computed together (see [`product`]).
@@ -233,12 +212,15 @@ pub(crate) fn bias_add(inputs: &[ComputeInput], a: &BiasAddAttrs, _: &OutType) -
     Ok(lazy(move |k, idx| x.at(k, idx) + b.at(k, &[idx[axis].clone()])))
 }
 
-/// `nn.softmax` (`log`: `nn.log_softmax`) along `a.axis`: the items' `COMPUTE`.
+/// `nn.softmax` (`log`: `nn.log_softmax`; `exp` = `fast_exp`: `nn.fast_softmax`, TVM's
+/// softmax with `fast_exp`) along `a.axis`, `exp(dtype, x)` the exponential: the items'
+/// `COMPUTE`.
 pub(crate) fn softmax(
     inputs: &[ComputeInput],
     a: &SoftmaxAttrs,
     _: &OutType,
     log: bool,
+    exp: fn(DType, Expr) -> Expr,
 ) -> Result<TensorDef, String> {
     let [x] = tensors(inputs)?;
     let axis = norm_axis(a.axis, x.shape.len())?;
@@ -268,12 +250,12 @@ pub(crate) fn softmax(
             k.assign(sum, lit(dtype, 0.0));
             let kind = if contiguous { LoopKind::Vectorize } else { LoopKind::Serial };
             k.for_(n, kind, |k, j| {
-                let e = (x.at(k, &at(j)) - Expr::local(mx)).exp();
+                let e = exp(dtype, x.at(k, &at(j)) - Expr::local(mx));
                 k.assign(sum, Expr::local(sum) + e);
             });
             k.for_(n, kind, |k, j| {
                 let d = x.at(k, &at(j.clone())) - Expr::local(mx);
-                let v = if log { d - Expr::local(sum).log() } else { d.exp() / Expr::local(sum) };
+                let v = if log { d - Expr::local(sum).log() } else { exp(dtype, d) / Expr::local(sum) };
                 sink(k, &at(j), v);
             });
         });
@@ -365,34 +347,6 @@ pub(crate) fn layer_norm(
                 }
                 sink(k, &at(j), y);
             });
-        });
-    })))
-}
-
-/// The mean over H and W of NCHW data.
-pub(crate) fn global_avg_pool2d(
-    inputs: &[ComputeInput],
-    a: &GlobalPool2dAttrs,
-    _: &OutType,
-) -> Result<TensorDef, String> {
-    let [x] = tensors(inputs)?;
-    if a.layout != "NCHW" || !(a.out_layout.is_empty() || a.out_layout == "NCHW") {
-        return Err("only NCHW pooling is fused".into());
-    }
-    let &[n, c, h, w] = x.shape.as_slice() else { return Err("global_avg_pool2d takes NCHW data".into()) };
-    let (x, dtype) = (x.clone(), x.dtype);
-    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-        let acc = k.local("acc", dtype);
-        for_each_index(k, &[n, c], LoopKind::Serial, &mut |k, nc| {
-            k.assign(acc, lit(dtype, 0.0));
-            k.for_(h, LoopKind::Serial, |k, y| {
-                k.for_(w, LoopKind::Vectorize, |k, xi| {
-                    let v = x.at(k, &[nc[0].clone(), nc[1].clone(), y.clone(), xi]);
-                    k.assign(acc, Expr::local(acc) + v);
-                });
-            });
-            let mean = Expr::local(acc) / lit(dtype, (h * w) as f64);
-            sink(k, &[nc[0].clone(), nc[1].clone(), Index::Const(0), Index::Const(0)], mean);
         });
     })))
 }

@@ -1,5 +1,5 @@
-//! Sliding-window rules over NCHW data — direct convolution (grouped and depthwise) and
-//! max/average pooling — without bounds checks: the output is split into regions whose
+//! Sliding windows without bounds checks — direct convolution (grouped and depthwise) over
+//! NCHW data here, and the runs that pooling of every rank builds on (`super::pool`): the output is split into regions whose
 //! windows read the same taps.
 //!
 //! Along one spatial axis, the output positions whose windows have the same taps inside the
@@ -11,21 +11,21 @@
 //! form did with a select: a convolution adds 0, a max ignores it, an average does not count
 //! it (or counts it, with `count_include_pad`: `Run::counted`).
 
-use super::util::{lit, tensors};
+use super::util::lit;
 use relay_compiler::kir::{Expr, Index, KernelBuilder, LocalId, LoopKind};
-use relay_compiler::op::{for_each_index, ComputeInput, LazyTensor, OutType, TensorDef};
+use relay_compiler::op::{for_each_index, LazyTensor, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
 /// Windows of at most this many taps are unrolled; larger ones loop over their taps.
-const MAX_UNROLLED_TAPS: i64 = 25;
+pub(super) const MAX_UNROLLED_TAPS: i64 = 25;
 
 /// At most this many regions (row runs × column runs): more (windows far larger than their
 /// padding) would emit too much code, and such a call runs in the reference kernel.
-const MAX_REGIONS: usize = 256;
+pub(super) const MAX_REGIONS: usize = 256;
 
 /// Output positions along one axis per vector of the JIT (shorter runs loop serially).
-const LANES: i64 = 4;
+pub(super) const LANES: i64 = 4;
 
 /// The sizes of one image's convolution: input channels and extent, window, output extent,
 /// top/left padding, strides and dilations.
@@ -48,33 +48,33 @@ pub(super) struct Geometry {
 
 /// One spatial axis of a sliding window.
 #[derive(Clone, Copy)]
-struct Axis {
+pub(super) struct Axis {
     /// Output extent.
-    out: i64,
+    pub out: i64,
     /// Input extent.
-    len: i64,
+    pub len: i64,
     /// Window taps.
-    taps: i64,
-    stride: i64,
-    dilation: i64,
+    pub taps: i64,
+    pub stride: i64,
+    pub dilation: i64,
     /// Padding before the input (input position of output 0's first tap, negated).
-    pad: i64,
+    pub pad: i64,
     /// Padding after the input (only counted, by average pooling with `count_include_pad`).
-    pad_after: i64,
+    pub pad_after: i64,
 }
 
 /// Consecutive output positions along one axis whose windows read the same taps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
+pub(super) struct Run {
     /// The first output position.
-    start: i64,
+    pub start: i64,
     /// How many output positions.
-    len: i64,
+    pub len: i64,
     /// The taps whose input lies inside the input, `first..end` (`0..0` when none).
-    first: i64,
-    end: i64,
+    pub first: i64,
+    pub end: i64,
     /// The taps whose input lies before the end of the padding after the input.
-    counted: i64,
+    pub counted: i64,
 }
 
 /// `ceil(a / b)` for `b > 0` and any `a`.
@@ -84,7 +84,7 @@ fn ceil_div(a: i64, b: i64) -> i64 {
 
 impl Axis {
     /// The runs covering `0..out` in order.
-    fn runs(&self) -> Vec<Run> {
+    pub(super) fn runs(&self) -> Vec<Run> {
         let mut runs: Vec<Run> = vec![];
         for o in 0..self.out {
             // Tap `t` reads input position `o·stride - pad + t·dilation`.
@@ -212,39 +212,6 @@ pub(super) fn direct_conv(
     })))
 }
 
-/// A pooling window: size, strides, dilation and `[top, left, bottom, right]` padding.
-#[derive(Clone, Copy)]
-pub(super) struct Window {
-    size: (i64, i64),
-    strides: (i64, i64),
-    dilation: (i64, i64),
-    pad: [i64; 4],
-}
-
-impl Window {
-    /// The window of a pooling call's attributes; errors unless both layouts are NCHW and
-    /// the padding has 1, 2 or 4 values and the others 1 or 2.
-    pub(super) fn new(
-        size: &[i64],
-        strides: &[i64],
-        dilation: &[i64],
-        padding: &[i64],
-        layout: &str,
-        out_layout: &str,
-    ) -> Result<Window, String> {
-        if layout != "NCHW" || !(out_layout.is_empty() || out_layout == "NCHW") {
-            return Err("only NCHW pooling is fused".into());
-        }
-        let pad = match *padding {
-            [a] => [a; 4],
-            [a, b] => [a, b, a, b],
-            [t, l, b, r] => [t, l, b, r],
-            _ => return Err("padding takes 1, 2 or 4 values".into()),
-        };
-        Ok(Window { size: pair(size)?, strides: pair(strides)?, dilation: pair(dilation)?, pad })
-    }
-}
-
 /// `(a, a)` or `(a, b)` from 1 or 2 values.
 pub(super) fn pair(p: &[i64]) -> Result<(i64, i64), String> {
     match *p {
@@ -252,62 +219,6 @@ pub(super) fn pair(p: &[i64]) -> Result<(i64, i64), String> {
         [a, b] => Ok((a, b)),
         _ => Err("expected 1 or 2 values".into()),
     }
-}
-
-/// Max pooling (`avg` = `None`; padding never wins, a window of padding only gives the
-/// lowest value) or average pooling (`avg` = `Some(count_include_pad)`; a window of padding
-/// only gives 0) of NCHW data.
-pub(super) fn pool(
-    inputs: &[ComputeInput],
-    out: &OutType,
-    win: Window,
-    avg: Option<bool>,
-) -> Result<TensorDef, String> {
-    let [x] = tensors(inputs)?;
-    let (&[_, _, h, w], &[on, oc, oh, ow]) = (x.shape.as_slice(), out.shape.as_slice()) else {
-        return Err("pooling takes NCHW data".into());
-    };
-    if h == 0 || w == 0 || x.dtype == DType::BOOL || (avg.is_some() && !x.dtype.is_float()) {
-        return Err("this pooling runs in the reference kernel".into());
-    }
-    let Window { size: (kh, kw), strides: (sh, sw), dilation: (dh, dw), pad: [pt, pl, pb, pr] } = win;
-    let (rows, cols) = regions_of(
-        Axis { out: oh, len: h, taps: kh, stride: sh, dilation: dh, pad: pt, pad_after: pb },
-        Axis { out: ow, len: w, taps: kw, stride: sw, dilation: dw, pad: pl, pad_after: pr },
-    )?;
-    let unroll = kh * kw <= MAX_UNROLLED_TAPS;
-    let (x, dtype) = (x.clone(), x.dtype);
-    Ok(TensorDef::Nest(Rc::new(move |k, sink| {
-        let acc = k.local("acc", dtype);
-        for_each_index(k, &[on, oc], LoopKind::Serial, &mut |k, nc| {
-            for_each_position(k, &rows, &cols, &mut |k, y, xo, r, c| {
-                // From -inf (max; NaN never wins) or 0 (average), in window order.
-                k.assign(acc, lit(dtype, if avg.is_some() { 0.0 } else { f64::NEG_INFINITY }));
-                for_each_tap(k, r, c, unroll, &mut |k, ky, kx| {
-                    let iy = y.clone() * sh - pt + ky * dh;
-                    let ix = xo.clone() * sw - pl + kx * dw;
-                    let v = x.at(k, &[nc[0].clone(), nc[1].clone(), iy, ix]);
-                    let next = match avg {
-                        None => v.max(Expr::local(acc)),
-                        Some(_) => Expr::local(acc) + v,
-                    };
-                    k.assign(acc, next);
-                });
-                let value = match avg {
-                    None => Expr::local(acc),
-                    Some(include_pad) => {
-                        let count = if include_pad {
-                            r.counted * c.counted
-                        } else {
-                            (r.end - r.first) * (c.end - c.first)
-                        };
-                        Expr::local(acc) / lit(dtype, count.max(1) as f64)
-                    }
-                };
-                sink(k, &[nc[0].clone(), nc[1].clone(), y.clone(), xo.clone()], value);
-            });
-        });
-    })))
 }
 
 #[cfg(test)]

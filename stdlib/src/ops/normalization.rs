@@ -1,6 +1,7 @@
 //! Normalisations over windows of a tensor that TVM's frontends emit as operators:
 //! `nn.instance_norm`, `nn.group_norm`, `nn.lrn` and `nn.l2_normalize` (TVM `src/relay/op/nn/nn.cc`). Opaque: reference kernels
-//! only (sums in `float64`), as TVM lowers them before fusion.
+//! only (sums in `float64`); at `-O2` the compiler's SimplifyInference decomposes all but
+//! `nn.lrn` into reductions and arithmetic that fuse, as TVM lowers them before fusion.
 
 use super::index::{may_equal, strides};
 use crate::attrs::{GroupNormAttrs, InstanceNormAttrs, L2NormalizeAttrs, LrnAttrs};

@@ -5,8 +5,9 @@
 //! `nn.adaptive_max_pool{1,2,3}d`. One shape function and one window loop serve every rank:
 //! data of 1 or 2 spatial axes runs as 3-d with leading axes of size 1 (`super::lift`). Any
 //! plain layout runs (`NCHW`, `NHWC`, `NDHWC`, ...): the reference kernels loop over canonical
-//! `NCW`/`NCHW`/`NCDHW` and other layouts are permuted in and out (`super::in_canonical`);
-//! the kir rules are 2-d `NCHW` only, so other layouts and ranks run unfused.
+//! `NCW`/`NCHW`/`NCDHW` and other layouts are permuted in and out (`super::in_canonical`).
+//! Every operator here fuses through one kir rule, `compute::pool::pool`, in every rank and
+//! layout.
 //!
 //! Window `(y, x)` covers input rows `y * stride - pad_top + i * dilation` for `i < kh`
 //! (likewise columns). With `ceil_mode` the output size rounds up, which adds up to
@@ -17,13 +18,13 @@ use crate::attrs::{
     AdaptivePool1dAttrs, AdaptivePool2dAttrs, AdaptivePool3dAttrs, AvgPool1dAttrs, AvgPool2dAttrs,
     AvgPool3dAttrs, GlobalPool2dAttrs, MaxPool1dAttrs, MaxPool2dAttrs, MaxPool3dAttrs,
 };
-use crate::compute;
+use crate::compute::pool::{pool, Reduce, SlidingAxis, Windows};
 use crate::error::KernelError;
 use crate::kernels::num::{from_usize, Num};
 use crate::kernels::util::{args, floats, nums, only_output};
 use crate::kernels::Checked;
 use crate::operator::{message, shape_text, ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
-use relay_compiler::op::OpPattern;
+use relay_compiler::op::{ComputeInput, OpPattern, OutType, TensorDef};
 use relay_devices::{DType, Tensor};
 
 /// The pooling operators.
@@ -175,6 +176,43 @@ fn pool_reference<const N: usize>(
     })
 }
 
+/// The kir rule of a max or average pooling call of rank-`N` data in a permutation of
+/// `canonical` (the window of [`Window::new`], its spatial axes as `compute::pool` takes them).
+fn fused_pool<const N: usize>(
+    inputs: &[ComputeInput],
+    a: PoolAttrs,
+    canonical: &str,
+    out: &OutType,
+    reduce: Reduce,
+) -> Result<TensorDef, String> {
+    let layout = pool_layout::<N>(a.layout, a.out_layout, canonical).map_err(|e| e.to_string())?;
+    let w = Window::new(&a, N - 2).map_err(|e| e.to_string())?;
+    let size = |v: usize| i64::try_from(v).map_err(|_| "a window this large runs in the reference kernel");
+    let axes = (SPATIAL + 2 - N..SPATIAL)
+        .map(|s| {
+            Ok(SlidingAxis {
+                taps: size(w.window[s])?,
+                stride: size(w.strides[s])?,
+                dilation: size(w.dilation[s])?,
+                pad: [size(w.pad[0][s])?, size(w.pad[1][s])?],
+            })
+        })
+        .collect::<Result<_, &str>>()?;
+    pool(inputs, out, &layout.pos, &Windows::Sliding(axes), reduce)
+}
+
+/// The kir rule of an adaptive (or global) pooling call of rank-`N` data in a permutation of
+/// `canonical`.
+fn fused_adaptive<const N: usize>(
+    inputs: &[ComputeInput],
+    [layout, out_layout, canonical]: [&str; 3],
+    out: &OutType,
+    reduce: Reduce,
+) -> Result<TensorDef, String> {
+    let layout = pool_layout::<N>(layout, out_layout, canonical).map_err(|e| e.to_string())?;
+    pool(inputs, out, &layout.pos, &Windows::Adaptive, reduce)
+}
+
 impl Pool {
     /// For output coordinate `o` on spatial axis `axis`: the input coordinates of the window's
     /// real elements, and the window size counted with explicit padding but not the
@@ -218,12 +256,11 @@ impl Pool {
 }
 
 /// Declares a max or average pooling operator: its attributes, data rank and canonical
-/// layout, its dtype
-/// set and dispatch macro, its compute rule if any, its doc line, and
-/// `|window elements, count_include_pad divisor| result`.
+/// layout, its dtype set and dispatch macro, its doc line, the [`Reduce`] of its kir rule
+/// from its attributes, and `|window elements, count_include_pad divisor| result`.
 macro_rules! pool_op {
     ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $n:literal, $canonical:literal, $set:ident,
-     $compute:expr, $line:literal, |$w:ident, $padded:ident, $a:ident| $body:expr) => {
+     $line:literal, fused: |$fa:ident| $reduce:expr, |$w:ident, $padded:ident, $a:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -235,7 +272,8 @@ macro_rules! pool_op {
             const DTYPES: DTypeSet = crate::operator::dtype_set!($set);
             const DOC: &'static str = $line;
             type Attrs = $attrs;
-            const COMPUTE: Option<ComputeRule<$attrs>> = $compute;
+            const COMPUTE: Option<ComputeRule<$attrs>> =
+                Some(|i, $fa, o| fused_pool::<$n>(i, pool_attrs!($fa), $canonical, o, $reduce));
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
                 pool_shape::<D, $n>(inputs, pool_attrs!(a), $canonical)
@@ -282,46 +320,43 @@ fn window_mean<T: crate::kernels::num::Float>(
 
 pool_op! {
     /// `nn.max_pool2d`: the maximum of each window; padding never wins. Numeric dtypes.
-    MaxPool2d = "nn.max_pool2d", MaxPool2dAttrs, 4, "NCHW", nums, Some(compute::nn::max_pool2d),
-    "2-d max pooling", |w, _p, _a| window_max(w)
+    MaxPool2d = "nn.max_pool2d", MaxPool2dAttrs, 4, "NCHW", nums,
+    "2-d max pooling", fused: |_a| Reduce::Max, |w, _p, _a| window_max(w)
 }
 
 pool_op! {
     /// `nn.avg_pool2d`: the mean of each window, over its real elements or, with
     /// `count_include_pad`, over the window including explicit padding (never the `ceil_mode`
     /// extension). A window of padding only gives 0. Float dtypes.
-    AvgPool2d = "nn.avg_pool2d", AvgPool2dAttrs, 4, "NCHW", floats, Some(compute::nn::avg_pool2d),
-    "2-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
+    AvgPool2d = "nn.avg_pool2d", AvgPool2dAttrs, 4, "NCHW", floats,
+    "2-d average pooling", fused: |a| Reduce::Avg { count_include_pad: a.count_include_pad }, |w, padded, a| window_mean(w, padded, a.count_include_pad)
 }
 
 pool_op! {
-    /// `nn.max_pool1d`: `nn.max_pool2d` along `W` of `NCW` data. Numeric dtypes. Reference
-    /// kernel only.
-    MaxPool1d = "nn.max_pool1d", MaxPool1dAttrs, 3, "NCW", nums, None,
-    "1-d max pooling", |w, _p, _a| window_max(w)
+    /// `nn.max_pool1d`: `nn.max_pool2d` along `W` of `NCW` data. Numeric dtypes.
+    MaxPool1d = "nn.max_pool1d", MaxPool1dAttrs, 3, "NCW", nums,
+    "1-d max pooling", fused: |_a| Reduce::Max, |w, _p, _a| window_max(w)
 }
 
 pool_op! {
-    /// `nn.avg_pool1d`: `nn.avg_pool2d` along `W` of `NCW` data. Float dtypes. Reference
-    /// kernel only.
-    AvgPool1d = "nn.avg_pool1d", AvgPool1dAttrs, 3, "NCW", floats, None,
-    "1-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
+    /// `nn.avg_pool1d`: `nn.avg_pool2d` along `W` of `NCW` data. Float dtypes.
+    AvgPool1d = "nn.avg_pool1d", AvgPool1dAttrs, 3, "NCW", floats,
+    "1-d average pooling", fused: |a| Reduce::Avg { count_include_pad: a.count_include_pad }, |w, padded, a| window_mean(w, padded, a.count_include_pad)
 }
 
 pool_op! {
     /// `nn.max_pool3d`: `nn.max_pool2d` over `D`, `H` and `W` of `NCDHW` data (any permutation
     /// runs, e.g. `NDHWC`); `padding` has 1, 3 or 6 values as for `nn.conv3d`. Numeric dtypes.
-    /// Reference kernel only.
-    MaxPool3d = "nn.max_pool3d", MaxPool3dAttrs, 5, "NCDHW", nums, None,
-    "3-d max pooling", |w, _p, _a| window_max(w)
+    ///
+    MaxPool3d = "nn.max_pool3d", MaxPool3dAttrs, 5, "NCDHW", nums,
+    "3-d max pooling", fused: |_a| Reduce::Max, |w, _p, _a| window_max(w)
 }
 
 pool_op! {
     /// `nn.avg_pool3d`: `nn.avg_pool2d` over `D`, `H` and `W` of `NCDHW` data (any permutation
-    /// runs); `padding` has 1, 3 or 6 values as for `nn.conv3d`. Float dtypes. Reference kernel
-    /// only.
-    AvgPool3d = "nn.avg_pool3d", AvgPool3dAttrs, 5, "NCDHW", floats, None,
-    "3-d average pooling", |w, padded, a| window_mean(w, padded, a.count_include_pad)
+    /// runs); `padding` has 1, 3 or 6 values as for `nn.conv3d`. Float dtypes.
+    AvgPool3d = "nn.avg_pool3d", AvgPool3dAttrs, 5, "NCDHW", floats,
+    "3-d average pooling", fused: |a| Reduce::Avg { count_include_pad: a.count_include_pad }, |w, padded, a| window_mean(w, padded, a.count_include_pad)
 }
 
 /// The global pooling shape function: `H` and `W` become 1.
@@ -339,10 +374,10 @@ fn each_plane<T: Copy>(x: &[T], plane: usize, out: &mut [T], f: impl Fn(&[T]) ->
     }
 }
 
-/// Declares a global pooling operator: name, dtype set and dispatch macro, compute rule if
-/// any, doc line, and `|plane, plane size| result`.
+/// Declares a global pooling operator: name, dtype set and dispatch macro, the [`Reduce`] of
+/// its kir rule, doc line, and `|plane, plane size| result`.
 macro_rules! global_pool {
-    ($(#[$doc:meta])* $name:ident = $op:literal, $set:ident, $compute:expr, $line:literal,
+    ($(#[$doc:meta])* $name:ident = $op:literal, $set:ident, $reduce:expr, $line:literal,
      |$p:ident, $size:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
@@ -355,7 +390,8 @@ macro_rules! global_pool {
             const DTYPES: DTypeSet = crate::operator::dtype_set!($set);
             const DOC: &'static str = $line;
             type Attrs = GlobalPool2dAttrs;
-            const COMPUTE: Option<ComputeRule<GlobalPool2dAttrs>> = $compute;
+            const COMPUTE: Option<ComputeRule<GlobalPool2dAttrs>> =
+                Some(|i, a, o| fused_adaptive::<4>(i, [&a.layout, &a.out_layout, "NCHW"], o, $reduce));
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &GlobalPool2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
                 global_shape(inputs, a)
@@ -390,14 +426,15 @@ macro_rules! global_pool {
 global_pool! {
     /// `nn.global_avg_pool2d`: `H` and `W` become 1, each the mean of its plane (`NaN` for an
     /// empty plane). Float dtypes.
-    GlobalAvgPool2d = "nn.global_avg_pool2d", floats, Some(compute::nn::global_avg_pool2d),
+    GlobalAvgPool2d = "nn.global_avg_pool2d", floats,
+    Reduce::Avg { count_include_pad: false },
     "mean over H and W", |p, plane| p.iter().fold(T::ZERO, |s, &v| s + v) / from_usize::<T>(plane)
 }
 
 global_pool! {
     /// `nn.global_max_pool2d`: `H` and `W` become 1, each the maximum of its plane (the dtype's
-    /// lowest value for an empty plane). Numeric dtypes. Reference kernel only.
-    GlobalMaxPool2d = "nn.global_max_pool2d", nums, None, "maximum over H and W",
+    /// lowest value for an empty plane). Numeric dtypes.
+    GlobalMaxPool2d = "nn.global_max_pool2d", nums, Reduce::Max, "maximum over H and W",
     |p, _plane| p.iter().fold(T::LOWEST, |m, &v| if v > m { v } else { m })
 }
 
@@ -438,8 +475,9 @@ fn adaptive_shape<D: ShapeDim, const R: usize>(
 }
 
 /// Output position `o` of `out` along an axis of `len` inputs reads inputs
-/// `floor(o * len / out) .. ceil((o + 1) * len / out)` (TVM's adaptive windows).
-fn adaptive_window(o: usize, out: usize, len: usize) -> std::ops::Range<usize> {
+/// `floor(o * len / out) .. ceil((o + 1) * len / out)` (TVM's adaptive windows; the reference
+/// kernels and `compute::pool` read them here).
+pub(crate) fn adaptive_window(o: usize, out: usize, len: usize) -> std::ops::Range<usize> {
     (o * len / out)..((o + 1) * len).div_ceil(out)
 }
 
@@ -477,10 +515,10 @@ fn adaptive_run<T: Copy + relay_devices::Element>(
 }
 
 /// Declares an adaptive pooling operator: name, attributes, rank and canonical layout, dtype
-/// set and dispatch macro, doc, and `|window| result`.
+/// set and dispatch macro, doc, the [`Reduce`] of its kir rule, and `|window| result`.
 macro_rules! adaptive_pool {
     ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $rank:literal, $canonical:literal, $set:ident,
-     $line:literal, |$w:ident| $body:expr) => {
+     $line:literal, $reduce:expr, |$w:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -492,6 +530,9 @@ macro_rules! adaptive_pool {
             const DTYPES: DTypeSet = crate::operator::dtype_set!($set);
             const DOC: &'static str = $line;
             type Attrs = $attrs;
+            const COMPUTE: Option<ComputeRule<$attrs>> = Some(|i, a, o| {
+                fused_adaptive::<$rank>(i, [&a.layout, &a.out_layout, $canonical], o, $reduce)
+            });
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
                 adaptive_shape::<D, $rank>(inputs, &a.output_size, [&a.layout, &a.out_layout, $canonical])
@@ -525,47 +566,45 @@ fn adaptive_mean<T: crate::kernels::num::Float>(w: &mut dyn Iterator<Item = T>) 
 adaptive_pool! {
     /// `nn.adaptive_avg_pool2d`: output `(y, x)` is the mean of input rows
     /// `floor(y * H / OH) .. ceil((y + 1) * H / OH)` and the like columns. Float dtypes.
-    /// Reference kernel only.
+    ///
     AdaptiveAvgPool2d = "nn.adaptive_avg_pool2d", AdaptivePool2dAttrs, 4, "NCHW", floats,
-    "mean over adaptive H x W windows", |w| adaptive_mean(w)
+    "mean over adaptive H x W windows", Reduce::Avg { count_include_pad: false }, |w| adaptive_mean(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_max_pool2d`: output `(y, x)` is the maximum of input rows
     /// `floor(y * H / OH) .. ceil((y + 1) * H / OH)` and the like columns. Numeric dtypes.
-    /// Reference kernel only.
+    ///
     AdaptiveMaxPool2d = "nn.adaptive_max_pool2d", AdaptivePool2dAttrs, 4, "NCHW", nums,
-    "maximum over adaptive H x W windows", |w| window_max(w)
+    "maximum over adaptive H x W windows", Reduce::Max, |w| window_max(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_avg_pool1d`: output `x` is the mean of inputs
-    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Float dtypes. Reference
-    /// kernel only.
+    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Float dtypes.
     AdaptiveAvgPool1d = "nn.adaptive_avg_pool1d", AdaptivePool1dAttrs, 3, "NCW", floats,
-    "mean over adaptive W windows", |w| adaptive_mean(w)
+    "mean over adaptive W windows", Reduce::Avg { count_include_pad: false }, |w| adaptive_mean(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_max_pool1d`: output `x` is the maximum of inputs
-    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Numeric dtypes. Reference
-    /// kernel only.
+    /// `floor(x * W / OW) .. ceil((x + 1) * W / OW)` (`NCW` data). Numeric dtypes.
     AdaptiveMaxPool1d = "nn.adaptive_max_pool1d", AdaptivePool1dAttrs, 3, "NCW", nums,
-    "maximum over adaptive W windows", |w| window_max(w)
+    "maximum over adaptive W windows", Reduce::Max, |w| window_max(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_avg_pool3d`: output `(z, y, x)` is the mean of the adaptive windows of `D`,
-    /// `H` and `W` (`NCDHW` data). Float dtypes. Reference kernel only.
+    /// `H` and `W` (`NCDHW` data). Float dtypes.
     AdaptiveAvgPool3d = "nn.adaptive_avg_pool3d", AdaptivePool3dAttrs, 5, "NCDHW", floats,
-    "mean over adaptive D x H x W windows", |w| adaptive_mean(w)
+    "mean over adaptive D x H x W windows", Reduce::Avg { count_include_pad: false }, |w| adaptive_mean(w)
 }
 
 adaptive_pool! {
     /// `nn.adaptive_max_pool3d`: output `(z, y, x)` is the maximum of the adaptive windows of
-    /// `D`, `H` and `W` (`NCDHW` data). Numeric dtypes. Reference kernel only.
+    /// `D`, `H` and `W` (`NCDHW` data). Numeric dtypes.
     AdaptiveMaxPool3d = "nn.adaptive_max_pool3d", AdaptivePool3dAttrs, 5, "NCDHW", nums,
-    "maximum over adaptive D x H x W windows", |w| window_max(w)
+    "maximum over adaptive D x H x W windows", Reduce::Max, |w| window_max(w)
 }
 
 #[cfg(test)]

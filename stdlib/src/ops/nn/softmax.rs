@@ -71,18 +71,18 @@ macro_rules! softmax_op {
 softmax_op! {
     /// `nn.softmax`: `exp(x - max) / Σ exp(x - max)` along `axis`. Float dtypes.
     Softmax = "nn.softmax", "softmax over axis", exp: Float::exp,
-    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, false)), |v, max, sum| (v - max).exp() / sum
+    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, false, |_, x| x.exp())), |v, max, sum| (v - max).exp() / sum
 }
 
 softmax_op! {
     /// `nn.log_softmax`: `x - max - log Σ exp(x - max)` along `axis`. Float dtypes.
     LogSoftmax = "nn.log_softmax", "log of softmax over axis", exp: Float::exp,
-    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, true)), |v, max, sum| v - max - sum.ln()
+    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, true, |_, x| x.exp())), |v, max, sum| v - max - sum.ln()
 }
 
 softmax_op! {
     /// `nn.fast_softmax`: `nn.softmax` with `fast_exp`'s approximation of `exp` (relative error
-    /// within `fast_exp`'s bound). Float dtypes. Reference kernel only.
+    /// within `fast_exp`'s bound). Float dtypes.
     FastSoftmax = "nn.fast_softmax", "softmax over axis with fast_exp", exp: fast_math::exp,
-    compute: None, |v, max, sum| fast_math::exp(v - max) / sum
+    compute: Some(|i, a, o| compute::nn::softmax(i, a, o, false, fast_math::exp_kir)), |v, max, sum| fast_math::exp(v - max) / sum
 }
