@@ -15,15 +15,15 @@
 //! reads a block of its columns in place (`Stmt::Gemm`'s `b_offset` and `ldb`).
 
 use super::window::Geometry;
-use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind};
-use relay_compiler::op::{LazyTensor, TensorDef};
+use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind, RowOffsets};
+use relay_compiler::op::{LazyTensor, Sink, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
 /// Bytes a tile's two temps (its im2col block and its product) may take together, so that the
 /// epilogue finds the product in L2 (2 MiB per core on the Xeon the figures of
 /// `benches/vision.md` come from).
-const TILE_BYTES: i64 = 256 * 1024;
+pub(super) const TILE_BYTES: i64 = 256 * 1024;
 
 /// Float32 images convolved as matrix products over tiles of output rows (see the module
 /// documentation). `None` unless the weights are a whole float32 buffer and all dtypes are
@@ -58,23 +58,17 @@ pub(super) fn im2col_product(
         let mut tile = |k: &mut KernelBuilder, n: &Index, row0: Index, count: i64, fixed: bool| {
             let b = match columns {
                 Columns::Data(data) => {
-                    (data, n.clone() * (g.c * g.h * g.wd) + row0.clone() * g.ow, g.h * g.wd)
+                    let offset = n.clone() * (g.c * g.h * g.wd) + row0.clone() * g.ow;
+                    (data, offset, RowOffsets::uniform(depth, g.h * g.wd))
                 }
                 Columns::Copied(col) => {
                     im2col_tile(k, &x, col, (n, &row0), count, fixed, rows, g);
-                    (col, Index::Const(0), rows * g.ow)
+                    (col, Index::Const(0), RowOffsets::uniform(depth, rows * g.ow))
                 }
             };
             let cols = count * g.ow;
             k.gemm_block(product, wbuf, b, oc, cols, depth);
-            k.for_(oc, LoopKind::Serial, |k, o| {
-                k.for_(count, LoopKind::Serial, |k, r| {
-                    k.for_(g.ow, LoopKind::Vectorize, |k, xo| {
-                        let v = k.load(product, &[o.clone() * cols + r.clone() * g.ow + xo.clone()]);
-                        sink(k, &[n.clone(), o.clone(), row0.clone() + r, xo], v);
-                    });
-                });
-            });
+            sink_rows(k, &mut *sink, product, (n, &row0), [oc, count, cols, g.ow, g.ow]);
         };
         let mut image = |k: &mut KernelBuilder, n: &Index| {
             for &row0 in &plan.before {
@@ -95,6 +89,27 @@ pub(super) fn im2col_product(
             k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
         }
     })))
+}
+
+/// The epilogue of a tile of `count` output rows from `row0` on of image `n`: hands the `ow`
+/// valid positions of each row of the `[oc, cols]` product temp, row `r` starting at column
+/// `r·stride` (`ow` for im2col's dense rows, the padded width for the window product's wide
+/// ones), to `sink` at its output indices.
+pub(super) fn sink_rows(
+    k: &mut KernelBuilder,
+    sink: Sink<'_>,
+    product: BufferId,
+    (n, row0): (&Index, &Index),
+    [oc, count, cols, stride, ow]: [i64; 5],
+) {
+    k.for_(oc, LoopKind::Serial, |k, o| {
+        k.for_(count, LoopKind::Serial, |k, r| {
+            k.for_(ow, LoopKind::Vectorize, |k, xo| {
+                let v = k.load(product, &[o.clone() * cols + r.clone() * stride + xo.clone()]);
+                sink(k, &[n.clone(), o.clone(), row0.clone() + r, xo], v);
+            });
+        });
+    });
 }
 
 /// Where a tile's product reads its columns.
