@@ -24,6 +24,13 @@ const NV: usize = 4;
 const NC: usize = NV * 16;
 /// Reduction rows per block: the block's `KC × NC` floats of `B` (32 KiB) stay in the 48 KiB L1.
 const KC: usize = 128;
+/// A `B` of at most this many bytes (half the 2 MiB L2) is not blocked along `k`: it stays in
+/// L2 whole, and each register tile runs all `k` reduction rows with its sums in registers,
+/// reading its weight rows as long streams. Blocking then made ResNet-18's 512-channel 3×3
+/// convolutions (9.4 MB of weights over a 166 KB image) 40% slower than the `gemm` crate: each
+/// block read 8 cache lines of each of the 6 weight rows of each panel, too short a stream
+/// for the prefetchers.
+const UNBLOCKED_B_BYTES: usize = 1 << 20;
 /// Below this many multiply-adds a product stays on the calling thread (the `gemm` crate's
 /// threshold, 48·48·256).
 const THREADING_THRESHOLD: usize = 48 * 48 * 256;
@@ -78,7 +85,7 @@ fn portable(out: &mut [f32], a: &[f32], b: &[f32], rows: &[usize], [n, k]: [usiz
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{KC, MR, NC, NV};
+    use super::{KC, MR, NC, NV, UNBLOCKED_B_BYTES};
     use std::arch::x86_64::*;
 
     /// The blocked product (see the module documentation).
@@ -89,6 +96,7 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn product(out: &mut [f32], a: &[f32], b: &[f32], rows: &[usize], [n, k]: [usize; 2]) {
         let m = out.len() / n;
+        let kc = if b.len() * 4 <= UNBLOCKED_B_BYTES { k.max(1) } else { KC };
         for j0 in (0..n).step_by(NC) {
             let cols = NC.min(n - j0);
             let vectors = cols.div_ceil(16);
@@ -97,8 +105,8 @@ mod avx512 {
                 0 => 0xffff,
                 r => (1u16 << r) - 1,
             };
-            for k0 in (0..k).step_by(KC) {
-                let block = &rows[k0..k.min(k0 + KC)];
+            for k0 in (0..k).step_by(kc) {
+                let block = &rows[k0..k.min(k0 + kc)];
                 for i0 in (0..m).step_by(MR) {
                     let tile = Tile {
                         out: out[i0 * n + j0..].as_mut_ptr(),
