@@ -12,7 +12,9 @@
 //! multiplies the weights by it into an `[oc, rows·ow]` temp, and the epilogue reads that
 //! while both temps are in L2 ([`TILE_BYTES`]). A 1×1 window at stride 1 without padding
 //! needs no copy: the image's data already is the `[c, h·w]` matrix, and each tile's product
-//! reads a block of its columns in place (`Stmt::Gemm`'s `b_offset` and `ldb`).
+//! reads a block of its columns in place (`Stmt::Gemm`'s `b_offset` and one `b_rows` pair).
+//! Other stride-1 convolutions read their padded image in place instead (`window_gemm.rs`):
+//! im2col is for the strided and dilated ones.
 
 use super::window::Geometry;
 use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind, RowOffsets};
@@ -26,8 +28,8 @@ use std::rc::Rc;
 pub(super) const TILE_BYTES: i64 = 256 * 1024;
 
 /// Float32 images convolved as matrix products over tiles of output rows (see the module
-/// documentation). `None` unless the weights are a whole float32 buffer and all dtypes are
-/// float32.
+/// documentation), at stride 1 as window products (`window_gemm.rs`). `None` unless the
+/// weights are a whole float32 buffer and all dtypes are float32.
 ///
 /// A tile has at least as many columns as the weights have rows (`oc`), so that the weights,
 /// which every tile's product reads again, are at most as much traffic as the tile's data
@@ -39,8 +41,11 @@ pub(super) fn im2col_product(
     [images, oc]: [i64; 2],
     g: Geometry,
 ) -> Option<TensorDef> {
-    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
-    let (true, Some(wbuf)) = (floats, w.buffer()) else { return None };
+    let wbuf = float_weights(x, w, dtype)?;
+    // Stride 1 reads the padded image in place; other strides copy windows.
+    if let Some(def) = super::window_gemm::window_product(x, wbuf, [images, oc], g) {
+        return Some(def);
+    }
     let x = x.clone();
     let depth = g.c * g.kh * g.kw;
     let pointwise = (g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow) == (1, 1, 1, 1, 0, 0, g.h, g.wd);
@@ -110,6 +115,12 @@ pub(super) fn sink_rows(
             });
         });
     });
+}
+
+/// The weights' buffer, when they are a whole buffer and the data, weights and output
+/// (`dtype`) are all float32: what a convolution as `gemm` needs.
+pub(super) fn float_weights(x: &LazyTensor, w: &LazyTensor, dtype: DType) -> Option<BufferId> {
+    [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32).then(|| w.buffer()).flatten()
 }
 
 /// Where a tile's product reads its columns.

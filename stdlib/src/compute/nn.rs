@@ -310,13 +310,8 @@ pub(crate) fn conv2d(inputs: &[ComputeInput], a: &Conv2dAttrs, out: &OutType) ->
         return Err("this convolution runs in the reference kernel".into());
     }
     let geometry = Geometry { c, h, wd, kh, kw, oh, ow, pt, pl, sh, sw, dh, dw };
-    if a.groups == 1 {
-        // Stride 1 reads the padded image in place; other strides copy windows (im2col).
-        let def = super::window_gemm::window_product(x, w, out.dtype, [on, oc], geometry)
-            .or_else(|| super::im2col::im2col_product(x, w, out.dtype, [on, oc], geometry));
-        if let Some(def) = def {
-            return Ok(def);
-        }
+    if let (1, Some(def)) = (a.groups, super::im2col::im2col_product(x, w, out.dtype, [on, oc], geometry)) {
+        return Ok(def);
     }
     direct_conv(x, w, out.dtype, [on, oc, a.groups], geometry)
 }

@@ -2,8 +2,8 @@
 //! ("window" rows), with no im2col copy.
 //!
 //! Over an image zero-padded to `[c, hp, wp]` (`hp = oh + kh − 1`, `wp = ow + kw − 1`), output
-//! position `(y, x)` at "wide" column `j = y·wp + x` reads input element `j + ic·hp·wp + ky·wp
-//! + kx` for reduction index `(ic, ky, kx)`: the `[c·kh·kw, ·]` matrix im2col would copy is the
+//! position `(y, x)` at "wide" column `j = y·wp + x` reads input element
+//! `j + ic·hp·wp + ky·wp + kx` for reduction index `(ic, ky, kx)`: the `[c·kh·kw, ·]` matrix im2col would copy is the
 //! padded image itself, its rows shifted by those offsets (`Stmt::Gemm`'s `b_rows`
 //! `[(c, hp·wp), (kh, wp), (kw, 1)]`). Per image the data is copied once into a padded temp
 //! (read in place when there is no padding), and per tile of output rows one product writes
@@ -15,25 +15,24 @@
 
 use super::im2col::{sink_rows, TILE_BYTES};
 use super::window::Geometry;
-use relay_compiler::kir::{Index, LoopKind, RowOffsets};
+use relay_compiler::kir::{BufferId, Index, KernelBuilder, LoopKind, RowOffsets};
 use relay_compiler::op::{LazyTensor, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
-/// Float32 stride-1, dilation-1 convolutions of `images` NCHW images by `[oc, c, kh, kw]`
-/// weights as window products (see the module documentation). `None` for other strides or
-/// dilations, other dtypes, weights that are not a whole buffer, and 1×1 windows over
-/// unpadded data, which `im2col.rs` already reads in place.
+/// Float32 stride-1, dilation-1 convolutions of `images` NCHW images by the `[oc, c, kh, kw]`
+/// weights in buffer `wbuf` as window products (see the module documentation); the caller
+/// (`im2col_product`) checked the dtypes. `None` for other strides or dilations and for 1×1
+/// windows over unpadded data, which `im2col.rs` already reads in place.
 pub(super) fn window_product(
     x: &LazyTensor,
-    w: &LazyTensor,
-    dtype: DType,
+    wbuf: BufferId,
     [images, oc]: [i64; 2],
     g: Geometry,
 ) -> Option<TensorDef> {
-    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
-    let unit = (g.sh, g.sw, g.dh, g.dw) == (1, 1, 1, 1);
-    let (true, true, Some(wbuf)) = (floats, unit, w.buffer()) else { return None };
+    if (g.sh, g.sw, g.dh, g.dw) != (1, 1, 1, 1) {
+        return None;
+    }
     let (hp, wp) = (g.oh + g.kh - 1, g.ow + g.kw - 1);
     let unpadded = (g.pt, g.pl, hp, wp) == (0, 0, g.h, g.wd);
     if (unpadded && (g.kh, g.kw) == (1, 1)) || g.oh <= 0 || g.ow <= 0 || g.pt < 0 || g.pl < 0 {
@@ -53,7 +52,7 @@ pub(super) fn window_product(
             Some(data) => data,
             None => k.temp("padded", DType::F32, [g.c * plane]),
         };
-        let mut image = |k: &mut relay_compiler::kir::KernelBuilder, n: &Index| {
+        let mut image = |k: &mut KernelBuilder, n: &Index| {
             let base = match in_place {
                 Some(_) => n.clone() * (g.c * plane),
                 None => {
@@ -66,7 +65,10 @@ pub(super) fn window_product(
                         k.for_(y1 - y0, LoopKind::Serial, |k, yy| {
                             k.for_(x1 - x0, LoopKind::Vectorize, |k, xx| {
                                 let at = ic.clone() * plane + (yy.clone() + y0) * wp + xx.clone() + x0;
-                                let v = x.at(k, &[n.clone(), ic.clone(), yy.clone() + (y0 - g.pt), xx + (x0 - g.pl)]);
+                                let v = x.at(
+                                    k,
+                                    &[n.clone(), ic.clone(), yy.clone() + (y0 - g.pt), xx + (x0 - g.pl)],
+                                );
                                 k.store(padded, at, v);
                             });
                         });
@@ -74,7 +76,7 @@ pub(super) fn window_product(
                     Index::Const(0)
                 }
             };
-            let mut tile = |k: &mut relay_compiler::kir::KernelBuilder, row0: Index, count: i64| {
+            let mut tile = |k: &mut KernelBuilder, row0: Index, count: i64| {
                 let cols = (count - 1) * wp + g.ow;
                 let b = (padded, base.clone() + row0.clone() * wp, b_rows.clone());
                 k.gemm_block(product, wbuf, b, oc, cols, depth);
