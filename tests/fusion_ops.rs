@@ -714,13 +714,16 @@ fn pointwise_convolutions_of_one_image_read_the_data_in_place() {
 #[test]
 fn convolutions_tiled_by_output_rows_match_the_reference() {
     // Enough output rows for several tiles (`stdlib`'s `compute/im2col.rs`): a 3×3 window
-    // with padding 1, whose first tile and short last tile lose rows to the top and bottom
-    // padding that the looped tiles between them fill with data in the reused im2col temp
-    // (a last tile that left them would read the previous tile's rows), and a pointwise
-    // convolution of two images read in place, a block of columns per tile.
-    for (data, weights, oc, attrs) in [
-        ("(1, 16, 64, 64)", "(4, 16, 3, 3)", 4, ", padding=[1, 1]"),
-        ("(2, 4, 20, 128)", "(64, 4, 1, 1)", 64, ""),
+    // with padding 1 at stride (2, 1), whose first tile and short last tile lose rows to the
+    // top and bottom padding that the looped tiles between them fill with data in the reused
+    // im2col temp (a last tile that left them would read the previous tile's rows); a
+    // pointwise convolution of two images read in place, a block of columns per tile; and at
+    // stride 1 the window product (`compute/window_gemm.rs`), its looped tiles and a short
+    // last one each reading the padded image in place at their first row.
+    for (data, weights, oc, attrs, form) in [
+        ("(1, 16, 64, 64)", "(4, 16, 3, 3)", 4, ", padding=[1, 1], strides=[2, 1]", "ldb="),
+        ("(2, 4, 20, 128)", "(64, 4, 1, 1)", 64, "", "ldb="),
+        ("(1, 4, 64, 64)", "(64, 4, 3, 3)", 64, ", padding=[1, 1]", "rows=[(4, 4356), (3, 66), (3, 1)]"),
     ] {
         let types = [
             format!("Tensor[{data}, float32]"),
@@ -736,6 +739,7 @@ fn convolutions_tiled_by_output_rows_match_the_reference() {
         let k = first_kernel_matching_reference(&src, &types);
         let text = k.to_string();
         assert!(text.matches("gemm(").count() >= 2, "several tiles:\n{k}");
+        assert!(text.contains(form), "{form}:\n{k}");
     }
 }
 

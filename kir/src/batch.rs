@@ -98,7 +98,7 @@ pub fn batched(kernel: &Kernel, n: i64) -> Result<Kernel, BatchError> {
     let mut segments = 0;
     for s in &kernel.body {
         match s {
-            Stmt::Gemm { out: o, a, b, b_offset, ldb, m, n: cols, k, trans_b } => {
+            Stmt::Gemm { out: o, a, b, b_offset, b_rows, m, n: cols, k, trans_b } => {
                 if block[b.index()].is_some() || block[a.index()].is_none() || block[o.index()].is_none() {
                     return Err(BatchError::Gemm);
                 }
@@ -109,7 +109,7 @@ pub fn batched(kernel: &Kernel, n: i64) -> Result<Kernel, BatchError> {
                     a: *a,
                     b: *b,
                     b_offset: b_offset.clone(),
-                    ldb: *ldb,
+                    b_rows: b_rows.clone(),
                     m: m * n,
                     n: *cols,
                     k: *k,

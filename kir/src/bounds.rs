@@ -143,8 +143,8 @@ impl Prover<'_> {
                 self.stmts(then)?;
                 self.stmts(otherwise)
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
-                let span = super::gemm_b_span(*n, *k, *ldb, *trans_b).ok_or(BoundsError::Overflow)?;
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
+                let span = super::gemm_b_span(*n, *k, b_rows, *trans_b).ok_or(BoundsError::Overflow)?;
                 let (m, n, k) = (i128::from(*m), i128::from(*n), i128::from(*k));
                 if m > 0 && n > 0 {
                     self.range(*out, Range::checked(0, m * n - 1)?)?;

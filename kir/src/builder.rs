@@ -193,24 +193,26 @@ impl KernelBuilder {
     /// `trans_b` and `[k, n]` otherwise ([`Stmt::Gemm`], `float32`).
     #[allow(clippy::too_many_arguments)]
     pub fn gemm(&mut self, out: BufferId, a: BufferId, b: BufferId, m: i64, n: i64, k: i64, trans_b: bool) {
-        let ldb = super::gemm_b_row(n, k, trans_b);
-        self.push(Stmt::Gemm { out, a, b, b_offset: Index::Const(0), ldb, m, n, k, trans_b });
+        let b_rows =
+            super::RowOffsets::uniform(if trans_b { n } else { k }, super::gemm_b_row(n, k, trans_b));
+        self.push(Stmt::Gemm { out, a, b, b_offset: Index::Const(0), b_rows, m, n, k, trans_b });
     }
 
-    /// `out[i·n + j] = Σ_p a[i·k + p] · b[b_offset + p·ldb + j]`: the product with the `[k, n]`
-    /// block of a row-major matrix of `ldb` columns that starts at element `b_offset` of `b`
-    /// ([`Stmt::Gemm`], `float32`; for example one tile of a convolution's output positions).
+    /// `out[i·n + j] = Σ_p a[i·k + p] · b[b_offset + row(p) + j]`: the product with the `[k, n]`
+    /// matrix whose rows start at `b_rows`' offsets from element `b_offset` of `b`
+    /// ([`Stmt::Gemm`], `float32`; for example one tile of a convolution's output positions:
+    /// a block of a row-major matrix, `[(k, ldb)]`, or windows of a padded image).
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_block(
         &mut self,
         out: BufferId,
         a: BufferId,
-        (b, b_offset, ldb): (BufferId, Index, i64),
+        (b, b_offset, b_rows): (BufferId, Index, super::RowOffsets),
         m: i64,
         n: i64,
         k: i64,
     ) {
-        self.push(Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b: false });
+        self.push(Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b: false });
     }
 
     /// `local = value`.

@@ -130,10 +130,12 @@ impl Canon<'_> {
                 self.stmts(then);
                 self.stmts(otherwise);
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 self.out.extend([T_GEMM, u64::from(out.0), u64::from(a.0), u64::from(b.0)]);
                 self.index(b_offset);
-                self.out.extend([*ldb as u64, *m as u64, *n as u64, *k as u64, u64::from(*trans_b)]);
+                self.out.push(b_rows.dims().len() as u64);
+                self.out.extend(b_rows.dims().iter().flat_map(|&(e, s)| [e as u64, s as u64]));
+                self.out.extend([*m as u64, *n as u64, *k as u64, u64::from(*trans_b)]);
             }
         }
     }

@@ -150,9 +150,9 @@ impl Machine<'_> {
                     self.stmts(otherwise)?;
                 }
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 let b_offset = self.index(b_offset)?;
-                self.gemm([*out, *a, *b], (b_offset, *ldb), [*m, *n, *k], *trans_b)?
+                self.gemm([*out, *a, *b], (b_offset, b_rows), [*m, *n, *k], *trans_b)?
             }
         }
         Ok(())
@@ -162,13 +162,16 @@ impl Machine<'_> {
     fn gemm(
         &mut self,
         [out, a, b]: [BufferId; 3],
-        (b_offset, ldb): (i64, i64),
+        (b_offset, b_rows): (i64, &super::RowOffsets),
         [m, n, k]: [i64; 3],
         trans_b: bool,
     ) -> Result<(), InterpError> {
         let size = |d: i64| usize::try_from(d).unwrap_or(0);
         let (m, n, k) = (size(m), size(n), size(k));
-        let (b_offset, ldb) = (usize::try_from(b_offset).map_err(|_| internal("gemm offset"))?, size(ldb));
+        let b_offset = usize::try_from(b_offset).map_err(|_| internal("gemm offset"))?;
+        b_rows.last().ok_or_else(|| internal("gemm rows"))?;
+        let rows: Vec<usize> = b_rows.offsets().into_iter().map(size).collect();
+        let row = |r: usize| rows.get(r).copied().ok_or_else(|| internal("gemm rows"));
         let read = |buf: &Vec<Scalar>, i: usize| match buf.get(i) {
             Some(Scalar::Float(v)) => Ok(*v),
             _ => Err(internal("gemm reads outside its buffers or a non-float")),
@@ -181,7 +184,7 @@ impl Machine<'_> {
                 for j in 0..n {
                     let mut acc = 0f64;
                     for p in 0..k {
-                        let bi = b_offset + if trans_b { j * ldb + p } else { p * ldb + j };
+                        let bi = b_offset + if trans_b { row(j)? + p } else { row(p)? + j };
                         acc += read(ab, i * k + p)? * read(bb, bi)?;
                     }
                     sums.push(Scalar::Float(f64::from(acc as f32)));

@@ -37,8 +37,8 @@ impl Kernel {
 fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
     body.into_iter()
         .map(|s| match s {
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k: depth, trans_b } => {
-                gemm_loops(k, [out, a, b], (b_offset, ldb), [m, n, depth], trans_b)
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k: depth, trans_b } => {
+                gemm_loops(k, [out, a, b], (b_offset, &b_rows), [m, n, depth], trans_b)
             }
             Stmt::For { var, extent, kind, body } => Stmt::For { var, extent, kind, body: expand(k, body) },
             Stmt::If { cond, then, otherwise } => {
@@ -57,7 +57,7 @@ fn expand(k: &mut Kernel, body: Vec<Stmt>) -> Vec<Stmt> {
 fn gemm_loops(
     kernel: &mut Kernel,
     [out, a, b]: [super::BufferId; 3],
-    (b_offset, ldb): (Index, i64),
+    (b_offset, b_rows): (Index, &super::RowOffsets),
     [m, n, k]: [i64; 3],
     trans_b: bool,
 ) -> Stmt {
@@ -70,7 +70,7 @@ fn gemm_loops(
     let acc = LocalId(kernel.locals.len() as u32 - 1);
     let (o, p) = (Index::Var(ov), Index::Var(pv));
     let (i, j) = (o.clone().floor_div(n), o.clone().floor_mod(n));
-    let b_at = b_offset + if trans_b { j * ldb + p.clone() } else { p.clone() * ldb + j };
+    let b_at = b_offset + if trans_b { b_rows.offset(j) + p.clone() } else { b_rows.offset(p.clone()) + j };
     let product = Expr::load(a, i * k + p) * Expr::load(b, b_at);
     // The reduction is contiguous (vectorisable) in both operands only when `b` is `[n, k]`.
     let kind = if trans_b { LoopKind::Vectorize } else { LoopKind::Serial };
@@ -93,7 +93,7 @@ fn gemm_loops(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{check_bounds, interp, BoundsError, KernelBuilder, VerifyError};
+    use super::super::{check_bounds, interp, BoundsError, KernelBuilder, RowOffsets, VerifyError};
     use super::*;
     use relay_devices::Tensor;
 
@@ -165,7 +165,7 @@ mod tests {
         let out = kb.output("out", DType::F32, [m, tiles * cols]);
         let t = kb.temp("t", DType::F32, [m * cols]);
         kb.for_(tiles, LoopKind::Serial, |kb, tile| {
-            kb.gemm_block(t, a, (b, tile.clone() * cols + c0, width), m, cols, k);
+            kb.gemm_block(t, a, (b, tile.clone() * cols + c0, RowOffsets::uniform(k, width)), m, cols, k);
             kb.for_(m, LoopKind::Serial, |kb, i| {
                 kb.for_(cols, LoopKind::Vectorize, |kb, j| {
                     let v = kb.load(t, &[i.clone() * cols + j.clone()]);
@@ -206,14 +206,14 @@ mod tests {
         // One tile more reads past the last column of `b`'s last row: refused.
         let past = tiled(m as i64, k as i64, width as i64, cols as i64, c0 as i64, tiles as i64 + 1);
         assert!(matches!(check_bounds(&past, &[]), Err(BoundsError::OutOfBounds { .. })));
-        // Rows of `b` narrower than the block: malformed.
-        let mut narrow = kernel.clone();
-        if let Some(Stmt::For { body, .. }) = narrow.body.first_mut() {
-            if let Some(Stmt::Gemm { ldb, .. }) = body.first_mut() {
-                *ldb = cols as i64 - 1;
+        // Fewer rows of `b` than the reduction's length: malformed.
+        let mut short = kernel.clone();
+        if let Some(Stmt::For { body, .. }) = short.body.first_mut() {
+            if let Some(Stmt::Gemm { b_rows, .. }) = body.first_mut() {
+                *b_rows = RowOffsets::uniform(k as i64 - 1, width as i64);
             }
         }
-        assert!(matches!(narrow.verify(), Err(VerifyError::BadGemm(_))));
+        assert!(matches!(short.verify(), Err(VerifyError::BadGemm(_))));
     }
 
     #[test]
@@ -237,5 +237,63 @@ mod tests {
             *out = *a;
         }
         assert!(aliased.verify().is_err());
+    }
+
+    /// A 3×3 stride-1 convolution of a `[c, hp, wp]` padded image read in place ("window"
+    /// rows): `out[o, y·wp + x] = Σ w[o, (ic, ky, kx)] · img[ic, y + ky, x + kx]` over the
+    /// `n = (oh − 1)·wp + ow` wide positions, starting `shift` elements into the image buffer.
+    fn window(oc: i64, c: i64, [hp, wp]: [i64; 2], shift: i64, img_len: i64) -> Kernel {
+        let (oh, ow) = (hp - 2, wp - 2);
+        let n = (oh - 1) * wp + ow;
+        let mut kb = KernelBuilder::new("window");
+        let w = kb.input("w", DType::F32, [oc, c * 9]);
+        let img = kb.input("img", DType::F32, [img_len]);
+        let out = kb.output("out", DType::F32, [oc * n]);
+        let rows = RowOffsets::new(vec![(c, hp * wp), (3, wp), (3, 1)]);
+        kb.gemm_block(out, w, (img, Index::Const(shift), rows), oc, n, c * 9);
+        kb.finish().unwrap()
+    }
+
+    #[test]
+    fn window_gemm_reads_shifted_rows_like_its_loops() {
+        let (oc, c, hp, wp, shift) = (3usize, 2usize, 5usize, 6usize, 1usize);
+        let (oh, ow) = (hp - 2, wp - 2);
+        let n = (oh - 1) * wp + ow;
+        let len = shift + c * hp * wp;
+        let kernel = window(oc as i64, c as i64, [hp as i64, wp as i64], shift as i64, len as i64);
+        let wv: Vec<f32> = (0..oc * c * 9).map(|i| 1.0 - (i % 7) as f32 / 3.0).collect();
+        let iv: Vec<f32> = (0..len).map(|i| (i % 11) as f32 / 10.0 - 0.5).collect();
+        let want: Vec<f32> = (0..oc * n)
+            .map(|e| {
+                let (o, j) = (e / n, e % n);
+                let (y, x) = (j / wp, j % wp);
+                (0..c * 9)
+                    .map(|p| {
+                        let (ic, ky, kx) = (p / 9, p / 3 % 3, p % 3);
+                        wv[o * c * 9 + p] * iv[shift + ic * hp * wp + (y + ky) * wp + x + kx]
+                    })
+                    .sum()
+            })
+            .collect();
+        let close =
+            |got: &[f32]| got.iter().zip(&want).all(|(g, e)| (g - e).abs() <= 1e-5 * e.abs().max(1.0));
+        let w = Tensor::from_vec(vec![oc, c * 9], wv).unwrap();
+        let img = Tensor::from_vec(vec![len], iv).unwrap();
+        assert!(close(&run(&kernel, &w, &img, oc * n)));
+        assert!(close(&run(&kernel.expand_intrinsics(), &w, &img, oc * n)));
+        assert_eq!(Kernel::from_bytes(&kernel.to_bytes()).unwrap(), kernel);
+        let shown = kernel.to_string();
+        assert!(shown.contains("rows=[(2, 30), (3, 6), (3, 1)]"), "{shown}");
+        assert!(check_bounds(&kernel, &[]).is_ok());
+        // The same windows one element later read one past the image: refused.
+        let past = window(oc as i64, c as i64, [hp as i64, wp as i64], shift as i64 + 1, len as i64);
+        assert!(matches!(check_bounds(&past, &[]), Err(BoundsError::OutOfBounds { .. })));
+        assert_ne!(past.structural_key(), kernel.structural_key());
+        // Window rows are a `[k, n]` form: with `trans_b` they are malformed.
+        let mut transposed = kernel.clone();
+        if let Some(Stmt::Gemm { trans_b, .. }) = transposed.body.first_mut() {
+            *trans_b = true;
+        }
+        assert!(matches!(transposed.verify(), Err(VerifyError::BadGemm(_))));
     }
 }

@@ -147,15 +147,21 @@ impl<'k> Printer<'k> {
                 self.expr(value, 0);
                 self.out.push_str(";\n");
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 let name = |id: &BufferId| Self::name(&self.names.buffers, id.index());
                 let (o, a, b) = (name(out), name(a), name(b));
                 let _ = write!(self.out, "gemm({o}, {a}, {b}");
-                // A whole `b` prints as before; a block of it with its offset and row stride.
-                if b_offset.as_const() != Some(0) || *ldb != super::gemm_b_row(*n, *k, *trans_b) {
+                // A whole `b` prints as before; a block of it with its offset and row stride, a
+                // window with its `(extent, stride)` rows.
+                if b_offset.as_const() != Some(0) || b_rows.ldb() != Some(super::gemm_b_row(*n, *k, *trans_b))
+                {
                     self.out.push('[');
                     self.index(b_offset, 0);
-                    let _ = write!(self.out, "..], ldb={ldb}");
+                    self.out.push_str("..], ");
+                    let _ = match b_rows.ldb() {
+                        Some(ldb) => write!(self.out, "ldb={ldb}"),
+                        None => write!(self.out, "rows={:?}", b_rows.dims()),
+                    };
                 }
                 let _ = writeln!(self.out, ", m={m}, n={n}, k={k}, trans_b={trans_b});");
             }

@@ -8,7 +8,7 @@
 
 use super::{
     BinOp, BufferDecl, BufferId, BufferRole, Expr, Extent, Index, IndexOp, Kernel, Literal, LocalDecl,
-    LocalId, LoopKind, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
+    LocalId, LoopKind, RowOffsets, Stmt, SymDecl, SymId, UnOp, VarDecl, VarId, VerifyError, MAX_DEPTH,
 };
 use relay_devices::{DType, Scalar};
 use relay_runtime::{ByteReader, ByteWriter, FormatError, Limits, Operand};
@@ -165,13 +165,17 @@ fn write_block(stmts: &[Stmt], w: &mut ByteWriter) {
                 write_block(then, w);
                 write_block(otherwise, w);
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 w.u8(4);
                 w.u32(out.0);
                 w.u32(a.0);
                 w.u32(b.0);
                 write_index(b_offset, w);
-                w.u64(*ldb as u64);
+                w.u32(b_rows.dims().len() as u32);
+                for &(extent, stride) in b_rows.dims() {
+                    w.u64(extent as u64);
+                    w.u64(stride as u64);
+                }
                 w.u64(*m as u64);
                 w.u64(*n as u64);
                 w.u64(*k as u64);
@@ -293,7 +297,7 @@ fn read_block(r: &mut ByteReader<'_>, depth: usize) -> Result<Vec<Stmt>, FormatE
                 a: BufferId(r.u32()?),
                 b: BufferId(r.u32()?),
                 b_offset: read_index(r, depth)?,
-                ldb: r.u64()? as i64,
+                b_rows: RowOffsets::new(list(r, |r| Ok((r.u64()? as i64, r.u64()? as i64)))?),
                 m: r.u64()? as i64,
                 n: r.u64()? as i64,
                 k: r.u64()? as i64,

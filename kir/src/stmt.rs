@@ -1,6 +1,6 @@
 //! Statements of kir.
 
-use super::{BufferId, Expr, Index, LocalId, VarId};
+use super::{BufferId, Expr, Index, LocalId, RowOffsets, VarId};
 
 /// How a backend should run a loop. The meaning of the loop is the same for every kind:
 /// iterations in order, `var = 0, 1, ..., extent - 1`.
@@ -61,15 +61,18 @@ pub enum Stmt {
     },
     /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, in `float32`: a
     /// matrix product into a whole row-major `out`, where `b(j, p)` is
-    /// `b[b_offset + j·ldb + p]` when `trans_b` (`b` is `[n, k]`, `nn.dense`'s weight layout)
-    /// and `b[b_offset + p·ldb + j]` otherwise (`b` is `[k, n]`). With `b_offset = 0` and `ldb`
-    /// the row length (`k` or `n`) it is a product over whole buffers; otherwise `b` is a block
-    /// of a larger row-major matrix (BLAS's leading dimension `ldb`), such as the columns of one
-    /// tile of a convolution's data (`stdlib`'s tiled `im2col_product`). With `m = 1` it is a
+    /// `b[b_offset + row(j) + p]` when `trans_b` (`b` is `[n, k]`, `nn.dense`'s weight layout)
+    /// and `b[b_offset + row(p) + j]` otherwise (`b` is `[k, n]`), `row(r)` the offset of row `r`
+    /// that `b_rows` gives ([`RowOffsets`]). With `b_offset = 0` and `b_rows = [(rows, row
+    /// length)]` it is a product over whole buffers; with one pair `(rows, ldb)` a block of a
+    /// larger row-major matrix (BLAS's leading dimension `ldb`), such as the columns of one
+    /// tile of a convolution's data (`stdlib`'s tiled `im2col_product`); with more pairs
+    /// (`[k, n]` form only) a convolution's padded data read in place, each reduction index's
+    /// row a shifted window of it (`stdlib`'s `window_product`). With `m = 1` it is a
     /// matrix-vector product. Backends with a faster native routine call it (the Cranelift
-    /// backend: AVX-512 GEMV, the `gemm` crate); the others, the interpreter and the bounds
-    /// proof see its loops ([`super::Kernel::expand_intrinsics`]). The sums may be
-    /// reassociated.
+    /// backend: AVX-512 GEMV, the window product, the `gemm` crate); the others, the
+    /// interpreter and the bounds proof see its loops ([`super::Kernel::expand_intrinsics`]).
+    /// The sums may be reassociated.
     Gemm {
         /// Written: `m · n` elements (an output or a temp).
         out: BufferId,
@@ -80,9 +83,10 @@ pub enum Stmt {
         /// Where `b(0, 0)` is in `b`: loop variables and syms only (no loads), evaluated when
         /// the statement runs.
         b_offset: Index,
-        /// Elements between consecutive rows of `b` as stored (`[n, k]` rows when `trans_b`,
-        /// `[k, n]` rows otherwise): at least the row length (`k` or `n`).
-        ldb: i64,
+        /// Where the rows of `b` as stored start, from `b_offset` on (`[n, k]` rows when
+        /// `trans_b`, `[k, n]` rows otherwise): extents multiplying to `n` or `k`; a single pair
+        /// when `trans_b`.
+        b_rows: RowOffsets,
         /// Rows of `a` and `out`.
         m: i64,
         /// Columns of `out`.
@@ -94,21 +98,22 @@ pub enum Stmt {
     },
 }
 
-/// How many elements of [`Stmt::Gemm`]'s `b` the product reads from `b_offset` on:
-/// `(rows - 1)·ldb + row` for the `rows × row` matrix as stored (`[n, k]` when `trans_b`,
-/// `[k, n]` otherwise), 0 when it is empty; `None` on a negative size or `i64` overflow.
-pub fn gemm_b_span(n: i64, k: i64, ldb: i64, trans_b: bool) -> Option<i64> {
-    let (rows, row) = if trans_b { (n, k) } else { (k, n) };
-    if rows < 0 || row < 0 || ldb < 0 {
+/// How many elements of [`Stmt::Gemm`]'s `b` the product reads from `b_offset` on: the last
+/// row's offset plus the row length (`k` when `trans_b`, `n` otherwise), 0 when it is empty;
+/// `None` on a negative size, a malformed `b_rows` or `i64` overflow.
+pub fn gemm_b_span(n: i64, k: i64, b_rows: &RowOffsets, trans_b: bool) -> Option<i64> {
+    let row = gemm_b_row(n, k, trans_b);
+    let last = b_rows.last()?;
+    if row < 0 || b_rows.rows()? < 0 {
         return None;
     }
-    if rows == 0 || row == 0 {
+    if row == 0 || b_rows.rows()? == 0 {
         return Some(0);
     }
-    (rows - 1).checked_mul(ldb)?.checked_add(row)
+    last.checked_add(row)
 }
 
-/// The row length of [`Stmt::Gemm`]'s `b` as stored: the `ldb` of a whole, contiguous `b`.
+/// The row length of [`Stmt::Gemm`]'s `b` as stored: the stride of a whole, contiguous `b`'s rows.
 pub fn gemm_b_row(n: i64, k: i64, trans_b: bool) -> i64 {
     if trans_b {
         k

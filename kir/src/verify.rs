@@ -69,7 +69,7 @@ pub enum VerifyError {
     },
     /// A `gemm` with a negative size, rows of `b` narrower than its row length, an offset
     /// into `b` that loads from a buffer, or whose output is also one of its operands.
-    #[error("gemm into `{0}`: negative sizes, `ldb` below the row length, a loaded offset, or the output is an operand")]
+    #[error("gemm into `{0}`: negative sizes, rows of `b` not matching its shape, a loaded offset, or the output is an operand")]
     BadGemm(String),
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("statements and expressions nest deeper than {MAX_DEPTH}")]
@@ -244,15 +244,18 @@ impl<'k> Checker<'k> {
                 self.stmts(then)?;
                 self.stmts(otherwise)?;
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 let decl =
                     |b: BufferId| self.k.buffer(b).ok_or(VerifyError::Undeclared { what: "buffer", id: b.0 });
                 let (o, ad, bd) = (decl(*out)?, decl(*a)?, decl(*b)?);
                 if o.role == BufferRole::Input {
                     return Err(VerifyError::StoreToInput(o.name.clone()));
                 }
-                let narrow = *ldb < super::gemm_b_row(*n, *k, *trans_b);
-                if *m < 0 || *n < 0 || *k < 0 || narrow || out == a || out == b || loads(b_offset) {
+                // `b_rows` counts `b`'s rows as stored; window rows are a `[k, n]` form.
+                let rows = if *trans_b { *n } else { *k };
+                let malformed =
+                    !b_rows.is_valid() || b_rows.rows() != Some(rows) || (*trans_b && b_rows.ldb().is_none());
+                if *m < 0 || *n < 0 || *k < 0 || malformed || out == a || out == b || loads(b_offset) {
                     return Err(VerifyError::BadGemm(o.name.clone()));
                 }
                 self.index(b_offset)?;

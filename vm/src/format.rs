@@ -18,8 +18,9 @@ pub const MAGIC: &[u8; 8] = b"RELAYVM\0";
 /// Bumped on any change to the layout or meaning of what is stored (7: each function records
 /// where it is defined; 8: and the source position of each instruction; 9: `AllocFrame`'s
 /// immediate is a byte offset in the frame arena, no longer a slot number; 10: `AllocTensor`
-/// and `AllocFrame` say whether the tensor is zeroed, `init`).
-pub const FORMAT_VERSION: u32 = 10;
+/// and `AllocFrame` say whether the tensor is zeroed, `init`; 11: a kir `gemm`'s `ldb` is a
+/// list of `(extent, stride)` row pairs, `b_rows`).
+pub const FORMAT_VERSION: u32 = 11;
 
 /// Why loading an executable failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -10,6 +10,8 @@
 
 use super::gemv::{gemv, gemv_rows};
 use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
+use super::window::gemm_window;
+use relay_kir::RowOffsets;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How many threads one `gemm` crate product may use ([`set_intra_op_threads`]).
@@ -40,34 +42,41 @@ pub fn intra_op_threads() -> usize {
 const GEMM_MIN_ROWS: usize = 16;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
-/// `b[j·ldb + p]` if `trans_b != 0` and `b[p·ldb + j]` otherwise (kir's `Stmt::Gemm`, `b`
-/// already advanced to its `b_offset`). `packed` is null or `b` repacked (`pack_cache.rs`),
-/// which a product of a few rows (`packed::reads_packed`) then reads instead; the result is
-/// the same to the bit either way. The packed and GEMV paths need a contiguous `b` (`ldb` its
-/// row length); a block of a larger matrix goes to the `gemm` crate, which takes strides.
+/// `b[row(j) + p]` if `trans_b != 0` and `b[row(p) + j]` otherwise, `row(r)` the offset of
+/// row `r` that the `pairs` `(extent, stride)` pairs at `rows` give (kir's `Stmt::Gemm` and its
+/// `RowOffsets`, `b` already advanced to its `b_offset`). `packed` is null or `b` repacked
+/// (`pack_cache.rs`), which a product of a few rows (`packed::reads_packed`) then reads
+/// instead; the result is the same to the bit either way. The packed and GEMV paths need a
+/// contiguous `b` (one pair, stride the row length); a block of a larger matrix goes to the
+/// `gemm` crate, which takes strides, and window rows (several pairs) to `window.rs`.
 ///
 /// # Safety
-/// `out` must be valid for `m·n` writes, `a` for `m·k` reads and `b` for
-/// `relay_kir::gemm_b_span(n, k, ldb, trans_b)` reads, all of `f32`, and `out` must not
-/// overlap `a` or `b`; `packed` must be null or point to a live
+/// `out` must be valid for `m·n` writes, `a` for `m·k` reads, `rows` for `2·pairs` reads of
+/// `i64` and `b` for `relay_kir::gemm_b_span(n, k, rows, trans_b)` reads, all of `f32`, and
+/// `out` must not overlap `a` or `b`; `packed` must be null or point to a live
 /// [`PackedMatrix`] holding the same matrix as `b`. The JIT calls it only for a verified kernel
 /// whose bounds proof covers exactly these ranges.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe extern "C" fn relay_jit_gemm(
     out: *mut f32,
     a: *const f32,
     b: *const f32,
     packed: *const PackedMatrix,
+    rows: *const i64,
     m: i64,
     n: i64,
     k: i64,
-    ldb: i64,
+    pairs: i64,
     trans_b: i64,
 ) {
     let trans_b = trans_b != 0;
     let size = |d: i64| usize::try_from(d).ok();
-    let b_span = relay_kir::gemm_b_span(n, k, ldb, trans_b).and_then(size);
-    let (Some(m), Some(n), Some(k), Some(ldb), Some(b_len)) = (size(m), size(n), size(k), size(ldb), b_span)
-    else {
+    let Some(pairs) = size(pairs) else { return };
+    // SAFETY: the caller guarantees `2·pairs` readable `i64`s at `rows`.
+    let dims = unsafe { std::slice::from_raw_parts(rows, 2 * pairs) };
+    let b_rows = RowOffsets::new(dims.chunks_exact(2).map(|d| (d[0], d[1])).collect());
+    let b_span = relay_kir::gemm_b_span(n, k, &b_rows, trans_b).and_then(size);
+    let (Some(m), Some(n), Some(k), Some(b_len)) = (size(m), size(n), size(k), b_span) else {
         return;
     };
     let (Some(out_len), Some(a_len)) = (m.checked_mul(n), m.checked_mul(k)) else { return };
@@ -82,6 +91,13 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     }
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
+    let Some(ldb) = b_rows.ldb().and_then(size) else {
+        let offsets: Option<Vec<usize>> = b_rows.offsets().into_iter().map(size).collect();
+        if let (false, Some(offsets)) = (trans_b, offsets) {
+            gemm_window(out, a, b, &offsets, [m, n, k]);
+        }
+        return;
+    };
     if ldb != if trans_b { k } else { n } {
         return gemm_blocked(out, a, b, [m, n, k, ldb], trans_b);
     }
@@ -103,8 +119,8 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     gemm_blocked(out, a, b, [m, n, k, ldb], trans_b);
 }
 
-/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `gemm_b_span(n, k, ldb, trans_b)`
-/// elements, on [`intra_op_threads`] threads.
+/// The `gemm` crate on slices of exactly `m·n`, `m·k` and `gemm_b_span(n, k, [(rows, ldb)],
+/// trans_b)` elements, on [`intra_op_threads`] threads.
 fn gemm_blocked(out: &mut [f32], a: &[f32], b: &[f32], [m, n, k, ldb]: [usize; 4], trans_b: bool) {
     // Strides in elements: `b` read as the `[k, n]` matrix `rhs[p, j]`.
     let (rhs_cs, rhs_rs) = if trans_b { (ldb, 1) } else { (1, ldb) };
@@ -155,7 +171,8 @@ mod tests {
         for ((m, n, k), pad) in shapes.into_iter().flat_map(|s| [(s, 0), (s, 3)]) {
             for trans_b in [true, false] {
                 let ldb = if trans_b { k } else { n } + pad;
-                let span = relay_kir::gemm_b_span(n as i64, k as i64, ldb as i64, trans_b).unwrap() as usize;
+                let b_rows = RowOffsets::uniform(if trans_b { n } else { k } as i64, ldb as i64);
+                let span = relay_kir::gemm_b_span(n as i64, k as i64, &b_rows, trans_b).unwrap() as usize;
                 let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
                 let b: Vec<f32> = (0..span).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
                 let want: Vec<f64> = (0..m * n)
@@ -179,10 +196,11 @@ mod tests {
                             a.as_ptr(),
                             b.as_ptr(),
                             packed,
+                            [b_rows.dims()[0].0, ldb as i64].as_ptr(),
                             m as i64,
                             n as i64,
                             k as i64,
-                            ldb as i64,
+                            1,
                             i64::from(trans_b),
                         )
                     };

@@ -22,7 +22,7 @@ use crate::blas::packed::{packable_operands, reads_packed, Packable};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use relay_devices::{DType, DTypeCode, Scalar};
@@ -240,7 +240,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 }
                 Ok(())
             }
-            Stmt::Gemm { out, a, b, b_offset, ldb, m, n, k, trans_b } => {
+            Stmt::Gemm { out, a, b, b_offset, b_rows, m, n, k, trans_b } => {
                 let ptr =
                     |e: &Self, b: &BufferId| e.ptrs.get(b.index()).copied().ok_or_else(|| internal("buffer"));
                 let (o, ap) = (ptr(self, out)?, ptr(self, a)?);
@@ -258,9 +258,19 @@ impl<'a, 'f> Emitter<'a, 'f> {
                     Some(&(_, ptr)) => ptr,
                     None => self.b.ins().iconst(I64, 0),
                 };
-                let sizes = [*m, *n, *k, *ldb, i64::from(*trans_b)].map(|v| self.b.ins().iconst(I64, v));
-                let [m, n, k, ldb, trans_b] = sizes;
-                self.b.ins().call(self.imports.gemm, &[o, ap, bp, packed, m, n, k, ldb, trans_b]);
+                // The `(extent, stride)` row pairs, flat, in a stack slot the call reads.
+                let dims: Vec<i64> = b_rows.dims().iter().flat_map(|&(e, s)| [e, s]).collect();
+                let bytes = u32::try_from(dims.len() * 8).map_err(|_| internal("gemm rows"))?;
+                let slot =
+                    self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
+                for (i, &d) in (0i32..).zip(&dims) {
+                    let v = self.b.ins().iconst(I64, d);
+                    self.b.ins().stack_store(I64, v, slot, i * 8);
+                }
+                let rows = self.b.ins().stack_addr(I64, slot, 0);
+                let sizes = [*m, *n, *k, b_rows.dims().len() as i64, i64::from(*trans_b)];
+                let [m, n, k, pairs, trans_b] = sizes.map(|v| self.b.ins().iconst(I64, v));
+                self.b.ins().call(self.imports.gemm, &[o, ap, bp, packed, rows, m, n, k, pairs, trans_b]);
                 Ok(())
             }
             Stmt::If { cond, then, otherwise } => {

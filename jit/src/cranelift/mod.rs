@@ -133,7 +133,7 @@ impl Jit {
         let powf = declare_math(&mut module, "relay_jit_powf", F32)?;
         let pow = declare_math(&mut module, "relay_jit_pow", F64)?;
         let mut gemm_sig: Signature = module.make_signature();
-        gemm_sig.params.extend([AbiParam::new(pointer); 4]);
+        gemm_sig.params.extend([AbiParam::new(pointer); 5]);
         gemm_sig.params.extend([AbiParam::new(I64); 5]);
         let gemm =
             module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;

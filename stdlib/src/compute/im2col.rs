@@ -12,22 +12,24 @@
 //! multiplies the weights by it into an `[oc, rows·ow]` temp, and the epilogue reads that
 //! while both temps are in L2 ([`TILE_BYTES`]). A 1×1 window at stride 1 without padding
 //! needs no copy: the image's data already is the `[c, h·w]` matrix, and each tile's product
-//! reads a block of its columns in place (`Stmt::Gemm`'s `b_offset` and `ldb`).
+//! reads a block of its columns in place (`Stmt::Gemm`'s `b_offset` and one `b_rows` pair).
+//! Other stride-1 convolutions read their padded image in place instead (`window_gemm.rs`):
+//! im2col is for the strided and dilated ones.
 
 use super::window::Geometry;
-use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind};
-use relay_compiler::op::{LazyTensor, TensorDef};
+use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind, RowOffsets};
+use relay_compiler::op::{LazyTensor, Sink, TensorDef};
 use relay_devices::DType;
 use std::rc::Rc;
 
 /// Bytes a tile's two temps (its im2col block and its product) may take together, so that the
 /// epilogue finds the product in L2 (2 MiB per core on the Xeon the figures of
 /// `benches/vision.md` come from).
-const TILE_BYTES: i64 = 256 * 1024;
+pub(super) const TILE_BYTES: i64 = 256 * 1024;
 
 /// Float32 images convolved as matrix products over tiles of output rows (see the module
-/// documentation). `None` unless the weights are a whole float32 buffer and all dtypes are
-/// float32.
+/// documentation), at stride 1 as window products (`window_gemm.rs`). `None` unless the
+/// weights are a whole float32 buffer and all dtypes are float32.
 ///
 /// A tile has at least as many columns as the weights have rows (`oc`), so that the weights,
 /// which every tile's product reads again, are at most as much traffic as the tile's data
@@ -39,8 +41,11 @@ pub(super) fn im2col_product(
     [images, oc]: [i64; 2],
     g: Geometry,
 ) -> Option<TensorDef> {
-    let floats = [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32);
-    let (true, Some(wbuf)) = (floats, w.buffer()) else { return None };
+    let wbuf = float_weights(x, w, dtype)?;
+    // Stride 1 reads the padded image in place; other strides copy windows.
+    if let Some(def) = super::window_gemm::window_product(x, wbuf, [images, oc], g) {
+        return Some(def);
+    }
     let x = x.clone();
     let depth = g.c * g.kh * g.kw;
     let pointwise = (g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow) == (1, 1, 1, 1, 0, 0, g.h, g.wd);
@@ -58,23 +63,17 @@ pub(super) fn im2col_product(
         let mut tile = |k: &mut KernelBuilder, n: &Index, row0: Index, count: i64, fixed: bool| {
             let b = match columns {
                 Columns::Data(data) => {
-                    (data, n.clone() * (g.c * g.h * g.wd) + row0.clone() * g.ow, g.h * g.wd)
+                    let offset = n.clone() * (g.c * g.h * g.wd) + row0.clone() * g.ow;
+                    (data, offset, RowOffsets::uniform(depth, g.h * g.wd))
                 }
                 Columns::Copied(col) => {
                     im2col_tile(k, &x, col, (n, &row0), count, fixed, rows, g);
-                    (col, Index::Const(0), rows * g.ow)
+                    (col, Index::Const(0), RowOffsets::uniform(depth, rows * g.ow))
                 }
             };
             let cols = count * g.ow;
             k.gemm_block(product, wbuf, b, oc, cols, depth);
-            k.for_(oc, LoopKind::Serial, |k, o| {
-                k.for_(count, LoopKind::Serial, |k, r| {
-                    k.for_(g.ow, LoopKind::Vectorize, |k, xo| {
-                        let v = k.load(product, &[o.clone() * cols + r.clone() * g.ow + xo.clone()]);
-                        sink(k, &[n.clone(), o.clone(), row0.clone() + r, xo], v);
-                    });
-                });
-            });
+            sink_rows(k, &mut *sink, product, (n, &row0), [oc, count, cols, g.ow, g.ow]);
         };
         let mut image = |k: &mut KernelBuilder, n: &Index| {
             for &row0 in &plan.before {
@@ -95,6 +94,33 @@ pub(super) fn im2col_product(
             k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
         }
     })))
+}
+
+/// The epilogue of a tile of `count` output rows from `row0` on of image `n`: hands the `ow`
+/// valid positions of each row of the `[oc, cols]` product temp, row `r` starting at column
+/// `r·stride` (`ow` for im2col's dense rows, the padded width for the window product's wide
+/// ones), to `sink` at its output indices.
+pub(super) fn sink_rows(
+    k: &mut KernelBuilder,
+    sink: Sink<'_>,
+    product: BufferId,
+    (n, row0): (&Index, &Index),
+    [oc, count, cols, stride, ow]: [i64; 5],
+) {
+    k.for_(oc, LoopKind::Serial, |k, o| {
+        k.for_(count, LoopKind::Serial, |k, r| {
+            k.for_(ow, LoopKind::Vectorize, |k, xo| {
+                let v = k.load(product, &[o.clone() * cols + r.clone() * stride + xo.clone()]);
+                sink(k, &[n.clone(), o.clone(), row0.clone() + r, xo], v);
+            });
+        });
+    });
+}
+
+/// The weights' buffer, when they are a whole buffer and the data, weights and output
+/// (`dtype`) are all float32: what a convolution as `gemm` needs.
+pub(super) fn float_weights(x: &LazyTensor, w: &LazyTensor, dtype: DType) -> Option<BufferId> {
+    [x.dtype, w.dtype, dtype].iter().all(|&d| d == DType::F32).then(|| w.buffer()).flatten()
 }
 
 /// Where a tile's product reads its columns.

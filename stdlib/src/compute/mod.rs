@@ -16,3 +16,4 @@ pub(crate) mod reduce;
 pub(crate) mod transform;
 pub(crate) mod util;
 mod window;
+mod window_gemm;
