@@ -1,5 +1,5 @@
 //! The native routine behind kir's `gemm` statement (`out = a · b`, float32, row-major), which
-//! JIT code calls: up to 31 rows over `[n, k]` weights that get a packed copy (`packed.rs`:
+//! JIT code calls: up to 64 rows over `[n, k]` weights that get a packed copy (`packed.rs`:
 //! weights the calls keep passing) take the packed product, or before the copy exists the
 //! same sums in the same order over the row-major weights; otherwise one row (a dense layer
 //! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
