@@ -1,8 +1,12 @@
 //! `relay-vm ops`: every operator of the library with its fusion pattern, attributes and their
-//! defaults, operand dtypes, and whether it has a fused (JIT/OpenCL) kernel, as a table for
-//! people or JSON for tools. Built from the library's one operator list, so it cannot drift.
+//! defaults, operand dtypes, and whether it has a fused (JIT/OpenCL) kernel — its own compute
+//! rule, or the ordinary operators a pass rewrites it into (`QnnCanonicalize`,
+//! `SimplifyInference`) — as a table for people or JSON for tools. Built from the library's
+//! one operator list, so it cannot drift.
 
 use crate::Format;
+use relay::compiler::op::OpDef;
+use relay::compiler::pass::SIMPLIFIED_BY_INFERENCE;
 use relay::stdlib::ops::operators;
 use serde_json::{json, Value};
 
@@ -12,10 +16,55 @@ struct Row {
     pattern: String,
     inputs: usize,
     dtypes: &'static str,
-    fused: bool,
+    fused: Fused,
     scalar: bool,
     attrs: Vec<(&'static str, Option<String>)>,
     doc: &'static str,
+}
+
+/// How an operator's calls run at the default level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fused {
+    /// Its own compute rule: fused kernels.
+    Yes,
+    /// Rewritten by pass `.0` into ordinary operators, which fuse (a call the rewrite
+    /// declines, such as a `qnn.requantize` with non-constant scales, runs the reference
+    /// kernel).
+    Via(&'static str),
+    /// The reference kernel only.
+    No,
+}
+
+impl Fused {
+    fn of(def: &OpDef) -> Fused {
+        if def.compute.is_some() {
+            Fused::Yes
+        } else if def.canonicalize.is_some() {
+            Fused::Via("QnnCanonicalize")
+        } else if SIMPLIFIED_BY_INFERENCE.contains(&def.name) {
+            Fused::Via("SimplifyInference")
+        } else {
+            Fused::No
+        }
+    }
+
+    /// JSON: `true`, `false`, or `"via PassName"`.
+    fn json(self) -> Value {
+        match self {
+            Fused::Yes => json!(true),
+            Fused::No => json!(false),
+            Fused::Via(pass) => json!(format!("via {pass}")),
+        }
+    }
+
+    /// The table's column: `yes`, `-`, or `via PassName`.
+    fn text(self) -> String {
+        match self {
+            Fused::Yes => "yes".into(),
+            Fused::No => "-".into(),
+            Fused::Via(pass) => format!("via {pass}"),
+        }
+    }
 }
 
 fn rows() -> Vec<Row> {
@@ -27,7 +76,7 @@ fn rows() -> Vec<Row> {
                 pattern: format!("{:?}", def.pattern),
                 inputs: def.num_inputs,
                 dtypes: entry.dtypes.describe(),
-                fused: def.compute.is_some(),
+                fused: Fused::of(def),
                 scalar: def.scalar.is_some(),
                 attrs: (entry.reference.attr_defaults)(),
                 doc: def.doc,
@@ -51,7 +100,7 @@ pub fn report(format: Format) -> String {
                         .collect();
                     json!({
                         "name": r.name, "pattern": r.pattern, "inputs": r.inputs, "dtypes": r.dtypes,
-                        "fused": r.fused, "scalar": r.scalar, "attrs": attrs, "doc": r.doc,
+                        "fused": r.fused.json(), "scalar": r.scalar, "attrs": attrs, "doc": r.doc,
                     })
                 })
                 .collect();
@@ -66,7 +115,9 @@ pub fn report(format: Format) -> String {
 fn text(rows: &[Row]) -> String {
     let width = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).max().unwrap_or(0);
     let (wn, wp, wd) = (width(&|r| r.name.len()), width(&|r| r.pattern.len()), width(&|r| r.dtypes.len()));
-    let mut out = format!("{:wn$}  {:wp$}  {:wd$}  fused  attributes\n", "operator", "pattern", "dtypes");
+    let wf = width(&|r| r.fused.text().len()).max("fused".len());
+    let mut out =
+        format!("{:wn$}  {:wp$}  {:wd$}  {:wf$}  attributes\n", "operator", "pattern", "dtypes", "fused");
     for r in rows {
         let attrs: Vec<String> = r
             .attrs
@@ -77,11 +128,11 @@ fn text(rows: &[Row]) -> String {
             })
             .collect();
         out.push_str(&format!(
-            "{:wn$}  {:wp$}  {:wd$}  {:5}  {}  # {}\n",
+            "{:wn$}  {:wp$}  {:wd$}  {:wf$}  {}  # {}\n",
             r.name,
             r.pattern,
             r.dtypes,
-            if r.fused { "yes" } else { "-" },
+            r.fused.text(),
             attrs.join(", "),
             r.doc,
         ));
@@ -115,6 +166,10 @@ mod tests {
         let leaky = ops.iter().find(|o| o["name"] == "nn.leaky_relu").cloned().unwrap_or_default();
         assert_eq!(leaky["attrs"][0], json!({"name": "alpha", "default": "0.25", "required": false}));
         assert_eq!(leaky["fused"], json!(true));
+        let requantize = ops.iter().find(|o| o["name"] == "qnn.requantize").cloned().unwrap_or_default();
+        assert_eq!(requantize["fused"], json!("via QnnCanonicalize"));
+        let norm = ops.iter().find(|o| o["name"] == "nn.instance_norm").cloned().unwrap_or_default();
+        assert_eq!(norm["fused"], json!("via SimplifyInference"));
         let add = ops.iter().find(|o| o["name"] == "add").cloned().unwrap_or_default();
         assert_eq!((add["pattern"].clone(), add["scalar"].clone()), (json!("Broadcast"), json!(true)));
     }

@@ -503,6 +503,7 @@ mod tests {
                 relation: same_as_first,
                 pattern,
                 compute: Some(rule),
+                canonicalize: None,
                 project: None,
                 scalar: None,
                 doc: "",

@@ -1,6 +1,6 @@
 //! The table of registered operators.
 
-use super::{AttrReader, ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
+use super::{AttrReader, CanonicalizeFn, ComputeFn, OpPattern, ProjectFn, Relation, ScalarForm};
 use relay_devices::Tensor;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -32,6 +32,9 @@ pub struct OpDef {
     pub pattern: OpPattern,
     /// The compute rule over kir, for fused kernels; `None`: reference kernel only.
     pub compute: Option<ComputeFn>,
+    /// The canonical form (TVM's `FTVMQnnCanonicalize`): the call rewritten into ordinary
+    /// operators by the `QnnCanonicalize` pass; `None`: the call stays.
+    pub canonicalize: Option<CanonicalizeFn>,
     /// For operators returning a tuple: each field as a single-output call.
     pub project: Option<ProjectFn>,
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
@@ -111,6 +114,7 @@ mod tests {
             relation: ident,
             pattern: OpPattern::ElemWise,
             compute: None,
+            canonicalize: None,
             project: None,
             scalar: None,
             doc: "",

@@ -11,7 +11,9 @@
 //!   outputs projected, `FuseOps` groups, fused kernels on constants computed at compile time
 //!   (`FoldFusedConstants`).
 //! - **2** (the default): Relay-level cleanup before lowering, as TVM's build pipeline does:
-//!   `SimplifyInference` (batch-norm to scale and shift, dropout removed), `FoldConstant`,
+//!   `QnnCanonicalize` (quantized operators to ordinary ones, which fuse; first, so that
+//!   `FoldConstant` folds their constant parameters), `SimplifyInference` (batch-norm to scale
+//!   and shift, dropout removed), `FoldConstant`,
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
 //!   they are grouped.
 //! - **3**: also `EliminateCommonSubexpr` (TVM's level 3 too: merging equal calls can keep a
@@ -26,8 +28,8 @@ use super::{
     backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
     dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
     fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift,
-    lower_primitives, project_outputs, simplify_expr, simplify_inference, specialize_closures, to_anf,
-    to_graph_normal_form,
+    lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
+    specialize_closures, to_anf, to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};
 
@@ -72,6 +74,14 @@ const fn combine_parallel(name: &'static str, doc: &'static str, run: PassFn) ->
 
 /// Every pass, in default-pipeline order.
 pub static PASSES: &[PassInfo] = &[
+    PassInfo {
+        name: "QnnCanonicalize",
+        opt_level: Some(2),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "qnn.* calls to casts, integer arithmetic and int32 conv2d/dense (their canonical forms), which fuse",
+        run: |m, t, c| qnn_canonicalize(m, t, c.ops),
+    },
     PassInfo {
         name: "SimplifyInference",
         opt_level: Some(2),

@@ -27,6 +27,10 @@ use crate::op::AttrReader;
 use crate::ty::TypeMap;
 use relay_devices::DType;
 
+/// The operators this pass rewrites into ordinary ones (for listings: they fuse through it).
+pub const SIMPLIFIED_BY_INFERENCE: &[&str] =
+    &["nn.batch_norm", "nn.dropout", "nn.instance_norm", "nn.group_norm", "nn.l2_normalize"];
+
 /// Rewrites batch norms, dropouts and the normalisations in every global function (see the
 /// module docs).
 ///

@@ -1,7 +1,8 @@
 //! The operator item: one Rust type per operator carries every facet of it — TVM's name, the
 //! fusion pattern, the typed attributes, ONE shape function (used by the type relation over
 //! symbolic dimensions and by the reference kernel over concrete ones), the dtype rule, the
-//! reference kernel, the optional kir compute rule and the optional scalar VM instruction.
+//! reference kernel, the optional kir compute rule, the optional canonical form (a rewrite into
+//! ordinary operators) and the optional scalar VM instruction.
 //! [`OpEntry::of`] derives from it the compiler's [`OpDef`] (relation, compute rule, scalar
 //! form) and the runtime's [`RefOp`], so no facet is written twice or joined by name.
 //!
@@ -20,9 +21,10 @@ use crate::error::KernelError;
 use crate::kernels::{half_float, Checked, ReferenceKernel};
 use crate::RefOp;
 use relay_compiler::ir::Dim;
+use relay_compiler::ir::ExprId;
 use relay_compiler::op::{
-    AttrReader, ComputeFn, ComputeInput, OpDef, OpPattern, OutType, ProjectFn, RelType, RelationResult,
-    ScalarForm, TensorDef, TensorType,
+    AttrReader, Builder, CanonicalizeFn, ComputeFn, ComputeInput, OpDef, OpPattern, OutType, ProjectFn,
+    RelType, RelationResult, ScalarForm, TensorDef, TensorType,
 };
 use relay_devices::{DType, Tensor};
 
@@ -30,6 +32,12 @@ use relay_devices::{DType, Tensor};
 /// kir definition`, or why this call cannot be computed in kir (it then runs the reference
 /// kernel).
 pub type ComputeRule<A> = fn(&[ComputeInput], &A, &OutType) -> Result<TensorDef, String>;
+
+/// A canonical form over the operator's typed attributes (TVM's `FTVMQnnCanonicalize`):
+/// `(builder, arguments, argument types, attributes) -> the call as ordinary operators`, or
+/// why this call stays (it then runs the reference kernel). It must compute exactly what the
+/// reference kernel computes.
+pub type CanonicalizeRule<A> = fn(&mut Builder<'_>, &[ExprId], &[RelType], &A) -> Result<ExprId, String>;
 
 /// One operator, every facet in one item. Implemented by a zero-sized type per operator,
 /// usually through a family macro (`unary!`, `binary!`) that makes each operator one line.
@@ -55,6 +63,9 @@ pub trait Operator: 'static {
     type Attrs: OpAttrs;
     /// The kir compute rule for fused kernels; `None`: the reference kernel only.
     const COMPUTE: Option<ComputeRule<Self::Attrs>> = None;
+    /// The canonical form, which the `QnnCanonicalize` pass puts in place of each call;
+    /// `None`: calls stay.
+    const CANONICALIZE: Option<CanonicalizeRule<Self::Attrs>> = None;
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
     const SCALAR: Option<ScalarForm> = None;
     /// How to compute one field of a tuple result on its own (`split(x).i` as a slice), so
@@ -126,7 +137,7 @@ impl<T: Operator> ReferenceKernel for T {
 #[derive(Clone, Debug)]
 pub struct OpEntry {
     /// The registration: name, arity, attribute names, relation, pattern, compute rule,
-    /// projection, scalar form.
+    /// canonical form, projection, scalar form.
     pub def: OpDef,
     /// The reference kernel behind type-erased entry points.
     pub reference: RefOp,
@@ -146,6 +157,10 @@ impl OpEntry {
                 pattern: T::PATTERN,
                 compute: match T::COMPUTE {
                     Some(_) => Some(compute::<T> as ComputeFn),
+                    None => None,
+                },
+                canonicalize: match T::CANONICALIZE {
+                    Some(_) => Some(canonicalize::<T> as CanonicalizeFn),
                     None => None,
                 },
                 project: T::PROJECT,
@@ -266,5 +281,18 @@ fn compute<T: Operator>(
     match T::COMPUTE {
         Some(rule) => rule(inputs, &attrs, out),
         None => Err(format!("`{}` has no compute rule", <T as Operator>::NAME)),
+    }
+}
+
+/// The canonical form of `T` behind the compiler's untyped signature.
+fn canonicalize<T: Operator>(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+) -> Result<ExprId, String> {
+    let attrs = <T as Operator>::Attrs::from_attrs(&b.attrs())?;
+    match T::CANONICALIZE {
+        Some(rule) => rule(b, args, types, &attrs),
+        None => Err(format!("`{}` has no canonical form", <T as Operator>::NAME)),
     }
 }

@@ -36,6 +36,7 @@ fn op(
         relation,
         pattern: OpPattern::ElemWise,
         compute: None,
+        canonicalize: None,
         project: None,
         scalar: None,
         doc: "",

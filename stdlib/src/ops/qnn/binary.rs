@@ -2,6 +2,7 @@
 //! `mul.cc`: NumPy broadcasting, per-tensor parameters) and `qnn.concatenate`
 //! (`concatenate.cc`), each computed as TVM's canonicalization lowers it.
 
+use super::canonical;
 use super::{
     check_dtype, check_qparams, check_scalars, int_range, int_values, scalar_params, store_saturated,
     Rescale, QUANTIZED,
@@ -10,7 +11,7 @@ use crate::attrs::{ConcatenateAttrs, QnnBinaryAttrs, QnnRounding};
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output};
 use crate::kernels::Checked;
-use crate::operator::{broadcast, DTypeSet, Operator, ShapeDim};
+use crate::operator::{broadcast, CanonicalizeRule, DTypeSet, Operator, ShapeDim};
 use crate::ops::Concatenate;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
@@ -70,10 +71,10 @@ fn to_output(from: (f32, i64), to: (f32, i64)) -> Result<impl Fn(i64) -> i64, Ke
     Ok(move |x| rescale.apply(x).clamp(lo, hi))
 }
 
-/// Declares a quantized broadcast op: `Name = "qnn.name", "doc", |params| body`, where the
-/// body builds, once per call, the function of one lhs and one rhs element.
+/// Declares a quantized broadcast op: `Name = "qnn.name", "doc", canonical_form, |params|
+/// body`, where the body builds, once per call, the function of one lhs and one rhs element.
 macro_rules! qnn_binary {
-    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, |$p:ident| $body:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, $canonical:path, |$p:ident| $body:expr;)*) => {$(
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -85,6 +86,7 @@ macro_rules! qnn_binary {
             const DTYPES: DTypeSet = DTypeSet::Ints;
             const DOC: &'static str = $summary;
             type Attrs = QnnBinaryAttrs;
+            const CANONICALIZE: Option<CanonicalizeRule<QnnBinaryAttrs>> = Some($canonical);
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &QnnBinaryAttrs) -> Result<Vec<Vec<D>>, KernelError> {
                 binary_shape(inputs)
@@ -111,14 +113,14 @@ qnn_binary! {
     /// output_zero_point)`: both operands requantized to the output's parameters (`int32`,
     /// `UPWARD`), added, the output zero point subtracted once, saturated to the operands'
     /// dtype.
-    QnnAdd = "qnn.add", "quantized lhs + rhs, both requantized to the output's scale",
+    QnnAdd = "qnn.add", "quantized lhs + rhs, both requantized to the output's scale", canonical::add,
         |p| {
             let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
             Ok(move |l, r| lhs(l) + rhs(r) - out_zp)
         };
     /// `qnn.subtract(...)` (operands as `qnn.add`): both operands requantized to the
     /// output's parameters, subtracted, the output zero point added back, saturated.
-    QnnSubtract = "qnn.subtract", "quantized lhs - rhs, both requantized to the output's scale",
+    QnnSubtract = "qnn.subtract", "quantized lhs - rhs, both requantized to the output's scale", canonical::subtract,
         |p| {
             let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
             Ok(move |l, r| lhs(l) - rhs(r) + out_zp)
@@ -126,7 +128,7 @@ qnn_binary! {
     /// `qnn.mul(...)` (operands as `qnn.add`): `(lhs - lhs_zp) * (rhs - rhs_zp)` in `int32`,
     /// requantized from scale `float32(lhs_scale * rhs_scale)` and zero point 0 to the output's
     /// parameters, saturated.
-    QnnMul = "qnn.mul", "quantized lhs * rhs, the int32 product requantized to the output's scale",
+    QnnMul = "qnn.mul", "quantized lhs * rhs, the int32 product requantized to the output's scale", canonical::mul,
         |p| {
             let rescale = Rescale::new((p[0].0 * p[1].0, 0), p[2], QnnRounding::Unset)?;
             let (lhs_zp, rhs_zp) = (p[0].1 as i32, p[1].1 as i32);

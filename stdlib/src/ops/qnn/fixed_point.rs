@@ -50,25 +50,50 @@ impl FixedPoint {
         Ok(FixedPoint { significand, shift })
     }
 
-    /// `x * multiplier`, rounded as `rounding` says (`Unset` is TVM's default, `UPWARD`), in
-    /// TVM's wrapping 64-bit arithmetic. A right shift of 63 bits or more (a multiplier below
-    /// about 2^-32) gives 0, where TVM's shift is undefined.
-    pub(crate) fn multiply(self, x: i64, rounding: QnnRounding) -> i64 {
+    /// The integer steps of `x * multiplier`, `((x << left) * significand + round) >> right`
+    /// in wrapping 64-bit arithmetic (`round` from [`FixedPoint::multiply`]'s rounding);
+    /// `None` where the product is 0 whatever `x` (a right shift of 63 bits or more, a
+    /// multiplier below about 2^-32, where TVM's shift is undefined; or a left shift of 64 or
+    /// more). The reference kernels and the canonical forms both compute through them.
+    pub(crate) fn steps(self) -> Option<Steps> {
         let (left, right) =
             if self.shift > 0 { (self.shift as u32, 0) } else { (0, self.shift.unsigned_abs()) };
-        let shifted = if left >= 64 { 0 } else { x.wrapping_shl(left) };
-        let product = shifted.wrapping_mul(self.significand);
-        let total = right + 31;
-        if total >= 63 {
-            return 0;
-        }
-        let half = 1i64 << (total - 1);
-        let round = match rounding {
-            QnnRounding::ToNearest if product < 0 => half - 1,
-            _ => half,
-        };
-        product.wrapping_add(round) >> total
+        let right = right + 31;
+        (left < 64 && right < 63).then_some(Steps { left, significand: self.significand, right })
     }
+
+    /// `x * multiplier`, rounded as `rounding` says (`Unset` is TVM's default, `UPWARD`), in
+    /// TVM's wrapping 64-bit arithmetic.
+    pub(crate) fn multiply(self, x: i64, rounding: QnnRounding) -> i64 {
+        let Some(s) = self.steps() else { return 0 };
+        let product = x.wrapping_shl(s.left).wrapping_mul(s.significand);
+        let round = if ties_away(rounding) && product < 0 { s.half() - 1 } else { s.half() };
+        product.wrapping_add(round) >> s.right
+    }
+}
+
+/// [`FixedPoint::steps`]: shift left by `left`, multiply by `significand`, add the rounding
+/// (`half`, less 1 for a negative product under `TONEAREST`), shift right by `right` (in
+/// `31..63`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Steps {
+    pub(crate) left: u32,
+    pub(crate) significand: i64,
+    pub(crate) right: u32,
+}
+
+impl Steps {
+    /// Half of the last step's divisor, `2^(right - 1)`: the rounding of a non-negative
+    /// product.
+    pub(crate) fn half(self) -> i64 {
+        1 << (self.right - 1)
+    }
+}
+
+/// Whether `rounding` takes a negative product's halves away from zero (`TONEAREST`: its
+/// rounding is `half - 1`) rather than up (`UPWARD`, TVM's default).
+pub(crate) fn ties_away(rounding: QnnRounding) -> bool {
+    rounding == QnnRounding::ToNearest
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 mod activation;
 mod binary;
+mod canonical;
 mod fixed_point;
 mod product;
 mod quantize;

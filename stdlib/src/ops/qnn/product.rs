@@ -4,6 +4,7 @@
 //! `int32`: TVM's padding with the input zero point becomes padding with 0) and runs its float
 //! operator's shape function and reference kernel on them.
 
+use super::canonical;
 use super::{
     at, channels, check_dtype, check_qparam_shape, check_qparams, check_scalars, int_values, ChannelWalk,
 };
@@ -11,7 +12,7 @@ use crate::attrs::{BatchMatmulAttrs, Conv2dAttrs, DenseAttrs};
 use crate::error::KernelError;
 use crate::kernels::util::args;
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, Operator, ShapeDim};
+use crate::operator::{message, CanonicalizeRule, DTypeSet, Operator, ShapeDim};
 use crate::ops::{BatchMatmul, Conv2d, Dense};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
@@ -84,6 +85,8 @@ impl Operator for QnnDense {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "(data - input_zero_point) x (weight - kernel_zero_point)^T in int32";
     type Attrs = DenseAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<DenseAttrs>> =
+        Some(|b, args, types, _| canonical::shifted_product(b, args, types, "nn.dense", 0));
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &DenseAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         product_params(inputs, Some(0))?;
@@ -118,6 +121,8 @@ impl Operator for QnnBatchMatmul {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "(x - x_zero_point) x (y - y_zero_point) per batch in int32";
     type Attrs = BatchMatmulAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<BatchMatmulAttrs>> =
+        Some(|b, args, types, _| canonical::shifted_product(b, args, types, "nn.batch_matmul", 0));
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &BatchMatmulAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         product_params(inputs, None)?;
@@ -159,6 +164,9 @@ impl Operator for QnnConv2d {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "conv2d of (data - input_zero_point) and (weight - kernel_zero_point) in int32";
     type Attrs = Conv2dAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<Conv2dAttrs>> = Some(|b, args, types, a| {
+        canonical::shifted_product(b, args, types, "nn.conv2d", output_channel_axis(a).map_err(message)?)
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &Conv2dAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         product_params(inputs, Some(output_channel_axis(a)?))?;

@@ -2,6 +2,7 @@
 //! `dequantize.cc`, `requantize.cc`): between `float32` and integers, and between two integer
 //! quantizations, per tensor or per channel of `axis`.
 
+use super::canonical;
 use super::{
     at, channels, check_dtype, check_qparam_shape, check_qparams, check_scalars, int_values, scale_values,
     store_saturated, ChannelWalk, Rescale, QUANTIZED,
@@ -10,7 +11,7 @@ use crate::attrs::{DequantizeAttrs, QnnComputeDtype, QuantizeAttrs, RequantizeAt
 use crate::error::KernelError;
 use crate::kernels::util::{args, only_output, same_len};
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, Operator, ShapeDim};
+use crate::operator::{CanonicalizeRule, DTypeSet, Operator, ShapeDim};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -44,6 +45,7 @@ impl Operator for Quantize {
     const DTYPES: DTypeSet = DTypeSet::Floats;
     const DOC: &'static str = "clip(round(data / output_scale) + output_zero_point), per tensor or channel";
     type Attrs = QuantizeAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<QuantizeAttrs>> = Some(canonical::quantize);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &QuantizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let _: [&[D]; 3] = args(inputs)?;
@@ -89,6 +91,7 @@ impl Operator for Dequantize {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "(data - input_zero_point) * input_scale, per tensor or channel";
     type Attrs = DequantizeAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<DequantizeAttrs>> = Some(canonical::dequantize);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &DequantizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let _: [&[D]; 3] = args(inputs)?;
@@ -139,6 +142,7 @@ impl Operator for Requantize {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "output_zero_point + input_scale / output_scale * (data - input_zero_point)";
     type Attrs = RequantizeAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<RequantizeAttrs>> = Some(canonical::requantize);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &RequantizeAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let [_, _, _, os, oz] = args(inputs)?;
