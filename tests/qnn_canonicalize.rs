@@ -88,14 +88,20 @@ fn cases(rng: &mut Lcg) -> Vec<Case> {
             ],
             constants: vec![("float32", (0..3).map(|_| scale(rng)).collect())],
         });
-        for (rounding, out_dtype) in [("UPWARD", "int8"), ("TONEAREST", "uint8"), ("None", "int32")] {
+        for (rounding, out_dtype) in
+            [("UPWARD", "int8"), ("TONEAREST", "uint8"), ("None", "int32"), ("TONEAREST", "int16")]
+        {
             let (olo, ohi) = range(out_dtype);
+            // Ratios of a power of two (0.5, 0.25) put products exactly on halves, where
+            // the rounding modes differ.
+            let in_scale = scale(rng);
+            let out_scale = [in_scale * 2.0, in_scale * 4.0, scale(rng)][rng.below(3)];
             out.push(Case {
                 call: format!(
                     "qnn.requantize(%a, {}, {}, {}, {}, rounding=\"{rounding}\", out_dtype=\"{out_dtype}\")",
-                    f(scale(rng)),
+                    f(in_scale),
                     zero_point(rng, lo.max(-1000), hi.min(1000)),
-                    f(scale(rng)),
+                    f(out_scale),
                     zero_point(rng, olo.max(-100), ohi.min(100)),
                 ),
                 params: vec![(format!("Tensor[(3, 5), {dtype}]"), Draw::Int(lo, hi))],
@@ -113,7 +119,7 @@ fn cases(rng: &mut Lcg) -> Vec<Case> {
                     (format!("Tensor[(3, 5), {dtype}]"), Draw::Int(lo, hi)),
                     ("Tensor[(3), int32]".into(), Draw::Int(-1000, 1000)),
                 ],
-                constants: vec![("float32", vec![scale(rng), out_scale, scale(rng)])],
+                constants: vec![("float32", vec![scale(rng), out_scale, out_scale * 0.5])],
             });
         }
     }
