@@ -74,7 +74,7 @@ fn to_output(from: (f32, i64), to: (f32, i64)) -> Result<impl Fn(i64) -> i64, Ke
 /// Declares a quantized broadcast op: `Name = "qnn.name", "doc", canonical_form, |params|
 /// body`, where the body builds, once per call, the function of one lhs and one rhs element.
 macro_rules! qnn_binary {
-    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, $canonical:path, |$p:ident| $body:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident = $op:literal, $summary:literal, $canonical:expr, |$p:ident| $body:expr;)*) => {$(
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -113,14 +113,14 @@ qnn_binary! {
     /// output_zero_point)`: both operands requantized to the output's parameters (`int32`,
     /// `UPWARD`), added, the output zero point subtracted once, saturated to the operands'
     /// dtype.
-    QnnAdd = "qnn.add", "quantized lhs + rhs, both requantized to the output's scale", canonical::add,
+    QnnAdd = "qnn.add", "quantized lhs + rhs, both requantized to the output's scale", |b, args, types, _| canonical::combined(b, args, types, "add", "subtract"),
         |p| {
             let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
             Ok(move |l, r| lhs(l) + rhs(r) - out_zp)
         };
     /// `qnn.subtract(...)` (operands as `qnn.add`): both operands requantized to the
     /// output's parameters, subtracted, the output zero point added back, saturated.
-    QnnSubtract = "qnn.subtract", "quantized lhs - rhs, both requantized to the output's scale", canonical::subtract,
+    QnnSubtract = "qnn.subtract", "quantized lhs - rhs, both requantized to the output's scale", |b, args, types, _| canonical::combined(b, args, types, "subtract", "add"),
         |p| {
             let (lhs, rhs, out_zp) = (to_output(p[0], p[2])?, to_output(p[1], p[2])?, p[2].1);
             Ok(move |l, r| lhs(l) - rhs(r) + out_zp)

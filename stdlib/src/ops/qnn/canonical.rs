@@ -247,36 +247,22 @@ impl Binary {
     }
 }
 
-/// `qnn.add`: both operands requantized to the output's parameters, added, the output zero
-/// point subtracted once, saturated.
-pub(super) fn add(
+/// `qnn.add` (`op` `add`, `undo` `subtract`) and `qnn.subtract` (`subtract`, `add`): both
+/// operands requantized to the output's parameters, combined by `op`, the doubled output zero
+/// point undone by `undo`, saturated.
+pub(super) fn combined(
     b: &mut Builder<'_>,
     args: &[ExprId],
     types: &[RelType],
-    _: &QnnBinaryAttrs,
+    op: &str,
+    undo: &str,
 ) -> Result<ExprId, String> {
-    let op = Binary::new(b, args, types)?;
-    let (l, r) = (op.to_output(b, 0)?, op.to_output(b, 1)?);
-    let sum = b.call("add", vec![l, r], vec![]);
-    let out_zp = op.out_zp(b);
-    let sum = b.call("subtract", vec![sum, out_zp], vec![]);
-    saturate(b, sum, op.dtype)
-}
-
-/// `qnn.subtract`: both operands requantized to the output's parameters, subtracted, the
-/// output zero point added back, saturated.
-pub(super) fn subtract(
-    b: &mut Builder<'_>,
-    args: &[ExprId],
-    types: &[RelType],
-    _: &QnnBinaryAttrs,
-) -> Result<ExprId, String> {
-    let op = Binary::new(b, args, types)?;
-    let (l, r) = (op.to_output(b, 0)?, op.to_output(b, 1)?);
-    let difference = b.call("subtract", vec![l, r], vec![]);
-    let out_zp = op.out_zp(b);
-    let difference = b.call("add", vec![difference, out_zp], vec![]);
-    saturate(b, difference, op.dtype)
+    let binary = Binary::new(b, args, types)?;
+    let (l, r) = (binary.to_output(b, 0)?, binary.to_output(b, 1)?);
+    let value = b.call(op, vec![l, r], vec![]);
+    let out_zp = binary.out_zp(b);
+    let value = b.call(undo, vec![value, out_zp], vec![]);
+    saturate(b, value, binary.dtype)
 }
 
 /// `qnn.mul`: `(lhs - lhs_zp) * (rhs - rhs_zp)` in wrapping `int32`, requantized from scale
