@@ -58,9 +58,7 @@ fn f(v: f64) -> String {
 
 fn cases(rng: &mut Lcg) -> Vec<Case> {
     let mut out = vec![];
-    let dtypes = ["int8", "uint8", "int16", "int32"];
-    for round in 0..4 {
-        let dtype = dtypes[round];
+    for dtype in ["int8", "uint8", "int16", "int32"] {
         let (lo, hi) = range(dtype);
         // quantize / dequantize, per tensor and per channel of axis 1.
         out.push(Case {
@@ -81,7 +79,7 @@ fn cases(rng: &mut Lcg) -> Vec<Case> {
             ],
         });
         out.push(Case {
-            call: format!("qnn.dequantize(%a, meta[relay.Constant][0], %b, axis=-1)"),
+            call: "qnn.dequantize(%a, meta[relay.Constant][0], %b, axis=-1)".into(),
             params: vec![
                 (format!("Tensor[(2, 3), {dtype}]"), Draw::Int(lo, hi)),
                 ("Tensor[(3), int32]".into(), Draw::Int(-300, 300)),
