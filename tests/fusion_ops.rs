@@ -20,7 +20,7 @@ mod common;
 /// The operator families whose cases are drawn on seeded random shapes.
 #[path = "fusion_ops/sampled.rs"]
 mod sampled;
-use sampled::{image_cases, pool_cases};
+use sampled::{depthwise_cases, image_cases, pool_cases};
 
 /// Tolerance of the JIT's float results (approximated `exp`/`tanh`/... and FMA).
 const TOL: f64 = 2e-5;
@@ -366,6 +366,14 @@ fn image_kernels_match_reference_kernels() {
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 
+/// The float32 depthwise convolutions' cases ([`depthwise_cases`]), a test of their own so
+/// that they can run alone on a slow OpenCL device.
+#[test]
+fn depthwise_kernels_match_reference_kernels() {
+    let failures = mismatches(&depthwise_cases(), &mut Lcg(42));
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
 /// The pooling operators', `nn.fast_softmax`'s and the normalisations' cases ([`pool_cases`]), a test of their own
 /// so that they can run alone on a slow OpenCL device.
 #[test]
@@ -559,35 +567,54 @@ fn convolutions_of_several_images_are_one_matrix_product() {
 }
 
 #[test]
-fn depthwise_convolutions_and_padded_pools_read_windows_without_bounds_checks() {
-    // A MobileNet block's depthwise layer with its bias, relu6 and residual add, and a
-    // padded max pool: one kernel each, whose window reads need no selects or clamps (the
-    // output is split into regions by the taps inside the image); relu6's `clip` is the only
-    // select left.
-    let types = [
-        "Tensor[(1, 4, 9, 10), float32]",
-        "Tensor[(4, 1, 3, 3), float32]",
-        "Tensor[(4), float32]",
-        "Tensor[(1, 4, 9, 10), float32]",
-    ];
-    let src = "def @main(%a: Tensor[(1, 4, 9, 10), float32], %b: Tensor[(4, 1, 3, 3), float32], %c: Tensor[(4), float32], %d: Tensor[(1, 4, 9, 10), float32]) {
-        add(clip(nn.bias_add(nn.conv2d(%a, %b, padding=[1, 1], groups=4), %c), a_min=0.0, a_max=6.0), %d)
-    }";
+fn depthwise_convolutions_are_window_products_and_padded_pools_read_windows_without_bounds_checks() {
+    // A MobileNet block's depthwise layer with its bias, relu6 and residual add: one kernel,
+    // at stride 1 one window product per channel over the padded channel with the epilogue
+    // fused, relu6's `clip` the only select; at stride 2 (`depthwise.rs`'s `MAX_STRIDE`)
+    // `window.rs`'s loops, one nest per region. And a padded max pool, whose window reads
+    // need no selects or clamps (the output is split into regions by the taps inside the
+    // image).
+    let dw = |stride: usize, out: &str| {
+        let types = [
+            "Tensor[(1, 4, 9, 10), float32]".to_string(),
+            "Tensor[(4, 1, 3, 3), float32]".to_string(),
+            "Tensor[(4), float32]".to_string(),
+            format!("Tensor[{out}, float32]"),
+        ];
+        let src = format!(
+            "def @main(%a: {}, %b: {}, %c: {}, %d: {}) {{
+                add(clip(nn.bias_add(nn.conv2d(%a, %b, strides=[{stride}, {stride}], padding=[1, 1], groups=4), %c), a_min=0.0, a_max=6.0), %d)
+            }}",
+            types[0], types[1], types[2], types[3]
+        );
+        (src, types.to_vec())
+    };
+    // Stride 1: rows `[(3, wp = 12), (3, 1)]`.
+    let (src, types) = dw(1, "(1, 4, 9, 10)");
+    let k = first_kernel_matching_reference(&src, &types);
+    let text = k.to_string();
+    assert_eq!(text.matches("gemm(").count(), 1, "one product per channel:\n{k}");
+    assert!(text.contains("rows=[(3, 12), (3, 1)]"), "{k}");
+    assert_eq!(text.matches("out[").count(), 1, "{k}");
+    assert_eq!(text.matches("select(").count(), 2, "{k}");
+    let (src, types) = dw(2, "(1, 4, 5, 5)");
+    let k = first_kernel_matching_reference(&src, &types);
+    let text = k.to_string();
+    let stores = text.matches("out[").count();
+    assert!(!text.contains("gemm(") && stores > 1, "one loop nest per region:\n{k}");
+    assert_eq!(text.matches("select(").count(), 2 * stores, "{k}");
+    assert!(!text.contains("min(") && !text.contains("clamp("), "{k}");
     let pool_types = ["Tensor[(1, 3, 13, 11), float32]"];
     let pool_src = "def @main(%a: Tensor[(1, 3, 13, 11), float32]) {
         nn.max_pool2d(%a, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])
     }";
-    for (src, types, selects) in [(src, &types[..], 2), (pool_src, &pool_types[..], 0)] {
-        let fused = fused_matches_reference(src, types);
-        let kernels = &fused.executable().kernels;
-        assert_eq!(kernels.len(), 1, "{kernels:?}");
-        let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
-        let text = k.to_string();
-        let stores = text.matches("out[").count();
-        assert!(stores > 1, "one loop nest per region:\n{k}");
-        assert_eq!(text.matches("select(").count(), selects * stores, "{k}");
-        assert!(!text.contains("min(") && !text.contains("clamp("), "{k}");
-    }
+    let fused = fused_matches_reference(pool_src, &pool_types);
+    let kernels = &fused.executable().kernels;
+    assert_eq!(kernels.len(), 1, "{kernels:?}");
+    let k = relay::compiler::kir::Kernel::from_bytes(kernels[0].kernel.as_deref().unwrap()).unwrap();
+    let text = k.to_string();
+    assert!(text.matches("out[").count() > 1, "one loop nest per region:\n{k}");
+    assert!(!text.contains("select(") && !text.contains("min(") && !text.contains("clamp("), "{k}");
 }
 
 #[test]

@@ -170,7 +170,7 @@ impl Machine<'_> {
         let (m, n, k) = (size(m), size(n), size(k));
         let b_offset = usize::try_from(b_offset).map_err(|_| internal("gemm offset"))?;
         b_rows.last().ok_or_else(|| internal("gemm rows"))?;
-        let rows: Vec<usize> = b_rows.offsets().into_iter().map(size).collect();
+        let rows: Vec<usize> = b_rows.offsets().map(size).collect();
         let row = |r: usize| rows.get(r).copied().ok_or_else(|| internal("gemm rows"));
         let read = |buf: &Vec<Scalar>, i: usize| match buf.get(i) {
             Some(Scalar::Float(v)) => Ok(*v),

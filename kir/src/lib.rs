@@ -111,7 +111,7 @@ pub use call::{buffer_shape, check_args, infer_syms, CallError};
 pub use expr::{Expr, Index, IndexOp, Literal};
 pub use hash::StructuralKey;
 pub use relay_devices::arith::{cast, eval_binary, eval_unary, BinOp, UnOp};
-pub use rows::RowOffsets;
+pub use rows::{RowOffsets, MAX_ROW_PAIRS};
 pub use simplify::simplify_indices;
 pub use stmt::{gemm_b_row, gemm_b_span, LoopKind, Stmt};
 pub use verify::{VerifyError, MAX_DEPTH};

@@ -1,6 +1,7 @@
 //! The cases of `fusion_ops` drawn on seeded random shapes, a generator per operator family:
 //! resampling and grids (`image.*`, `nn.upsampling*`) and pooling of every rank with the
-//! operators that share its test (`nn.fast_softmax`, the decomposed normalisations).
+//! operators that share its test (`nn.fast_softmax`, the decomposed normalisations), and
+//! float32 depthwise convolutions with MobileNet's epilogue.
 
 use super::{Case, F};
 use crate::common::Lcg;
@@ -206,5 +207,42 @@ pub(crate) fn pool_cases() -> Vec<(String, Vec<String>)> {
         ("nn.relu(nn.max_pool1d(%a, pool_size=[3], padding=[1]))", &["Tensor[(2, 4, 9), float32]"]),
     ];
     out.extend(fixed.iter().map(|(c, ts)| (c.to_string(), ts.iter().map(|t| t.to_string()).collect())));
+    out
+}
+
+/// Float32 depthwise convolutions (multiplier 1: at stride 1 `stdlib`'s `compute/depthwise.rs`,
+/// a window product per channel; at stride 2 `compute/window.rs`'s loops) on seeded random
+/// shapes: strides 1 and 2, 3×3 and 5×5 windows,
+/// padding 0 to the window's half on each side independently, channel counts that are a
+/// multiple of nothing, and widths from below one 16-float vector to past four (full vectors
+/// and a masked last one, several register tiles), each with MobileNet's bias + relu6
+/// epilogue, half of them with a residual add as well. Rectangular and unequal-stride windows,
+/// which `window.rs`'s loops keep, are in `cases`.
+pub(crate) fn depthwise_cases() -> Vec<(String, Vec<String>)> {
+    let mut rng = Lcg(21);
+    let mut size = |lo: usize, hi: usize| lo + rng.below(hi - lo + 1);
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    for i in 0..16 {
+        let (stride, window) = (1 + i % 2, [3, 5][i / 2 % 2]);
+        let (c, h, w) = (size(1, 13), size(window, 23), size(window, 83));
+        let pads: Vec<usize> = (0..4).map(|_| size(0, window / 2)).collect();
+        let (oh, ow) =
+            ((h + pads[0] + pads[2] - window) / stride + 1, (w + pads[1] + pads[3] - window) / stride + 1);
+        let conv = format!(
+            "clip(nn.bias_add(nn.conv2d(%a, %b, strides=[{stride}, {stride}], padding={pads:?}, groups={c}), %c), a_min=0f, a_max=6f)"
+        );
+        let mut types = vec![
+            format!("Tensor[(1, {c}, {h}, {w}), float32]"),
+            format!("Tensor[({c}, 1, {window}, {window}), float32]"),
+            format!("Tensor[({c}), float32]"),
+        ];
+        let call = if i % 4 < 2 {
+            conv
+        } else {
+            types.push(format!("Tensor[(1, {c}, {oh}, {ow}), float32]"));
+            format!("add({conv}, %d)")
+        };
+        out.push((call, types));
+    }
     out
 }

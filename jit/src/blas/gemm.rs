@@ -12,6 +12,7 @@ use super::gemv::{gemv, gemv_rows};
 use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
 use super::window::gemm_window;
 use relay_kir::RowOffsets;
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How many threads one `gemm` crate product may use ([`set_intra_op_threads`]).
@@ -40,6 +41,10 @@ pub fn intra_op_threads() -> usize {
 /// few rows. Measured through the VM on 450×300 weights (`cargo bench --bench kernels`,
 /// GFLOP/s, `gemv_rows` against `gemm`): 4 rows 67 vs 28, 8 rows 72 vs 39, 19 rows 69 vs 71.
 const GEMM_MIN_ROWS: usize = 16;
+
+/// Window row offsets kept on the stack: a depthwise convolution's taps (25 for 5×5, 36 for
+/// 5×5 at stride 2 over its phases).
+const INLINE_OFFSETS: usize = 36;
 
 /// `out[i·n + j] = Σ_{p < k} a[i·k + p] · b(j, p)` for `i < m`, `j < n`, where `b(j, p)` is
 /// `b[row(j) + p]` if `trans_b != 0` and `b[row(p) + j]` otherwise, `row(r)` the offset of
@@ -74,7 +79,9 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     let Some(pairs) = size(pairs) else { return };
     // SAFETY: the caller guarantees `2·pairs` readable `i64`s at `rows`.
     let dims = unsafe { std::slice::from_raw_parts(rows, 2 * pairs) };
-    let b_rows = RowOffsets::new(dims.chunks_exact(2).map(|d| (d[0], d[1])).collect());
+    // Inline pairs and offsets: a depthwise convolution calls once per channel, and an
+    // allocation per call was a measurable share of MobileNet-v2's time.
+    let b_rows: RowOffsets = dims.chunks_exact(2).map(|d| (d[0], d[1])).collect();
     let b_span = relay_kir::gemm_b_span(n, k, &b_rows, trans_b).and_then(size);
     let (Some(m), Some(n), Some(k), Some(b_len)) = (size(m), size(n), size(k), b_span) else {
         return;
@@ -92,7 +99,7 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
     // SAFETY: as above.
     let (a, b) = unsafe { (std::slice::from_raw_parts(a, a_len), std::slice::from_raw_parts(b, b_len)) };
     let Some(ldb) = b_rows.ldb().and_then(size) else {
-        let offsets: Option<Vec<usize>> = b_rows.offsets().into_iter().map(size).collect();
+        let offsets: Option<SmallVec<[usize; INLINE_OFFSETS]>> = b_rows.offsets().map(size).collect();
         if let (false, Some(offsets)) = (trans_b, offsets) {
             gemm_window(out, a, b, &offsets, [m, n, k]);
         }
@@ -215,6 +222,52 @@ mod tests {
                     assert_eq!(product(&p), out, "packed {m}x{n}x{k}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn one_row_over_phase_split_window_rows_matches_the_definition() {
+        // A depthwise channel at stride 2 (`stdlib`'s `compute/depthwise.rs`): one output row
+        // over the four `[hq, wq]` phases of the padded channel, the rows `(a, b, dy, dx)`.
+        // Widths below, at and past the register tile, and a masked last vector.
+        for (hq, wq) in [(2, 2), (6, 6), (9, 17), (30, 71)] {
+            let plane = hq * wq;
+            let dims = [2, 2 * plane, 2, plane, 2, wq, 2, 1].map(|d| d as i64);
+            let (n, k) = ((hq - 2) * wq + wq - 1, 16);
+            let offsets: Vec<usize> = RowOffsets::new(dims.chunks(2).map(|d| (d[0], d[1])).collect())
+                .offsets()
+                .map(|o| o as usize)
+                .collect();
+            let a: Vec<f32> = (0..k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+            let b: Vec<f32> = (0..4 * plane).map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0).collect();
+            let product = |dims: &[i64]| {
+                let mut out = vec![f32::NAN; n];
+                // SAFETY: `out` is `m·n = n` long, `a` `k`, `b` the span of the rows (the four
+                // phases), `dims` `2·pairs` values.
+                unsafe {
+                    relay_jit_gemm(
+                        out.as_mut_ptr(),
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        std::ptr::null(),
+                        dims.as_ptr(),
+                        1,
+                        n as i64,
+                        k as i64,
+                        dims.len() as i64 / 2,
+                        0,
+                    )
+                };
+                out
+            };
+            let out = product(&dims);
+            for (j, &got) in out.iter().enumerate() {
+                let want: f64 = (0..k).map(|p| f64::from(a[p]) * f64::from(b[offsets[p] + j])).sum();
+                assert!((f64::from(got) - want).abs() <= 1e-4 * want.abs().max(1.0), "{hq}x{wq} at {j}");
+            }
+            // A fifth pair is past `MAX_ROW_PAIRS`: refused, nothing written.
+            let five = [&[1, 0][..], &dims[..]].concat();
+            assert!(product(&five).iter().all(|v| v.is_nan()), "{hq}x{wq}: five pairs");
         }
     }
 

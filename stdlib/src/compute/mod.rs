@@ -7,6 +7,7 @@
 //! than `NCHW`, an empty axis to mirror), it refuses the input and the op runs its reference
 //! kernel.
 
+mod depthwise;
 pub(crate) mod grid;
 mod im2col;
 pub(crate) mod image;

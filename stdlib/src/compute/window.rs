@@ -78,7 +78,7 @@ pub(super) struct Run {
 }
 
 /// `ceil(a / b)` for `b > 0` and any `a`.
-fn ceil_div(a: i64, b: i64) -> i64 {
+pub(super) fn ceil_div(a: i64, b: i64) -> i64 {
     -((-a).div_euclid(b))
 }
 
@@ -158,7 +158,8 @@ fn for_each_tap(
 /// channels over the window taps inside the image, in the reference kernel's order. A
 /// depthwise convolution (one input channel per group) with an unrolled window reads its
 /// weights into locals once per output channel, so its inner loop is loads of `x` and FMAs.
-/// Errors when the window makes too many regions.
+/// Float32 depthwise convolutions at stride 1 run as window products instead
+/// (`depthwise.rs`). Errors when the window makes too many regions.
 pub(super) fn direct_conv(
     x: &LazyTensor,
     w: &LazyTensor,
@@ -166,6 +167,9 @@ pub(super) fn direct_conv(
     [images, oc, groups]: [i64; 3],
     g: Geometry,
 ) -> Result<TensorDef, String> {
+    if let Some(def) = super::depthwise::depthwise_product(x, w, dtype, [images, oc, groups], g) {
+        return Ok(def);
+    }
     let (rows, cols) = regions_of(
         Axis { out: g.oh, len: g.h, taps: g.kh, stride: g.sh, dilation: g.dh, pad: g.pt, pad_after: 0 },
         Axis { out: g.ow, len: g.wd, taps: g.kw, stride: g.sw, dilation: g.dw, pad: g.pl, pad_after: 0 },
