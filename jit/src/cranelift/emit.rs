@@ -16,18 +16,24 @@
 //! bounds before the code can run, and index divisors positive.
 
 use super::buffers::reads_what_it_writes;
+use super::interleave;
 use super::ops::{scalar_type, vector_type, Ops};
 use super::vector::{self, classify, Access, Affine, LocalMode, Plan, LANES};
 use crate::blas::packed::{packable_operands, reads_packed, Packable};
 use crate::JitError;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
-use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8};
+use cranelift_codegen::ir::{
+    Block, FuncRef, InstBuilder, InstructionData, MemFlagsData, StackSlotData, StackSlotKind, Value, ValueDef,
+};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use relay_devices::{DType, DTypeCode, Scalar};
 use relay_kir::{BinOp, BufferId, BufferRole, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, VarId};
 use std::collections::HashMap;
+
+/// How many vectors an interleaved loop (`Emitter::interleaved`) computes per iteration.
+const INTERLEAVE: i64 = 4;
 
 /// Loops with a constant extent up to this are unrolled when marked `unroll`.
 const MAX_UNROLL: i64 = 16;
@@ -86,6 +92,14 @@ pub(crate) struct Emitter<'a, 'f> {
     poll: bool,
     /// The block that returns "stopped", once a poll needs it.
     stopped: Option<Block>,
+    /// Whether qualifying vector loops interleave [`INTERLEAVE`] vectors (the function is
+    /// compiled without the e-graph pass: `vector::has_chain_loop`).
+    interleave: bool,
+    /// While an interleaved body is emitted: each expression's value, so that a repeated
+    /// subexpression (a GRU's `sigmoid(z)`, used twice) is computed once, as the e-graph pass
+    /// would have done. Emptied at every assignment (a `Local` may change); the body reads no
+    /// buffer it stores to, so loads stay valid.
+    memo: Option<HashMap<Expr, (Val, DType)>>,
     /// How many loops were vectorised.
     pub vectorized: usize,
 }
@@ -129,7 +143,13 @@ fn non_negative(k: &Kernel, i: &Index) -> bool {
 
 impl<'a, 'f> Emitter<'a, 'f> {
     /// Starts the function: entry block, buffer addresses, syms, zeroed locals.
-    pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, fma: bool, imports: Imports) -> Self {
+    pub(crate) fn new(
+        mut b: FunctionBuilder<'f>,
+        k: &'a Kernel,
+        fma: bool,
+        interleave: bool,
+        imports: Imports,
+    ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -170,6 +190,8 @@ impl<'a, 'f> Emitter<'a, 'f> {
             in_loop: false,
             poll: false,
             stopped: None,
+            interleave,
+            memo: None,
             vectorized: 0,
         }
     }
@@ -237,6 +259,9 @@ impl<'a, 'f> Emitter<'a, 'f> {
                         let var = *self.locals.get(local.index()).ok_or_else(|| internal("local"))?;
                         self.b.def_var(var, v);
                     }
+                }
+                if let Some(memo) = &mut self.memo {
+                    memo.clear();
                 }
                 Ok(())
             }
@@ -380,6 +405,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 && !body.iter().any(|s| matches!(s, Stmt::For { .. }))
                 && !reads_what_it_writes(body)
         });
+        let interleave = self.interleave && vector::interleavable(&plan, body);
         let v = *self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?;
         self.vectorized += 1;
         let zero = self.b.ins().iconst(I64, 0);
@@ -410,6 +436,15 @@ impl<'a, 'f> Emitter<'a, 'f> {
         self.lanes = Some(Lanes { var, modes: plan.locals, locals: lane_locals, bases });
         let result = if body.iter().any(|s| matches!(s, Stmt::For { .. })) {
             self.counted_loop(v, zero, vector_end, LANES, |e| e.stmts(body))
+        } else if interleave {
+            // INTERLEAVE vectors per iteration, their instructions interleaved, then one at a
+            // time.
+            let step = INTERLEAVE * LANES;
+            let group_end = self.b.ins().band_imm_s(end, -step);
+            self.counted_loop(v, zero, group_end, step, |e| e.interleaved(v, body)).and_then(|()| {
+                let i = self.b.use_var(v);
+                self.counted_loop(v, i, vector_end, LANES, |e| e.stmts(body))
+            })
         } else {
             // Two vectors per iteration, then at most one more: the loop's bookkeeping and
             // the moves of loop-carried accumulators are paid half as often (a GEMV row block
@@ -460,6 +495,31 @@ impl<'a, 'f> Emitter<'a, 'f> {
         self.counted_loop(v, vector_end, end, 1, |e| e.stmts(body))
     }
 
+    /// The straight-line vector body for [`INTERLEAVE`] consecutive vectors at `v`, `v + 4`,
+    /// ...: emitted once for `v`, then replicated for the others instruction by instruction
+    /// ([`interleave::replicate`]). The lane locals end holding the last vector's values.
+    fn interleaved(&mut self, v: Variable, body: &[Stmt]) -> Result<(), JitError> {
+        let block = self.b.current_block().ok_or_else(|| internal("interleaved block"))?;
+        let i = self.b.use_var(v);
+        let mut copies: Vec<HashMap<Value, Value>> =
+            (1..INTERLEAVE).map(|k| HashMap::from([(i, self.b.ins().iadd_imm_s(i, k * LANES))])).collect();
+        let start = self.b.func.layout.last_inst(block);
+        self.memo = Some(HashMap::new());
+        let emitted = self.stmts(body);
+        self.memo = None;
+        emitted?;
+        interleave::replicate(self.b.func, block, start, &mut copies);
+        let lanes = self.lanes.as_ref().ok_or_else(|| internal("lanes"))?;
+        let locals: Vec<Variable> = lanes.locals.values().copied().collect();
+        if let Some(last) = copies.last() {
+            for var in locals {
+                let value = self.b.use_var(var);
+                self.b.def_var(var, last.get(&value).copied().unwrap_or(value));
+            }
+        }
+        Ok(())
+    }
+
     fn local_dtype(&self, l: LocalId) -> Result<DType, JitError> {
         self.k.locals.get(l.index()).map(|d| d.dtype).ok_or_else(|| internal("local"))
     }
@@ -482,7 +542,17 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 let m = self.b.ins().bmask(I32, x);
                 self.b.ins().splat(I32X4, m)
             }
-            Val::S(x) => self.b.ins().splat(vector_type(dt), x),
+            Val::S(x) => match self.b.func.dfg.value_def(x) {
+                // A constant: one load from the constant pool (`Ops::fconst`), which the
+                // e-graph pass would also have made of the splat.
+                ValueDef::Result(inst, _) if dt == DType::F32 => match self.b.func.dfg.insts[inst] {
+                    InstructionData::UnaryIeee32 { imm, .. } => {
+                        self.ops().fconst(F32X4, f32::from_bits(imm.bits()))
+                    }
+                    _ => self.b.ins().splat(vector_type(dt), x),
+                },
+                _ => self.b.ins().splat(vector_type(dt), x),
+            },
         }
     }
 
@@ -497,8 +567,19 @@ impl<'a, 'f> Emitter<'a, 'f> {
         let decl = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?;
         let size = decl.dtype.size_bytes() as i64;
         let base = *self.ptrs.get(buf.index()).ok_or_else(|| internal("buffer"))?;
-        let offset = self.b.ins().imul_imm_s(index, size);
+        let offset = self.scaled(index, size);
         Ok(self.b.ins().iadd(base, offset))
+    }
+
+    /// `v · bytes`: a shift where `bytes` is a power of two, which x86 folds into the
+    /// address of the access (a kernel compiled without the e-graph pass keeps the multiply
+    /// it is given).
+    fn scaled(&mut self, v: Value, bytes: i64) -> Value {
+        if bytes > 0 && bytes & (bytes - 1) == 0 {
+            self.b.ins().ishl_imm_u(v, i64::from(bytes.trailing_zeros()))
+        } else {
+            self.b.ins().imul_imm_s(v, bytes)
+        }
     }
 
     /// `buf + offset · size` as a base computed here (only terms that are not constant:
@@ -533,7 +614,7 @@ impl<'a, 'f> Emitter<'a, 'f> {
             Some((base, disp, var)) => {
                 let v = self.b.use_var(*self.vars.get(var.index()).ok_or_else(|| internal("loop variable"))?);
                 let size = self.k.buffer(buf).ok_or_else(|| internal("buffer"))?.dtype.size_bytes() as i64;
-                let offset = self.b.ins().imul_imm_s(v, size * stride);
+                let offset = self.scaled(v, size * stride);
                 Ok((self.b.ins().iadd(base, offset), disp))
             }
             None => {
@@ -594,8 +675,22 @@ impl<'a, 'f> Emitter<'a, 'f> {
         })
     }
 
-    /// Emits `e`; returns its value and dtype.
+    /// Emits `e` (or finds it in [`Emitter::memo`]); returns its value and dtype.
     fn expr(&mut self, e: &Expr) -> Result<(Val, DType), JitError> {
+        if matches!(e, Expr::Const(_) | Expr::Local(_)) || self.memo.is_none() {
+            return self.emit_expr(e);
+        }
+        if let Some(&hit) = self.memo.as_ref().and_then(|m| m.get(e)) {
+            return Ok(hit);
+        }
+        let value = self.emit_expr(e)?;
+        if let Some(memo) = &mut self.memo {
+            memo.insert(e.clone(), value);
+        }
+        Ok(value)
+    }
+
+    fn emit_expr(&mut self, e: &Expr) -> Result<(Val, DType), JitError> {
         Ok(match e {
             Expr::Const(lit) => (Val::S(literal(&mut self.b, lit.dtype(), lit.value())), lit.dtype()),
             Expr::Load { buf, index } => self.load(*buf, index)?,

@@ -29,6 +29,11 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 
 /// `e^r ≈ 1 + r + r² Q(r)` on `|r| <= ln2 / 2`.
 const EXP_Q: [f32; 5] = [0.499_999_94, 0.166_665_21, 0.041_668_39, 0.008_368_71, 0.001_381_461];
+/// The bits of 1.5 · 2^23: adding it to a float of magnitude under 2^22 rounds to an integer
+/// that then sits in the low mantissa bits.
+const MAGIC_BITS: u32 = 0x4b40_0000;
+/// `f32`'s exponent bias.
+const EXP_BIAS: i64 = 127;
 /// `ln 2` split so that `n * LN2_HI` is exact for `|n| < 2^15`.
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
@@ -64,8 +69,13 @@ impl Ops<'_, '_> {
     /// `2^n` as a float, for integer lanes `n` in the normal exponent range.
     fn pow2(&mut self, n: Value) -> Value {
         let ty = self.ty(n);
-        let bias = self.iconst(ty, 127);
+        let bias = self.iconst(ty, EXP_BIAS);
         let e = self.b.ins().iadd(n, bias);
+        self.biased_pow2(e)
+    }
+
+    /// `2^(e - 127)` as a float, for integer lanes `e` in [1, 254] (a biased exponent).
+    fn biased_pow2(&mut self, e: Value) -> Value {
         let bits = self.b.ins().ishl_imm_u(e, 23);
         self.bits_float(bits)
     }
@@ -86,14 +96,7 @@ impl Ops<'_, '_> {
     /// `e^x · 2^k` with `x` clamped to `[-104, hi]`, the scaling folded into the exponent.
     fn exp_scaled(&mut self, x: Value, hi: f32, k: i64) -> Value {
         let x = self.clamp(x, -104.0, hi);
-        let (p, n) = self.exp_reduced(x);
-        let n = if k == 0 {
-            n
-        } else {
-            let ty = self.ty(n);
-            let k = self.iconst(ty, k);
-            self.b.ins().iadd(n, k)
-        };
+        let (p, n) = self.exp_reduced(x, k);
         // Scale by 2^n in two steps so that n in [-151, 129] needs no subnormal or infinite
         // intermediate.
         let n1 = self.b.ins().sshr_imm_u(n, 1);
@@ -104,22 +107,30 @@ impl Ops<'_, '_> {
         self.b.ins().fmul(p, s2)
     }
 
-    /// `e^x` where only normal results matter: below e^-87 it is some value under 2^-125,
-    /// and from about e^88.4 (a little before `f32::MAX`) it is +inf. One scaling step
-    /// instead of `exp`'s two.
-    fn exp_normal(&mut self, x: Value) -> Value {
-        let x = self.clamp(x, -87.0, 89.0);
-        let (p, n) = self.exp_reduced(x);
-        let s = self.pow2(n);
+    /// `e^-x` where only normal results matter: for `x` above 87 it is some value under
+    /// 2^-125, and from about `x = -88.4` (a little before `f32::MAX`) it is +inf. One scaling
+    /// step instead of `exp`'s two, and the exponent bias folded into the range reduction.
+    ///
+    /// The argument is negated inside the arithmetic rather than first: `-x` clamped to
+    /// `[-87, 89]` is exactly `x` clamped to `[-89, 87]`, negated, and the negated value only
+    /// feeds the two FMAs of the range reduction, which x86 computes as `vfnmadd`/`vfmsub`
+    /// (a negation of its own is three instructions, the sign mask made anew each time).
+    /// The bits are those of `exp` of the negation.
+    fn exp_normal_of_neg(&mut self, x: Value) -> Value {
+        let x = self.clamp(x, -89.0, 87.0);
+        let minus_x = self.b.ins().fneg(x);
+        let (p, e) = self.exp_reduced(minus_x, EXP_BIAS);
+        let s = self.biased_pow2(e);
         self.b.ins().fmul(p, s)
     }
 
-    /// `(e^r, n)` with `x = n ln2 + r`, `|r| <= ln2 / 2`, `n` an integer lane.
-    fn exp_reduced(&mut self, x: Value) -> (Value, Value) {
+    /// `(e^r, n + k)` with `x = n ln2 + r`, `|r| <= ln2 / 2`, `n` an integer lane (`k` is
+    /// folded into the subtraction that extracts `n`).
+    fn exp_reduced(&mut self, x: Value, k: i64) -> (Value, Value) {
         let ty = self.ty(x);
         // n = round(x / ln2) by the 1.5 * 2^23 trick: adding it rounds to an integer that
         // then sits in the low mantissa bits.
-        let magic = self.fconst(ty, 12_582_912.0);
+        let magic = self.fconst(ty, f32::from_bits(MAGIC_BITS));
         let log2e = self.fconst(ty, std::f32::consts::LOG2_E);
         let t = self.mul_add(x, log2e, magic);
         let n_float = self.b.ins().fsub(t, magic);
@@ -133,8 +144,11 @@ impl Ops<'_, '_> {
         let one = self.fconst(ty, 1.0);
         let p = self.b.ins().fadd(p, one);
         let t_bits = self.float_bits(t);
-        let magic_bits = self.float_bits(magic);
-        (p, self.b.ins().isub(t_bits, magic_bits))
+        let ity = self.ty(t_bits);
+        // `n` sits in the low mantissa bits of `t`: subtracting the magic's bits (less `k`)
+        // gives `n + k`.
+        let offset = self.iconst(ity, i64::from(MAGIC_BITS) - k);
+        (p, self.b.ins().isub(t_bits, offset))
     }
 
     /// The natural logarithm.
@@ -208,12 +222,11 @@ impl Ops<'_, '_> {
         self.b.ins().fdiv(xp, q)
     }
 
-    /// `1 / (1 + e^-x)`. A tiny `e^-x` vanishes next to 1, so `exp_normal` serves; results
-    /// below about 2^-127 (x < -88.4) are 0, as `e^-x` overflows.
+    /// `1 / (1 + e^-x)`. A tiny `e^-x` vanishes next to 1, so `exp_normal_of_neg` serves;
+    /// results below about 2^-127 (x < -88.4) are 0, as `e^-x` overflows.
     pub(crate) fn sigmoid(&mut self, x: Value) -> Value {
         let ty = self.ty(x);
-        let neg = self.b.ins().fneg(x);
-        let e = self.exp_normal(neg);
+        let e = self.exp_normal_of_neg(x);
         let one = self.fconst(ty, 1.0);
         let d = self.b.ins().fadd(one, e);
         self.b.ins().fdiv(one, d)

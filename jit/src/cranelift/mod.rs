@@ -21,7 +21,10 @@
 //!   other loads per-lane gathers; `max`/`min` and `select` of a comparison become
 //!   `maxps`/`minps`/blends; reductions (`acc = acc + e`, `max`, `min`) keep one accumulator
 //!   per lane. `a * b + c` on floats becomes a fused multiply-add when the CPU has FMA (in
-//!   scalar code too, so vector bodies and tails agree).
+//!   scalar code too, so vector bodies and tails agree). A straight-line loop evaluating
+//!   `exp`/`tanh`/`sigmoid`/... whose iterations are independent runs four vectors per
+//!   iteration with their instructions interleaved (`interleave.rs`), in a kernel compiled
+//!   without the e-graph pass (`vector::has_chain_loop`).
 //! - **Math.** `exp log tanh sigmoid erf` and `sin cos tan asin acos atan sinh cosh` are inline
 //!   polynomial approximations (see `math.rs` and `trig.rs`
 //!   for their error bounds), identical in scalar and vector code; `pow` calls Rust's `powf`
@@ -31,6 +34,7 @@
 mod buffers;
 mod emit;
 mod half;
+mod interleave;
 mod kernel;
 mod math;
 mod ops;
@@ -64,6 +68,10 @@ extern "C" fn relay_jit_pow(a: f64, b: f64) -> f64 {
 /// once) and share it: it is `Send + Sync` and compiles concurrently.
 pub struct Jit {
     isa: OwnedTargetIsa,
+    /// The same host without Cranelift's e-graph pass (`opt_level=none`), for kernels whose
+    /// vector loops `emit.rs` interleaves: the pass would regroup each interleaved chain
+    /// (it places pure instructions anew, depth-first from their uses).
+    in_order: OwnedTargetIsa,
     target: Target,
 }
 
@@ -81,23 +89,11 @@ impl Jit {
     /// A code generator for the host, with every ISA extension the CPU reports. Cranelift's
     /// IR verifier runs in debug builds only.
     pub fn new() -> Result<Jit, JitError> {
-        let mut flags = settings::builder();
-        let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
-        for (name, value) in [
-            ("opt_level", "speed"),
-            ("enable_verifier", verifier),
-            ("use_colocated_libcalls", "false"),
-            ("is_pic", "false"),
-        ] {
-            flags.set(name, value).map_err(codegen_error)?;
-        }
-        let isa = cranelift_native::builder()
-            .map_err(|e| JitError::Host(e.to_string()))?
-            .finish(settings::Flags::new(flags))
-            .map_err(codegen_error)?;
+        let isa = host_isa("speed")?;
+        let in_order = host_isa("none")?;
         let isa_flags: Vec<String> = isa.isa_flags().iter().map(ToString::to_string).collect();
         let target = Target::new(format!("cranelift:{}:{}", isa.triple(), isa_flags.join(",")));
-        Ok(Jit { isa, target })
+        Ok(Jit { isa, in_order, target })
     }
 
     /// What this generator compiles for (the cache key component).
@@ -118,7 +114,9 @@ impl Jit {
         if kernel.syms.is_empty() {
             check_bounds(kernel, &[])?;
         }
-        let mut builder = JITBuilder::with_isa(self.isa.clone(), default_libcall_names());
+        let interleave = vector::has_chain_loop(kernel);
+        let isa = if interleave { &self.in_order } else { &self.isa };
+        let mut builder = JITBuilder::with_isa(isa.clone(), default_libcall_names());
         builder.symbol("relay_jit_powf", relay_jit_powf as *const u8);
         builder.symbol("relay_jit_pow", relay_jit_pow as *const u8);
         builder.symbol("relay_jit_gemm", crate::blas::gemm::relay_jit_gemm as *const u8);
@@ -148,8 +146,9 @@ impl Jit {
         };
         let mut fctx = FunctionBuilderContext::new();
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let vectorized_loops = emit::Emitter::new(builder, kernel, self.isa.has_native_fma(), imports)
-            .finish(module.target_config())?;
+        let vectorized_loops =
+            emit::Emitter::new(builder, kernel, self.isa.has_native_fma(), interleave, imports)
+                .finish(module.target_config())?;
         module.define_function(id, &mut ctx).map_err(codegen_error)?;
         let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size as usize);
         module.clear_context(&mut ctx);
@@ -170,6 +169,25 @@ impl Jit {
     ) -> Result<Arc<CompiledKernel>, JitError> {
         cache.get_or_compile(kernel, &self.target, |k| self.compile(k))
     }
+}
+
+/// A code generator for the host at Cranelift's `opt_level` (`speed` or `none`), with every
+/// ISA extension the CPU reports. Cranelift's IR verifier runs in debug builds only.
+fn host_isa(opt_level: &str) -> Result<OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
+    for (name, value) in [
+        ("opt_level", opt_level),
+        ("enable_verifier", verifier),
+        ("use_colocated_libcalls", "false"),
+        ("is_pic", "false"),
+    ] {
+        flags.set(name, value).map_err(codegen_error)?;
+    }
+    cranelift_native::builder()
+        .map_err(|e| JitError::Host(e.to_string()))?
+        .finish(settings::Flags::new(flags))
+        .map_err(codegen_error)
 }
 
 /// Declares an imported `fn(T, T) -> T`.

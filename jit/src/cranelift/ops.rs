@@ -58,11 +58,18 @@ impl Ops<'_, '_> {
         match ty {
             F64 => self.b.ins().f64const(f64::from(c)),
             F32 => self.b.ins().f32const(c),
-            _ => {
-                let s = self.b.ins().f32const(c);
-                self.b.ins().splat(ty, s)
-            }
+            _ => self.vconst(ty, c.to_bits()),
         }
+    }
+
+    /// A vector of type `ty` with every 32-bit lane `bits`: one load from the constant pool
+    /// where it is used (a splat of a scalar constant is two or three instructions where
+    /// Cranelift's e-graph pass does not turn it into this).
+    fn vconst(&mut self, ty: Type, bits: u32) -> Value {
+        let lanes = ty.lane_count() as usize;
+        let bytes: Vec<u8> = std::iter::repeat_n(bits.to_le_bytes(), lanes).flatten().collect();
+        let handle = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(ty, handle)
     }
 
     /// `c` (wrapped to the lane width) as a value of integer type `ty` (scalar, or a splat
@@ -71,6 +78,9 @@ impl Ops<'_, '_> {
         let lane = ty.lane_type();
         let bits = lane.bits();
         let c = if bits < 64 { c & ((1i64 << bits) - 1) } else { c };
+        if ty.is_vector() && bits == 32 {
+            return self.vconst(ty, c as u32);
+        }
         let s = self.b.ins().iconst(lane, c);
         if ty.is_vector() {
             self.b.ins().splat(ty, s)

@@ -14,8 +14,9 @@
 //! `+ max min`; lanes accumulate separately and are combined after the loop, which
 //! reassociates float sums).
 
+use super::buffers::reads_what_it_writes;
 use relay_devices::DType;
-use relay_kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, Stmt, UnOp, VarId};
+use relay_kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, UnOp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// Lanes per vector (128-bit registers of 32-bit elements).
@@ -508,6 +509,67 @@ impl Planner<'_> {
     }
 }
 
+/// Whether `op` is emitted inline as a long chain of dependent instructions (range
+/// reduction, polynomial, selects, a division: `math.rs`, `trig.rs`).
+fn is_chain(op: UnOp) -> bool {
+    use UnOp::*;
+    matches!(op, Exp | Log | Tanh | Sigmoid | Erf | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh)
+}
+
+/// Whether `body` is straight-line: stores and assignments only.
+fn straight(body: &[Stmt]) -> bool {
+    body.iter().all(|s| matches!(s, Stmt::Store { .. } | Stmt::Assign { .. }))
+}
+
+/// Whether the vector loop planned as `plan` may run several vectors at once with their
+/// instructions interleaved (`interleave.rs`): a straight-line body whose iterations are
+/// independent (no reduction, no buffer both stored and read).
+pub(crate) fn interleavable(plan: &Plan, body: &[Stmt]) -> bool {
+    straight(body) && plan.locals.values().all(|m| *m == LocalMode::Private) && !reads_what_it_writes(body)
+}
+
+/// Whether `kernel` is compiled for interleaving (`interleave.rs`): some vector loop is
+/// [`interleavable`] and evaluates a chain operator (`is_chain`), and every innermost loop is
+/// a vector loop — without the e-graph pass, index arithmetic stays where it is written,
+/// which only vector loops (whose addresses `emit.rs` hoists itself) can afford.
+pub(crate) fn has_chain_loop(kernel: &Kernel) -> bool {
+    let mut chains = false;
+    innermost_vectorised(kernel, &kernel.body, &mut chains) && chains
+}
+
+/// Whether every innermost loop of `stmts` is a vector loop the plan accepts; sets `chains`
+/// when one of them is [`interleavable`] and evaluates a chain operator (`is_chain`).
+fn innermost_vectorised(kernel: &Kernel, stmts: &[Stmt], chains: &mut bool) -> bool {
+    stmts.iter().all(|s| match s {
+        Stmt::For { body, .. } if body.iter().any(|s| matches!(s, Stmt::For { .. } | Stmt::If { .. })) => {
+            innermost_vectorised(kernel, body, chains)
+        }
+        Stmt::For { var, kind: LoopKind::Vectorize, body, .. } => match plan(kernel, *var, body) {
+            Some(p) => {
+                *chains |= interleavable(&p, body) && evaluates_chain(body);
+                true
+            }
+            None => false,
+        },
+        Stmt::For { .. } => false,
+        Stmt::If { then, otherwise, .. } => {
+            innermost_vectorised(kernel, then, chains) && innermost_vectorised(kernel, otherwise, chains)
+        }
+        Stmt::Store { .. } | Stmt::Assign { .. } | Stmt::Gemm { .. } => true,
+    })
+}
+
+/// Whether a statement of `body` evaluates a chain operator (`is_chain`).
+fn evaluates_chain(body: &[Stmt]) -> bool {
+    let mut chain = false;
+    for s in body {
+        if let Stmt::Store { value, .. } | Stmt::Assign { value, .. } = s {
+            value.visit(&mut |e| chain |= matches!(e, Expr::Unary(op, _) if is_chain(*op)));
+        }
+    }
+    chain
+}
+
 /// The operator of a reduction local: every statement mentioning `l` (anywhere in the loop)
 /// must be `l = l op e` or `l = e op l` with the same `op` and `e` not mentioning `l`.
 fn reduction_op(body: &[Stmt], l: LocalId) -> Option<BinOp> {
@@ -557,7 +619,7 @@ fn collect_reduction(s: &Stmt, l: LocalId, op: &mut Option<BinOp>) -> Option<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relay_kir::{KernelBuilder, LoopKind, SymId};
+    use relay_kir::{KernelBuilder, SymId};
 
     fn access(index: Index, var: VarId) -> Option<Access> {
         classify(&index, var, &|_| false)
