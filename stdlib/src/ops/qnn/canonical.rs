@@ -14,7 +14,7 @@
 //! right shift of a signed value is arithmetic, as the reference kernel's). A multiplier needs
 //! the scales' values, so a call whose scales are not constants is declined and stays.
 
-use super::fixed_point::{ties_away, FixedPoint};
+use super::fixed_point::{ties_away, FixedPoint, Steps};
 use super::int_range;
 use crate::attrs::{DequantizeAttrs, QnnBinaryAttrs, QnnRounding, QuantizeAttrs, RequantizeAttrs};
 use crate::kernels::util::normalize_axis;
@@ -83,24 +83,20 @@ impl Rescaling<'_> {
         let ratio = |&s: &f32| FixedPoint::new(f64::from(s) / f64::from(self.out_scale));
         let multipliers = self.in_scales.iter().map(ratio).collect::<Result<Vec<_>, _>>().map_err(message)?;
         // A multiplier whose product is always 0: a significand of 0 gives 0 as well.
-        let steps: Vec<(i64, i64, i64)> = multipliers
-            .iter()
-            .map(|m| m.steps().map_or((0, 0, 31), |s| (i64::from(s.left), s.significand, i64::from(s.right))))
-            .collect();
-        let column = |i: usize| steps.iter().map(|s| [s.0, s.1, s.2][i]).collect::<Vec<i64>>();
+        let never = Steps { left: 0, significand: 0, right: 31 };
+        let steps: Vec<Steps> = multipliers.iter().map(|m| m.steps().unwrap_or(never)).collect();
+        let column = |f: fn(&Steps) -> i64| steps.iter().map(f).collect::<Vec<i64>>();
         let (rank, axis) = (self.rank, self.axis);
-        let left = column(0);
+        let left = column(|s| i64::from(s.left));
         let shifted = if left.iter().all(|&l| l == 0) {
             x
         } else {
             let l = per_channel(b, &left, rank, axis)?;
             b.call("left_shift", vec![x, l], vec![])
         };
-        let significand = per_channel(b, &column(1), rank, axis)?;
+        let significand = per_channel(b, &column(|s| s.significand), rank, axis)?;
         let product = b.call("multiply", vec![shifted, significand], vec![]);
-        let right = column(2);
-        let halves: Vec<i64> = right.iter().map(|&r| 1 << (r - 1)).collect();
-        let half = per_channel(b, &halves, rank, axis)?;
+        let half = per_channel(b, &column(|s| s.half()), rank, axis)?;
         let mut rounded = b.call("add", vec![product, half], vec![]);
         if ties_away(self.rounding) {
             let zero = b.int(0, DType::I64);
@@ -108,16 +104,21 @@ impl Rescaling<'_> {
             let one_if_negative = b.cast(negative, DType::I64);
             rounded = b.call("subtract", vec![rounded, one_if_negative], vec![]);
         }
-        let right = per_channel(b, &right, rank, axis)?;
+        let right = per_channel(b, &column(|s| i64::from(s.right)), rank, axis)?;
         Ok(b.call("right_shift", vec![rounded, right], vec![]))
     }
 }
 
-/// `x` clamped to `dtype`'s range and cast to it (the reference kernels' `store_saturated`).
-fn saturate(b: &mut Builder<'_>, x: ExprId, dtype: DType) -> Result<ExprId, String> {
+/// `x` clamped to `dtype`'s range (in `x`'s own dtype).
+fn clamped(b: &mut Builder<'_>, x: ExprId, dtype: DType) -> Result<ExprId, String> {
     let (lo, hi) = int_range(dtype).map_err(message)?;
     let attrs = vec![("a_min", AttrValue::Float(lo as f64)), ("a_max", AttrValue::Float(hi as f64))];
-    let clipped = b.call("clip", vec![x], attrs);
+    Ok(b.call("clip", vec![x], attrs))
+}
+
+/// `x` clamped to `dtype`'s range and cast to it (the reference kernels' `store_saturated`).
+fn saturate(b: &mut Builder<'_>, x: ExprId, dtype: DType) -> Result<ExprId, String> {
+    let clipped = clamped(b, x, dtype)?;
     Ok(b.cast(clipped, dtype))
 }
 
@@ -136,6 +137,21 @@ fn widened_minus(
     Ok(b.call("subtract", vec![x, zp], vec![]))
 }
 
+/// The data, scale and zero point of a `qnn.quantize`/`dequantize` call, the two
+/// parameters shaped to broadcast along `axis` when they are per-channel vectors.
+fn scale_and_zero_point(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    axis: i64,
+) -> Result<[ExprId; 3], String> {
+    let &[data, scale, zero_point] = args else { return Err("expects 3 arguments".into()) };
+    let rank = tensor(types, 0)?.rank();
+    let scale = along(b, scale, tensor(types, 1)?.rank() > 0, rank, axis)?;
+    let zero_point = along(b, zero_point, tensor(types, 2)?.rank() > 0, rank, axis)?;
+    Ok([data, scale, zero_point])
+}
+
 /// `qnn.quantize`: `cast(round(data / scale) + float32(zero_point), out_dtype)`, whose
 /// float-to-integer cast saturates (and maps NaN to 0) as the reference kernel's does.
 pub(super) fn quantize(
@@ -144,10 +160,7 @@ pub(super) fn quantize(
     types: &[RelType],
     a: &QuantizeAttrs,
 ) -> Result<ExprId, String> {
-    let &[data, scale, zero_point] = args else { return Err("expects 3 arguments".into()) };
-    let rank = tensor(types, 0)?.rank();
-    let scale = along(b, scale, tensor(types, 1)?.rank() > 0, rank, a.axis)?;
-    let zero_point = along(b, zero_point, tensor(types, 2)?.rank() > 0, rank, a.axis)?;
+    let [data, scale, zero_point] = scale_and_zero_point(b, args, types, a.axis)?;
     let scaled = b.call("divide", vec![data, scale], vec![]);
     let rounded = b.call("round", vec![scaled], vec![]);
     let zero_point = b.cast(zero_point, DType::F32);
@@ -162,10 +175,7 @@ pub(super) fn dequantize(
     types: &[RelType],
     a: &DequantizeAttrs,
 ) -> Result<ExprId, String> {
-    let &[data, scale, zero_point] = args else { return Err("expects 3 arguments".into()) };
-    let rank = tensor(types, 0)?.rank();
-    let scale = along(b, scale, tensor(types, 1)?.rank() > 0, rank, a.axis)?;
-    let zero_point = along(b, zero_point, tensor(types, 2)?.rank() > 0, rank, a.axis)?;
+    let [data, scale, zero_point] = scale_and_zero_point(b, args, types, a.axis)?;
     let data = b.cast(data, DType::I32);
     let shifted = b.call("subtract", vec![data, zero_point], vec![]);
     let shifted = b.cast(shifted, DType::F32);
@@ -226,9 +236,7 @@ impl Binary {
         let x = [self.lhs, self.rhs][i];
         let shifted = widened_minus(b, x, self.zero_points[i], false, 0, 0)?;
         let scaled = self.rescaled(b, shifted, self.scales[i])?;
-        let (lo, hi) = int_range(DType::I32).map_err(message)?;
-        let attrs = vec![("a_min", AttrValue::Float(lo as f64)), ("a_max", AttrValue::Float(hi as f64))];
-        Ok(b.call("clip", vec![scaled], attrs))
+        clamped(b, scaled, DType::I32)
     }
 
     /// `int64` operand `x` of scale `scale` rescaled to the output's parameters (default
