@@ -3,13 +3,15 @@
 //! weights the calls keep passing) take the packed product, or before the copy exists the
 //! same sums in the same order over the row-major weights; otherwise one row (a dense layer
 //! on one vector) and a few rows take the AVX-512 GEMV routines of `gemv.rs` — bound by
-//! reading the matrix, where the `gemm` crate's packing costs more than it saves — and
-//! everything else the `gemm` crate (packed, cache-blocked, AVX-512 micro-kernels), split
-//! over [`set_intra_op_threads`] threads when large. Figures: `cargo bench --bench kernels`,
+//! reading the matrix, where the `gemm` crate's packing costs more than it saves; `[k, n]`
+//! operands of a small `k` or few rows (pointwise convolutions' tiles) the window product of
+//! `window.rs`, reading `b` in place; and everything else the `gemm` crate (packed,
+//! cache-blocked, AVX-512 micro-kernels), split over [`set_intra_op_threads`] threads when
+//! large. Figures: `cargo bench --bench kernels`,
 //! ARCHITECTURE.md.
 
 use super::gemv::{gemv, gemv_rows};
-use super::packed::{gemm_rows_in_order, packs, reads_packed, PackedMatrix};
+use super::packed::{avx512, gemm_rows_in_order, packs, reads_packed, PackedMatrix};
 use super::window::gemm_window;
 use relay_kir::RowOffsets;
 use smallvec::SmallVec;
@@ -42,6 +44,21 @@ pub fn intra_op_threads() -> usize {
 /// GFLOP/s, `gemv_rows` against `gemm`): 4 rows 67 vs 28, 8 rows 72 vs 39, 19 rows 69 vs 71.
 const GEMM_MIN_ROWS: usize = 16;
 
+/// `[k, n]` right operands (`trans_b` false) take the window product (`window.rs`, its rows
+/// `ldb` apart, read in place) rather than the `gemm` crate, on CPUs with AVX-512, when `k`
+/// is at most this or `m` at most [`WINDOW_MAX_M`]: there the crate's packing of `b` is a
+/// large part of its work. Measured on single convolutions + bias + clip (`benches/vision.md`,
+/// issue #21, helper `pw`; CPU time of the product from `perf` samples, load 5 on 2 cores):
+/// the 3→32 stride-2 stem's im2col product (`k` = 27) 0.52, 0.55 → 0.33, 0.46 ms; 16→96 at
+/// 112² 0.40 → 0.34 ms; 144→24 at 56² (`m` = 24) 0.70, 0.64 → 0.67, 0.61 ms. With many rows
+/// and a large `k` the crate's packed copy pays for itself, and a short `n` (49, 196 positions)
+/// wastes the window product's 64-position tiles: 96→576 at 14² went 0.55 → 0.65–0.7 ms
+/// (whole kernel) through the window product, so it stays with the crate.
+const WINDOW_MAX_K: usize = 32;
+
+/// See [`WINDOW_MAX_K`]: the crate's copy of `b` is read by `m` rows, too few below this.
+const WINDOW_MAX_M: usize = 32;
+
 /// Window row offsets kept on the stack: a depthwise convolution's taps (25 for 5×5, 36 for
 /// 5×5 at stride 2 over its phases).
 const INLINE_OFFSETS: usize = 36;
@@ -53,7 +70,8 @@ const INLINE_OFFSETS: usize = 36;
 /// (`pack_cache.rs`), which a product of a few rows (`packed::reads_packed`) then reads
 /// instead; the result is the same to the bit either way. The packed and GEMV paths need a
 /// contiguous `b` (one pair, stride the row length); a block of a larger matrix goes to the
-/// `gemm` crate, which takes strides, and window rows (several pairs) to `window.rs`.
+/// `gemm` crate, which takes strides, or (`[k, n]` form, [`WINDOW_MAX_K`]) to `window.rs`, as
+/// window rows (several pairs) do.
 ///
 /// # Safety
 /// `out` must be valid for `m·n` writes, `a` for `m·k` reads, `rows` for `2·pairs` reads of
@@ -105,6 +123,11 @@ pub(crate) unsafe extern "C" fn relay_jit_gemm(
         }
         return;
     };
+    if !trans_b && (k <= WINDOW_MAX_K || m <= WINDOW_MAX_M) && avx512() {
+        // One pair is a window of uniformly spaced rows: BLAS's `ldb` (in range: `b_span`).
+        let offsets: SmallVec<[usize; INLINE_OFFSETS]> = (0..k).map(|p| p * ldb).collect();
+        return gemm_window(out, a, b, &offsets, [m, n, k]);
+    }
     if ldb != if trans_b { k } else { n } {
         return gemm_blocked(out, a, b, [m, n, k, ldb], trans_b);
     }
@@ -172,8 +195,19 @@ mod tests {
 
     #[test]
     fn both_paths_and_layouts_match_the_definition() {
-        let shapes =
-            [(1, 5, 7), (3, 4, 5), (7, 33, 17), (8, 9, 16), (19, 45, 30), (2, 3, 0), (0, 4, 2), (1, 1, 1)];
+        // `[k, n]` operands with AVX-512 take the window product (40×70×16: a pointwise
+        // convolution's tile, several register panels and a masked last vector).
+        let shapes = [
+            (1, 5, 7),
+            (3, 4, 5),
+            (7, 33, 17),
+            (8, 9, 16),
+            (19, 45, 30),
+            (2, 3, 0),
+            (0, 4, 2),
+            (1, 1, 1),
+            (40, 70, 16),
+        ];
         // `pad` extra elements per row of `b`: a block of a wider matrix (`ldb` > row).
         for ((m, n, k), pad) in shapes.into_iter().flat_map(|s| [(s, 0), (s, 3)]) {
             for trans_b in [true, false] {

@@ -52,6 +52,35 @@ impl std::fmt::Debug for PackedMatrix {
     }
 }
 
+/// [`PackedMatrix::pack`] with `column(w, rows, j)` the vector of `w[row·k + j]` for the
+/// (up to 16) `rows`, zero past them; inlined into the AVX-512 variant, whose `column` gathers.
+#[inline(always)]
+fn pack_with(
+    w: &[f32],
+    n: usize,
+    k: usize,
+    column: impl Fn(&[f32], std::ops::Range<usize>, usize) -> Lanes,
+) -> PackedMatrix {
+    let mut data = Vec::with_capacity(n.div_ceil(LANES) * k);
+    let mut start = 0;
+    while start < n {
+        let nv = panel_vectors(start, n);
+        for j in 0..k {
+            for v in 0..nv {
+                let first = start + v * LANES;
+                data.push(column(w, first..(first + LANES).min(n), j));
+            }
+        }
+        start += nv * LANES;
+    }
+    PackedMatrix { data, n, k }
+}
+
+/// Whether the offsets `l·k` of 16 rows (`l < 16`) fit the `i32` lanes of an AVX-512 gather.
+fn gathers(k: usize) -> bool {
+    k.checked_mul(LANES).is_some_and(|span| i32::try_from(span).is_ok())
+}
+
 /// Vectors in the panel starting at output `start` of `n`.
 fn panel_vectors(start: usize, n: usize) -> usize {
     (n - start).div_ceil(LANES).min(PANEL)
@@ -68,26 +97,20 @@ impl PackedMatrix {
         Some(PackedMatrix::pack(w, n, k))
     }
 
+    /// The packed copy of the `[n, k]` matrix `w` (`n·k` elements, checked by the caller).
     fn pack(w: &[f32], n: usize, k: usize) -> PackedMatrix {
-        let mut data = Vec::with_capacity(n.div_ceil(LANES) * k);
-        let mut start = 0;
-        while start < n {
-            let nv = panel_vectors(start, n);
-            for j in 0..k {
-                for v in 0..nv {
-                    let mut lanes = Lanes([0.0; LANES]);
-                    for (l, lane) in lanes.0.iter_mut().enumerate() {
-                        let row = start + v * LANES + l;
-                        if row < n {
-                            *lane = w[row * k + j];
-                        }
-                    }
-                    data.push(lanes);
-                }
-            }
-            start += nv * LANES;
+        #[cfg(target_arch = "x86_64")]
+        if avx512() && gathers(k) {
+            // SAFETY: the CPU has AVX-512F and `k` fits the gather's offsets.
+            return unsafe { x86::pack(w, n, k) };
         }
-        PackedMatrix { data, n, k }
+        pack_with(w, n, k, |w, rows, j| {
+            let mut lanes = Lanes([0.0; LANES]);
+            for (lane, row) in lanes.0.iter_mut().zip(rows) {
+                *lane = w[row * k + j];
+            }
+            lanes
+        })
     }
 
     /// The matrix's shape `(n, k)`.
@@ -200,8 +223,10 @@ pub(crate) fn packs(n: usize, k: usize) -> bool {
 /// this until `pack_cache.rs` packs it, so that no result depends on when (or whether, with
 /// other threads passing other tensors) the weights got packed: the first calls of a fresh
 /// program give the bits of the later ones. Each output is one chain of FMAs, 16 chains in
-/// flight, over `w` read with a stride of `k` (the access of packing it); slower than
-/// [`super::gemv::gemv`]'s lane-parallel sums, paid only until packing. More rows than one
+/// flight, over `w` read with a stride of `k` (the access of packing it: with AVX-512 one
+/// gather of 16 rows' weights per input `j`, as packing does); slower than
+/// [`super::gemv::gemv`]'s lane-parallel sums, paid only until packing (MobileNet-v2's
+/// 1000×1280 classifier: 5.3 ms a call with scalar loads, issue #21). More rows than one
 /// block ([`ROWS`]) read the weights once, into a packed copy for this call only: row by
 /// row, 64 rows over 4096×1024 weights took 1.3 s a call (each row a strided pass over 16
 /// MB), while for two rows the copy made CharRNN's batched calls over never-packed weight
@@ -219,16 +244,25 @@ pub(crate) fn gemm_rows_in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize
         return PackedMatrix::pack(w, n, k).gemm_rows(out, x);
     }
     #[cfg(target_arch = "x86_64")]
-    if avx512() {
-        // SAFETY: the CPU has AVX-512F.
-        return unsafe { x86::in_order(out, w, x, n, k) };
+    if avx512() && gathers(k) {
+        let m = x.len() / k;
+        macro_rules! rows {
+            ($($r:literal)|*) => {
+                match m {
+                    // SAFETY (each arm): the CPU has AVX-512F, `k` fits the gather's
+                    // offsets, `w` is `n·k`, `x` `m·k` and `out` `m·n` long (checked above).
+                    $($r => return unsafe { x86::in_order::<$r>(out, w, x, n, k) },)*
+                    _ => {}
+                }
+            };
+        }
+        rows!(1 | 2 | 3 | 4 | 5 | 6);
     }
     in_order(out, w, x, n, k);
 }
 
-/// [`gemm_rows_in_order`] on fitting lengths; inlined into the AVX-512 variant so that its
-/// `mul_add` compiles to FMA instructions there.
-#[inline(always)]
+/// [`gemm_rows_in_order`] on fitting lengths, without AVX-512 (the definition `x86::in_order`
+/// follows).
 fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
     for (out, x) in out.chunks_exact_mut(n).zip(x.chunks_exact(k)) {
         for (out, rows) in out.chunks_mut(LANES).zip(w.chunks(LANES * k)) {
@@ -245,7 +279,8 @@ fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
     }
 }
 
-fn avx512() -> bool {
+/// Whether the CPU has AVX-512F, which the fast paths of `blas/` need.
+pub(crate) fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
@@ -336,13 +371,85 @@ mod x86 {
     use super::{Block, Lanes, HALF, LANES, ROWS, WIDE_ROWS};
     use std::arch::x86_64::*;
 
-    /// [`super::in_order`] with AVX-512F (which brings FMA) enabled.
+    /// The offsets `l·k` (`l < 16`) of 16 consecutive rows of a `[·, k]` matrix: the lanes of
+    /// one column's gather.
+    #[target_feature(enable = "avx512f")]
+    fn row_offsets(k: usize) -> __m512i {
+        // `k · 16` fits `i32` (`super::gathers`, checked by every caller).
+        _mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32(k as i32),
+        )
+    }
+
+    /// The elements `w[row·k + j]` of `rows` (at most 16 of the `[·, k]` matrix `w`), zero past
+    /// them: one column of a block of rows, gathered.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F.
+    /// The CPU must have AVX-512F; `offsets` is `row_offsets(k)`, `j < k`, and every row of
+    /// `rows` is a row of `w`.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn in_order(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
-        super::in_order(out, w, x, n, k);
+    #[inline]
+    unsafe fn column(
+        w: &[f32],
+        offsets: __m512i,
+        rows: std::ops::Range<usize>,
+        k: usize,
+        j: usize,
+    ) -> __m512 {
+        let mask = ((1u32 << rows.len()) - 1) as __mmask16;
+        // SAFETY: lane `l < rows.len()` reads `w[(rows.start + l)·k + j]`, inside `w` (the
+        // caller's contract); masked lanes read nothing.
+        unsafe {
+            let base = w.as_ptr().add(rows.start * k + j);
+            _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), mask, offsets, base.cast())
+        }
+    }
+
+    /// [`super::PackedMatrix::pack`], each vector one gather of a column of 16 rows.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F; `w` is `n·k` long and `super::gathers(k)`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn pack(w: &[f32], n: usize, k: usize) -> super::PackedMatrix {
+        let offsets = row_offsets(k);
+        super::pack_with(w, n, k, |w, rows, j| {
+            let mut lanes = Lanes([0.0; LANES]);
+            // SAFETY: `rows` are rows of the `[n, k]` matrix and `j < k` (`pack_with`); the
+            // store writes one aligned `Lanes`.
+            unsafe { _mm512_store_ps(lanes.0.as_mut_ptr(), column(w, offsets, rows, k, j)) };
+            lanes
+        })
+    }
+
+    /// [`super::in_order`] for `R` rows: per block of 16 outputs, each input `j`'s 16 weights
+    /// gathered (the column the packed copy would hold) and one FMA per row into its lanes,
+    /// so each output is the packed product's chain, to the bit.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F; `w` is `n·k`, `x` `R·k` and `out` `R·n` long, `k > 0` and
+    /// `super::gathers(k)`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn in_order<const R: usize>(out: &mut [f32], w: &[f32], x: &[f32], n: usize, k: usize) {
+        let offsets = row_offsets(k);
+        let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
+        for first in (0..n).step_by(LANES) {
+            let rows = first..(first + LANES).min(n);
+            let mut acc = [_mm512_setzero_ps(); R];
+            for j in 0..k {
+                // SAFETY: `rows` are rows of the `[n, k]` matrix `w` and `j < k`.
+                let wj = unsafe { column(w, offsets, rows.clone(), k, j) };
+                for (a, x) in acc.iter_mut().zip(&xs) {
+                    *a = _mm512_fmadd_ps(wj, _mm512_set1_ps(x[j]), *a);
+                }
+            }
+            let mask = ((1u32 << rows.len()) - 1) as __mmask16;
+            for (a, out) in acc.iter().zip(out.chunks_exact_mut(n)) {
+                // SAFETY: the masked store writes `rows.len()` floats from `first`, inside the
+                // `n`-long row.
+                unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(first), mask, *a) };
+            }
+        }
     }
 
     /// One panel of `nv` output vectors for the block's rows: whole for up to [`WIDE_ROWS`]
