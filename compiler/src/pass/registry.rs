@@ -25,10 +25,10 @@
 
 use super::manager::PassFn;
 use super::{
-    alter_op_layout, backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
-    dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
-    fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift,
-    lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
+    alter_op_layout, backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d,
+    combine_parallel_dense, dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant,
+    fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures,
+    lambda_lift, lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
     specialize_closures, to_anf, to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};

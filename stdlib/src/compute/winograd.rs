@@ -138,12 +138,11 @@ pub(crate) fn conv2d_winograd(
             copy_padded(k, &x, padded, img, s);
             let mut block = |k: &mut KernelBuilder, ty0: Index, count: i64| {
                 let tiles = count * s.tw;
-                let tile_loop =
-                    |k: &mut KernelBuilder, f: &mut dyn FnMut(&mut KernelBuilder, [Index; 2])| {
-                        k.for_(count, LoopKind::Serial, |k, r| {
-                            k.for_(s.tw, LoopKind::Serial, |k, tx| f(k, [r.clone(), tx]))
-                        });
-                    };
+                let tile_loop = |k: &mut KernelBuilder, f: &mut dyn FnMut(&mut KernelBuilder, [Index; 2])| {
+                    k.for_(count, LoopKind::Serial, |k, r| {
+                        k.for_(s.tw, LoopKind::Serial, |k, tx| f(k, [r.clone(), tx]))
+                    });
+                };
                 tile_loop(k, &mut |k, rc| input_tile(k, &t, padded, &v, (&d, &bd), (&ty0, rc), s));
                 for (e, (&vb, &mb)) in v.iter().zip(&prods).enumerate() {
                     let weights = (ubuf, Index::Const(e as i64 * s.c * s.o), RowOffsets::uniform(s.c, s.o));
