@@ -504,6 +504,7 @@ mod tests {
                 pattern,
                 compute: Some(rule),
                 canonicalize: None,
+                alter_op_layout: None,
                 project: None,
                 scalar: None,
                 doc: "",

@@ -80,6 +80,12 @@ impl<'m> Builder<'m> {
         self.m.add_expr(ExprKind::Constant((self.m.constants.len() - 1) as u32), self.span)
     }
 
+    /// Whether `e` is a literal or a metadata constant (a weight an `AlterOpLayout` rule
+    /// transforms once, by `FoldConstant`), without copying its data.
+    pub fn is_constant(&self, e: ExprId) -> bool {
+        matches!(self.m.expr(e).kind, ExprKind::Literal(_) | ExprKind::Constant(_))
+    }
+
     /// The value of `e` if it is a literal or a metadata constant (a quantization parameter
     /// the rule must know at compile time, such as a requantize's scales); `None` otherwise.
     pub fn value(&self, e: ExprId) -> Option<ConstantData> {

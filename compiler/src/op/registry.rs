@@ -35,6 +35,10 @@ pub struct OpDef {
     /// The canonical form (TVM's `FTVMQnnCanonicalize`): the call rewritten into ordinary
     /// operators by the `QnnCanonicalize` pass; `None`: the call stays.
     pub canonicalize: Option<CanonicalizeFn>,
+    /// The layout rewrite (TVM's `FTVMAlterOpLayout`): the call rewritten by the
+    /// `AlterOpLayout` pass into operators this backend computes faster, with a canonical
+    /// form's signature; `None`: the call stays.
+    pub alter_op_layout: Option<CanonicalizeFn>,
     /// For operators returning a tuple: each field as a single-output call.
     pub project: Option<ProjectFn>,
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
@@ -115,6 +119,7 @@ mod tests {
             pattern: OpPattern::ElemWise,
             compute: None,
             canonicalize: None,
+            alter_op_layout: None,
             project: None,
             scalar: None,
             doc: "",

@@ -14,6 +14,7 @@
 //!   its parameters;
 //! - bodies are `let` chains as described in [`to_anf()`].
 
+mod alter_op_layout;
 mod combine_parallel;
 mod dead_code;
 mod defuse_ops;
@@ -41,6 +42,7 @@ mod to_basic_block_normal_form;
 mod to_graph_normal_form;
 mod util;
 
+pub use alter_op_layout::alter_op_layout;
 pub use combine_parallel::{
     combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
     MIN_BATCH_MATMUL_BRANCHES, MIN_CONV2D_BRANCHES, MIN_DENSE_BRANCHES,

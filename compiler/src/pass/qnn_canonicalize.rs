@@ -10,7 +10,7 @@ use super::util::builder::as_op_call;
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
 use crate::diagnostics::CompileError;
 use crate::ir::{ExprId, ExprKind, Module, TypeId, TypeKind};
-use crate::op::{Builder, OpRegistry, RelType, TensorType};
+use crate::op::{Builder, CanonicalizeFn, OpDef, OpRegistry, RelType, TensorType};
 use crate::ty::TypeMap;
 
 /// Rewrites every call of an operator with a canonical form, in every global function.
@@ -18,9 +18,21 @@ use crate::ty::TypeMap;
 /// # Errors
 /// None today (the pass signature).
 pub fn qnn_canonicalize(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
+    rewrite_calls(m, types, ops, |def| def.canonicalize)
+}
+
+/// Puts the rule that `facet` picks of each call's operator (a canonical form, an
+/// `AlterOpLayout` rewrite) in place of the call, where the operator has one and it takes the
+/// call, in every global function.
+pub(super) fn rewrite_calls(
+    m: &mut Module,
+    types: &TypeMap,
+    ops: &OpRegistry,
+    facet: fn(&OpDef) -> Option<CanonicalizeFn>,
+) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        m.functions[i].func.body = rewrite(m, body, &mut Canonicalize { types, ops })?;
+        m.functions[i].func.body = rewrite(m, body, &mut Canonicalize { types, ops, facet })?;
     }
     Ok(())
 }
@@ -28,6 +40,7 @@ pub fn qnn_canonicalize(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Re
 struct Canonicalize<'a> {
     types: &'a TypeMap,
     ops: &'a OpRegistry,
+    facet: fn(&OpDef) -> Option<CanonicalizeFn>,
 }
 
 impl Rewrite for Canonicalize<'_> {
@@ -42,7 +55,7 @@ impl Canonicalize<'_> {
     /// takes it.
     fn canonical(&self, m: &mut Module, old: ExprId, new: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = as_op_call(m, new)?;
-        let rule = self.ops.get(self.ops.lookup(op)?).canonicalize?;
+        let rule = (self.facet)(self.ops.get(self.ops.lookup(op)?))?;
         let (args, attrs) = (args.to_vec(), attrs.clone());
         // The argument types are the old call's (the new arguments have none yet).
         let ExprKind::Call { args: old_args, .. } = &m.expr(old).kind else { return None };

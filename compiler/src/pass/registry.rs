@@ -25,10 +25,10 @@
 
 use super::manager::PassFn;
 use super::{
-    backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
-    dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants,
-    fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift,
-    lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
+    alter_op_layout, backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d,
+    combine_parallel_dense, dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant,
+    fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures,
+    lambda_lift, lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
     specialize_closures, to_anf, to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};
@@ -89,6 +89,16 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "nn.batch_norm to a scale and shift, nn.dropout removed (inference only); instance and group norm, l2_normalize to reductions and arithmetic",
         run: |m, t, _| simplify_inference(m, t),
+    },
+    PassInfo {
+        name: "AlterOpLayout",
+        // Off by default until measured: the Winograd kernel's speed against the window
+        // product was not measured in time (`benches/vision.md`, "Winograd convolutions").
+        opt_level: None,
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "operators rewritten into the forms this backend computes faster: 3x3 conv2d with constant weights to Winograd",
+        run: |m, t, c| alter_op_layout(m, t, c.ops),
     },
     PassInfo {
         name: "FoldConstant",

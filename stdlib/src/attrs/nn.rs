@@ -79,6 +79,44 @@ op_attrs! {
 }
 
 op_attrs! {
+    /// `nn.contrib_conv2d_winograd_weight_transform` (TVM `ConvWinogradWeightTransformAttrs`).
+    pub struct ConvWinogradWeightTransformAttrs {
+        /// Output positions per tile side, `m` of `F(m×m, 3×3)`; the transformed tiles are
+        /// `alpha = m + 2` on a side.
+        tile_size: i64 = 4,
+    }
+}
+
+op_attrs! {
+    /// `nn.contrib_conv2d_winograd_without_weight_transform` (TVM `Conv2DWinogradAttrs`):
+    /// `nn.conv2d`'s attributes and the tile size of the transformed weight it takes.
+    pub struct Conv2dWinogradAttrs {
+        /// Output positions per tile side (`m` of `F(m×m, 3×3)`).
+        tile_size: i64 = 4,
+        /// `[stride_h, stride_w]`: 1 only.
+        strides: Vec<i64> = (vec![1, 1]),
+        /// 1 value (all sides), 2 (`[top/bottom, left/right]`) or 4 (`[top, left, bottom, right]`).
+        padding: Vec<i64> = (vec![0, 0]),
+        /// `[dilation_h, dilation_w]`: 1 only.
+        dilation: Vec<i64> = (vec![1, 1]),
+        /// Channel groups: 1 only.
+        groups: i64 = 1,
+        /// Output channels; checked against the weight when given.
+        channels: Option<i64> = None,
+        /// `[kh, kw]` of the untransformed weight: `[3, 3]` when given.
+        kernel_size: Option<Vec<i64>> = None,
+        /// Data layout: `NCHW` only.
+        data_layout: String = ("NCHW".to_string()),
+        /// The untransformed weight's layout: `OIHW` only.
+        kernel_layout: String = ("OIHW".to_string()),
+        /// Output layout; `""` or `NCHW`.
+        out_layout: String = (String::new()),
+        /// Output dtype; `None` or `float32`.
+        out_dtype: Option<DType> = None,
+    }
+}
+
+op_attrs! {
     /// `nn.conv1d` (TVM `Conv1DAttrs`); any permutation of `NCW`/`OIW` runs.
     pub struct Conv1dAttrs {
         /// `[stride]`.

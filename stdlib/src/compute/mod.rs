@@ -18,3 +18,4 @@ pub(crate) mod transform;
 pub(crate) mod util;
 mod window;
 mod window_gemm;
+pub(crate) mod winograd;

@@ -263,7 +263,7 @@ pub(crate) fn softmax(
 }
 
 /// `[top, left]` padding from 1, 2 or 4 values.
-fn top_left(p: &[i64]) -> Result<(i64, i64), String> {
+pub(super) fn top_left(p: &[i64]) -> Result<(i64, i64), String> {
     match *p {
         [a] => Ok((a, a)),
         [a, b] | [a, b, _, _] => Ok((a, b)),

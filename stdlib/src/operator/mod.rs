@@ -39,6 +39,11 @@ pub type ComputeRule<A> = fn(&[ComputeInput], &A, &OutType) -> Result<TensorDef,
 /// reference kernel computes.
 pub type CanonicalizeRule<A> = fn(&mut Builder<'_>, &[ExprId], &[RelType], &A) -> Result<ExprId, String>;
 
+/// An `AlterOpLayout` rule over the operator's typed attributes (TVM's `FTVMAlterOpLayout`):
+/// the call rewritten into operators this backend computes faster (a convolution into its
+/// Winograd form), with [`CanonicalizeRule`]'s signature and contract, or why it stays.
+pub type AlterOpLayoutRule<A> = CanonicalizeRule<A>;
+
 /// One operator, every facet in one item. Implemented by a zero-sized type per operator,
 /// usually through a family macro (`unary!`, `binary!`) that makes each operator one line.
 pub trait Operator: 'static {
@@ -66,6 +71,9 @@ pub trait Operator: 'static {
     /// The canonical form, which the `QnnCanonicalize` pass puts in place of each call;
     /// `None`: calls stay.
     const CANONICALIZE: Option<CanonicalizeRule<Self::Attrs>> = None;
+    /// The layout rewrite, which the `AlterOpLayout` pass puts in place of each call; `None`:
+    /// calls stay.
+    const ALTER_OP_LAYOUT: Option<AlterOpLayoutRule<Self::Attrs>> = None;
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
     const SCALAR: Option<ScalarForm> = None;
     /// How to compute one field of a tuple result on its own (`split(x).i` as a slice), so
@@ -161,6 +169,10 @@ impl OpEntry {
                 },
                 canonicalize: match T::CANONICALIZE {
                     Some(_) => Some(canonicalize::<T> as CanonicalizeFn),
+                    None => None,
+                },
+                alter_op_layout: match T::ALTER_OP_LAYOUT {
+                    Some(_) => Some(alter_op_layout::<T> as CanonicalizeFn),
                     None => None,
                 },
                 project: T::PROJECT,
@@ -294,5 +306,18 @@ fn canonicalize<T: Operator>(
     match T::CANONICALIZE {
         Some(rule) => rule(b, args, types, &attrs),
         None => Err(format!("`{}` has no canonical form", <T as Operator>::NAME)),
+    }
+}
+
+/// The `AlterOpLayout` rule of `T` behind the compiler's untyped signature.
+fn alter_op_layout<T: Operator>(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+) -> Result<ExprId, String> {
+    let attrs = <T as Operator>::Attrs::from_attrs(&b.attrs())?;
+    match T::ALTER_OP_LAYOUT {
+        Some(rule) => rule(b, args, types, &attrs),
+        None => Err(format!("`{}` has no layout rewrite", <T as Operator>::NAME)),
     }
 }

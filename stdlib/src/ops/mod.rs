@@ -64,7 +64,7 @@ use crate::operator::OpEntry;
 use relay_compiler::op::OpRegistry;
 
 /// Every family's operators, in listing order.
-const FAMILIES: [&[OpEntry]; 37] = [
+const FAMILIES: [&[OpEntry]; 38] = [
     elemwise::UNARY,
     elemwise::PREDICATES,
     &[OpEntry::of::<Cast>()],
@@ -76,6 +76,7 @@ const FAMILIES: [&[OpEntry]; 37] = [
     transform::TRANSFORM,
     nn::DENSE,
     nn::CONV,
+    nn::WINOGRAD,
     nn::POOL,
     nn::NORM,
     nn::SOFTMAX,

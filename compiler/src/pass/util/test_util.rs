@@ -37,6 +37,7 @@ fn op(
         pattern: OpPattern::ElemWise,
         compute: None,
         canonicalize: None,
+        alter_op_layout: None,
         project: None,
         scalar: None,
         doc: "",

@@ -18,7 +18,7 @@ use crate::error::KernelError;
 use crate::kernels::num::Num;
 use crate::kernels::util::{args, nums, only_output, to_positive};
 use crate::kernels::Checked;
-use crate::operator::{shape_text, ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
+use crate::operator::{shape_text, AlterOpLayoutRule, ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
 use crate::ops::index::may_equal;
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
@@ -179,7 +179,7 @@ fn conv_reference<const N: usize>(
 /// canonical `[data, weight]` layouts, its compute rule if any, and its doc line.
 macro_rules! conv_op {
     ($(#[$doc:meta])* $name:ident = $op:literal, $attrs:ty, $n:literal, $canonical:expr, $compute:expr,
-     $line:literal) => {
+     $alter:expr, $line:literal) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name;
@@ -208,6 +208,7 @@ macro_rules! conv_op {
             const DOC: &'static str = $line;
             type Attrs = $attrs;
             const COMPUTE: Option<ComputeRule<$attrs>> = $compute;
+            const ALTER_OP_LAYOUT: Option<AlterOpLayoutRule<$attrs>> = $alter;
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &$attrs) -> Result<Vec<Vec<D>>, KernelError> {
                 conv_shapes::<D, $n>(inputs, &a.conv_args(), $canonical)
@@ -238,14 +239,14 @@ conv_op! {
     /// weight. Numeric dtypes; both operands are converted to the output dtype (`out_dtype`, else
     /// the data's) and accumulated in it, so `int8`/`uint8` inputs take `out_dtype="int32"`.
     Conv2d = "nn.conv2d", Conv2dAttrs, 4, ["NCHW", "OIHW"], Some(compute::nn::conv2d),
-    "2-d convolution (NCHW data, OIHW weight by default)"
+    super::winograd::CONV2D_ALTER, "2-d convolution (NCHW data, OIHW weight by default)"
 }
 
 conv_op! {
     /// `nn.conv1d(data, weight)`: `nn.conv2d` along `W` only, over `NCW` data and `OIW` weights
     /// (any permutation runs): `[n, c, w]` and `[o, c / groups, k]` give `[n, o, ow]`. Numeric
     /// dtypes, `out_dtype` as for `nn.conv2d`. Reference kernel only.
-    Conv1d = "nn.conv1d", Conv1dAttrs, 3, ["NCW", "OIW"], None,
+    Conv1d = "nn.conv1d", Conv1dAttrs, 3, ["NCW", "OIW"], None, None,
     "1-d convolution (NCW data, OIW weight by default)"
 }
 
@@ -255,7 +256,7 @@ conv_op! {
     /// `[o, c / groups, kd, kh, kw]` give `[n, o, od, oh, ow]`; `padding` has 1, 3 or 6 values
     /// (`[front, top, left, back, bottom, right]`). Numeric dtypes, `out_dtype` as for
     /// `nn.conv2d`. Reference kernel only.
-    Conv3d = "nn.conv3d", Conv3dAttrs, 5, ["NCDHW", "OIDHW"], None,
+    Conv3d = "nn.conv3d", Conv3dAttrs, 5, ["NCDHW", "OIDHW"], None, None,
     "3-d convolution (NCDHW data, OIDHW weight by default)"
 }
 

@@ -2,7 +2,7 @@
 //! products, convolution, pooling, normalisation, softmax and dropout, each an
 //! [`Operator`](crate::operator::Operator) item whose `COMPUTE` points at its loop nest in
 //! `crate::compute::nn`, one list per file (`DENSE`, `CONV`, `POOL`, `NORM`, `SOFTMAX`,
-//! `DROPOUT`, `SPACE_BATCH`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
+//! `DROPOUT`, `SPACE_BATCH`, `WINOGRAD`, chained in `super::operators`). This file holds what they share: dtype rules of products, window
 //! attributes of every rank read as three spatial axes (`per_axis`, `padding`, `lift`: a 1-d
 //! or 2-d convolution or pool is a 3-d one with leading spatial axes of size 1), the plain
 //! layouts and the window arithmetic of convolution and pooling, and the lane walk of the
@@ -19,6 +19,7 @@ mod pool;
 mod softmax;
 mod space_batch;
 mod upsampling;
+mod winograd;
 
 pub use conv::*;
 pub use conv_transpose::*;
@@ -31,6 +32,7 @@ pub use pool::*;
 pub use softmax::*;
 pub use space_batch::*;
 pub use upsampling::*;
+pub use winograd::*;
 
 use super::index::may_equal;
 use crate::error::KernelError;
