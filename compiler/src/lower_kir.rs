@@ -504,6 +504,7 @@ mod tests {
                 pattern,
                 compute: Some(rule),
                 canonicalize: None,
+                to_static: None,
                 project: None,
                 scalar: None,
                 doc: "",

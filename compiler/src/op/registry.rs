@@ -35,6 +35,9 @@ pub struct OpDef {
     /// The canonical form (TVM's `FTVMQnnCanonicalize`): the call rewritten into ordinary
     /// operators by the `QnnCanonicalize` pass; `None`: the call stays.
     pub canonicalize: Option<CanonicalizeFn>,
+    /// The static form (TVM's `DynamicToStatic`): a `dyn.*` call whose shape operands are
+    /// constants rewritten into its static operator by that pass; `None`: the call stays.
+    pub to_static: Option<CanonicalizeFn>,
     /// For operators returning a tuple: each field as a single-output call.
     pub project: Option<ProjectFn>,
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
@@ -115,6 +118,7 @@ mod tests {
             pattern: OpPattern::ElemWise,
             compute: None,
             canonicalize: None,
+            to_static: None,
             project: None,
             scalar: None,
             doc: "",

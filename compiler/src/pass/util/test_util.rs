@@ -37,6 +37,7 @@ fn op(
         pattern: OpPattern::ElemWise,
         compute: None,
         canonicalize: None,
+        to_static: None,
         project: None,
         scalar: None,
         doc: "",
