@@ -1,7 +1,8 @@
 //! `relay-vm ops`: every operator of the library with its fusion pattern, attributes and their
 //! defaults, operand dtypes, and whether it has a fused (JIT/OpenCL) kernel — its own compute
 //! rule, or the ordinary operators a pass rewrites it into (`QnnCanonicalize`,
-//! `SimplifyInference`) — as a table for people or JSON for tools. Built from the library's
+//! `SimplifyInference`, `ProjectOutputs`, and `DynamicToStatic` where the static operator
+//! fuses) — as a table for people or JSON for tools. Built from the library's
 //! one operator list, so it cannot drift.
 
 use crate::Format;
@@ -36,11 +37,19 @@ enum Fused {
 }
 
 impl Fused {
-    fn of(def: &OpDef) -> Fused {
+    /// How calls of `def` run; `has_compute` tells whether the operator of a name has a
+    /// compute rule (a `dyn.*` operator's static form is the operator named without `dyn.`:
+    /// TVM's naming, which `stdlib`'s tests check).
+    fn of(def: &OpDef, has_compute: &dyn Fn(&str) -> bool) -> Fused {
         if def.compute.is_some() {
             Fused::Yes
         } else if def.canonicalize.is_some() {
             Fused::Via("QnnCanonicalize")
+        } else if def.to_static.is_some() && def.name.strip_prefix("dyn.").is_some_and(has_compute) {
+            Fused::Via("DynamicToStatic")
+        } else if def.project.is_some() {
+            // Each field read on its own (`split(x).1`) becomes a fusing call.
+            Fused::Via("ProjectOutputs")
         } else if SIMPLIFIED_BY_INFERENCE.contains(&def.name) {
             Fused::Via("SimplifyInference")
         } else {
@@ -68,6 +77,7 @@ impl Fused {
 }
 
 fn rows() -> Vec<Row> {
+    let has_compute = |name: &str| operators().any(|e| e.def.name == name && e.def.compute.is_some());
     operators()
         .map(|entry| {
             let def = &entry.def;
@@ -76,7 +86,7 @@ fn rows() -> Vec<Row> {
                 pattern: format!("{:?}", def.pattern),
                 inputs: def.num_inputs,
                 dtypes: entry.dtypes.describe(),
-                fused: Fused::of(def),
+                fused: Fused::of(def, &has_compute),
                 scalar: def.scalar.is_some(),
                 attrs: (entry.reference.attr_defaults)(),
                 doc: def.doc,
@@ -170,6 +180,13 @@ mod tests {
         assert_eq!(requantize["fused"], json!("via QnnCanonicalize"));
         let norm = ops.iter().find(|o| o["name"] == "nn.instance_norm").cloned().unwrap_or_default();
         assert_eq!(norm["fused"], json!("via SimplifyInference"));
+        let reshape = ops.iter().find(|o| o["name"] == "dyn.reshape").cloned().unwrap_or_default();
+        assert_eq!(reshape["fused"], json!("via DynamicToStatic"));
+        // `topk`, its static form, runs the reference kernel.
+        let topk = ops.iter().find(|o| o["name"] == "dyn.topk").cloned().unwrap_or_default();
+        assert_eq!(topk["fused"], json!(false));
+        let split = ops.iter().find(|o| o["name"] == "split").cloned().unwrap_or_default();
+        assert_eq!(split["fused"], json!("via ProjectOutputs"));
         let add = ops.iter().find(|o| o["name"] == "add").cloned().unwrap_or_default();
         assert_eq!((add["pattern"].clone(), add["scalar"].clone()), (json!("Broadcast"), json!(true)));
     }

@@ -675,6 +675,12 @@ fn injective_cases() -> Vec<Case> {
             &["Tensor[(2, 5, 4), float32]", "Tensor[(2, 4, 4), float32]"],
         ),
         ("matrix_set_diag(%a, %b, k1=1, k2=1)", &["Tensor[(3, 2), float32]", "Tensor[(1), float32]"]),
+        (
+            "adv_index((%a, %b, %c))",
+            &["Tensor[(6, 7, 3), float32]", "Tensor[(2, 1), int32]", "Tensor[(4), int32]"],
+        ),
+        ("adv_index((%a, %b))", &["Tensor[(6, 2), int32]", "Tensor[(3, 1, 2), int32]"]),
+        ("adv_index((%a, %b, %c))", &["Tensor[(6, 6), float32]", "Tensor[(1), int32]", "Tensor[(0), int32]"]),
     ]
 }
 

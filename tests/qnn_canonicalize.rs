@@ -1,6 +1,7 @@
 //! `QnnCanonicalize` is sound: every quantized operator with a canonical form, on seeded
 //! random `int8`/`uint8`/`int16`/`int32` data, random scales (tiny, ordinary and above 1) and
-//! zero points, both rounding modes and per-channel parameters, gives at opt-level 2 (the
+//! zero points, both rounding modes and per-channel parameters (the activations and
+//! `qnn.concatenate` too), gives at opt-level 2 (the
 //! canonical form, fused) exactly the integers of opt-level 0 (the reference kernels), and
 //! at opt-level 2 every kernel is a fused JIT kernel — a call the rewrite declined would run
 //! its reference kernel and fail the case. With `RELAY_TEST_DEVICE=opencl` the fused kernels
@@ -164,6 +165,67 @@ fn cases(rng: &mut Lcg) -> Vec<Case> {
                 (format!("Tensor[(2, 3, 4), {dtype}]"), Draw::Int(lo, hi)),
                 (format!("Tensor[(2, 5, 4), {dtype}]"), Draw::Int(lo, hi)),
                 ("int32".into(), Draw::Int(-200, 200)),
+            ],
+            constants: vec![],
+        });
+    }
+    // The activations (a table of the reference kernel) on every 8-bit dtype; the output
+    // scale 1/256 is a sigmoid's usual one.
+    for dtype in ["int8", "uint8"] {
+        let (lo, hi) = range(dtype);
+        for (op, attrs) in [("sigmoid", ""), ("tanh", ""), ("leaky_relu", ", alpha=0.1"), ("leaky_relu", "")]
+        {
+            let out_scale = [scale(rng), 1.0 / 256.0][rng.below(2)];
+            out.push(Case {
+                call: format!(
+                    "qnn.{op}(%a, {}, {}, {}, {}{attrs})",
+                    f(scale(rng)),
+                    zero_point(rng, lo, hi),
+                    f(out_scale),
+                    zero_point(rng, lo, hi)
+                ),
+                params: vec![(format!("Tensor[(2, 3, 5), {dtype}]"), Draw::Int(lo, hi))],
+                constants: vec![],
+            });
+        }
+    }
+    // softmax over the last and a middle axis, input scales whose `round(1 / scale)` is 1 to
+    // about 100 (the canonical form declines larger ones, whose sums could wrap).
+    for axis in [-1, 1] {
+        let in_scale = f64::from(([0.01, 0.05, 0.1, 0.3, 1.0][rng.below(5)] * (0.5 + rng.next())) as f32);
+        let out_scale = [scale(rng), 1.0 / 256.0][rng.below(2)];
+        out.push(Case {
+            call: format!(
+                "qnn.softmax(%a, {}, {}, {}, {}, axis={axis})",
+                f(in_scale),
+                zero_point(rng, -128, 127),
+                f(out_scale),
+                zero_point(rng, -128, 127)
+            ),
+            params: vec![("Tensor[(2, 4, 6), int8]".into(), Draw::Int(-128, 127))],
+            constants: vec![],
+        });
+    }
+    // concatenate: two inputs requantized to the output's parameters, a third already on
+    // them (left as it is), along a middle axis.
+    for dtype in ["int8", "uint8", "int16", "int32"] {
+        let (lo, hi) = range(dtype);
+        let (out_scale, out_zp) = (scale(rng), zero_point(rng, lo.max(-100), hi.min(100)));
+        let (s0, s1) = (scale(rng), [out_scale * 2.0, scale(rng)][rng.below(2)]);
+        let (z0, z1) =
+            (zero_point(rng, lo.max(-100), hi.min(100)), zero_point(rng, lo.max(-100), hi.min(100)));
+        out.push(Case {
+            call: format!(
+                "qnn.concatenate((%a, %b, %c), ({}, {}, {}), ({z0}, {z1}, {out_zp}), {}, {out_zp}, axis=1)",
+                f(s0),
+                f(s1),
+                f(out_scale),
+                f(out_scale)
+            ),
+            params: vec![
+                (format!("Tensor[(2, 3, 2), {dtype}]"), Draw::Int(lo, hi)),
+                (format!("Tensor[(2, 1, 2), {dtype}]"), Draw::Int(lo, hi)),
+                (format!("Tensor[(2, 2, 2), {dtype}]"), Draw::Int(lo, hi)),
             ],
             constants: vec![],
         });

@@ -505,6 +505,7 @@ mod tests {
                 compute: Some(rule),
                 canonicalize: None,
                 alter_op_layout: None,
+                to_static: None,
                 project: None,
                 scalar: None,
                 doc: "",

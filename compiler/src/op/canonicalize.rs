@@ -86,6 +86,22 @@ impl<'m> Builder<'m> {
         matches!(self.m.expr(e).kind, ExprKind::Literal(_) | ExprKind::Constant(_))
     }
 
+    /// Field `i` of tuple `e`: the field itself when `e` is a tuple expression (so a constant
+    /// field stays visible to [`Builder::value`]), else a projection.
+    pub fn field(&mut self, e: ExprId, i: usize) -> ExprId {
+        if let ExprKind::Tuple(fields) = &self.m.expr(e).kind {
+            if let Some(&f) = fields.get(i) {
+                return f;
+            }
+        }
+        self.m.add_expr(ExprKind::Proj { tuple: e, index: i as u32 }, self.span)
+    }
+
+    /// The tuple of `fields`.
+    pub fn tuple(&mut self, fields: Vec<ExprId>) -> ExprId {
+        self.m.add_expr(ExprKind::Tuple(fields), self.span)
+    }
+
     /// The value of `e` if it is a literal or a metadata constant (a quantization parameter
     /// the rule must know at compile time, such as a requantize's scales); `None` otherwise.
     pub fn value(&self, e: ExprId) -> Option<ConstantData> {
@@ -120,6 +136,11 @@ mod tests {
         assert_eq!(b.value(vector).map(|c| c.shape), Some(vec![2]));
         let call = b.call_forwarding("sum", vec![vector], vec![("keepdims", AttrValue::Bool(true))]);
         assert_eq!(b.value(call), None);
+        let pair = b.tuple(vec![scalar, call]);
+        let first = b.field(pair, 0);
+        assert_eq!(b.value(first).map(|c| c.data), Some(vec![7.0]));
+        let projected = b.field(call, 1);
+        assert_ne!(projected, call);
         assert_eq!(b.attrs().int("axis", 0), Ok(3));
         let ExprKind::Call { attrs, .. } = &m.expr(call).kind else { panic!("not a call") };
         assert_eq!(attrs.0.len(), 2);

@@ -39,6 +39,9 @@ pub struct OpDef {
     /// `AlterOpLayout` pass into operators this backend computes faster, with a canonical
     /// form's signature; `None`: the call stays.
     pub alter_op_layout: Option<CanonicalizeFn>,
+    /// The static form (TVM's `DynamicToStatic`): a `dyn.*` call whose shape operands are
+    /// constants rewritten into its static operator by that pass; `None`: the call stays.
+    pub to_static: Option<CanonicalizeFn>,
     /// For operators returning a tuple: each field as a single-output call.
     pub project: Option<ProjectFn>,
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
@@ -120,6 +123,7 @@ mod tests {
             compute: None,
             canonicalize: None,
             alter_op_layout: None,
+            to_static: None,
             project: None,
             scalar: None,
             doc: "",

@@ -6,7 +6,7 @@
 //! before `FoldConstant`, which then computes the rewritten weights (the Winograd weight
 //! transform) once. A call whose rule declines stays as it is.
 
-use super::qnn_canonicalize::rewrite_calls;
+use super::util::op_rewrite::rewrite_calls;
 use crate::diagnostics::CompileError;
 use crate::ir::Module;
 use crate::op::OpRegistry;
@@ -17,5 +17,5 @@ use crate::ty::TypeMap;
 /// # Errors
 /// None today (the pass signature).
 pub fn alter_op_layout(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
-    rewrite_calls(m, types, ops, |def| def.alter_op_layout)
+    rewrite_calls(m, types, ops, |def| def.alter_op_layout).map(|_| ())
 }

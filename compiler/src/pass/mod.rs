@@ -18,6 +18,7 @@ mod alter_op_layout;
 mod combine_parallel;
 mod dead_code;
 mod defuse_ops;
+mod dynamic_to_static;
 mod eliminate_common_subexpr;
 mod eta_expand;
 mod fold_constant;
@@ -49,6 +50,7 @@ pub use combine_parallel::{
 };
 pub use dead_code::dead_code;
 pub use defuse_ops::defuse_ops;
+pub use dynamic_to_static::{dynamic_to_static, MAX_ROUNDS};
 pub use eliminate_common_subexpr::eliminate_common_subexpr;
 pub use eta_expand::eta_expand;
 pub use fold_constant::fold_constant;

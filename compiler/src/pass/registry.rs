@@ -13,7 +13,8 @@
 //! - **2** (the default): Relay-level cleanup before lowering, as TVM's build pipeline does:
 //!   `QnnCanonicalize` (quantized operators to ordinary ones, which fuse; first, so that
 //!   `FoldConstant` folds their constant parameters), `SimplifyInference` (batch-norm to scale
-//!   and shift, dropout removed), `FoldConstant`,
+//!   and shift, dropout removed), `FoldConstant`, `DynamicToStatic` (`dyn.*` calls on
+//!   constant shapes to their static operators, which fuse),
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
 //!   they are grouped.
 //! - **3**: also `EliminateCommonSubexpr` (TVM's level 3 too: merging equal calls can keep a
@@ -26,10 +27,10 @@
 use super::manager::PassFn;
 use super::{
     alter_op_layout, backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d,
-    combine_parallel_dense, dead_code, defuse_ops, eliminate_common_subexpr, eta_expand, fold_constant,
-    fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline, inline_closures,
-    lambda_lift, lower_primitives, project_outputs, qnn_canonicalize, simplify_expr, simplify_inference,
-    specialize_closures, to_anf, to_graph_normal_form,
+    combine_parallel_dense, dead_code, defuse_ops, dynamic_to_static, eliminate_common_subexpr, eta_expand,
+    fold_constant, fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline,
+    inline_closures, lambda_lift, lower_primitives, project_outputs, qnn_canonicalize, simplify_expr,
+    simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};
 
@@ -107,6 +108,14 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "computes constant subexpressions (operators, tuples, if/match on constants) at compile time",
         run: |m, t, c| fold_constant(m, t, c.ops),
+    },
+    PassInfo {
+        name: "DynamicToStatic",
+        opt_level: Some(2),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "dyn.* calls whose shape operands are constants become their static operators (folding constants between rounds)",
+        run: |m, t, c| dynamic_to_static(m, t, c.ops),
     },
     PassInfo {
         name: "BackwardFoldScaleAxis",

@@ -46,6 +46,10 @@ pub trait OpAttrs: Clone + Debug + Default + PartialEq + Send + Sync + 'static {
     /// Each attribute's name and default value as text (`None`: required), in TVM's order,
     /// for listings such as `relay-vm ops`.
     fn defaults() -> Vec<(&'static str, Option<String>)>;
+
+    /// The attributes of a call that [`OpAttrs::from_attrs`] reads back as `self`: the
+    /// required ones and those that differ from their defaults, in TVM's order.
+    fn to_attrs(&self) -> Vec<(&'static str, AttrValue)>;
 }
 
 /// Type-erased attributes, as stored next to a call in a kernel table: any [`OpAttrs`],
@@ -68,6 +72,11 @@ pub trait FromAttr: Sized {
     /// The value as Relay's text format writes it (`"float32"`, `[1, 1]`, `True`), for
     /// listings of defaults such as `relay-vm ops`.
     fn text(&self) -> String;
+
+    /// The value as a call's attribute, which [`FromAttr::from_attr`] reads back (`None` as
+    /// [`AttrValue::Null`], read as absent), for passes that write a call from typed
+    /// attributes (`DynamicToStatic`).
+    fn to_attr(&self) -> AttrValue;
 }
 
 /// Reads attribute `name` as `T`, or `default` when absent (`None` means required).
@@ -92,6 +101,9 @@ impl FromAttr for i64 {
     fn text(&self) -> String {
         self.to_string()
     }
+    fn to_attr(&self) -> AttrValue {
+        AttrValue::Int(*self)
+    }
 }
 
 impl FromAttr for f64 {
@@ -104,6 +116,9 @@ impl FromAttr for f64 {
     }
     fn text(&self) -> String {
         format!("{self:?}")
+    }
+    fn to_attr(&self) -> AttrValue {
+        AttrValue::Float(*self)
     }
 }
 
@@ -118,6 +133,9 @@ impl FromAttr for bool {
     fn text(&self) -> String {
         (if *self { "True" } else { "False" }).to_string()
     }
+    fn to_attr(&self) -> AttrValue {
+        AttrValue::Bool(*self)
+    }
 }
 
 impl FromAttr for String {
@@ -130,6 +148,9 @@ impl FromAttr for String {
     fn text(&self) -> String {
         format!("{self:?}")
     }
+    fn to_attr(&self) -> AttrValue {
+        AttrValue::Str(self.clone())
+    }
 }
 
 impl FromAttr for DType {
@@ -141,6 +162,9 @@ impl FromAttr for DType {
     }
     fn text(&self) -> String {
         format!("\"{self}\"")
+    }
+    fn to_attr(&self) -> AttrValue {
+        AttrValue::Str(self.to_string())
     }
 }
 
@@ -158,6 +182,9 @@ impl FromAttr for Vec<i64> {
     fn text(&self) -> String {
         list_text(self)
     }
+    fn to_attr(&self) -> AttrValue {
+        list_attr(self)
+    }
 }
 
 /// A list of numbers (`roi=[0f, 0f, 1f, 1f]`); one number is a list of one.
@@ -172,6 +199,9 @@ impl FromAttr for Vec<f64> {
     }
     fn text(&self) -> String {
         list_text(self)
+    }
+    fn to_attr(&self) -> AttrValue {
+        list_attr(self)
     }
 }
 
@@ -193,6 +223,9 @@ impl FromAttr for Vec<Vec<i64>> {
     fn text(&self) -> String {
         list_text(self)
     }
+    fn to_attr(&self) -> AttrValue {
+        list_attr(self)
+    }
 }
 
 impl FromAttr for Option<i64> {
@@ -205,6 +238,9 @@ impl FromAttr for Option<i64> {
     fn text(&self) -> String {
         option_text(self)
     }
+    fn to_attr(&self) -> AttrValue {
+        option_attr(self)
+    }
 }
 
 impl FromAttr for Option<Vec<i64>> {
@@ -216,6 +252,9 @@ impl FromAttr for Option<Vec<i64>> {
     }
     fn text(&self) -> String {
         option_text(self)
+    }
+    fn to_attr(&self) -> AttrValue {
+        option_attr(self)
     }
 }
 
@@ -233,6 +272,9 @@ impl FromAttr for Option<DType> {
     fn text(&self) -> String {
         option_text(self)
     }
+    fn to_attr(&self) -> AttrValue {
+        option_attr(self)
+    }
 }
 
 /// A list as Relay text: `[a, b]`, each item in its own text form.
@@ -244,6 +286,16 @@ fn list_text<T: FromAttr>(items: &[T]) -> String {
 /// An optional value as Relay text: `None` or the value's own text.
 fn option_text<T: FromAttr>(value: &Option<T>) -> String {
     value.as_ref().map_or_else(|| "None".to_string(), T::text)
+}
+
+/// A list as an attribute, each item its own attribute value.
+fn list_attr<T: FromAttr>(items: &[T]) -> AttrValue {
+    AttrValue::List(items.iter().map(T::to_attr).collect())
+}
+
+/// An optional value as an attribute: `Null` (absent) or the value's own.
+fn option_attr<T: FromAttr>(value: &Option<T>) -> AttrValue {
+    value.as_ref().map_or(AttrValue::Null, T::to_attr)
 }
 
 /// Declares string-valued attribute enums (`mode="clip"`) with their TVM spellings.
@@ -266,6 +318,12 @@ macro_rules! attr_enum {
             fn text(&self) -> String {
                 match self {
                     $($name::$variant => format!("{:?}", $text),)+
+                }
+            }
+
+            fn to_attr(&self) -> AttrValue {
+                match self {
+                    $($name::$variant => AttrValue::Str($text.to_string()),)+
                 }
             }
         }
@@ -342,6 +400,12 @@ impl FromAttr for IndicesOrSections {
             IndicesOrSections::Indices(list) => list.text(),
         }
     }
+    fn to_attr(&self) -> AttrValue {
+        match self {
+            IndicesOrSections::Sections(n) => n.to_attr(),
+            IndicesOrSections::Indices(list) => list.to_attr(),
+        }
+    }
 }
 
 /// Declares an attribute struct: fields as `name: Type = default`, where `default` is one token
@@ -379,6 +443,17 @@ macro_rules! op_attrs {
                 let d = Self::default();
                 vec![$((stringify!($field), $crate::attrs::attr_text!(d.$field, $default)),)*]
             }
+
+            fn to_attrs(&self) -> Vec<(&'static str, relay_compiler::ir::AttrValue)> {
+                #[allow(unused_variables)]
+                let d = Self::default();
+                #[allow(unused_mut)]
+                let mut out = vec![];
+                $(if $crate::attrs::attr_written!(self.$field, d.$field, $default) {
+                    out.push((stringify!($field), $crate::attrs::FromAttr::to_attr(&self.$field)));
+                })*
+                out
+            }
         }
     };
 }
@@ -390,6 +465,17 @@ macro_rules! attr_text {
     };
     ($value:expr, $default:tt) => {
         Some($crate::attrs::FromAttr::text(&$value))
+    };
+}
+
+/// Whether `to_attrs` writes one attribute: always when it is required, else when its value
+/// differs from the default.
+macro_rules! attr_written {
+    ($value:expr, $default_value:expr, required) => {
+        true
+    };
+    ($value:expr, $default_value:expr, $default:tt) => {
+        $value != $default_value
     };
 }
 
@@ -411,7 +497,7 @@ macro_rules! attr_fallback {
     };
 }
 
-pub(crate) use {attr_default, attr_fallback, attr_text, op_attrs};
+pub(crate) use {attr_default, attr_fallback, attr_text, attr_written, op_attrs};
 
 op_attrs! {
     /// For operators without attributes.
@@ -462,6 +548,28 @@ mod tests {
         assert!(!BatchMatmulAttrs::default().transpose_b);
         assert_eq!(ClipAttrs::defaults(), vec![("a_min", None), ("a_max", None)]);
         assert_eq!(LeakyReluAttrs::defaults(), vec![("alpha", Some("0.25".to_string()))]);
+    }
+
+    #[test]
+    fn written_attributes_read_back() {
+        let resize = Resize2dAttrs {
+            size: vec![3, 4],
+            roi: vec![0.0, 0.5, 1.0, 1.0],
+            layout: "NHWC".into(),
+            method: ResizeMethod::Cubic,
+            out_dtype: Some(DType::F32),
+            ..Resize2dAttrs::default()
+        };
+        let written = resize.to_attrs();
+        // The defaults are left out; `size` is required, so always written.
+        let names: Vec<&str> = written.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["roi", "size", "layout", "method", "out_dtype"]);
+        reader_test(written, |r| assert_eq!(Resize2dAttrs::from_attrs(r), Ok(resize.clone())));
+        let pad = PadAttrs { pad_width: vec![vec![1, 0], vec![0, 2]], pad_mode: PadMode::Edge };
+        reader_test(pad.to_attrs(), |r| assert_eq!(PadAttrs::from_attrs(r), Ok(pad.clone())));
+        let topk = TopkAttrs { k: Some(2), ..TopkAttrs::default() };
+        reader_test(topk.to_attrs(), |r| assert_eq!(TopkAttrs::from_attrs(r), Ok(topk.clone())));
+        assert_eq!(ReshapeAttrs::default().to_attrs(), vec![("newshape", AttrValue::List(vec![]))]);
     }
 
     #[test]

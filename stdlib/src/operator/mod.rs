@@ -36,7 +36,7 @@ pub type ComputeRule<A> = fn(&[ComputeInput], &A, &OutType) -> Result<TensorDef,
 /// A canonical form over the operator's typed attributes (TVM's `FTVMQnnCanonicalize`):
 /// `(builder, arguments, argument types, attributes) -> the call as ordinary operators`, or
 /// why this call stays (it then runs the reference kernel). It must compute exactly what the
-/// reference kernel computes.
+/// reference kernel computes. A static form ([`Operator::TO_STATIC`]) has the same shape.
 pub type CanonicalizeRule<A> = fn(&mut Builder<'_>, &[ExprId], &[RelType], &A) -> Result<ExprId, String>;
 
 /// An `AlterOpLayout` rule over the operator's typed attributes (TVM's `FTVMAlterOpLayout`):
@@ -74,6 +74,10 @@ pub trait Operator: 'static {
     /// The layout rewrite, which the `AlterOpLayout` pass puts in place of each call; `None`:
     /// calls stay.
     const ALTER_OP_LAYOUT: Option<AlterOpLayoutRule<Self::Attrs>> = None;
+    /// The static form (TVM's `DynamicToStatic`, the `dyn.*` operators): a call whose shape
+    /// operands are constants rewritten into its static operator, the values read into its
+    /// attributes; `None`: calls stay.
+    const TO_STATIC: Option<CanonicalizeRule<Self::Attrs>> = None;
     /// The unboxed VM instruction of a call on 0-d operands; `None`: a kernel call.
     const SCALAR: Option<ScalarForm> = None;
     /// How to compute one field of a tuple result on its own (`split(x).i` as a slice), so
@@ -145,7 +149,7 @@ impl<T: Operator> ReferenceKernel for T {
 #[derive(Clone, Debug)]
 pub struct OpEntry {
     /// The registration: name, arity, attribute names, relation, pattern, compute rule,
-    /// canonical form, projection, scalar form.
+    /// canonical form, static form, projection, scalar form.
     pub def: OpDef,
     /// The reference kernel behind type-erased entry points.
     pub reference: RefOp,
@@ -175,6 +179,10 @@ impl OpEntry {
                     Some(_) => Some(alter_op_layout::<T> as CanonicalizeFn),
                     None => None,
                 },
+                to_static: match T::TO_STATIC {
+                    Some(_) => Some(to_static::<T> as CanonicalizeFn),
+                    None => None,
+                },
                 project: T::PROJECT,
                 scalar: T::SCALAR,
                 doc: T::DOC,
@@ -188,14 +196,19 @@ impl OpEntry {
 /// The type relation of `T`: its shape function over symbolic dimensions and its dtype rule,
 /// on the parsed attributes.
 fn relation<T: Operator>(args: &[RelType], reader: &AttrReader) -> RelationResult {
-    let attrs = <T as Operator>::Attrs::from_attrs(reader)?;
+    typed_relation::<T>(args, &<T as Operator>::Attrs::from_attrs(reader)?)
+}
+
+/// The type relation of `T` on typed attributes (also how a rewrite checks that the call it
+/// writes will type, `DynamicToStatic`).
+pub(crate) fn typed_relation<T: Operator>(args: &[RelType], attrs: &T::Attrs) -> RelationResult {
     let fields = if T::TUPLE_INPUT { flattened_args(args)? } else { tensor_args(args)? };
     let Some(inputs) = fields else { return Ok(None) };
     let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
     let shapes: Vec<&[Dim]> = inputs.iter().map(|t| t.shape.as_slice()).collect();
     let out_dtypes =
-        half_float::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, &attrs)).map_err(unnamed::<T>)?;
-    let out_shapes = <T as Operator>::shapes(&shapes, &attrs).map_err(unnamed::<T>)?;
+        half_float::output_dtypes(&dtypes, |d| <T as Operator>::dtypes(d, attrs)).map_err(unnamed::<T>)?;
+    let out_shapes = <T as Operator>::shapes(&shapes, attrs).map_err(unnamed::<T>)?;
     let mut outs: Vec<RelType> =
         out_shapes.into_iter().zip(out_dtypes).map(|(shape, dtype)| RelType::tensor(shape, dtype)).collect();
     Ok(Some(if outs.len() == 1 && !T::TUPLE_OUTPUT { outs.remove(0) } else { RelType::Tuple(outs) }))
@@ -302,10 +315,26 @@ fn canonicalize<T: Operator>(
     args: &[ExprId],
     types: &[RelType],
 ) -> Result<ExprId, String> {
+    rewrite::<T>(T::CANONICALIZE, "canonical form", b, args, types)
+}
+
+/// The static form of `T` behind the compiler's untyped signature.
+fn to_static<T: Operator>(b: &mut Builder<'_>, args: &[ExprId], types: &[RelType]) -> Result<ExprId, String> {
+    rewrite::<T>(T::TO_STATIC, "static form", b, args, types)
+}
+
+/// Rewrite `rule` of `T` (its facet `what`) on a call, its attributes parsed.
+fn rewrite<T: Operator>(
+    rule: Option<CanonicalizeRule<T::Attrs>>,
+    what: &str,
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+) -> Result<ExprId, String> {
     let attrs = <T as Operator>::Attrs::from_attrs(&b.attrs())?;
-    match T::CANONICALIZE {
+    match rule {
         Some(rule) => rule(b, args, types, &attrs),
-        None => Err(format!("`{}` has no canonical form", <T as Operator>::NAME)),
+        None => Err(format!("`{}` has no {what}", <T as Operator>::NAME)),
     }
 }
 
@@ -315,9 +344,5 @@ fn alter_op_layout<T: Operator>(
     args: &[ExprId],
     types: &[RelType],
 ) -> Result<ExprId, String> {
-    let attrs = <T as Operator>::Attrs::from_attrs(&b.attrs())?;
-    match T::ALTER_OP_LAYOUT {
-        Some(rule) => rule(b, args, types, &attrs),
-        None => Err(format!("`{}` has no layout rewrite", <T as Operator>::NAME)),
-    }
+    rewrite::<T>(T::ALTER_OP_LAYOUT, "layout rewrite", b, args, types)
 }

@@ -2,12 +2,14 @@
 //! indexing of the leading axes by integer tensors, as PyTorch's `x[i, j]` converts.
 
 use crate::attrs::NoAttrs;
+use crate::compute::util::lazy;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, for_each_index};
 use crate::kernels::Checked;
 use crate::operator::{broadcast, shape_text, DTypeSet, OpEntry, Operator, ShapeDim};
 use crate::ops::index::{copy_from_offsets, index_values, strides, wrap_index};
-use relay_compiler::op::OpPattern;
+use relay_compiler::kir::Index;
+use relay_compiler::op::{ComputeInput, LazyTensor, OpPattern, OutType, TensorDef};
 use relay_devices::{DType, Tensor};
 
 /// `adv_index` alone.
@@ -40,6 +42,7 @@ impl Operator for AdvIndex {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "data indexed by broadcast integer tensors on its leading axes";
     type Attrs = NoAttrs;
+    const COMPUTE: Option<crate::operator::ComputeRule<NoAttrs>> = Some(compute);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &NoAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let (data, indices) = parts(inputs)?;
@@ -107,6 +110,38 @@ impl Operator for AdvIndex {
         })?;
         any_type!(data.dtype(), T => copy_from_offsets::<T>(data, &offsets, out))
     }
+}
+
+/// The kir rule: `out[b, rest] = data[i0[b], ..., ik-1[b], rest]`, each index tensor read at
+/// `b` broadcast to its own shape (0 along its size-1 axes, its leading axes dropped), each
+/// index wrapped into its axis (the reference kernel's `-n..n`, and any other value kept in
+/// bounds, as `gather`'s: a fused kernel cannot fail).
+fn compute(inputs: &[ComputeInput], _: &NoAttrs, out: &OutType) -> Result<TensorDef, String> {
+    let [ComputeInput::Tuple(parts)] = inputs else { return Err("adv_index takes one tuple".into()) };
+    let (data, indices) = parts.split_first().ok_or("adv_index takes data and indices")?;
+    let k = indices.len();
+    let b_rank =
+        (out.shape.len() + k).checked_sub(data.shape.len()).ok_or("adv_index: ranks do not agree")?;
+    if data.shape.iter().take(k).any(|&n| n <= 0) || indices.iter().any(|i| !i.dtype.is_int()) {
+        return Err("an adv_index from an empty axis runs in the reference kernel".into());
+    }
+    let (data, indices): (LazyTensor, Vec<LazyTensor>) = (data.clone(), indices.to_vec());
+    Ok(lazy(move |kb, idx| {
+        let (b, rest) = idx.split_at(b_rank.min(idx.len()));
+        let mut src: Vec<Index> = Vec::with_capacity(data.shape.len());
+        for (index, &n) in indices.iter().zip(&data.shape) {
+            let pad = b_rank - index.shape.len().min(b_rank);
+            let own: Vec<Index> = index
+                .shape
+                .iter()
+                .enumerate()
+                .map(|(a, &size)| if size == 1 { Index::from(0i64) } else { b[pad + a].clone() })
+                .collect();
+            src.push(Index::value(index.at(kb, &own).cast(DType::I64)).floor_mod(n));
+        }
+        src.extend(rest.iter().cloned());
+        data.at(kb, &src)
+    }))
 }
 
 #[cfg(test)]

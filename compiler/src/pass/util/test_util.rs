@@ -38,6 +38,7 @@ fn op(
         compute: None,
         canonicalize: None,
         alter_op_layout: None,
+        to_static: None,
         project: None,
         scalar: None,
         doc: "",

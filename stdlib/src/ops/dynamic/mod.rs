@@ -9,8 +9,9 @@
 //! run time the static operator's shape function and reference kernel run on the attributes
 //! read from the values, so no semantics are written twice. The relation is TVM's dynamic one
 //! (the sizes that depend on the values are `?`), checked against the static relation where
-//! TVM keeps sizes. TVM's `DynamicToStatic` rewrite of calls with constant operands is not
-//! done here yet: such calls run as they are, their results sized at run time.
+//! TVM keeps sizes. A call whose operands are constants has a static form (TVM's
+//! `DynamicToStatic`, [`Operator::TO_STATIC`]): the static operator with the attributes the
+//! same [`DynamicForm::static_attrs`] reads from the constants.
 
 mod forms;
 mod operand;
@@ -20,8 +21,10 @@ pub use forms::*;
 use crate::attrs::OpAttrs;
 use crate::error::KernelError;
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, OpEntry, Operator, ShapeDim};
-use relay_compiler::op::OpPattern;
+use crate::operator::{message, typed_relation, CanonicalizeRule, DTypeSet, OpEntry, Operator, ShapeDim};
+use relay_compiler::codegen::constant_tensor;
+use relay_compiler::ir::ExprId;
+use relay_compiler::op::{Builder, OpPattern, RelType};
 use relay_devices::{DType, Tensor};
 use std::marker::PhantomData;
 
@@ -115,6 +118,7 @@ impl<F: DynamicForm> Operator for Dyn<F> {
     const DTYPES: DTypeSet = <F::Static as Operator>::DTYPES;
     const DOC: &'static str = F::DOC;
     type Attrs = F::Attrs;
+    const TO_STATIC: Option<CanonicalizeRule<F::Attrs>> = Some(to_static::<F>);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], attrs: &F::Attrs) -> Result<Vec<Vec<D>>, KernelError> {
         let (data, operands) = split::<F, _>(inputs)?;
@@ -146,5 +150,68 @@ impl<F: DynamicForm> Operator for Dyn<F> {
         let (data, operands) = split::<F, _>(inputs)?;
         let static_attrs = F::static_attrs(attrs, Some(operands.as_slice()))?;
         <F::Static as Operator>::reference(&data, &static_attrs, outputs, checked)
+    }
+}
+
+/// The static form of a call of `Dyn<F>` (TVM's `DynamicToStatic`): with every operand a
+/// constant, the static operator on the other arguments, its attributes those
+/// [`DynamicForm::static_attrs`] reads from the values (written back as the call's attributes,
+/// defaults left out). Declined while an operand is not a constant, and where the static
+/// relation rejects what the values say (the call keeps failing at run time, as TVM's rewrite
+/// would fail to type).
+fn to_static<F: DynamicForm>(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    attrs: &F::Attrs,
+) -> Result<ExprId, String> {
+    let (data, operands) = split::<F, _>(args).map_err(message)?;
+    let values = operands
+        .iter()
+        .map(|&e| constant_tensor(&b.value(e).ok_or("a shape operand is not a constant")?))
+        .collect::<Result<Vec<Tensor>, String>>()?;
+    let values: Vec<&Tensor> = values.iter().collect();
+    let static_attrs = F::static_attrs(attrs, Some(&values)).map_err(message)?;
+    let type_refs: Vec<&RelType> = types.iter().collect();
+    let (data_types, _) = split::<F, _>(&type_refs).map_err(message)?;
+    let data_types: Vec<RelType> = data_types.into_iter().cloned().collect();
+    typed_relation::<F::Static>(&data_types, &static_attrs)?
+        .ok_or("the static operator's argument types are not known")?;
+    Ok(b.call(<F::Static as Operator>::NAME, data, static_attrs.to_attrs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `relay-vm ops` reports a `dyn.*` operator as fused when the operator named like it
+    /// without `dyn.` (TVM's naming of the dynamic forms) has a compute rule: it must be the
+    /// static operator its static form writes.
+    #[test]
+    fn each_form_is_named_after_its_static_operator() {
+        fn static_name<F: DynamicForm>() -> (&'static str, &'static str) {
+            (F::NAME, <F::Static as Operator>::NAME)
+        }
+        let forms = [
+            static_name::<Reshape>(),
+            static_name::<BroadcastTo>(),
+            static_name::<Full>(),
+            static_name::<Zeros>(),
+            static_name::<Ones>(),
+            static_name::<Tile>(),
+            static_name::<StridedSlice>(),
+            static_name::<Topk>(),
+            static_name::<OneHot>(),
+            static_name::<Squeeze>(),
+            static_name::<ExpandDims>(),
+            static_name::<Pad>(),
+            static_name::<Upsampling>(),
+            static_name::<Resize2d>(),
+        ];
+        assert_eq!(forms.len(), DYNAMIC.len());
+        for (name, static_name) in forms {
+            assert_eq!(name.strip_prefix("dyn."), Some(static_name));
+        }
+        assert!(DYNAMIC.iter().all(|e| e.def.to_static.is_some()));
     }
 }

@@ -3,6 +3,7 @@
 //! integer arithmetic) and `qnn.softmax` (`softmax.cc`: TVM's integer-only approximation,
 //! arXiv 2207.01405 Algorithm 1), all per-tensor, the result of the input's dtype.
 
+use super::canonical;
 use super::{
     check_dtype, check_qparams, check_scalars, int_range, int_values, scalar_params, store_saturated,
     FixedPoint, Rescale,
@@ -11,7 +12,7 @@ use crate::attrs::{LeakyReluAttrs, NoAttrs, QnnRounding, SoftmaxAttrs};
 use crate::error::KernelError;
 use crate::kernels::util::{args, normalize_axis, only_output};
 use crate::kernels::Checked;
-use crate::operator::{DTypeSet, Operator, ShapeDim};
+use crate::operator::{CanonicalizeRule, DTypeSet, Operator, ShapeDim};
 use relay_compiler::op::OpPattern;
 use relay_devices::{DType, Tensor};
 
@@ -56,6 +57,7 @@ macro_rules! through_float {
             const DTYPES: DTypeSet = DTypeSet::Ints;
             const DOC: &'static str = $summary;
             type Attrs = NoAttrs;
+            const CANONICALIZE: Option<CanonicalizeRule<NoAttrs>> = Some(canonical::table::<Self>);
 
             fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &NoAttrs) -> Result<Vec<Vec<D>>, KernelError> {
                 unary_shape(inputs)
@@ -106,6 +108,7 @@ impl Operator for QnnLeakyRelu {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "quantized leaky_relu in fixed-point arithmetic";
     type Attrs = LeakyReluAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<LeakyReluAttrs>> = Some(canonical::table::<Self>);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &LeakyReluAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         unary_shape(inputs)
@@ -151,6 +154,12 @@ impl Operator for QnnLeakyRelu {
 #[derive(Debug)]
 pub struct QnnSoftmax;
 
+/// TVM's `x0 = round(1 / scale)` of `qnn.softmax`, clamped to `int32` (the reference kernel
+/// and the canonical form both read it here).
+pub(super) fn softmax_x0(scale: f32) -> i32 {
+    ((1.0f32 / scale).round() as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
 /// TVM's integer softmax of one lane (`int32` arithmetic, wrapping).
 fn softmax_lane(lane: &[i32], x0: i32) -> Result<Vec<i32>, KernelError> {
     let max = lane.iter().copied().max().unwrap_or(0);
@@ -179,6 +188,7 @@ impl Operator for QnnSoftmax {
     const DTYPES: DTypeSet = DTypeSet::Ints;
     const DOC: &'static str = "TVM's integer-only softmax over axis";
     type Attrs = SoftmaxAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<SoftmaxAttrs>> = Some(canonical::softmax);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &SoftmaxAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let shape = unary_shape(inputs)?;
@@ -201,7 +211,7 @@ impl Operator for QnnSoftmax {
         let shape = inputs.first().map_or(&[][..], |t| t.shape());
         let axis = normalize_axis(a.axis, shape.len())?;
         let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
-        let x0 = ((1.0f32 / s).round() as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+        let x0 = softmax_x0(s);
         let q: Vec<i32> = x.iter().map(|&v| (v as i32).wrapping_sub(z as i32)).collect();
         let mut out = vec![0i32; q.len()];
         let lanes = q.len().checked_div(len * inner).unwrap_or(0);

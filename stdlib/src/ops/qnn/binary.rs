@@ -168,6 +168,7 @@ impl Operator for QnnConcatenate {
     const DOC: &'static str =
         "join a tuple of quantized tensors along axis, requantized to the output's scale";
     type Attrs = ConcatenateAttrs;
+    const CANONICALIZE: Option<CanonicalizeRule<ConcatenateAttrs>> = Some(canonical::concatenate);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &ConcatenateAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let n = concat_count(inputs.len())?;

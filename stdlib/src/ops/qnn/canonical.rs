@@ -13,15 +13,28 @@
 //! (`left_shift`, `multiply`, `add`, `right_shift`: kir's integer arithmetic wraps and its
 //! right shift of a signed value is arithmetic, as the reference kernel's). A multiplier needs
 //! the scales' values, so a call whose scales are not constants is declined and stays.
+//!
+//! The `int8`/`uint8` activations (`qnn.sigmoid`, `qnn.tanh`, `qnn.leaky_relu`) are a table
+//! of 256 values, [`table`]: the reference kernel run once at compile time on every value of
+//! the dtype, then `take`. TVM's Python canonicalization does the same for its unary
+//! quantized operators (`create_integer_lookup_op`); its C++ default, dequantize → float
+//! function → quantize, would not give the reference kernel's bits here, because the fused
+//! `exp`/`tanh` are polynomial approximations that can move a result across a rounding tie.
 
+use super::activation::softmax_x0;
 use super::fixed_point::{ties_away, FixedPoint, Steps};
-use super::int_range;
-use crate::attrs::{DequantizeAttrs, QnnBinaryAttrs, QnnRounding, QuantizeAttrs, RequantizeAttrs};
+use super::{int_range, int_values};
+use crate::attrs::{
+    ConcatenateAttrs, DequantizeAttrs, QnnBinaryAttrs, QnnRounding, QuantizeAttrs, RequantizeAttrs,
+    SoftmaxAttrs,
+};
+use crate::kernels::eval;
 use crate::kernels::util::normalize_axis;
-use crate::operator::message;
-use relay_compiler::ir::{AttrValue, ExprId};
+use crate::operator::{message, Operator, ShapeDim};
+use relay_compiler::codegen::constant_tensor;
+use relay_compiler::ir::{AttrValue, ConstantData, ExprId};
 use relay_compiler::op::{Builder, RelType, TensorType};
-use relay_devices::DType;
+use relay_devices::{DType, Tensor};
 
 /// The type of argument `i`, which must be a tensor.
 fn tensor(types: &[RelType], i: usize) -> Result<&TensorType, String> {
@@ -312,4 +325,157 @@ pub(super) fn shifted_product(
     let weight = b.cast(weight, DType::I32);
     let weight = b.call("subtract", vec![weight, kernel_zp], vec![]);
     Ok(b.call_forwarding(op, vec![data, weight], vec![("out_dtype", AttrValue::Str("int32".into()))]))
+}
+
+/// `qnn.concatenate`: each input requantized from its parameters to the output's (skipped
+/// where both are the same constants, as TVM's `ConcatenateQnnCanonicalize`) and saturated to
+/// the data's dtype, then `concatenate` with the call's `axis`. The input scales must be
+/// constants, given as a tuple expression.
+pub(super) fn concatenate(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    _: &ConcatenateAttrs,
+) -> Result<ExprId, String> {
+    let &[data, in_scales, in_zps, out_scale, out_zp] = args else {
+        return Err("expects 5 arguments".into());
+    };
+    let Some(RelType::Tuple(fields)) = types.first() else { return Err("the data is not a tuple".into()) };
+    let dtype = match fields.first() {
+        Some(RelType::Tensor(t)) => t.dtype,
+        _ => return Err("the data is not a tuple of tensors".into()),
+    };
+    let out_scale_value = *scales(b, out_scale)?.first().ok_or("the output scale is empty")?;
+    let out_zp_value = b.value(out_zp).map(|c| c.data);
+    let mut joined = Vec::with_capacity(fields.len());
+    for i in 0..fields.len() {
+        let x = b.field(data, i);
+        let (scale, zp) = (b.field(in_scales, i), b.field(in_zps, i));
+        let scale = *scales(b, scale)?.first().ok_or("an input scale is empty")?;
+        if scale == out_scale_value && out_zp_value.is_some() && b.value(zp).map(|c| c.data) == out_zp_value {
+            joined.push(x);
+            continue;
+        }
+        let shifted = widened_minus(b, x, zp, false, 0, 0)?;
+        let rescaling = Rescaling {
+            in_scales: &[scale],
+            out_scale: out_scale_value,
+            rank: 0,
+            axis: 0,
+            rounding: QnnRounding::Unset,
+        };
+        let scaled = rescaling.apply(b, shifted)?;
+        let out_zp = b.cast(out_zp, DType::I64);
+        let sum = b.call("add", vec![scaled, out_zp], vec![]);
+        joined.push(saturate(b, sum, dtype)?);
+    }
+    let joined = b.tuple(joined);
+    Ok(b.call_forwarding("concatenate", vec![joined], vec![]))
+}
+
+/// The most entries of a [`table`]: the values of an 8-bit dtype.
+const MAX_TABLE: i64 = 256;
+
+/// A per-element quantized operator `T` on 8-bit data (its first argument; the others its
+/// constant parameters) as a lookup table: `T`'s reference kernel run at compile time on
+/// every value of the data's dtype, then `take(table, int32(x) - lowest)`, which computes
+/// exactly what the reference kernel computes. Declined for wider dtypes and parameters that
+/// are not constants.
+pub(super) fn table<T: Operator>(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    attrs: &T::Attrs,
+) -> Result<ExprId, String> {
+    let Some((&x, params)) = args.split_first() else { return Err("expects the data".into()) };
+    let dtype = tensor(types, 0)?.dtype;
+    let (lo, hi) = int_range(dtype).map_err(message)?;
+    if hi - lo >= MAX_TABLE {
+        return Err(format!("a table of every `{dtype}` would be too large"));
+    }
+    let domain =
+        ConstantData { dtype, shape: vec![hi - lo + 1], data: (lo..=hi).map(|v| v as f64).collect() };
+    let mut inputs = vec![constant_tensor(&domain)?];
+    for &p in params {
+        let value = b.value(p).ok_or("a quantization parameter is not a constant")?;
+        inputs.push(constant_tensor(&value)?);
+    }
+    let inputs: Vec<&Tensor> = inputs.iter().collect();
+    let outputs = eval::<T>(&inputs, attrs).map_err(message)?;
+    let [values] = outputs.as_slice() else { return Err("expects one output".into()) };
+    let entries: Vec<f64> = int_values(values).map_err(message)?.into_iter().map(|v| v as f64).collect();
+    let table = b.constant(values.dtype(), vec![entries.len() as i64], entries);
+    let index = b.cast(x, DType::I32);
+    let lowest = b.int(lo, DType::I32);
+    let index = b.call("subtract", vec![index, lowest], vec![]);
+    Ok(b.call("take", vec![table, index], vec![("axis", AttrValue::Int(0))]))
+}
+
+/// `qnn.softmax`: the reference kernel's integer approximation as `int32` operators over the
+/// lanes of `axis` (`max` and `sum` keeping the axis), with `x0 = round(1 / scale)` a
+/// constant: `x = (int32(data) - zero_point) - max`, `x_p = x + (x >> 1) - (x >> 4)`,
+/// `q = x_p / -x0`, `exp = (((x_p + q * x0) >> 1) + x0) << (8 - q)` (0 where `q > 8`; `q` is
+/// never negative), `out = ((2^30 / sum(exp)) * exp) >> 23`, requantized from scale `1/128`
+/// and zero point 0 to the output's parameters. Declined unless `1 <= x0` and
+/// `x0 * 256 * lane length < 2^31`: then every `exp` is in `[0, x0 * 256]`, the lane's
+/// maximum gives at least 256, and the sum neither wraps nor is 0 (where the reference kernel
+/// divides by it).
+pub(super) fn softmax(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    a: &SoftmaxAttrs,
+) -> Result<ExprId, String> {
+    let &[data, scale, zero_point, out_scale, out_zp] = args else {
+        return Err("expects 5 arguments".into());
+    };
+    let x_type = tensor(types, 0)?;
+    let axis = normalize_axis(a.axis, x_type.rank()).map_err(message)?;
+    let lane: usize =
+        x_type.shape.get(axis).and_then(|d| d.value()).ok_or("the softmax axis has no static length")?;
+    let x0 = softmax_x0(*scales(b, scale)?.first().ok_or("the scale is empty")?);
+    let out_scale = *scales(b, out_scale)?.first().ok_or("the output scale is empty")?;
+    if x0 < 1 || i64::from(x0) * 256 * (lane as i64) >= 1 << 31 || lane == 0 {
+        return Err(format!("x0 = {x0} over lanes of {lane} could make the sum of exponentials wrap or 0"));
+    }
+    let i32_of = |b: &mut Builder<'_>, v: i64| b.int(v, DType::I32);
+    let lanes = vec![
+        ("axis", AttrValue::List(vec![AttrValue::Int(axis as i64)])),
+        ("keepdims", AttrValue::Bool(true)),
+    ];
+    let q = b.cast(data, DType::I32);
+    let q = b.call("subtract", vec![q, zero_point], vec![]);
+    let max = b.call("max", vec![q], lanes.clone());
+    let x = b.call("subtract", vec![q, max], vec![]);
+    let (one, four) = (i32_of(b, 1), i32_of(b, 4));
+    let half = b.call("right_shift", vec![x, one], vec![]);
+    let sixteenth = b.call("right_shift", vec![x, four], vec![]);
+    let x_p = b.call("add", vec![x, half], vec![]);
+    let x_p = b.call("subtract", vec![x_p, sixteenth], vec![]);
+    let minus_x0 = i32_of(b, -i64::from(x0));
+    let quotient = b.call("divide", vec![x_p, minus_x0], vec![]);
+    let x0_value = i32_of(b, i64::from(x0));
+    let multiple = b.call("multiply", vec![quotient, x0_value], vec![]);
+    let r = b.call("add", vec![x_p, multiple], vec![]);
+    let r = b.call("right_shift", vec![r, one], vec![]);
+    let x_b = b.call("add", vec![r, x0_value], vec![]);
+    let eight = i32_of(b, 8);
+    let shift = b.call("subtract", vec![eight, quotient], vec![]);
+    let shifted = b.call("left_shift", vec![x_b, shift], vec![]);
+    let in_range = b.call("less_equal", vec![quotient, eight], vec![]);
+    let zero = i32_of(b, 0);
+    let exp = b.call("where", vec![in_range, shifted, zero], vec![]);
+    let sum = b.call("sum", vec![exp], lanes);
+    let numerator = i32_of(b, 1 << 30);
+    let share = b.call("divide", vec![numerator, sum], vec![]);
+    let product = b.call("multiply", vec![share, exp], vec![]);
+    let twenty_three = i32_of(b, 23);
+    let out = b.call("right_shift", vec![product, twenty_three], vec![]);
+    let out = b.cast(out, DType::I64);
+    let rescaling =
+        Rescaling { in_scales: &[1.0 / 128.0], out_scale, rank: 0, axis: 0, rounding: QnnRounding::Unset };
+    let scaled = rescaling.apply(b, out)?;
+    let out_zp = b.cast(out_zp, DType::I64);
+    let sum = b.call("add", vec![scaled, out_zp], vec![]);
+    saturate(b, sum, x_type.dtype)
 }
