@@ -3145,6 +3145,50 @@ error("vision.all_class_non_max_suppression", "float_limit",
       [ba, sa, np.float32(1), np.float32(0.5), np.float32(0)])
 
 
+# ---------------------------------------------------------------- Winograd convolutions
+
+def winograd_g(m):
+    """`G` of F(m x m, 3 x 3) (alpha x 3) from the interpolation points that
+    stdlib/src/ops/nn/winograd.rs takes (TVM's): row j is a_j^k / prod_{l != j} (a_j - a_l), the
+    last row picks the highest coefficient."""
+    points = {2: [0.0, -1.0, 1.0], 4: [0.0, -1.0, 1.0, 0.5, -2.0]}[m]
+    rows = []
+    for j, a in enumerate(points):
+        f = np.prod([a - b for l, b in enumerate(points) if l != j])
+        rows.append([a ** k / f for k in range(3)])
+    rows.append([0.0, 0.0, 1.0])
+    return np.array(rows)
+
+
+def winograd_weight_ref(w, m):
+    """[o, i, 3, 3] -> [alpha, alpha, o, i]: G g G^T per (o, i)."""
+    g = winograd_g(m)
+    return np.einsum("xk,oikl,yl->xyoi", g, d64(w), g)
+
+
+for m in (2, 4):
+    w = f32(3, 2, 3, 3)
+    case("nn.contrib_conv2d_winograd_weight_transform", f"tile{m}", [w], [winograd_weight_ref(w, m)],
+         {"tile_size": m}, out_dtypes=["float32"], atol=1e-5)
+    # The convolution of the transformed weight (laid out [alpha, alpha, in, out]) is the direct
+    # convolution of the untransformed one, exactly in exact arithmetic.
+    x = f32(1, 2, 7, 6)
+    u = winograd_weight_ref(w, m).transpose(0, 1, 3, 2).astype(np.float32)
+    case("nn.contrib_conv2d_winograd_without_weight_transform", f"tile{m}_pad1", [x, u],
+         [conv2d_ref(d64(x), d64(w), pad=(1, 1, 1, 1))],
+         {"tile_size": m, "padding": [1, 1], "channels": 3, "kernel_size": [3, 3]},
+         out_dtypes=["float32"], atol=1e-4)
+    xb = f32(2, 2, 5, 9)
+    case("nn.contrib_conv2d_winograd_without_weight_transform", f"tile{m}_batch2_nopad", [xb, u],
+         [conv2d_ref(d64(xb), d64(w))], {"tile_size": m}, out_dtypes=["float32"], atol=1e-4)
+w1 = f32(1, 1, 3, 3)
+case("nn.contrib_conv2d_winograd_weight_transform", "default_tile4_one_channel", [w1],
+     [winograd_weight_ref(w1, 4)], {}, out_dtypes=["float32"], atol=1e-5)
+error("nn.contrib_conv2d_winograd_weight_transform", "tile_size_3", [f32(3, 2, 3, 3)], {"tile_size": 3})
+error("nn.contrib_conv2d_winograd_without_weight_transform", "alpha_mismatch",
+      [f32(1, 2, 7, 6), f32(4, 4, 2, 3)], {"tile_size": 4})
+
+
 def main():
     if os.path.isdir(OUT_DIR):
         shutil.rmtree(OUT_DIR)
