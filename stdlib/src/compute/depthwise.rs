@@ -20,6 +20,7 @@
 //! `jit/src/cranelift/temps.rs`). TVM's x86 schedule (`depthwise_conv2d_NCHWc`) vectorises the
 //! same loop, along the channel block instead of the output row.
 
+use super::util::for_images;
 use super::window::{ceil_div, Geometry, MAX_UNROLLED_TAPS};
 use relay_compiler::kir::{BufferId, Index, KernelBuilder, LoopKind, RowOffsets};
 use relay_compiler::op::{LazyTensor, TensorDef};
@@ -69,7 +70,7 @@ pub(super) fn depthwise_product(
         let taps = k.temp("taps", DType::F32, [depth]);
         let padded = k.temp("phases", DType::F32, [s * s * plane]);
         let product = k.temp("gemm", DType::F32, [cols]);
-        let mut image = |k: &mut KernelBuilder, n: &Index| {
+        let image = |k: &mut KernelBuilder, n: &Index| {
             k.for_(oc, LoopKind::Serial, |k, c| {
                 copy_taps(k, &w, taps, &c, g, [th, tw]);
                 copy_phases(k, &x, padded, (n, &c), g, [hq, wq]);
@@ -82,12 +83,7 @@ pub(super) fn depthwise_product(
                 });
             });
         };
-        // One image (batch 1) gets no loop of extent 1 around its channels.
-        if images == 1 {
-            image(k, &Index::Const(0));
-        } else {
-            k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
-        }
+        for_images(k, images, image);
     })))
 }
 

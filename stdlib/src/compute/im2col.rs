@@ -16,6 +16,7 @@
 //! Other stride-1 convolutions read their padded image in place instead (`window_gemm.rs`):
 //! im2col is for the strided and dilated ones.
 
+use super::util::for_images;
 use super::window::Geometry;
 use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LoopKind, RowOffsets};
 use relay_compiler::op::{LazyTensor, Sink, TensorDef};
@@ -75,7 +76,7 @@ pub(super) fn im2col_product(
             k.gemm_block(product, wbuf, b, oc, cols, depth);
             sink_rows(k, &mut *sink, product, (n, &row0), [oc, count, cols, g.ow, g.ow]);
         };
-        let mut image = |k: &mut KernelBuilder, n: &Index| {
+        let image = |k: &mut KernelBuilder, n: &Index| {
             for &row0 in &plan.before {
                 tile(k, n, Index::Const(row0), rows.min(g.oh - row0), true);
             }
@@ -87,12 +88,7 @@ pub(super) fn im2col_product(
                 tile(k, n, Index::Const(row0), rows.min(g.oh - row0), true);
             }
         };
-        // One image (batch 1) gets no loop of extent 1 around its tiles.
-        if images == 1 {
-            image(k, &Index::Const(0));
-        } else {
-            k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
-        }
+        for_images(k, images, image);
     })))
 }
 

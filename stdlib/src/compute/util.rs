@@ -1,7 +1,7 @@
 //! Helpers shared by the compute rules.
 
 use crate::ops::index::{coordinates, flat_position};
-use relay_compiler::kir::{Expr, Index, KernelBuilder};
+use relay_compiler::kir::{Expr, Index, KernelBuilder, LoopKind};
 use relay_compiler::op::{ComputeInput, LazyTensor, TensorDef};
 use relay_devices::{DType, Scalar};
 use std::rc::Rc;
@@ -32,6 +32,20 @@ pub(crate) fn trunc(dtype: DType, x: Expr) -> Expr {
 /// A lazy definition from an element function.
 pub(crate) fn lazy(f: impl Fn(&KernelBuilder, &[Index]) -> Expr + 'static) -> TensorDef {
     TensorDef::Lazy(Rc::new(f))
+}
+
+/// Runs `image` for each of `images` images (a serial loop), or once on image 0 with no loop
+/// of extent 1 around it for one image (batch 1, the common case of the convolution rules).
+pub(crate) fn for_images(
+    k: &mut KernelBuilder,
+    images: i64,
+    mut image: impl FnMut(&mut KernelBuilder, &Index),
+) {
+    if images == 1 {
+        image(k, &Index::Const(0));
+    } else {
+        k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
+    }
 }
 
 /// `axis` normalised against `rank` (negative counts from the end).

@@ -14,6 +14,7 @@
 //! specialised to stride 1, where each row's pointer is a constant shift.
 
 use super::im2col::{sink_rows, TILE_BYTES};
+use super::util::for_images;
 use super::window::Geometry;
 use relay_compiler::kir::{BufferId, Index, KernelBuilder, LoopKind, RowOffsets};
 use relay_compiler::op::{LazyTensor, TensorDef};
@@ -52,7 +53,7 @@ pub(super) fn window_product(
             Some(data) => data,
             None => k.temp("padded", DType::F32, [g.c * plane]),
         };
-        let mut image = |k: &mut KernelBuilder, n: &Index| {
+        let image = |k: &mut KernelBuilder, n: &Index| {
             let base = match in_place {
                 Some(_) => n.clone() * (g.c * plane),
                 None => {
@@ -92,11 +93,6 @@ pub(super) fn window_product(
                 tile(k, Index::Const(full * rows), rest);
             }
         };
-        // One image (batch 1) gets no loop of extent 1 around its tiles.
-        if images == 1 {
-            image(k, &Index::Const(0));
-        } else {
-            k.for_(images, LoopKind::Serial, |k, n| image(k, &n));
-        }
+        for_images(k, images, image);
     })))
 }

@@ -14,7 +14,7 @@
 //! (`sink`: bias, residual add, activation) reads back into NCHW order.
 
 use super::nn::top_left;
-use super::util::{lit, tensors};
+use super::util::{for_images, lit, tensors};
 use crate::attrs::{Conv2dWinogradAttrs, ConvWinogradWeightTransformAttrs};
 use crate::ops::Transforms;
 use relay_compiler::kir::{BufferId, Expr, Index, KernelBuilder, LocalId, LoopKind, RowOffsets};
@@ -134,7 +134,7 @@ pub(crate) fn conv2d_winograd(
         let y = k.temp("y", DType::F32, [s.rows * m * s.tw * m * s.o]);
         let d: Vec<LocalId> = (0..a2).map(|_| k.local("d", DType::F32)).collect();
         let bd: Vec<LocalId> = (0..a2).map(|_| k.local("bd", DType::F32)).collect();
-        let mut image = |k: &mut KernelBuilder, img: &Index| {
+        let image = |k: &mut KernelBuilder, img: &Index| {
             copy_padded(k, &x, padded, img, s);
             let mut block = |k: &mut KernelBuilder, ty0: Index, count: i64| {
                 let tiles = count * s.tw;
@@ -165,26 +165,20 @@ pub(crate) fn conv2d_winograd(
                     });
                 });
             };
-            // Full blocks in a loop (their rows all inside the output), then the rest.
+            // Full blocks in a loop (their rows all inside the output), then the rest: at most
+            // `rows` tile rows, since `th − full·rows = ⌈rem / m⌉` for `rem < rows·m`.
             let full = s.oh / (s.rows * m);
             if full == 1 {
                 block(k, Index::Const(0), s.rows);
             } else if full > 1 {
                 k.for_(full, LoopKind::Serial, |k, b| block(k, b * s.rows, s.rows));
             }
-            let mut r0 = full * s.rows;
-            while r0 < s.th {
-                let count = s.rows.min(s.th - r0);
-                block(k, Index::Const(r0), count);
-                r0 += count;
+            let r0 = full * s.rows;
+            if r0 < s.th {
+                block(k, Index::Const(r0), s.th - r0);
             }
         };
-        // One image (batch 1) gets no loop of extent 1.
-        if s.n == 1 {
-            image(k, &Index::Const(0));
-        } else {
-            k.for_(s.n, LoopKind::Serial, |k, b| image(k, &b));
-        }
+        for_images(k, s.n, image);
     })))
 }
 

@@ -19,8 +19,9 @@ use super::{padding, per_axis, window_out};
 use crate::attrs::{Conv2dAttrs, Conv2dWinogradAttrs, ConvWinogradWeightTransformAttrs};
 use crate::compute;
 use crate::error::KernelError;
+use crate::kernels::num::{cast, from_f64};
 use crate::kernels::util::{args, floats, only_output};
-use crate::kernels::Checked;
+use crate::kernels::{Checked, Float};
 use crate::operator::{shape_text, AlterOpLayoutRule, ComputeRule, DTypeSet, OpEntry, Operator, ShapeDim};
 use crate::ops::index::may_equal;
 use relay_compiler::ir::{AttrValue, Dim, ExprId};
@@ -166,10 +167,10 @@ impl Operator for Conv2dWinogradWeightTransform {
                             let mut s = 0.0f64;
                             for (a, ga) in t.g[xi].iter().enumerate() {
                                 for (b, gb) in t.g[nu].iter().enumerate() {
-                                    s += ga * g[a * R + b].wide() * gb;
+                                    s += ga * cast::<T, f64>(g[a * R + b]) * gb;
                                 }
                             }
-                            u[((xi * alpha + nu) * o + oc) * i + ic] = T::of(s);
+                            u[((xi * alpha + nu) * o + oc) * i + ic] = from_f64::<T>(s);
                         }
                     }
                 }
@@ -295,43 +296,14 @@ fn rank4<D: ShapeDim>(s: &[D], what: &str) -> Result<[D; 4], KernelError> {
         .map_err(|_| KernelError::Shape(format!("{what} must have rank 4, found {}", shape_text(s))))
 }
 
-/// Arithmetic the reference kernel runs in (`f32`, `f64`).
-trait Real: Copy + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
-    const ZERO: Self;
-    /// `v` rounded to this type.
-    fn of(v: f64) -> Self;
-    /// The value as `f64` (exact).
-    fn wide(self) -> f64;
-}
-
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    fn of(v: f64) -> f32 {
-        v as f32
-    }
-    fn wide(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    fn of(v: f64) -> f64 {
-        v
-    }
-    fn wide(self) -> f64 {
-        self
-    }
-}
-
 impl Plan {
     /// The algorithm over every image and output tile: `V = Bᵀ d B` per input channel,
     /// `M = Σ_c U ⊙ V` per output channel, `Y = Aᵀ M A`, the tile's positions inside the
     /// output written.
-    fn run<T: Real>(&self, x: &[T], u: &[T], out: &mut [T], [n, c, h, w, o, oh, ow]: [usize; 7]) {
+    fn run<T: Float>(&self, x: &[T], u: &[T], out: &mut [T], [n, c, h, w, o, oh, ow]: [usize; 7]) {
         let (m, alpha) = (self.t.m, self.t.alpha);
         let coef = |rows: &[Vec<f64>]| -> Vec<Vec<T>> {
-            rows.iter().map(|r| r.iter().map(|&v| T::of(v)).collect()).collect()
+            rows.iter().map(|r| r.iter().map(|&v| from_f64::<T>(v)).collect()).collect()
         };
         let (at, bt) = (coef(&self.t.at), coef(&self.t.bt));
         let a2 = alpha * alpha;

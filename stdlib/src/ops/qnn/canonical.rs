@@ -17,7 +17,7 @@
 //! The `int8`/`uint8` activations (`qnn.sigmoid`, `qnn.tanh`, `qnn.leaky_relu`) are a table
 //! of 256 values, [`table`]: the reference kernel run once at compile time on every value of
 //! the dtype, then `take`. TVM's Python canonicalization does the same for its unary
-//! quantized operators (`create_integer_lookup_op`); its C++ default, dequantize → float
+//! quantized operators (`create_integer_lookup_table`); its C++ default, dequantize → float
 //! function → quantize, would not give the reference kernel's bits here, because the fused
 //! `exp`/`tanh` are polynomial approximations that can move a result across a rounding tie.
 
