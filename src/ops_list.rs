@@ -165,7 +165,9 @@ mod tests {
         let sin = text.lines().find(|l| l.starts_with("sin ")).unwrap_or_default();
         assert!(sin.contains("floating-point") && sin.contains("yes"), "{sin}");
         let einsum = text.lines().find(|l| l.starts_with("einsum ")).unwrap_or_default();
-        assert!(einsum.contains("Injective") && !einsum.contains("yes"), "{einsum}");
+        assert!(einsum.contains("Injective") && einsum.contains("yes"), "{einsum}");
+        let sort = text.lines().find(|l| l.starts_with("sort ")).unwrap_or_default();
+        assert!(sort.contains("Opaque") && !sort.contains("yes"), "{sort}");
     }
 
     #[test]
@@ -187,6 +189,11 @@ mod tests {
         assert_eq!(topk["fused"], json!(false));
         let split = ops.iter().find(|o| o["name"] == "split").cloned().unwrap_or_default();
         assert_eq!(split["fused"], json!("via ProjectOutputs"));
+        // A compute rule has one output: `meshgrid`'s grids are its canonical form's calls.
+        let meshgrid = ops.iter().find(|o| o["name"] == "meshgrid").cloned().unwrap_or_default();
+        assert_eq!(meshgrid["fused"], json!("via QnnCanonicalize"));
+        let reinterpret = ops.iter().find(|o| o["name"] == "reinterpret").cloned().unwrap_or_default();
+        assert_eq!(reinterpret["fused"], json!(true));
         let add = ops.iter().find(|o| o["name"] == "add").cloned().unwrap_or_default();
         assert_eq!((add["pattern"].clone(), add["scalar"].clone()), (json!("Broadcast"), json!(true)));
     }

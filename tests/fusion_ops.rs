@@ -216,7 +216,8 @@ fn cases() -> Vec<(String, Vec<String>)> {
         ("collapse_sum_like(%a, %b)", &["Tensor[(4, 1, 5), int32]", "Tensor[(1, 5), int32]"]),
         ("variance(%a, %b, axis=[1], unbiased=True)", &["Tensor[(2, 3, 4), float32]", "Tensor[(2, 1, 4), float32]"]),
         ("variance(%a, %b, keepdims=True)", &["Tensor[(3, 5), float32]", "Tensor[(1, 1), float32]"]),
-        ("ndarray_size(%a, dtype=\"int64\")", &["Tensor[(3, 4), float32]"]),
+        // `ndarray_size` of a static type folds at opt-level 2; its rule: the test below.
+        ("add(%a, cast(ndarray_size(%a, dtype=\"int64\"), dtype=\"float32\"))", &["Tensor[(3, 4), float32]"]),
         // Infinities and NaN (`x / 0`) next to the finite values of the listed cases.
         ("isinf(divide(%a, 0f))", &["Tensor[(2, 3), float32]"]),
         ("isfinite(divide(%a, 0f))", &["Tensor[(2, 3), float32]"]),
@@ -419,6 +420,25 @@ fn mismatches(cases: &[(String, Vec<String>)], rng: &mut Lcg) -> Vec<String> {
         }
     }
     failures
+}
+
+/// `ndarray_size` of a statically shaped tensor is a constant at opt-level 2 (FoldConstant, as
+/// TVM's); below it the call runs its kir rule.
+#[test]
+fn ndarray_size_folds_at_opt_level_2_and_fuses_below() {
+    let src = "def @main(%a: Tensor[(3, 4), float32]) { ndarray_size(%a, dtype=\"int64\") }";
+    let build = |level| {
+        let b = Program::builder().source("t.relay", src).opt_level(level);
+        b.device(common::test_device()).build().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let args = [argument("Tensor[(3, 4), float32]", &mut Lcg(3))];
+    let want = run(&build(0), &args).unwrap();
+    for (level, jit_kernels) in [(1, 1), (2, 0)] {
+        let program = build(level);
+        let kernels = program.executable().kernels.iter().filter(|k| k.kernel.is_some()).count();
+        assert_eq!(kernels, jit_kernels, "JIT kernels at opt-level {level}");
+        assert_eq!(run(&program, &args).unwrap(), want, "opt-level {level}");
+    }
 }
 
 /// Compiles `src` at opt-level 0 and 2 and checks the fused program against the reference on
@@ -681,6 +701,49 @@ fn injective_cases() -> Vec<Case> {
         ),
         ("adv_index((%a, %b))", &["Tensor[(6, 2), int32]", "Tensor[(3, 1, 2), int32]"]),
         ("adv_index((%a, %b, %c))", &["Tensor[(6, 6), float32]", "Tensor[(1), int32]", "Tensor[(0), int32]"]),
+        // `einsum`: products, a transpose, diagonals, an outer product, sums (one over an
+        // empty axis), `...` broadcasting, integers.
+        ("einsum((%a, %b), equation=\"ij,jk->ik\")", &["Tensor[(3, 4), float32]", "Tensor[(4, 5), float32]"]),
+        (
+            "einsum((%a, %b), equation=\"bij,bkj\")",
+            &["Tensor[(2, 3, 4), float32]", "Tensor[(2, 5, 4), float32]"],
+        ),
+        ("einsum((%a,), equation=\"ij->ji\")", &["Tensor[(3, 4), float32]"]),
+        ("einsum((%a,), equation=\"ii->i\")", &["Tensor[(4, 4), float32]"]),
+        ("einsum((%a,), equation=\"ii\")", &["Tensor[(4, 4), float32]"]),
+        ("einsum((%a, %b), equation=\"i,j->ij\")", &["Tensor[(3), float32]", "Tensor[(4), float32]"]),
+        ("einsum((%a,), equation=\"ij->\")", &["Tensor[(3, 4), float32]"]),
+        ("einsum((%a,), equation=\"ij->i\")", &["Tensor[(3, 0), float32]"]),
+        (
+            "einsum((%a, %b), equation=\"...ij,...jk->...ik\")",
+            &["Tensor[(2, 1, 3, 4), float32]", "Tensor[(3, 4, 2), float32]"],
+        ),
+        (
+            "einsum((%a, %b, %c), equation=\"ij,jk,k\")",
+            &["Tensor[(2, 3), int32]", "Tensor[(3, 4), int32]", "Tensor[(4), int32]"],
+        ),
+        // `reinterpret`: both directions between `float32` and the 32-bit integers (with a
+        // consumer between them: the next float up), 64 and 8 bits through casts. (Half
+        // floats: the rule declines, and the reference kernel fails on them, being handed
+        // operands widened to `float32`.)
+        ("reinterpret(%a, dtype=\"int32\")", &["Tensor[(2, 9), float32]"]),
+        ("reinterpret(%a, dtype=\"uint32\")", &["Tensor[(3), float32]"]),
+        ("reinterpret(%a, dtype=\"float32\")", &["Tensor[(2, 9), int32]"]),
+        (
+            "reinterpret(add(reinterpret(%a, dtype=\"int32\"), 1), dtype=\"float32\")",
+            &["Tensor[(3, 9), float32]"],
+        ),
+        ("reinterpret(cast(%a, dtype=\"float64\"), dtype=\"int64\")", &["Tensor[(5), float32]"]),
+        ("reinterpret(cast(%a, dtype=\"int64\"), dtype=\"float64\")", &["Tensor[(5), int32]"]),
+        ("reinterpret(cast(%a, dtype=\"int8\"), dtype=\"uint8\")", &["Tensor[(5), int32]"]),
+        // `meshgrid` (its canonical form: one `broadcast_to` per grid), whole and read by a
+        // consumer, with a 0-d field.
+        ("meshgrid((%a, %b))", &["Tensor[(3), float32]", "Tensor[(4), float32]"]),
+        ("meshgrid((%a, %b, %c), indexing=\"xy\")", &["Tensor[(3), int32]", "Tensor[(2), int32]", "int32"]),
+        (
+            "let %g = meshgrid((%a, %b), indexing=\"xy\"); add(%g.0, %g.1)",
+            &["Tensor[(3), float32]", "Tensor[(4), float32]"],
+        ),
     ]
 }
 

@@ -533,7 +533,7 @@ mod tests {
                 Expr::Unary(o, a) => usize::from(*o == op) + expr(a, op),
                 Expr::Binary(_, a, b) => expr(a, op) + expr(b, op),
                 Expr::Select(c, a, b) => expr(c, op) + expr(a, op) + expr(b, op),
-                Expr::Cast(_, a) => expr(a, op),
+                Expr::Cast(_, a) | Expr::Reinterpret(_, a) => expr(a, op),
                 Expr::Const(_) | Expr::Load { .. } | Expr::Local(_) | Expr::Index(_) => 0,
             }
         }

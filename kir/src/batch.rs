@@ -228,6 +228,7 @@ fn shift_expr(e: Expr, offset: &dyn Fn(BufferId, Index) -> Index) -> Expr {
         Expr::Unary(op, a) => Expr::Unary(op, boxed(a)),
         Expr::Select(c, a, b) => Expr::Select(boxed(c), boxed(a), boxed(b)),
         Expr::Cast(d, a) => Expr::Cast(d, boxed(a)),
+        Expr::Reinterpret(d, a) => Expr::Reinterpret(d, boxed(a)),
         Expr::Index(i) => Expr::Index(shift_index(i, offset)),
         e @ (Expr::Const(_) | Expr::Local(_)) => e,
     }

@@ -186,7 +186,7 @@ impl Prover<'_> {
                 self.expr(a)?;
                 self.expr(b)
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr(a),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => self.expr(a),
             Expr::Select(c, a, b) => {
                 self.expr(c)?;
                 self.expr(a)?;

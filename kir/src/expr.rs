@@ -259,6 +259,10 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion with `as` semantics.
     Cast(DType, Box<Expr>),
+    /// The operand's bits read as a dtype of the same width (TVM's `tir.reinterpret`): no
+    /// conversion, `float32` `1.0` is `int32` `0x3f80_0000`. Neither side is a half float or
+    /// `bool` (the verifier checks).
+    Reinterpret(DType, Box<Expr>),
     /// The value of an index, as `int64`.
     Index(Index),
 }
@@ -275,7 +279,7 @@ impl Expr {
                 a.visit(f);
                 b.visit(f);
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => a.visit(f),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => a.visit(f),
             Expr::Select(c, a, b) => {
                 c.visit(f);
                 a.visit(f);
@@ -343,6 +347,11 @@ impl Expr {
     /// `self` converted to `dtype`.
     pub fn cast(self, dtype: DType) -> Expr {
         Expr::Cast(dtype, Box::new(self))
+    }
+
+    /// `self`'s bits as `dtype`, which must have the same width (see [`Expr::Reinterpret`]).
+    pub fn reinterpret(self, dtype: DType) -> Expr {
+        Expr::Reinterpret(dtype, Box::new(self))
     }
 }
 

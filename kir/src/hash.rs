@@ -54,6 +54,7 @@ const T_UN: u64 = 14;
 const T_SELECT: u64 = 15;
 const T_CAST: u64 = 16;
 const T_INDEX: u64 = 17;
+const T_REINTERPRET: u64 = 18;
 const I_CONST: u64 = 20;
 const I_VAR: u64 = 21;
 const I_SYM: u64 = 22;
@@ -175,6 +176,10 @@ impl Canon<'_> {
             }
             Expr::Cast(d, a) => {
                 self.out.extend([T_CAST, dtype_code(*d)]);
+                self.expr(a);
+            }
+            Expr::Reinterpret(d, a) => {
+                self.out.extend([T_REINTERPRET, dtype_code(*d)]);
                 self.expr(a);
             }
             Expr::Index(i) => {

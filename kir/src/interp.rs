@@ -13,7 +13,7 @@ use super::{
     check_args, check_bounds, BoundsError, BufferId, BufferRole, CallError, Expr, Index, IndexOp, Kernel,
     Stmt, VerifyError,
 };
-use relay_devices::{DType, Element, Scalar, Tensor, TensorError};
+use relay_devices::{DType, DTypeCode, Element, Scalar, Tensor, TensorError};
 
 /// Why an interpreted call failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -272,9 +272,39 @@ impl Machine<'_> {
                 };
                 (converted, *to)
             }
+            Expr::Reinterpret(to, a) => {
+                let (v, from) = self.expr(a)?;
+                (reinterpret(v, from, *to).ok_or_else(ill_typed)?, *to)
+            }
             Expr::Index(i) => (Scalar::Int(self.index(i)?), DType::I64),
         })
     }
+}
+
+/// The bits of `v` (of dtype `from`) as a value of `to`, in `to`'s normal form; `None` for
+/// `bool`s, half floats or different widths (which the verifier rejects). A signalling NaN
+/// comes back quiet: the interpreter holds `float32` values as `f64`, which the JIT does not.
+fn reinterpret(v: Scalar, from: DType, to: DType) -> Option<Scalar> {
+    let plain = |d: DType| matches!(d.code, DTypeCode::Int | DTypeCode::UInt | DTypeCode::Float);
+    if from.bits != to.bits || !plain(from) || !plain(to) || from.is_half_float() || to.is_half_float() {
+        return None;
+    }
+    let width = u32::from(from.bits);
+    let bits = match v {
+        Scalar::Float(x) if width == 32 => u64::from((x as f32).to_bits()),
+        Scalar::Float(x) => x.to_bits(),
+        Scalar::Int(i) => i as u64,
+        Scalar::UInt(u) => u,
+        Scalar::Bool(_) => return None,
+    };
+    let bits = if width < 64 { bits & ((1u64 << width) - 1) } else { bits };
+    Some(match to.code {
+        DTypeCode::Float if width == 32 => Scalar::Float(f64::from(f32::from_bits(bits as u32))),
+        DTypeCode::Float => Scalar::Float(f64::from_bits(bits)),
+        // Sign-extends from the top bit of the width.
+        DTypeCode::Int => Scalar::Int(((bits << (64 - width)) as i64) >> (64 - width)),
+        _ => Scalar::UInt(bits),
+    })
 }
 
 #[cfg(test)]
@@ -318,5 +348,26 @@ mod tests {
         let mut out = [Tensor::from_vec(vec![2], vec![10f32, 20.0]).unwrap()];
         run(&kernel, &[], &mut out, &[]).unwrap();
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[11.0, 21.0]);
+    }
+
+    #[test]
+    fn reinterpretation_reads_the_same_bits_and_the_verifier_checks_widths() {
+        let bits = |v, from, to| reinterpret(v, from, to);
+        assert_eq!(bits(Scalar::Float(1.0), DType::F32, DType::I32), Some(Scalar::Int(0x3f80_0000)));
+        assert_eq!(bits(Scalar::Float(-0.0), DType::F32, DType::U32), Some(Scalar::UInt(0x8000_0000)));
+        assert_eq!(bits(Scalar::Int(-1), DType::I8, DType::U8), Some(Scalar::UInt(255)));
+        assert_eq!(
+            bits(Scalar::UInt(0x8000_0000), DType::U32, DType::I32),
+            Some(Scalar::Int(i32::MIN.into()))
+        );
+        assert!(matches!(bits(Scalar::Int(i64::MIN), DType::I64, DType::F64),
+            Some(Scalar::Float(f)) if f.to_bits() == (-0.0f64).to_bits()));
+        assert_eq!(bits(Scalar::Float(1.0), DType::F32, DType::I64), None);
+        assert_eq!(bits(Scalar::Float(1.0), DType::F16, DType::I16), None);
+        let mut k = KernelBuilder::new("narrowing");
+        let x = k.input("x", DType::F32, [1]);
+        let y = k.output("y", DType::I16, [1]);
+        k.store(y, 0, Expr::load(x, 0).reinterpret(DType::I16));
+        assert_eq!(k.finish().unwrap_err(), VerifyError::BadOperand { op: "reinterpret", dtype: DType::F32 });
     }
 }

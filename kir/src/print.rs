@@ -288,6 +288,7 @@ impl<'k> Printer<'k> {
             Expr::Unary(op, a) => self.call(op.name(), &[a]),
             Expr::Select(c, a, b) => self.call("select", &[c, a, b]),
             Expr::Cast(d, a) => self.call(&d.to_string(), &[a]),
+            Expr::Reinterpret(d, a) => self.call(&format!("reinterpret<{d}>"), &[a]),
             Expr::Index(i) => {
                 self.out.push_str("index(");
                 self.index(i, 0);

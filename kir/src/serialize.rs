@@ -261,6 +261,11 @@ fn write_expr(e: &Expr, w: &mut ByteWriter) {
             w.u8(7);
             write_index(i, w);
         }
+        Expr::Reinterpret(d, a) => {
+            w.u8(8);
+            d.encode(w);
+            write_expr(a, w);
+        }
     }
 }
 
@@ -362,6 +367,10 @@ fn read_expr(r: &mut ByteReader<'_>, depth: usize) -> Result<Expr, FormatError> 
             Expr::Cast(d, Box::new(read_expr(r, depth)?))
         }
         7 => Expr::Index(read_index(r, depth)?),
+        8 => {
+            let d = DType::decode(r)?;
+            Expr::Reinterpret(d, Box::new(read_expr(r, depth)?))
+        }
         t => return Err(FormatError::Invalid(format!("kir expression tag {t}"))),
     })
 }

@@ -95,7 +95,7 @@ impl Simplifier<'_> {
                 self.expr(a);
                 self.expr(b);
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr(a),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => self.expr(a),
             Expr::Select(c, a, b) => {
                 self.expr(c);
                 self.expr(a);

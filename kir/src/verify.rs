@@ -358,6 +358,15 @@ impl<'k> Checker<'k> {
                 }
                 *to
             }
+            Expr::Reinterpret(to, a) => {
+                computable(*to)?;
+                let from = self.expr(a)?;
+                let plain = |d: DType| d != DType::BOOL && !d.is_half_float();
+                if from.bits != to.bits || !plain(from) || !plain(*to) {
+                    return Err(VerifyError::BadOperand { op: "reinterpret", dtype: from });
+                }
+                *to
+            }
             Expr::Index(i) => {
                 self.index(i)?;
                 DType::I64

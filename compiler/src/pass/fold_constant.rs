@@ -5,6 +5,9 @@
 //! - an operator call whose operands are literals or metadata constants (or tuples of them,
 //!   as `concatenate` takes) runs once on the operators' reference kernels (the registry's
 //!   [`Evaluator`](crate::op::Evaluator)) and becomes a literal (0-d) or a constant;
+//! - `shape_of(x)` and `ndarray_size(x)` of any `x` whose type has a static shape become the
+//!   constants that type gives (TVM's `VisitShapeOf`), so `dyn.*` calls fed by them, as TVM's
+//!   frontends write them, reach [`super::dynamic_to_static`] with constant operands;
 //! - `let %x = <literal or constant>; body` becomes `body` with `%x` replaced;
 //! - a projection of a tuple of constants becomes the field;
 //! - `if` on a constant condition becomes the branch taken;
@@ -111,9 +114,36 @@ impl Fold<'_> {
                 }
                 None
             }
-            ExprKind::Call { .. } => self.evaluate(m, old, new),
+            ExprKind::Call { .. } => self.shape_constant(m, old, new).or_else(|| self.evaluate(m, old, new)),
             _ => None,
         }
+    }
+
+    /// `shape_of(x)` (`new`, rewritten from `old`) as the constant shape of `x`'s type, or
+    /// `ndarray_size(x)` as its element count, in the call's dtype, when that shape is static
+    /// and every value fits the dtype (TVM's `VisitShapeOf`; the values of `x` are not
+    /// needed, so `x` need not be constant: it stays where something else reads it).
+    fn shape_constant(&self, m: &mut Module, old: ExprId, new: ExprId) -> Option<ExprId> {
+        let (op, _, _) = as_op_call(m, new)?;
+        let size = match op {
+            "shape_of" => false,
+            "ndarray_size" => true,
+            _ => return None,
+        };
+        let ExprKind::Call { args, .. } = &m.expr(old).kind else { return None };
+        let &[x] = args.as_slice() else { return None };
+        let TypeKind::Tensor { shape, .. } = m.types.kind(self.types.expr(x)?) else { return None };
+        let dims = shape
+            .iter()
+            .map(|d| if let Dim::Known(d) = d { Some(*d) } else { None })
+            .collect::<Option<Vec<i64>>>()?;
+        let TypeKind::Tensor { dtype, .. } = *m.types.kind(self.types.expr(old)?) else { return None };
+        let values = if size { vec![dims.iter().try_fold(1i64, |n, &d| n.checked_mul(d))?] } else { dims };
+        let fits = dtype.is_int() && values.iter().all(|&v| dtype.bits >= 64 || v < 1i64 << (dtype.bits - 1));
+        let shape = if size { vec![] } else { vec![values.len() as i64] };
+        let data = values.into_iter().map(|v| v as f64).collect();
+        let span = m.expr(new).span;
+        fits.then(|| node(m, ConstantData { dtype, shape, data }, span))
     }
 
     /// The value of operator call `new`, computed now (see the module docs).
@@ -228,9 +258,13 @@ fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
 
 /// A node holding `t`: a literal when it is 0-d, else a new metadata constant.
 fn constant(m: &mut Module, t: &Tensor, span: crate::ir::Span) -> Option<ExprId> {
-    let c = constant_data(t)?;
-    if c.shape.is_empty() {
-        let v = *c.data.first()?;
+    Some(node(m, constant_data(t)?, span))
+}
+
+/// A node holding `c`: a literal when it is 0-d (and holds one value), else a new metadata
+/// constant.
+fn node(m: &mut Module, c: ConstantData, span: crate::ir::Span) -> ExprId {
+    if let ([], &[v]) = (c.shape.as_slice(), c.data.as_slice()) {
         let value = if c.dtype.is_float() {
             LiteralValue::Float(v)
         } else if c.dtype == relay_devices::DType::BOOL {
@@ -238,10 +272,10 @@ fn constant(m: &mut Module, t: &Tensor, span: crate::ir::Span) -> Option<ExprId>
         } else {
             LiteralValue::Int(v as i64)
         };
-        return Some(m.add_expr(ExprKind::Literal(Literal { value, dtype: c.dtype }), span));
+        return m.add_expr(ExprKind::Literal(Literal { value, dtype: c.dtype }), span);
     }
     m.constants.push(c);
-    Some(m.add_expr(ExprKind::Constant((m.constants.len() - 1) as u32), span))
+    m.add_expr(ExprKind::Constant((m.constants.len() - 1) as u32), span)
 }
 
 /// Whether `e` is built of constructor calls, tuples and atoms only: its shape is known and

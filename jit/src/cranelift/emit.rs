@@ -734,6 +734,14 @@ impl<'a, 'f> Emitter<'a, 'f> {
                 };
                 (v, *to)
             }
+            Expr::Reinterpret(to, a) => {
+                let (v, _) = self.expr(a)?;
+                let v = match v {
+                    Val::S(x) => Val::S(self.ops().reinterpret(*to, x)),
+                    Val::V(x) => Val::V(self.ops().reinterpret(*to, x)),
+                };
+                (v, *to)
+            }
             Expr::Index(i) => (Val::S(self.index(i, 0)?), DType::I64),
         })
     }

@@ -374,6 +374,18 @@ impl Ops<'_, '_> {
         }
     }
 
+    /// The bits of `v` as a value of kir dtype `to`, of the same width (scalars; for vectors
+    /// `float32 <-> int32`): a move between register files, or nothing where both sides share
+    /// a Cranelift type (`int32`/`uint32`).
+    pub(crate) fn reinterpret(&mut self, to: DType, v: Value) -> Value {
+        let ty = if self.ty(v).is_vector() { vector_type(to) } else { scalar_type(to) };
+        if self.ty(v) == ty {
+            v
+        } else {
+            self.bitcast(ty, v)
+        }
+    }
+
     /// `v` converted from kir dtype `from` to `to` with `as` semantics (scalars; for vectors
     /// only `float32 <-> int32`).
     pub(crate) fn cast(&mut self, from: DType, to: DType, v: Value) -> Value {

@@ -188,7 +188,7 @@ pub(crate) fn varying_expr(e: &Expr, var: VarId, locals: &HashMap<LocalId, Local
         Expr::Local(l) => locals.contains_key(l),
         Expr::Load { index, .. } | Expr::Index(index) => varying_index(index, var, locals),
         Expr::Binary(_, a, b) => varying_expr(a, var, locals) || varying_expr(b, var, locals),
-        Expr::Unary(_, a) | Expr::Cast(_, a) => varying_expr(a, var, locals),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => varying_expr(a, var, locals),
         Expr::Select(c, a, b) => {
             varying_expr(c, var, locals) || varying_expr(a, var, locals) || varying_expr(b, var, locals)
         }
@@ -237,7 +237,7 @@ fn mentions_local(e: &Expr, l: LocalId) -> bool {
         Expr::Local(x) => *x == l,
         Expr::Load { index, .. } | Expr::Index(index) => index_mentions_local(index, l),
         Expr::Binary(_, a, b) => mentions_local(a, l) || mentions_local(b, l),
-        Expr::Unary(_, a) | Expr::Cast(_, a) => mentions_local(a, l),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => mentions_local(a, l),
         Expr::Select(c, a, b) => mentions_local(c, l) || mentions_local(a, l) || mentions_local(b, l),
     }
 }
@@ -360,7 +360,7 @@ impl Planner<'_> {
                 self.expr_bases(a);
                 self.expr_bases(b);
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => self.expr_bases(a),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => self.expr_bases(a),
             Expr::Select(c, a, b) => {
                 self.expr_bases(c);
                 self.expr_bases(a);
@@ -461,6 +461,12 @@ impl Planner<'_> {
                     let (from, _) = self.expr(a)?;
                     from == *to || matches!((from, *to), (DType::F32, DType::I32) | (DType::I32, DType::F32))
                 }
+                // Both are 32-bit lanes (`vector_dtype` holds for the result; the verifier
+                // checked the widths): `bool` masks never reach a reinterpretation.
+                Expr::Reinterpret(_, a) => {
+                    let (from, _) = self.expr(a)?;
+                    from != DType::BOOL
+                }
             };
         ok.then_some((dtype, true))
     }
@@ -488,7 +494,7 @@ impl Planner<'_> {
                 self.loads_ok(a)?;
                 self.loads_ok(b)
             }
-            Expr::Unary(_, a) | Expr::Cast(_, a) => self.loads_ok(a),
+            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => self.loads_ok(a),
             Expr::Select(c, a, b) => {
                 self.loads_ok(c)?;
                 self.loads_ok(a)?;

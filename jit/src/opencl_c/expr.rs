@@ -153,6 +153,12 @@ pub(super) fn expr(e: &Expr, k: &Kernel) -> Result<(String, DType), JitError> {
             let (a, from) = expr(a, k)?;
             (cast(&a, from, *to)?, *to)
         }
+        Expr::Reinterpret(to, a) => {
+            // OpenCL C's `as_<type>` reinterprets between types of one size (§6.2.4.2); the
+            // operand is cast to its own type first, as integer promotion may have widened it.
+            let (a, from) = expr(a, k)?;
+            (format!("as_{}(({}){a})", c_type(*to)?, c_type(from)?), *to)
+        }
         Expr::Unary(op, a) => {
             let (a, dt) = expr(a, k)?;
             (unary(*op, &a, dt)?, dt)

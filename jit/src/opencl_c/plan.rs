@@ -235,7 +235,7 @@ fn expr_mentions(e: &Expr, var: VarId) -> bool {
         Expr::Const(_) | Expr::Local(_) => false,
         Expr::Load { index, .. } | Expr::Index(index) => index_mentions(index, var),
         Expr::Binary(_, a, b) => expr_mentions(a, var) || expr_mentions(b, var),
-        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_mentions(a, var),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => expr_mentions(a, var),
         Expr::Select(c, a, b) => expr_mentions(c, var) || expr_mentions(a, var) || expr_mentions(b, var),
     }
 }
@@ -331,7 +331,7 @@ fn expr_accesses(e: &Expr, loops: &[(VarId, Index)], out: &mut Vec<RawAccess>) {
             expr_accesses(a, loops, out);
             expr_accesses(b, loops, out);
         }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => expr_accesses(a, loops, out),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => expr_accesses(a, loops, out),
         Expr::Select(c, a, b) => {
             expr_accesses(c, loops, out);
             expr_accesses(a, loops, out);

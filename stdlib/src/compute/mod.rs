@@ -8,6 +8,7 @@
 //! kernel.
 
 mod depthwise;
+pub(crate) mod einsum;
 pub(crate) mod grid;
 mod im2col;
 pub(crate) mod image;

@@ -73,6 +73,6 @@ pub(crate) fn unflatten(shape: &[i64], flat: &Index) -> Vec<Index> {
 }
 
 /// A kernel's static shape as sizes (kernel dimensions are never negative).
-fn sizes(shape: &[i64]) -> Vec<usize> {
+pub(crate) fn sizes(shape: &[i64]) -> Vec<usize> {
     shape.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect()
 }

@@ -4,8 +4,8 @@
 //! takes a diagonal, a letter absent from the output is summed over, and `...` stands for the
 //! axes a term does not name, broadcast across the operands as NumPy broadcasts. Without
 //! `->` the output is `...` (when an operand has it) followed by the letters used exactly
-//! once, in alphabetical (ASCII) order. Reference kernel only: a contraction is no
-//! elementwise loop nest.
+//! once, in alphabetical (ASCII) order. The loops of a call ([`Loops`]) are worked out once,
+//! here, for the reference kernel and the compute rule (`crate::compute::einsum`) alike.
 
 use crate::attrs::EinsumAttrs;
 use crate::error::KernelError;
@@ -227,6 +227,8 @@ impl Operator for Einsum {
         Ok(vec![Self::DTYPES.check(same_dtype(inputs)?)?])
     }
 
+    const COMPUTE: Option<crate::operator::ComputeRule<EinsumAttrs>> = Some(crate::compute::einsum::einsum);
+
     fn reference(
         inputs: &[&Tensor],
         a: &EinsumAttrs,
@@ -234,8 +236,7 @@ impl Operator for Einsum {
         _: Checked,
     ) -> Result<(), KernelError> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|t| t.shape()).collect();
-        let eq = parse(&a.equation, inputs.len())?;
-        let plan = Plan::new(&eq, &shapes, &a.equation)?;
+        let plan = Plan::new(Loops::new(&a.equation, &shapes)?, &shapes);
         let out = only_output(outputs)?;
         nums!(out.dtype(), T => {
             let xs = inputs.iter().map(|t| t.as_slice::<T>()).collect::<Result<Vec<_>, _>>()?;
@@ -245,22 +246,27 @@ impl Operator for Einsum {
     }
 }
 
-/// The loop of one call: the output axes then the summed axes, each with its size and each
-/// operand's element stride along it (0 where the operand does not have the axis or
-/// broadcasts it; a label repeated within a term adds its strides: the diagonal).
-struct Plan {
+/// The loops of one call: the output axes, then the summed axes (the labels not in the
+/// output, in order of first appearance), each with its size; and, for each axis of each
+/// operand, the loop it is read at (`None`: a `...` axis of size 1 that broadcasts, read at
+/// 0). A label repeated within a term reads one loop on several axes: the diagonal.
+pub(crate) struct Loops {
     /// The sizes of the output axes followed by those of the summed axes.
-    sizes: Vec<usize>,
+    pub(crate) sizes: Vec<usize>,
     /// The number of output axes.
-    out_axes: usize,
-    /// Per operand, its stride along each axis of `sizes`.
-    strides: Vec<Vec<usize>>,
+    pub(crate) out_axes: usize,
+    /// Per operand, per axis, the loop it is read at.
+    pub(crate) reads: Vec<Vec<Option<usize>>>,
 }
 
-impl Plan {
-    /// The loop of `eq` over operands of `shapes` (which passed the shape function).
-    fn new(eq: &Equation, shapes: &[&[usize]], text: &str) -> Result<Plan, KernelError> {
-        let s = sizes(eq, shapes, text)?;
+impl Loops {
+    /// The loops of `equation` over operands of `shapes`.
+    ///
+    /// # Errors
+    /// What the shape function reports: a bad equation, operands that do not fit it.
+    pub(crate) fn new(equation: &str, shapes: &[&[usize]]) -> Result<Loops, KernelError> {
+        let eq = parse(equation, shapes.len())?;
+        let s = sizes(&eq, shapes, equation)?;
         let ellipsis = s.ellipsis.len();
         // Axis ids: the `...` axes `0..ellipsis`, then one per label in `s.labels` order.
         let label_id = |l: u8| s.labels.iter().position(|&(m, _)| m == l).map(|p| ellipsis + p);
@@ -276,35 +282,62 @@ impl Plan {
             (ellipsis..ellipsis + s.labels.len()).filter(|id| !order.contains(id)).collect();
         order.extend(summed);
         let size_of = |id: usize| if id < ellipsis { s.ellipsis[id] } else { s.labels[id - ellipsis].1 };
-        let mut strides = Vec::with_capacity(shapes.len());
+        let mut reads = Vec::with_capacity(shapes.len());
         for (i, (term, &shape)) in eq.inputs.iter().zip(shapes).enumerate() {
-            let axes = axis_labels(term, shape, i, text)?;
-            let ellipsis_rank = axes.iter().filter(|l| l.is_none()).count();
-            let mut by_id = vec![0; ellipsis + s.labels.len()];
-            let (mut stride, mut k) = (1, ellipsis_rank);
-            for (&l, &d) in axes.iter().zip(shape).rev() {
+            let axes = axis_labels(term, shape, i, equation)?;
+            // `...` axes align at the right of the broadcast shape.
+            let mut next_ellipsis_axis = ellipsis - axes.iter().filter(|l| l.is_none()).count();
+            let read = axes.iter().zip(shape).map(|(&l, &d)| {
                 let id = match l {
                     Some(l) => label_id(l),
                     None => {
-                        // `...` axes align at the right of the broadcast shape.
-                        k -= 1;
-                        (d != 1).then_some(ellipsis - ellipsis_rank + k)
+                        next_ellipsis_axis += 1;
+                        (d != 1).then_some(next_ellipsis_axis - 1)
                     }
                 };
-                if let Some(id) = id {
-                    by_id[id] += stride;
-                }
-                stride *= d;
-            }
-            strides.push(order.iter().map(|&id| by_id[id]).collect());
+                id.and_then(|id| order.iter().position(|&o| o == id))
+            });
+            reads.push(read.collect::<Vec<_>>());
         }
-        Ok(Plan { sizes: order.iter().map(|&id| size_of(id)).collect(), out_axes, strides })
+        Ok(Loops { sizes: order.iter().map(|&id| size_of(id)).collect(), out_axes, reads })
+    }
+}
+
+/// The reference kernel's walk over [`Loops`]: each operand's element stride along each loop
+/// (0 where the operand does not read it; a diagonal adds its axes' strides).
+struct Plan {
+    loops: Loops,
+    /// Per operand, its stride along each loop.
+    strides: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    /// The walk of `loops` over row-major operands of `shapes`.
+    fn new(loops: Loops, shapes: &[&[usize]]) -> Plan {
+        let strides = loops
+            .reads
+            .iter()
+            .zip(shapes)
+            .map(|(reads, shape)| {
+                let mut by_loop = vec![0; loops.sizes.len()];
+                let mut stride = 1;
+                for (&read, &d) in reads.iter().zip(shape.iter()).rev() {
+                    if let Some(l) = read {
+                        by_loop[l] += stride;
+                    }
+                    stride *= d;
+                }
+                by_loop
+            })
+            .collect();
+        Plan { loops, strides }
     }
 
     /// Writes each output element, in row-major order, from operands `xs`.
     fn run<T: Num>(&self, xs: &[&[T]], out: &mut [T]) {
-        let summed: usize = self.sizes[self.out_axes..].iter().product();
-        let mut index = vec![0; self.sizes.len()];
+        let (sizes, out_axes) = (&self.loops.sizes, self.loops.out_axes);
+        let summed: usize = sizes[out_axes..].iter().product();
+        let mut index = vec![0; sizes.len()];
         for o in out.iter_mut() {
             let mut acc = T::ZERO;
             for _ in 0..summed {
@@ -314,10 +347,10 @@ impl Plan {
                     product = product.mul_wrapping(x.get(at).copied().unwrap_or(T::ZERO));
                 }
                 acc = acc.add_wrapping(product);
-                advance(&mut index[self.out_axes..], &self.sizes[self.out_axes..]);
+                advance(&mut index[out_axes..], &sizes[out_axes..]);
             }
             *o = acc;
-            advance(&mut index[..self.out_axes], &self.sizes[..self.out_axes]);
+            advance(&mut index[..out_axes], &sizes[..out_axes]);
         }
     }
 }
@@ -382,7 +415,7 @@ mod tests {
             let out_shape = output_shape(&e, &sizes(&e, &shapes, eq).unwrap(), eq).unwrap();
             let mut out = vec![0; out_shape.iter().product()];
             let data: Vec<&[i32]> = xs.iter().map(|x| x.1).collect();
-            Plan::new(&e, &shapes, eq).unwrap().run(&data, &mut out);
+            Plan::new(Loops::new(eq, &shapes).unwrap(), &shapes).run(&data, &mut out);
             out
         };
         let m: &[i32] = &[1, 2, 3, 4, 5, 6];

@@ -17,7 +17,7 @@ mod argwhere;
 mod broadcast;
 mod create;
 pub mod dynamic;
-mod einsum;
+pub(crate) mod einsum;
 mod elemwise;
 mod fast_math;
 mod gather_scatter;

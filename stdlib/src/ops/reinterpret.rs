@@ -1,8 +1,10 @@
 //! `reinterpret` (TVM `src/relay/op/tensor/unary.cc`, `topi::reinterpret`): each element's bits
-//! read as another dtype of the same width.
+//! read as another dtype of the same width. Fused through kir's `reinterpret` expression,
+//! except on half floats (below).
 
 use super::shape::elementwise_shape;
 use crate::attrs::CastAttrs;
+use crate::compute::util::{lazy, tensors};
 use crate::error::KernelError;
 use crate::kernels::util::{args, nums, only_output};
 use crate::kernels::Checked;
@@ -27,6 +29,18 @@ impl Operator for Reinterpret {
     const DTYPES: DTypeSet = DTypeSet::Nums;
     const DOC: &'static str = "the same bits as another dtype of the same width";
     type Attrs = CastAttrs;
+    /// Each element's bits as the target dtype. Half floats decline: compute rules see them
+    /// widened to `float32` (`lower_kir`), whose bits are not theirs, so the width of the
+    /// operand the rule sees differs from the target's (`float16` → `int16`), or the target
+    /// is a half float; either way the reference kernel runs.
+    const COMPUTE: Option<crate::operator::ComputeRule<CastAttrs>> = Some(|inputs, a, _| {
+        let [x] = tensors(inputs)?;
+        if a.dtype.is_half_float() || x.dtype.bits != a.dtype.bits {
+            return Err("reinterpreting half floats runs in the reference kernel".into());
+        }
+        let (x, to) = (x.clone(), a.dtype);
+        Ok(lazy(move |k, idx| x.at(k, idx).reinterpret(to)))
+    });
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], _: &CastAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         elementwise_shape(inputs)

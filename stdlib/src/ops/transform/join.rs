@@ -10,9 +10,10 @@ use crate::compute::transform as rule;
 use crate::error::KernelError;
 use crate::kernels::util::{any_type, args, normalize_axis, only_output, same_dtype, to_positive};
 use crate::kernels::Checked;
-use crate::operator::{shape_text, DTypeSet, Operator, ShapeDim};
+use crate::operator::{message, shape_text, CanonicalizeRule, DTypeSet, Operator, ShapeDim};
 use crate::ops::index::copy_from_source;
-use relay_compiler::op::OpPattern;
+use relay_compiler::ir::{AttrValue, ExprId};
+use relay_compiler::op::{Builder, OpPattern, RelType};
 use relay_devices::{DType, Tensor};
 
 /// The fields' shapes, checked to share one rank: the first one, or an error for none.
@@ -297,6 +298,9 @@ impl Operator for Meshgrid {
     const DTYPES: DTypeSet = DTypeSet::Any;
     const DOC: &'static str = "coordinate grids of a tuple of vectors";
     type Attrs = MeshgridAttrs;
+    /// A compute rule has one output, so the grids are rewritten into operators that have
+    /// one: see [`meshgrid_broadcasts`].
+    const CANONICALIZE: Option<CanonicalizeRule<MeshgridAttrs>> = Some(meshgrid_broadcasts);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &MeshgridAttrs) -> Result<Vec<Vec<D>>, KernelError> {
         let n = inputs.len();
@@ -334,6 +338,45 @@ impl Operator for Meshgrid {
         }
         Ok(())
     }
+}
+
+/// [`Meshgrid`]'s canonical form: the tuple of grids, grid `i` as `broadcast_to` of field `i`
+/// given size-1 axes after its own (`expand_dims`), the reference kernel's values by NumPy's
+/// broadcasting; each grid is then an injective call that fuses with its consumers. Declines
+/// grids with `?` sizes (`broadcast_to` takes a static shape).
+fn meshgrid_broadcasts(
+    b: &mut Builder<'_>,
+    args: &[ExprId],
+    types: &[RelType],
+    a: &MeshgridAttrs,
+) -> Result<ExprId, String> {
+    let (&[data], [RelType::Tuple(fields)]) = (args, types) else {
+        return Err("meshgrid takes one tuple".into());
+    };
+    let shapes = fields
+        .iter()
+        .map(|f| match f {
+            RelType::Tensor(t) => Ok(t.shape.as_slice()),
+            _ => Err("a field is not a tensor".to_string()),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = Meshgrid::shapes(&shapes, a).map_err(message)?.into_iter().next().ok_or("no fields")?;
+    let grid = grid
+        .iter()
+        .map(|d| d.value().map(|n| AttrValue::Int(n as i64)).ok_or("a grid of unknown size"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = fields.len();
+    let mut grids = Vec::with_capacity(n);
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut x = b.field(data, i);
+        let trailing = n - 1 - grid_axis(i, n, a.indexing);
+        if shape.len() == 1 && trailing > 0 {
+            let attrs = vec![("axis", AttrValue::Int(1)), ("num_newaxis", AttrValue::Int(trailing as i64))];
+            x = b.call("expand_dims", vec![x], attrs);
+        }
+        grids.push(b.call("broadcast_to", vec![x], vec![("shape", AttrValue::List(grid.clone()))]));
+    }
+    Ok(b.tuple(grids))
 }
 
 #[cfg(test)]
