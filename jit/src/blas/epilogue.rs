@@ -209,40 +209,80 @@ pub(crate) unsafe extern "C" fn relay_jit_epilogue(
 ) {
     // SAFETY: the caller passes `PLAN_LEN` readable `i64`s.
     let Some(plan) = Plan::decode(unsafe { &*plan.cast::<[i64; PLAN_LEN]>() }) else { return };
-    let (dims, addends) = (plan.dims, plan.operands - 2);
-    let n = plan.extents[dims - 1] as usize;
     let bases = [out.cast_const(), product, addend0, addend1];
-    let mut index = [0i64; MAX_DIMS];
-    loop {
-        // The pointers of this innermost row: `Σ index·stride` past each base.
-        let at = |o: usize| -> *const f32 {
-            let offset: i64 = plan.strides[o].iter().zip(&index).map(|(s, i)| s * i).sum();
-            bases[o].wrapping_offset(offset as isize)
-        };
-        let mut row_addends = [(std::ptr::null::<f32>(), false); MAX_ADDENDS];
-        for (a, to) in row_addends.iter_mut().enumerate().take(addends) {
-            *to = (at(2 + a), plan.strides[2 + a][dims - 1] == 1);
+    let n = plan.extents[plan.dims - 1] as usize;
+    let steps = &plan.step[..plan.steps];
+    // Each addend and whether it is contiguous (else broadcast) along a row.
+    let mut addends = [(std::ptr::null::<f32>(), false); MAX_ADDENDS];
+    let count = plan.operands - 2;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F.
+        let splats = unsafe { x86::splats(steps) };
+        return each_row(&plan, |at| {
+            for (a, to) in addends.iter_mut().enumerate().take(count) {
+                *to = (bases[2 + a].wrapping_offset(at[2 + a]), plan.strides[2 + a][plan.dims - 1] == 1);
+            }
+            let out = bases[0].wrapping_offset(at[0]).cast_mut();
+            // SAFETY: the CPU has AVX-512F; the row's elements are the nest's (see above).
+            unsafe {
+                x86::row_avx512(out, bases[1].wrapping_offset(at[1]), &addends[..count], steps, &splats, n)
+            }
+        });
+    }
+    each_row(&plan, |at| {
+        for (a, to) in addends.iter_mut().enumerate().take(count) {
+            *to = (bases[2 + a].wrapping_offset(at[2 + a]), plan.strides[2 + a][plan.dims - 1] == 1);
         }
-        // SAFETY: the row's elements are elements of the nest (see above).
-        unsafe { row(at(0).cast_mut(), at(1), &row_addends[..addends], &plan.step[..plan.steps], n) };
-        // The next index of the outer dimensions, odometer-wise.
-        let Some(d) = (0..dims - 1).rev().find(|&d| index[d] + 1 < plan.extents[d]) else { return };
-        index[d] += 1;
-        index[d + 1..].iter_mut().for_each(|i| *i = 0);
+        // SAFETY: the row's elements are the nest's (see above).
+        unsafe {
+            row(
+                bases[0].wrapping_offset(at[0]).cast_mut(),
+                bases[1].wrapping_offset(at[1]),
+                &addends[..count],
+                steps,
+                n,
+            )
+        }
+    });
+}
+
+/// Calls `row` with each operand's element offset at the start of every innermost row of
+/// the nest, in order: the outer dimensions odometer-wise, offsets kept up to date by adding
+/// strides (a depthwise channel's 7-element rows cost a few additions each).
+fn each_row(plan: &Plan, mut row: impl FnMut(&[isize; OPERANDS])) {
+    let mut index = [0i64; MAX_DIMS];
+    let mut at = [0isize; OPERANDS];
+    loop {
+        row(&at);
+        let mut d = plan.dims - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            for (a, s) in at.iter_mut().zip(&plan.strides) {
+                *a = a.wrapping_add(s[d] as isize);
+            }
+            if index[d] < plan.extents[d] {
+                break;
+            }
+            // Back to the start of dimension `d`; the next outer one moves on.
+            for (a, s) in at.iter_mut().zip(&plan.strides) {
+                *a = a.wrapping_sub((s[d] * plan.extents[d]) as isize);
+            }
+            index[d] = 0;
+        }
     }
 }
 
-/// One innermost row of `n` elements.
+/// One innermost row of `n` elements, one at a time.
 ///
 /// # Safety
 /// `out[..n]` writable, `product[..n]` readable, each addend `[..n]` (contiguous) or `[0]`
 /// readable, `out` overlapping none of them.
 unsafe fn row(out: *mut f32, product: *const f32, addends: &[(*const f32, bool)], steps: &[Step], n: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F; the ranges are the caller's.
-        return unsafe { x86::row_avx512(out, product, addends, steps, n) };
-    }
     for j in 0..n {
         // SAFETY: `j < n`, inside every contiguous range; a broadcast addend reads `[0]`.
         unsafe {
@@ -260,28 +300,40 @@ mod x86 {
     use super::{Arm, Cmp, Step, MAX_STEPS};
     use std::arch::x86_64::*;
 
+    /// Each step's constant and arms, splatted: `[c, then, otherwise]` (an arm that is the
+    /// value splats 0, unused).
+    pub(super) type Splats = [[__m512; 3]; MAX_STEPS];
+
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn splats(steps: &[Step]) -> Splats {
+        let arm = |a: Arm| match a {
+            Arm::Value => 0.0,
+            Arm::Const(c) => c,
+        };
+        let mut splats = [[_mm512_setzero_ps(); 3]; MAX_STEPS];
+        for (to, s) in splats.iter_mut().zip(steps) {
+            *to = [_mm512_set1_ps(s.c), _mm512_set1_ps(arm(s.then)), _mm512_set1_ps(arm(s.otherwise))];
+        }
+        splats
+    }
+
     /// [`super::row`] 16 lanes at a time, the last vector masked (masked loads read nothing
     /// past `n`).
     ///
     /// # Safety
-    /// The CPU must have AVX-512F; the ranges of [`super::row`].
+    /// The CPU must have AVX-512F; the ranges of [`super::row`]; `splats` from [`splats`]
+    /// of `steps`.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn row_avx512(
         out: *mut f32,
         product: *const f32,
         addends: &[(*const f32, bool)],
         steps: &[Step],
+        splats: &Splats,
         n: usize,
     ) {
-        // Each step's constant and constant arms, splatted once per row.
-        let splat = |a: Arm| match a {
-            Arm::Value => 0.0,
-            Arm::Const(c) => c,
-        };
-        let mut consts = [[_mm512_setzero_ps(); 3]; MAX_STEPS];
-        for (c, s) in consts.iter_mut().zip(steps) {
-            *c = [_mm512_set1_ps(s.c), _mm512_set1_ps(splat(s.then)), _mm512_set1_ps(splat(s.otherwise))];
-        }
         let mut j = 0;
         while j < n {
             let lanes = (n - j).min(16);
@@ -299,7 +351,7 @@ mod x86 {
                 };
                 v = _mm512_add_ps(v, x);
             }
-            for (s, [c, then, otherwise]) in steps.iter().zip(&consts) {
+            for (s, [c, then, otherwise]) in steps.iter().zip(splats) {
                 let holds = match s.cmp {
                     Cmp::Gt => _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, *c),
                     Cmp::Ge => _mm512_cmp_ps_mask::<_CMP_GE_OQ>(v, *c),
