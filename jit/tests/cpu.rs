@@ -130,3 +130,108 @@ fn a_stop_flag_ends_a_long_outermost_loop() {
     let done = outs[0].as_slice::<f32>().unwrap();
     assert!(done[0] > 0.0 && done.iter().all(|&x| x == done[0]), "{done:?}");
 }
+
+/// A product of `m` rows into a temp of `rows` wide rows per row (`gap` unused columns after
+/// each `width`, as a window product leaves them), then the epilogue into rows `1..=rows` of
+/// an `[m, rows + 1, width]` output: `act(g + bias (+ residual))`, the bias per product row
+/// or per column. With `apart`, a store to another temp between the product and the nest
+/// keeps the nest a loop nest (the same product, the epilogue at Cranelift's four lanes).
+struct Epilogue {
+    m: i64,
+    rows: i64,
+    width: i64,
+    gap: i64,
+    k: i64,
+    trans_b: bool,
+    bias_per_row: bool,
+    residual: bool,
+    act: fn(Expr) -> Expr,
+}
+
+impl Epilogue {
+    fn kernel(&self, apart: bool) -> relay_kir::Kernel {
+        let Epilogue { m, rows, width, gap, k, trans_b, bias_per_row, residual, act } = *self;
+        let n = rows * (width + gap);
+        let mut kb = KernelBuilder::new("epilogue");
+        let x = kb.input("x", DType::F32, [m, k]);
+        let w = kb.input("w", DType::F32, if trans_b { [n, k] } else { [k, n] });
+        let bias = kb.input("bias", DType::F32, [if bias_per_row { m } else { rows * width }]);
+        let res = kb.input("res", DType::F32, [m, rows + 1, width]);
+        let out = kb.output("out", DType::F32, [m, rows + 1, width]);
+        let g = kb.temp("g", DType::F32, [m * n]);
+        let other = kb.temp("other", DType::F32, [1]);
+        let anchor = kb.local("anchor", DType::F32);
+        kb.gemm(g, x, w, m, n, k, trans_b);
+        if apart {
+            kb.store(other, 0i64, Expr::f32(1.0));
+        }
+        kb.for_(m, LoopKind::Serial, |kb, i| {
+            kb.for_(rows, LoopKind::Serial, |kb, r| {
+                kb.for_(width, LoopKind::Vectorize, |kb, c| {
+                    let at_g = i.clone() * n + r.clone() * (width + gap) + c.clone();
+                    kb.assign(anchor, Expr::load(g, at_g));
+                    let at = (i.clone() * (rows + 1) + (r.clone() + 1)) * width + c.clone();
+                    let b = if bias_per_row { i.clone() } else { r * width + c };
+                    let mut v = Expr::local(anchor) + Expr::load(bias, b);
+                    if residual {
+                        v = v + Expr::load(res, at.clone());
+                    }
+                    kb.store(out, at, act(v))
+                })
+            })
+        });
+        kb.finish().unwrap()
+    }
+}
+
+/// The native epilogue (`blas/epilogue.rs`) gives the bits of the loop nest it replaces, on
+/// every product path (GEMV, GEMV rows, the window product, the `gemm` crate), for row and
+/// column biases, with and without a residual, for identity, ReLU and clips in all three forms.
+#[test]
+fn native_epilogues_give_the_loops_bits() {
+    let acts: [fn(Expr) -> Expr; 5] = [
+        |v| v,
+        builders::relu,
+        |v| {
+            let low = Expr::select(v.clone().ge(Expr::f32(0.0)), v, Expr::f32(0.0));
+            Expr::select(low.clone().le(Expr::f32(0.5)), low, Expr::f32(0.5))
+        },
+        |v| v.max(Expr::f32(-0.25)).min(Expr::f32(0.25)),
+        // Relay's `clip`.
+        |v| {
+            let high = Expr::select(v.clone().gt(Expr::f32(0.5)), Expr::f32(0.5), v.clone());
+            Expr::select(v.lt(Expr::f32(-0.5)), Expr::f32(-0.5), high)
+        },
+    ];
+    let avx512 = cfg!(target_arch = "x86_64") && std::is_x86_feature_detected!("avx512f");
+    let shapes =
+        [(1, 1, 5, 0, 7), (1, 2, 37, 3, 16), (3, 3, 20, 0, 9), (20, 2, 33, 1, 40), (40, 4, 16, 2, 8)];
+    for (s, &(m, rows, width, gap, k)) in shapes.iter().enumerate() {
+        for (a, &act) in acts.iter().enumerate() {
+            for trans_b in [true, false] {
+                let bias_per_row = (s + a) % 2 == 0;
+                let residual = a % 2 == 1 || s == 2;
+                let e = Epilogue { m, rows, width, gap, k, trans_b, bias_per_row, residual, act };
+                let (native, looped) = (e.kernel(false), e.kernel(true));
+                let (inputs, outputs) = args(&native, &[], 7 + s as u64);
+                let refs: Vec<&Tensor> = inputs.iter().collect();
+                let run = |k: &relay_kir::Kernel| {
+                    let compiled = jit().compile(k).unwrap();
+                    let mut out = outputs.clone();
+                    compiled.run_shared(&refs, &[None; 4], &mut out, &[], &NEVER).unwrap();
+                    (out, compiled.stats().vectorized_loops)
+                };
+                let ((got, native_loops), (want, loops)) = (run(&native), run(&looped));
+                let what = format!("{m}x{rows}x{width}+{gap} k={k} trans_b={trans_b} act {a}");
+                let bits = |t: &[Tensor]| {
+                    t[0].as_slice::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&got), bits(&want), "{what}");
+                assert_eq!(native_loops + usize::from(avx512), loops, "{what}: the nest ran natively");
+                let mut expected = outputs.clone();
+                relay_kir::interp::run(&native, &refs, &mut expected, &[]).unwrap();
+                assert_close(&expected, &got, 1e-4);
+            }
+        }
+    }
+}

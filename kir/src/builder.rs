@@ -232,14 +232,17 @@ impl KernelBuilder {
         self.push(Stmt::If { cond, then, otherwise });
     }
 
-    /// The kernel, verified, with its indices simplified ([`super::simplify_indices`]), so
-    /// the printer, the structural hash, serialization and every backend see one form.
+    /// The kernel, verified, with its indices simplified ([`super::simplify_indices`]) and
+    /// its whole-buffer copies removed ([`super::eliminate_copies`], which needs the simple
+    /// indices), so the printer, the structural hash, serialization and every backend see
+    /// one form.
     pub fn finish(mut self) -> Result<Kernel, VerifyError> {
         self.kernel.body = self.blocks.swap_remove(0);
         // Verify first: it bounds the nesting the simplifier recurses over, and the rewrites
         // keep every id, scope and dtype.
         self.kernel.verify()?;
         super::simplify_indices(&mut self.kernel);
+        super::eliminate_copies(&mut self.kernel);
         Ok(self.kernel)
     }
 }

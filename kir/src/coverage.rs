@@ -169,7 +169,7 @@ fn stores_to(s: &Stmt, buf: BufferId) -> bool {
 }
 
 /// The element count of `buf`, if its shape is constant.
-fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
+pub(crate) fn elements(kernel: &Kernel, buf: BufferId) -> Option<i64> {
     kernel.buffer(buf)?.shape.iter().try_fold(1i64, |n, e| match e {
         Extent::Const(c) => n.checked_mul(*c),
         Extent::Sym(_) => None,

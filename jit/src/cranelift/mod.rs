@@ -33,6 +33,7 @@
 
 mod buffers;
 mod emit;
+mod epilogue;
 mod half;
 mod interleave;
 mod kernel;
@@ -120,6 +121,7 @@ impl Jit {
         builder.symbol("relay_jit_powf", relay_jit_powf as *const u8);
         builder.symbol("relay_jit_pow", relay_jit_pow as *const u8);
         builder.symbol("relay_jit_gemm", crate::blas::gemm::relay_jit_gemm as *const u8);
+        builder.symbol("relay_jit_epilogue", crate::blas::epilogue::relay_jit_epilogue as *const u8);
         let mut module = JITModule::new(builder);
         let pointer = module.target_config().pointer_type();
         let mut sig = module.make_signature();
@@ -135,6 +137,11 @@ impl Jit {
         gemm_sig.params.extend([AbiParam::new(I64); 5]);
         let gemm =
             module.declare_function("relay_jit_gemm", Linkage::Import, &gemm_sig).map_err(codegen_error)?;
+        let mut epilogue_sig: Signature = module.make_signature();
+        epilogue_sig.params.extend([AbiParam::new(pointer); 5]);
+        let epilogue = module
+            .declare_function("relay_jit_epilogue", Linkage::Import, &epilogue_sig)
+            .map_err(codegen_error)?;
 
         let mut ctx = module.make_context();
         ctx.func.signature = sig;
@@ -143,6 +150,7 @@ impl Jit {
             powf: module.declare_func_in_func(powf, &mut ctx.func),
             pow: module.declare_func_in_func(pow, &mut ctx.func),
             gemm: module.declare_func_in_func(gemm, &mut ctx.func),
+            epilogue: module.declare_func_in_func(epilogue, &mut ctx.func),
         };
         let mut fctx = FunctionBuilderContext::new();
         let builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);

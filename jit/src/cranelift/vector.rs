@@ -106,14 +106,21 @@ impl Affine {
 
 /// `i` in affine form, with `var` taken as 0; `None` on overflow.
 fn affine_at_zero(i: &Index, var: VarId) -> Option<Affine> {
+    let mut a = affine(i)?;
+    a.terms.retain(|(t, _)| *t != Index::Var(var));
+    Some(a)
+}
+
+/// `i` in affine form: sums, differences and products by constants expanded, every loop
+/// variable, sym and other sub-index a term; `None` on overflow.
+pub(crate) fn affine(i: &Index) -> Option<Affine> {
     Some(match i {
         Index::Const(c) => Affine { terms: vec![], constant: *c },
-        Index::Var(v) if *v == var => Affine::default(),
-        Index::Bin(IndexOp::Add, a, b) => affine_at_zero(a, var)?.add_scaled(affine_at_zero(b, var)?, 1)?,
-        Index::Bin(IndexOp::Sub, a, b) => affine_at_zero(a, var)?.add_scaled(affine_at_zero(b, var)?, -1)?,
+        Index::Bin(IndexOp::Add, a, b) => affine(a)?.add_scaled(affine(b)?, 1)?,
+        Index::Bin(IndexOp::Sub, a, b) => affine(a)?.add_scaled(affine(b)?, -1)?,
         Index::Bin(IndexOp::Mul, a, b) => match (a.as_const(), b.as_const()) {
-            (Some(k), _) => affine_at_zero(b, var)?.scale(k)?,
-            (_, Some(k)) => affine_at_zero(a, var)?.scale(k)?,
+            (Some(k), _) => affine(b)?.scale(k)?,
+            (_, Some(k)) => affine(a)?.scale(k)?,
             _ => Affine::term(i),
         },
         _ => Affine::term(i),
@@ -231,7 +238,7 @@ fn unary_ok(op: UnOp, dt: DType) -> bool {
     }
 }
 
-fn mentions_local(e: &Expr, l: LocalId) -> bool {
+pub(crate) fn mentions_local(e: &Expr, l: LocalId) -> bool {
     match e {
         Expr::Const(_) => false,
         Expr::Local(x) => *x == l,
@@ -242,7 +249,7 @@ fn mentions_local(e: &Expr, l: LocalId) -> bool {
     }
 }
 
-fn index_mentions_local(i: &Index, l: LocalId) -> bool {
+pub(crate) fn index_mentions_local(i: &Index, l: LocalId) -> bool {
     match i {
         Index::Const(_) | Index::Var(_) | Index::Sym(_) => false,
         Index::Bin(_, a, b) => index_mentions_local(a, l) || index_mentions_local(b, l),
@@ -264,7 +271,7 @@ fn stmt_mentions_local(s: &Stmt, l: LocalId) -> bool {
     }
 }
 
-fn index_mentions_var(i: &Index, vars: &HashSet<VarId>) -> bool {
+pub(crate) fn index_mentions_var(i: &Index, vars: &HashSet<VarId>) -> bool {
     match i {
         Index::Var(v) => vars.contains(v),
         Index::Const(_) | Index::Sym(_) | Index::Value(_) => false,
