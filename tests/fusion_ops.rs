@@ -135,6 +135,25 @@ fn cases() -> Vec<(String, Vec<String>)> {
             "nn.conv2d(%a, %b, strides=[2, 2], padding=[2, 1, 1, 2], groups=2)",
             &["Tensor[(1, 2, 11, 7), float32]", "Tensor[(4, 1, 5, 5), float32]"],
         ),
+        // Stride 2 (`window.rs`'s loops; `depthwise.rs`'s products take stride 1): batch 2,
+        // 3×3 and 5×5, padding 1 and 2, odd sizes, a window of one row and one of one column,
+        // with a bias and a clip.
+        (
+            "clip(nn.bias_add(nn.conv2d(%a, %b, strides=[2, 2], padding=[1, 1], groups=5), %c), a_min=0f, a_max=6f)",
+            &["Tensor[(2, 5, 13, 37), float32]", "Tensor[(5, 1, 3, 3), float32]", "Tensor[(5), float32]"],
+        ),
+        (
+            "clip(nn.bias_add(nn.conv2d(%a, %b, strides=[2, 2], padding=[2, 2], groups=3), %c), a_min=-1f, a_max=1f)",
+            &["Tensor[(2, 3, 15, 9), float32]", "Tensor[(3, 1, 5, 5), float32]", "Tensor[(3), float32]"],
+        ),
+        (
+            "nn.bias_add(nn.conv2d(%a, %b, strides=[2, 2], padding=[0, 1], groups=2), %c)",
+            &["Tensor[(2, 2, 6, 7), float32]", "Tensor[(2, 1, 1, 3), float32]", "Tensor[(2), float32]"],
+        ),
+        (
+            "nn.conv2d(%a, %b, strides=[2, 2], padding=[1, 0], groups=2)",
+            &["Tensor[(1, 2, 8, 5), float32]", "Tensor[(2, 1, 3, 1), float32]"],
+        ),
         (
             "nn.conv2d(%a, %b, padding=[3, 3], dilation=[2, 1], groups=2)",
             &["Tensor[(1, 2, 3, 4), float32]", "Tensor[(2, 1, 5, 5), float32]"],
