@@ -177,7 +177,7 @@ fn rename_in_expr(e: &mut Expr, f: &mut dyn FnMut(BufferId) -> BufferId) {
             rename_in_expr(a, f);
             rename_in_expr(b, f);
         }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => rename_in_expr(a, f),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Reinterpret(_, a) => rename_in_expr(a, f),
         Expr::Select(c, a, b) => {
             rename_in_expr(c, f);
             rename_in_expr(a, f);

@@ -212,17 +212,20 @@ pub(crate) unsafe extern "C" fn relay_jit_epilogue(
     let bases = [out.cast_const(), product, addend0, addend1];
     let n = plan.extents[plan.dims - 1] as usize;
     let steps = &plan.step[..plan.steps];
-    // Each addend and whether it is contiguous (else broadcast) along a row.
+    // Each addend at the start of a row and whether it is contiguous (else broadcast) along it.
     let mut addends = [(std::ptr::null::<f32>(), false); MAX_ADDENDS];
     let count = plan.operands - 2;
+    let addends_at = |at: &[isize; OPERANDS], to: &mut [(*const f32, bool); MAX_ADDENDS]| {
+        for (a, slot) in to.iter_mut().enumerate().take(count) {
+            *slot = (bases[2 + a].wrapping_offset(at[2 + a]), plan.strides[2 + a][plan.dims - 1] == 1);
+        }
+    };
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F.
         let splats = unsafe { x86::splats(steps) };
         return each_row(&plan, |at| {
-            for (a, to) in addends.iter_mut().enumerate().take(count) {
-                *to = (bases[2 + a].wrapping_offset(at[2 + a]), plan.strides[2 + a][plan.dims - 1] == 1);
-            }
+            addends_at(at, &mut addends);
             let out = bases[0].wrapping_offset(at[0]).cast_mut();
             // SAFETY: the CPU has AVX-512F; the row's elements are the nest's (see above).
             unsafe {
@@ -231,9 +234,7 @@ pub(crate) unsafe extern "C" fn relay_jit_epilogue(
         });
     }
     each_row(&plan, |at| {
-        for (a, to) in addends.iter_mut().enumerate().take(count) {
-            *to = (bases[2 + a].wrapping_offset(at[2 + a]), plan.strides[2 + a][plan.dims - 1] == 1);
-        }
+        addends_at(at, &mut addends);
         // SAFETY: the row's elements are the nest's (see above).
         unsafe {
             row(
