@@ -36,6 +36,11 @@ pub trait ReferenceKernel {
     /// values. The runtime uses it to size outputs with `?` dimensions.
     fn shapes(inputs: &[&Tensor], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError>;
 
+    /// Whether [`run`] hands the kernel `float32` copies of half-float operands and rounds its
+    /// `float32` results back (see `half_float.rs`); `false` for a kernel that reads their
+    /// bits (`reinterpret`) and takes `float16`/`bfloat16` tensors as they are.
+    const WIDENS_HALF_FLOATS: bool = true;
+
     /// Output dtypes from input dtypes; rejects unsupported or mismatched dtypes.
     fn dtypes(inputs: &[DType], attrs: &Self::Attrs) -> Result<Vec<DType>, KernelError>;
 
@@ -87,7 +92,7 @@ pub fn run<K: ReferenceKernel>(
     let compute = |inputs: &[&Tensor], outputs: &mut [Tensor]| {
         K::compute(inputs, attrs, outputs, Checked { _private: () })
     };
-    if half_float::involved(inputs, outputs) {
+    if K::WIDENS_HALF_FLOATS && half_float::involved(inputs, outputs) {
         half_float::in_float32(inputs, outputs, compute)
     } else {
         compute(inputs, outputs)

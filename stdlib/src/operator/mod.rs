@@ -83,6 +83,11 @@ pub trait Operator: 'static {
     /// How to compute one field of a tuple result on its own (`split(x).i` as a slice), so
     /// that each field fuses with its consumers; `None`: the whole call.
     const PROJECT: Option<ProjectFn> = None;
+    /// Whether the reference kernel computes half floats as `float32` (rounding each result
+    /// once, as TVM's CPU target legalises them: `kernels/half_float.rs`); `false` for an
+    /// operator that reads their bits (`reinterpret`), whose kernel then takes `float16` and
+    /// `bfloat16` tensors as they are.
+    const WIDENS_HALF_FLOATS: bool = true;
 
     /// Output shapes from input shapes, over concrete sizes (the reference kernel, sizing
     /// outputs at run time) and symbolic dimensions (the type relation, `?` allowed).
@@ -126,6 +131,7 @@ pub trait Operator: 'static {
 impl<T: Operator> ReferenceKernel for T {
     const NAME: &'static str = <T as Operator>::NAME;
     type Attrs = <T as Operator>::Attrs;
+    const WIDENS_HALF_FLOATS: bool = <T as Operator>::WIDENS_HALF_FLOATS;
 
     fn shapes(inputs: &[&Tensor], attrs: &Self::Attrs) -> Result<Vec<Vec<usize>>, KernelError> {
         <T as Operator>::output_shapes(inputs, attrs)
