@@ -299,7 +299,7 @@ impl Operator for Meshgrid {
     const DOC: &'static str = "coordinate grids of a tuple of vectors";
     type Attrs = MeshgridAttrs;
     /// A compute rule has one output, so the grids are rewritten into operators that have
-    /// one: see [`meshgrid_broadcasts`].
+    /// one: see `meshgrid_broadcasts` below.
     const CANONICALIZE: Option<CanonicalizeRule<MeshgridAttrs>> = Some(meshgrid_broadcasts);
 
     fn shapes<D: ShapeDim>(inputs: &[&[D]], a: &MeshgridAttrs) -> Result<Vec<Vec<D>>, KernelError> {
