@@ -9,8 +9,9 @@
 //! the data at Cranelift's four lanes and a temp's worth of cache; without them the product
 //! reads the input in place and the gates read the product's temp.
 
+use crate::affine::affine;
 use crate::coverage::{accesses, elements};
-use crate::{BufferId, BufferRole, Expr, Index, IndexOp, Kernel, Stmt, VarId};
+use crate::{BufferId, BufferRole, Expr, Index, Kernel, Stmt, VarId};
 use std::collections::HashSet;
 
 /// Removes every top-level statement of `kernel` that copies a whole buffer `src` into a temp
@@ -105,35 +106,13 @@ fn identity_copy(kernel: &Kernel, s: &Stmt) -> Option<(BufferId, BufferId)> {
 /// `i` as `constant + Σ coefficients[d]·loops[d].0`; `None` when it holds anything else (a
 /// sym, another variable, a division, a product of variables).
 fn linear(i: &Index, loops: &[(VarId, i64)]) -> Option<(i64, Vec<i64>)> {
-    Some(match i {
-        Index::Const(c) => (*c, vec![0; loops.len()]),
-        Index::Var(v) => {
-            let d = loops.iter().position(|(u, _)| u == v)?;
-            let mut c = vec![0; loops.len()];
-            c[d] = 1;
-            (0, c)
-        }
-        Index::Bin(op @ (IndexOp::Add | IndexOp::Sub), a, b) => {
-            let ((a0, a1), (b0, b1)) = (linear(a, loops)?, linear(b, loops)?);
-            let sign = if *op == IndexOp::Add { 1 } else { -1 };
-            let c = a1
-                .iter()
-                .zip(&b1)
-                .map(|(x, y)| x.checked_add(y.checked_mul(sign)?))
-                .collect::<Option<_>>()?;
-            (a0.checked_add(b0.checked_mul(sign)?)?, c)
-        }
-        Index::Bin(IndexOp::Mul, a, b) => {
-            let (k, x) = match (a.as_const(), b.as_const()) {
-                (Some(k), _) => (k, b),
-                (_, Some(k)) => (k, a),
-                _ => return None,
-            };
-            let (x0, x1) = linear(x, loops)?;
-            (x0.checked_mul(k)?, x1.iter().map(|c| c.checked_mul(k)).collect::<Option<_>>()?)
-        }
-        _ => return None,
-    })
+    let a = affine(i)?;
+    let mut coefficients = vec![0; loops.len()];
+    for (term, c) in a.terms {
+        let Index::Var(v) = term else { return None };
+        coefficients[loops.iter().position(|(u, _)| *u == v)?] = c;
+    }
+    Some((a.constant, coefficients))
 }
 
 /// Replaces every buffer id in `body` (stores, loads — in values, indices, conditions and

@@ -86,6 +86,7 @@
 //! in `vectorize` loops, and use approximations for `exp log tanh sigmoid erf` with the error
 //! bounds they document.
 
+pub mod affine;
 mod batch;
 mod bounds;
 mod builder;

@@ -16,6 +16,7 @@
 
 use super::buffers::reads_what_it_writes;
 use relay_devices::DType;
+pub(crate) use relay_kir::affine::{affine, Affine};
 use relay_kir::{BinOp, BufferId, Expr, Index, IndexOp, Kernel, LocalId, LoopKind, Stmt, UnOp, VarId};
 use std::collections::{HashMap, HashSet};
 
@@ -70,61 +71,11 @@ pub(crate) fn plan(kernel: &Kernel, var: VarId, body: &[Stmt]) -> Option<Plan> {
     Some(p.plan)
 }
 
-/// An index as `Σ coefficient · term + constant`, each term a loop variable, a sym or a
-/// sub-index that is not affine (a division, say).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Affine {
-    /// The terms and their coefficients.
-    pub terms: Vec<(Index, i64)>,
-    /// The constant part.
-    pub constant: i64,
-}
-
-impl Affine {
-    fn term(i: &Index) -> Affine {
-        Affine { terms: vec![(i.clone(), 1)], constant: 0 }
-    }
-
-    /// `self + k · other`; `None` on overflow.
-    fn add_scaled(mut self, other: Affine, k: i64) -> Option<Affine> {
-        self.constant = self.constant.checked_add(other.constant.checked_mul(k)?)?;
-        for (t, c) in other.terms {
-            let c = c.checked_mul(k)?;
-            match self.terms.iter_mut().find(|(u, _)| *u == t) {
-                Some((_, d)) => *d = d.checked_add(c)?,
-                None => self.terms.push((t, c)),
-            }
-        }
-        self.terms.retain(|(_, c)| *c != 0);
-        Some(self)
-    }
-
-    fn scale(self, k: i64) -> Option<Affine> {
-        Affine::default().add_scaled(self, k)
-    }
-}
-
 /// `i` in affine form, with `var` taken as 0; `None` on overflow.
 fn affine_at_zero(i: &Index, var: VarId) -> Option<Affine> {
     let mut a = affine(i)?;
     a.terms.retain(|(t, _)| *t != Index::Var(var));
     Some(a)
-}
-
-/// `i` in affine form: sums, differences and products by constants expanded, every loop
-/// variable, sym and other sub-index a term; `None` on overflow.
-pub(crate) fn affine(i: &Index) -> Option<Affine> {
-    Some(match i {
-        Index::Const(c) => Affine { terms: vec![], constant: *c },
-        Index::Bin(IndexOp::Add, a, b) => affine(a)?.add_scaled(affine(b)?, 1)?,
-        Index::Bin(IndexOp::Sub, a, b) => affine(a)?.add_scaled(affine(b)?, -1)?,
-        Index::Bin(IndexOp::Mul, a, b) => match (a.as_const(), b.as_const()) {
-            (Some(k), _) => affine(b)?.scale(k)?,
-            (_, Some(k)) => affine(a)?.scale(k)?,
-            _ => Affine::term(i),
-        },
-        _ => Affine::term(i),
-    })
 }
 
 /// Whether `i` has the same value in every iteration of the vectorised loop: it reads no
