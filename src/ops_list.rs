@@ -1,13 +1,13 @@
 //! `relay-vm ops`: every operator of the library with its fusion pattern, attributes and their
 //! defaults, operand dtypes, and whether it has a fused (JIT/OpenCL) kernel — its own compute
 //! rule, or the ordinary operators a pass rewrites it into (`QnnCanonicalize`,
-//! `SimplifyInference`, `ProjectOutputs`, and `DynamicToStatic` where the static operator
+//! `CanonicalizeOps`, `SimplifyInference`, `ProjectOutputs`, and `DynamicToStatic` where the static operator
 //! fuses) — as a table for people or JSON for tools. Built from the library's
 //! one operator list, so it cannot drift.
 
 use crate::Format;
 use relay::compiler::op::OpDef;
-use relay::compiler::pass::SIMPLIFIED_BY_INFERENCE;
+use relay::compiler::pass::{canonicalized_by, SIMPLIFIED_BY_INFERENCE};
 use relay::stdlib::ops::operators;
 use serde_json::{json, Value};
 
@@ -44,7 +44,7 @@ impl Fused {
         if def.compute.is_some() {
             Fused::Yes
         } else if def.canonicalize.is_some() {
-            Fused::Via("QnnCanonicalize")
+            Fused::Via(canonicalized_by(def.name))
         } else if def.to_static.is_some() && def.name.strip_prefix("dyn.").is_some_and(has_compute) {
             Fused::Via("DynamicToStatic")
         } else if def.project.is_some() {
@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(split["fused"], json!("via ProjectOutputs"));
         // A compute rule has one output: `meshgrid`'s grids are its canonical form's calls.
         let meshgrid = ops.iter().find(|o| o["name"] == "meshgrid").cloned().unwrap_or_default();
-        assert_eq!(meshgrid["fused"], json!("via QnnCanonicalize"));
+        assert_eq!(meshgrid["fused"], json!("via CanonicalizeOps"));
         let reinterpret = ops.iter().find(|o| o["name"] == "reinterpret").cloned().unwrap_or_default();
         assert_eq!(reinterpret["fused"], json!(true));
         let add = ops.iter().find(|o| o["name"] == "add").cloned().unwrap_or_default();

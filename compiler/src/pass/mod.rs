@@ -15,6 +15,7 @@
 //! - bodies are `let` chains as described in [`to_anf()`].
 
 mod alter_op_layout;
+mod canonicalize_ops;
 mod combine_parallel;
 mod dead_code;
 mod defuse_ops;
@@ -44,6 +45,7 @@ mod to_graph_normal_form;
 mod util;
 
 pub use alter_op_layout::alter_op_layout;
+pub use canonicalize_ops::{canonicalize_ops, canonicalized_by};
 pub use combine_parallel::{
     combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
     MIN_BATCH_MATMUL_BRANCHES, MIN_CONV2D_BRANCHES, MIN_DENSE_BRANCHES,

@@ -12,7 +12,8 @@
 //!   (`FoldFusedConstants`).
 //! - **2** (the default): Relay-level cleanup before lowering, as TVM's build pipeline does:
 //!   `QnnCanonicalize` (quantized operators to ordinary ones, which fuse; first, so that
-//!   `FoldConstant` folds their constant parameters), `SimplifyInference` (batch-norm to scale
+//!   `FoldConstant` folds their constant parameters), `CanonicalizeOps` (the same for ordinary
+//!   operators with a canonical form, such as `meshgrid`), `SimplifyInference` (batch-norm to scale
 //!   and shift, dropout removed), `FoldConstant`, `DynamicToStatic` (`dyn.*` calls on
 //!   constant shapes to their static operators, which fuse),
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
@@ -26,11 +27,12 @@
 
 use super::manager::PassFn;
 use super::{
-    alter_op_layout, backward_fold_scale_axis, combine_parallel_batch_matmul, combine_parallel_conv2d,
-    combine_parallel_dense, dead_code, defuse_ops, dynamic_to_static, eliminate_common_subexpr, eta_expand,
-    fold_constant, fold_fused_constants, fold_scale_axis, forward_fold_scale_axis, fuse_ops, inline,
-    inline_closures, lambda_lift, lower_primitives, project_outputs, qnn_canonicalize, simplify_expr,
-    simplify_inference, specialize_closures, to_anf, to_graph_normal_form,
+    alter_op_layout, backward_fold_scale_axis, canonicalize_ops, combine_parallel_batch_matmul,
+    combine_parallel_conv2d, combine_parallel_dense, dead_code, defuse_ops, dynamic_to_static,
+    eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants, fold_scale_axis,
+    forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift, lower_primitives,
+    project_outputs, qnn_canonicalize, simplify_expr, simplify_inference, specialize_closures, to_anf,
+    to_graph_normal_form,
 };
 use super::{partial_evaluate, to_basic_block_normal_form};
 
@@ -82,6 +84,16 @@ pub static PASSES: &[PassInfo] = &[
         preserves: &[LambdaLifted],
         doc: "qnn.* calls to casts, integer arithmetic and int32 conv2d/dense (their canonical forms), which fuse",
         run: |m, t, c| qnn_canonicalize(m, t, c.ops),
+    },
+    PassInfo {
+        name: "CanonicalizeOps",
+        // TVM's level is 3; here 2, since the operators it rewrites (`meshgrid`) have no
+        // fused kernel otherwise.
+        opt_level: Some(2),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "ordinary operators with a canonical form to the operators it is made of, which fuse (meshgrid to broadcast_to of expand_dims)",
+        run: |m, t, c| canonicalize_ops(m, t, c.ops),
     },
     PassInfo {
         name: "SimplifyInference",

@@ -33,7 +33,8 @@ use relay_devices::{DType, Tensor};
 /// kernel).
 pub type ComputeRule<A> = fn(&[ComputeInput], &A, &OutType) -> Result<TensorDef, String>;
 
-/// A canonical form over the operator's typed attributes (TVM's `FTVMQnnCanonicalize`):
+/// A canonical form over the operator's typed attributes (TVM's `FTVMQnnCanonicalize`, and
+/// `CanonicalizeOps`' rewrites for ordinary operators):
 /// `(builder, arguments, argument types, attributes) -> the call as ordinary operators`, or
 /// why this call stays (it then runs the reference kernel). It must compute exactly what the
 /// reference kernel computes. A static form ([`Operator::TO_STATIC`]) has the same shape.
@@ -68,8 +69,8 @@ pub trait Operator: 'static {
     type Attrs: OpAttrs;
     /// The kir compute rule for fused kernels; `None`: the reference kernel only.
     const COMPUTE: Option<ComputeRule<Self::Attrs>> = None;
-    /// The canonical form, which the `QnnCanonicalize` pass puts in place of each call;
-    /// `None`: calls stay.
+    /// The canonical form, which the `QnnCanonicalize` pass (quantized `qnn.*` operators) or
+    /// the `CanonicalizeOps` pass (the rest) puts in place of each call; `None`: calls stay.
     const CANONICALIZE: Option<CanonicalizeRule<Self::Attrs>> = None;
     /// The layout rewrite, which the `AlterOpLayout` pass puts in place of each call; `None`:
     /// calls stay.
