@@ -506,6 +506,30 @@ fn first_kernel_matching_reference(src: &str, types: &[String]) -> relay::compil
 }
 
 #[test]
+fn einsum_matrix_products_are_native_products() {
+    // A contraction whose `a` is the output's leading axes then the summed ones, and whose `b`
+    // is the summed axes and the last output axis (either order), is kir's `gemm`; a
+    // different output order, a diagonal, a batch label on both sides or integers stay loops.
+    let f32s = |a: &str, b: &str| [format!("Tensor[{a}, float32]"), format!("Tensor[{b}, float32]")];
+    for (equation, [a, b], native) in [
+        ("ij,jk->ik", f32s("(3, 4)", "(4, 5)"), true),
+        ("ik,jk->ij", f32s("(3, 4)", "(5, 4)"), true),
+        ("bij,jk->bik", f32s("(2, 3, 4)", "(4, 5)"), true),
+        ("ijl,jlk->ik", f32s("(3, 4, 2)", "(4, 2, 5)"), true),
+        ("j,jk->k", f32s("(4)", "(4, 5)"), true),
+        ("ij,jk->ki", f32s("(3, 4)", "(4, 5)"), false),
+        ("ij,jk->k", f32s("(3, 4)", "(4, 5)"), false),
+        ("bij,bjk->bik", f32s("(2, 3, 4)", "(2, 4, 5)"), false),
+        ("ii,ik->ik", f32s("(4, 4)", "(4, 5)"), false),
+        ("ij,jk->ik", ["Tensor[(3, 4), int32]".into(), "Tensor[(4, 5), int32]".into()], false),
+    ] {
+        let src = format!("def @main(%a: {a}, %b: {b}) {{ einsum((%a, %b), equation=\"{equation}\") }}");
+        let k = first_kernel_matching_reference(&src, &[a.clone(), b.clone()]);
+        assert_eq!(k.has_intrinsics(), native, "{equation}:\n{k}");
+    }
+}
+
+#[test]
 fn strided_columns_are_copied_by_vectorised_gathers() {
     // Column stride 3 and 2 with padding: im2col's row copies load every third (second)
     // element in vector loops, tails included (11 and 6 output columns).

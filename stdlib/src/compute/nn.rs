@@ -105,7 +105,8 @@ fn product(a: &LazyTensor, b: &LazyTensor, out: &OutType, b_transposed: bool) ->
 /// `b` is a whole buffer (`a` as `[Π lead, kdim]`), the epilogue reading its result; `None`
 /// for anything else, which gets loops. A computed `a` — operators FuseOps fused into the
 /// anchor's data input, such as an embedding lookup — is first written to a temp, once.
-fn native_product(
+/// `einsum`'s matrix-product contractions take it too (`super::einsum`).
+pub(super) fn native_product(
     a: &LazyTensor,
     b: &LazyTensor,
     dtype: DType,
