@@ -35,17 +35,26 @@ struct Gemm {
 }
 
 impl Gemm {
+    /// Each output sums its `k` products in order `p = 0, 1, ..`, as the definition reads.
+    /// The loops run `i`, `p`, `j`, a row of `n` sums at a time over `b` as `[k, n]` (copied
+    /// so when `b_t`): each sum still adds its products in the same order, so the results are
+    /// the same bits as the dot-product order, and the innermost loop — independent sums over
+    /// contiguous rows — vectorises. (FoldConstant and HoistTake run this kernel on whole
+    /// weight matrices at compile time: the Tree-LSTM's leaf table is 1.1 GFLOP.)
     fn run<O: Num>(self, a: &[O], b: &[O], out: &mut [O]) {
         let Gemm { m, k, n, a_t, b_t } = self;
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = O::ZERO;
-                for p in 0..k {
-                    let x = if a_t { a[p * m + i] } else { a[i * k + p] };
-                    let y = if b_t { b[j * k + p] } else { b[p * n + j] };
-                    acc = acc.add_wrapping(x.mul_wrapping(y));
+        let b_rows: std::borrow::Cow<'_, [O]> = if b_t {
+            (0..k * n).map(|q| b[(q % n) * k + q / n]).collect::<Vec<O>>().into()
+        } else {
+            b.into()
+        };
+        for (i, row) in out.chunks_exact_mut(n.max(1)).take(m).enumerate() {
+            row.fill(O::ZERO);
+            for (p, b_row) in b_rows.chunks_exact(n.max(1)).take(k).enumerate() {
+                let x = if a_t { a[p * m + i] } else { a[i * k + p] };
+                for (acc, &y) in row.iter_mut().zip(b_row) {
+                    *acc = acc.add_wrapping(x.mul_wrapping(y));
                 }
-                out[i * n + j] = acc;
             }
         }
     }
