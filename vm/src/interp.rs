@@ -33,6 +33,7 @@ use crate::scalar::{self, ScalarValue};
 use crate::value::{ClosureValue, Fields, Value};
 pub use device::CopyStats;
 pub use lane::Step;
+pub use liveness::empties_at_last_use;
 use liveness::LastUses;
 pub use probe::{InstrClassRow, InstrProfile};
 use probe::{NoProbe, Probe};

@@ -23,7 +23,9 @@ pub use cancel::{CancelHandle, StopReason};
 pub use config::{VmConfig, DEFAULT_MEMORY_BYTES};
 pub use executable::{AdtInfo, Attr, ConstructorInfo, Executable, KernelDesc, ValueType, VmFunction};
 pub use format::{LoadError, FORMAT_VERSION, MAGIC};
-pub use interp::{CopyStats, InstrClassRow, InstrProfile, Step, Trap, TrapFrame, Vm, MAX_TRAP_FRAMES};
+pub use interp::{
+    empties_at_last_use, CopyStats, InstrClassRow, InstrProfile, Step, Trap, TrapFrame, Vm, MAX_TRAP_FRAMES,
+};
 pub use isa::{ControlFlow, Instr, InstrClass, INSTRUCTION_DOCS};
 pub use liveness::Liveness;
 pub use memory::{MemoryStats, POOL_LIMIT_BYTES};

@@ -4,7 +4,8 @@
 //! duplicated; an arm binds its variables from their fixed positions when it is entered.
 //! A position is loaded once per path through the tree (a switch deeper in the scrutinee
 //! reuses the fields its ancestors loaded), and an arm reached from one leaf only binds its
-//! variables from what that path loaded: each `GetField` clones a value.
+//! variables from what that path loaded: each `GetField` clones a value. A position of a
+//! type with one constructor is not switched on at all: there is nothing to test.
 
 use super::emit::{Dest, FnEmitter};
 use crate::diagnostics::Diagnostic;
@@ -206,6 +207,14 @@ impl Walk {
             Tree::Fail => {
                 let name = em.name.clone();
                 em.fatal(format!("no arm of a `match?` in `@{name}` matched the value"));
+            }
+            // A type of one constructor (a `Rose` tree node, a record-like ADT) always has
+            // it: the type checker saw to that, so the switch would test nothing. Its fields
+            // are loaded where a deeper switch or an arm needs them.
+            Tree::Switch { cases, .. } if cases.len() == 1 => {
+                if let Some(case) = cases.first() {
+                    self.emit_tree(em, scrut, case);
+                }
             }
             Tree::Switch { path, cases } => {
                 let obj = load(em, scrut, path, &mut self.loaded);

@@ -24,11 +24,15 @@
 //! - **Kills**: a `Kill` after the last use of every register that may hold a tensor (and at
 //!   the start of a branch on which it is dead), so its bytes in the arena, or its buffer in
 //!   the VM's pool, are free at once. Emptying a register that is dead is always safe, which is what makes
-//!   the placement of kills at branch targets simple.
+//!   the placement of kills at branch targets simple. None where it would be a dispatch that
+//!   frees nothing: after a call, field load or ADT construction that moves the register out
+//!   at its last read (`relay_runtime::empties_at_last_use`), nor on a straight way to the
+//!   frame's end that allocates and calls nothing (a Tree-LSTM node's `AllocADT` + `Ret`).
 
 use relay_devices::{ArenaBlock, DType, ARENA_ALIGN};
 use relay_runtime::{
-    Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType, VmFunction,
+    empties_at_last_use, Executable, Imm, Instr, Liveness, Reg, SourcePos, SpanTable, Target, ValueType,
+    VmFunction,
 };
 
 /// One tensor placed in a frame arena.
@@ -226,6 +230,31 @@ fn assign_offsets(cands: &[Candidate]) -> (Vec<usize>, usize) {
     (offsets, arena)
 }
 
+/// Per instruction: whether control goes from it straight to leaving the frame (`Ret`, a
+/// tail call) through instructions that allocate no tensor and call nothing (field loads,
+/// ADT cells, scalar work), so that no buffer a kill there would free can be reused before
+/// the frame's registers are emptied anyway.
+fn quiet_until_exit(code: &[Instr]) -> Vec<bool> {
+    let mut quiet = vec![false; code.len() + 1];
+    for pc in (0..code.len()).rev() {
+        quiet[pc] = match &code[pc] {
+            i if i.leaves_frame() => true,
+            Instr::Move { .. }
+            | Instr::GetField { .. }
+            | Instr::GetTag { .. }
+            | Instr::AllocADT { .. }
+            | Instr::LoadImm { .. }
+            | Instr::LoadConst { .. }
+            | Instr::Bin { .. }
+            | Instr::BinImm { .. }
+            | Instr::Un { .. }
+            | Instr::Cast { .. } => quiet[pc + 1],
+            _ => false,
+        };
+    }
+    quiet
+}
+
 /// Plans one function in place: arena tensors become `AllocFrame`, kills are inserted.
 /// `tensor_results[f]` says whether function `f` returns a (non-scalar) tensor.
 pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
@@ -285,15 +314,22 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
         }
     }
     let tensorish = |r: Reg| tensorish.get(r.0 as usize) == Some(&true);
+    let quiet = quiet_until_exit(code);
     let mut before: Vec<Vec<Reg>> = vec![vec![]; code.len() + 1];
-    for pc in 0..code.len() {
-        let mut here: Vec<Reg> = code[pc].uses();
-        here.extend(code[pc].defs());
+    for (pc, ins) in code.iter().enumerate() {
+        let mut here: Vec<Reg> = ins.uses();
+        here.extend(ins.defs());
         here.extend(liveness.live_in(pc));
-        // A frame's registers are emptied when it returns or tail-calls anyway.
-        for &s in liveness.successors(pc).iter().filter(|&&s| !code[s].leaves_frame()) {
+        // A frame's registers are emptied when it returns or tail-calls anyway: a kill on
+        // the way there frees nothing that anything could reuse first.
+        for &s in liveness.successors(pc).iter().filter(|&&s| !quiet.get(s).copied().unwrap_or(false)) {
             for &r in &here {
-                if tensorish(r) && !liveness.is_live_in(s, r) && !before[s].contains(&r) {
+                // A register the VM moves out at its last read is already empty.
+                if tensorish(r)
+                    && !liveness.is_live_in(s, r)
+                    && !empties_at_last_use(ins, r)
+                    && !before[s].contains(&r)
+                {
                     before[s].push(r);
                 }
             }
@@ -336,4 +372,89 @@ pub fn plan_function(f: &mut VmFunction, tensor_results: &[bool]) -> FramePlan {
     f.code = code;
     f.spans = SpanTable::from_positions(&f.spans.file, &new_positions);
     FramePlan { function: f.name.clone(), tensors, arena_bytes, kills }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_runtime::{FuncIdx, Init, KernelIdx};
+
+    fn tensor() -> ValueType {
+        ValueType::Tensor { dtype: DType::F32, shape: vec![Some(4)] }
+    }
+
+    fn function(params: usize, num_regs: u32, code: Vec<Instr>) -> VmFunction {
+        VmFunction {
+            name: "f".into(),
+            source: String::new(),
+            param_names: (0..params).map(|i| format!("p{i}")).collect(),
+            param_types: vec![tensor(); params],
+            ret_type: tensor(),
+            num_regs,
+            code,
+            spans: SpanTable::default(),
+        }
+    }
+
+    fn regs(rs: &[u32]) -> Box<[Reg]> {
+        rs.iter().map(|&r| Reg(r)).collect()
+    }
+
+    fn kills(code: &[Instr]) -> Vec<(usize, Vec<Reg>)> {
+        code.iter()
+            .enumerate()
+            .filter_map(|(pc, i)| match i {
+                Instr::Kill { regs } => Some((pc, regs.to_vec())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn alloc(dst: u32) -> Instr {
+        Instr::AllocTensor { dst: Reg(dst), dtype: DType::F32, shape: vec![4].into(), init: Init::Zero }
+    }
+
+    fn kernel(inputs: &[u32], out: u32) -> Instr {
+        Instr::InvokePacked { kernel: KernelIdx(0), inputs: regs(inputs), outputs: regs(&[out]) }
+    }
+
+    #[test]
+    fn kills_before_work_stay_and_kills_on_the_way_out_go() {
+        // $0 dies at the first kernel, which later allocations could reuse: killed. $1 dies
+        // at the second, and only a tuple and the return follow: nothing to kill it for.
+        let mut f = function(
+            2,
+            6,
+            vec![
+                alloc(2),
+                kernel(&[0], 2),
+                alloc(3),
+                kernel(&[1, 2], 3),
+                Instr::AllocADT { dst: Reg(4), tag: Imm(0), fields: regs(&[2, 3]) },
+                Instr::Ret { src: Reg(4) },
+            ],
+        );
+        plan_function(&mut f, &[true]);
+        assert_eq!(kills(&f.code), vec![(2, vec![Reg(0)])]);
+    }
+
+    #[test]
+    fn a_register_moved_out_at_its_last_read_is_not_killed() {
+        // The call moves $0 and $1 (their last reads); `AllocClosure` may leave its
+        // captures where they are, so $2 is killed after it. ($4 dies just before the
+        // return.)
+        let mut f = function(
+            3,
+            6,
+            vec![
+                Instr::AllocClosure { dst: Reg(3), func: FuncIdx(0), captured: regs(&[2]) },
+                Instr::Invoke { dst: Reg(4), func: FuncIdx(0), args: regs(&[0, 1, 3]) },
+                alloc(5),
+                kernel(&[4], 5),
+                Instr::Ret { src: Reg(5) },
+            ],
+        );
+        plan_function(&mut f, &[true]);
+        assert_eq!(kills(&f.code), vec![(1, vec![Reg(2)])]);
+    }
 }

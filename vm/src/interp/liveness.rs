@@ -16,8 +16,12 @@ use crate::isa::Instr;
 use crate::liveness::Liveness;
 use crate::operand::Reg;
 
+/// How many of an instruction's operands can be moved: one bit each in a mask.
+const MAX_MOVED: usize = 64;
+
 /// Per instruction of one function, which of its movable operands are last uses: bit `i`
-/// stands for operand `i` of [`movable`]'s list (operands past the 64th are always cloned).
+/// stands for operand `i` of [`movable`]'s list (operands past the [`MAX_MOVED`]th are always
+/// cloned).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LastUses {
     masks: Vec<u64>,
@@ -37,7 +41,7 @@ impl LastUses {
         let mut masks = vec![0u64; code.len()];
         for (pc, ins) in code.iter().enumerate() {
             let ops = movable(ins);
-            for (i, r) in ops.iter().enumerate().take(64) {
+            for (i, r) in ops.iter().enumerate().take(MAX_MOVED) {
                 // A register passed twice is moved at its last position only.
                 let dead = !liveness.is_live_out(pc, *r) && !ops[i + 1..].contains(r);
                 if dead {
@@ -53,6 +57,18 @@ impl LastUses {
     pub fn at(&self, pc: usize) -> u64 {
         self.masks.get(pc).copied().unwrap_or(0)
     }
+}
+
+/// Whether `ins`, reading register `r` for the last time (`r` is dead after it), leaves `r`
+/// empty: `r` is one of the operands it moves from at their last use and is not written by
+/// it. The compiler's memory plan reads this to leave out a `Kill` of such a register.
+/// `AllocClosure` does not count: when it hands out the closure it made last, it reads its
+/// captures without taking them.
+pub fn empties_at_last_use(ins: &Instr, r: Reg) -> bool {
+    // A register passed twice is moved at its last position only.
+    let moved = !matches!(ins, Instr::AllocClosure { .. })
+        && movable(ins).iter().rposition(|&o| o == r).is_some_and(|i| i < MAX_MOVED);
+    moved && !ins.defs().contains(&r)
 }
 
 /// The register operands an instruction can move from when they die there, in the order the
@@ -112,6 +128,25 @@ mod tests {
         let lu = LastUses::of(&f);
         let masks: Vec<u64> = (0..f.code.len()).map(|pc| lu.at(pc)).collect();
         assert_eq!(masks, [0, 0, 1, 1, 0b101, 0b11, 0, 1, 0]);
+    }
+
+    #[test]
+    fn only_true_moves_empty_a_register() {
+        let regs = |rs: &[u32]| rs.iter().map(|&r| Reg(r)).collect::<Box<[Reg]>>();
+        let call = Instr::Invoke { dst: Reg(5), func: FuncIdx(0), args: regs(&[1, 2, 1]) };
+        assert!(empties_at_last_use(&call, Reg(1)) && empties_at_last_use(&call, Reg(2)));
+        assert!(!empties_at_last_use(&call, Reg(3)), "not an operand");
+        // Written back: the register holds the field afterwards.
+        let load = Instr::GetField { dst: Reg(1), obj: Reg(1), index: Imm(0) };
+        assert!(!empties_at_last_use(&load, Reg(1)));
+        // `AllocClosure` may return its last closure and leave the captures in place.
+        let closure = Instr::AllocClosure { dst: Reg(4), func: FuncIdx(0), captured: regs(&[1]) };
+        assert!(!empties_at_last_use(&closure, Reg(1)));
+        // Past the mask's last bit operands are cloned; a register passed there too stays.
+        let mut many: Vec<u32> = (0..MAX_MOVED as u32).collect();
+        many.push(7);
+        let wide = Instr::Invoke { dst: Reg(99), func: FuncIdx(0), args: regs(&many) };
+        assert!(empties_at_last_use(&wide, Reg(6)) && !empties_at_last_use(&wide, Reg(7)));
     }
 
     #[test]
