@@ -37,6 +37,13 @@ pub(crate) struct ProgramArgs {
     /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
     #[arg(long)]
     pub(crate) no_memory_plan: bool,
+    /// Keep the weights (--params, or an ONNX model's) parameters bound at run time instead
+    /// of constants the compiler sees (at -O2 and above, weights become constants: what
+    /// depends on them alone is computed while compiling, e.g. the Tree-LSTM's leaf tables).
+    /// `compile` always keeps them parameters: its executable holds no weights, so it runs
+    /// with any weights file, mapped without copying.
+    #[arg(long)]
+    pub(crate) no_bind_params: bool,
 }
 
 /// A program's source text and weights, as read from the command line.
@@ -78,7 +85,20 @@ impl ProgramArgs {
         device: relay::Device,
         prelude: relay::Prelude,
     ) -> Result<Program, Failure> {
+        self.build_binding(sources, device, prelude, !self.no_bind_params)
+    }
+
+    /// [`ProgramArgs::build`], the weights bound as constants when `bind_params`
+    /// ([`relay::ProgramBuilder::bind_params`]).
+    fn build_binding(
+        &self,
+        sources: Sources,
+        device: relay::Device,
+        prelude: relay::Prelude,
+        bind_params: bool,
+    ) -> Result<Program, Failure> {
         let builder = Program::builder()
+            .bind_params(bind_params)
             .opt_level(self.opt_level)
             .memory_plan(!self.no_memory_plan)
             .device(device)
@@ -103,6 +123,16 @@ impl ProgramArgs {
     /// [`ProgramArgs::sources`] then [`ProgramArgs::build`].
     pub(crate) fn load(&self, device: relay::Device, prelude: relay::Prelude) -> Result<Program, Failure> {
         self.build(self.sources()?, device, prelude)
+    }
+
+    /// [`ProgramArgs::load`] with the weights kept parameters, for `compile`: an executable
+    /// holds no weights, so it stays small and `run --params` maps them without copying.
+    pub(crate) fn load_unbound(
+        &self,
+        device: relay::Device,
+        prelude: relay::Prelude,
+    ) -> Result<Program, Failure> {
+        self.build_binding(self.sources()?, device, prelude, false)
     }
 }
 

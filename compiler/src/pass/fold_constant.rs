@@ -241,7 +241,7 @@ fn is_constant(m: &Module, e: ExprId) -> bool {
 }
 
 /// The tensor of literal or constant `e`.
-fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
+pub(super) fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
     match m.expr(e).kind {
         ExprKind::Literal(lit) => {
             let v = match lit.value {
