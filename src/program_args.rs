@@ -37,9 +37,10 @@ pub(crate) struct ProgramArgs {
     /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
     #[arg(long)]
     pub(crate) no_memory_plan: bool,
-    /// Keep the weights (--params, or an ONNX model's) parameters bound at run time instead
-    /// of constants the compiler sees (at -O2 and above, weights become constants: what
-    /// depends on them alone is computed while compiling, e.g. the Tree-LSTM's leaf tables).
+    /// Keep the --params weights parameters bound at run time instead of constants the
+    /// compiler sees (at -O2 and above they become constants: what depends on them alone is
+    /// computed while compiling, e.g. the Tree-LSTM's leaf tables). An ONNX model's weights
+    /// always stay parameters (binding them gained nothing and cost memory).
     /// `compile` always keeps them parameters: its executable holds no weights, so it runs
     /// with any weights file, mapped without copying.
     #[arg(long)]
@@ -85,7 +86,11 @@ impl ProgramArgs {
         device: relay::Device,
         prelude: relay::Prelude,
     ) -> Result<Program, Failure> {
-        self.build_binding(sources, device, prelude, !self.no_bind_params)
+        // An ONNX model's own weights stay parameters: binding them changed no kernel of the
+        // vision models at -O2 and cost compile time and memory (measured: VGG-16's peak RSS
+        // 2.2 → 5.3 GB, ResNet-18's compile 45 → 1040 ms; `benches/pytorch/results.md`).
+        let bind = !self.no_bind_params && sources.onnx_text.is_none();
+        self.build_binding(sources, device, prelude, bind)
     }
 
     /// [`ProgramArgs::build`], the weights bound as constants when `bind_params`

@@ -314,8 +314,8 @@ impl Hoist<'_> {
         let (ExprKind::Constant(c), ExprKind::Var(v)) = (&m.expr(table).kind, &m.expr(index).kind) else {
             return None;
         };
-        let batch_dims = int_attr(m, &attrs, "batch_dims").unwrap_or(0);
-        if int_attr(m, &attrs, "axis") != Some(0) || batch_dims != 0 {
+        let batch_dims = int_attr(m, attrs, "batch_dims").unwrap_or(0);
+        if int_attr(m, attrs, "axis") != Some(0) || batch_dims != 0 {
             return None;
         }
         let (index_shape, _) = static_tensor(m, self.types.var(*v)?)?;
