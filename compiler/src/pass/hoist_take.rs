@@ -30,11 +30,10 @@
 //! is used, and a variable costs nothing to repeat). Every table is checked against the
 //! shape the call's type gives before it is used.
 
-use super::fold_constant::tensor;
+use super::fold_constant::{let_of_value, tensor};
 use super::fold_fused_constants::{constant_data, exact_in_f64};
 use super::util::builder::{is_primitive, static_tensor, var_ref};
 use super::util::rewrite::{rebuild, rewrite, Rewrite};
-use super::util::walk::preorder;
 use crate::diagnostics::{CompileError, Diagnostic};
 use crate::ir::{AttrValue, Attrs, ExprId, ExprKind, IdMap, Module, Symbol, VarId};
 use crate::op::{AttrReader, Evaluator, OpPattern, OpRegistry};
@@ -66,18 +65,11 @@ pub fn hoist_take(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(
     let Some(evaluator) = ops.evaluator() else { return Ok(()) };
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        let let_of_value = preorder(m, body, |_| true)
-            .into_iter()
-            .filter_map(|e| match m.expr(e).kind {
-                ExprKind::Let { var, value, .. } => Some((value, var)),
-                _ => None,
-            })
-            .collect();
         let mut hoist = Hoist {
             types,
             ops,
             evaluator,
-            let_of_value,
+            let_of_value: let_of_value(m, body),
             rows: IdMap::new(),
             var_rows: IdMap::new(),
             var_constants: IdMap::new(),
