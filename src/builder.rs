@@ -16,10 +16,12 @@
 
 use crate::program::BoundWeights;
 use crate::{CompileFailure, Device, Error, Prelude, Program};
+use relay_compiler::ir::Module;
 use relay_compiler::pass::BoundParam;
-use relay_devices::SharedBytes;
+use relay_devices::{DType, SharedBuffer, SharedBytes, Storage, Tensor};
 use relay_runtime::{Executable, Limits};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The optimisation level a [`ProgramBuilder`] starts with (the CLI's default): fused,
 /// JIT-compiled kernels.
@@ -60,6 +62,7 @@ pub struct ProgramBuilder {
     entry: String,
     prelude: Prelude,
     strict_params: bool,
+    bind_params: bool,
 }
 
 impl Default for ProgramBuilder {
@@ -73,6 +76,7 @@ impl Default for ProgramBuilder {
             entry: "main".to_string(),
             prelude: Prelude::InScope,
             strict_params: false,
+            bind_params: false,
         }
     }
 }
@@ -143,6 +147,22 @@ impl ProgramBuilder {
         self
     }
 
+    /// Whether weights given with [`ProgramBuilder::params`] become constants of the compiled
+    /// program at opt-level 2 and above (TVM's `bind_params_by_name`, which
+    /// `relay.build(mod, params=...)` runs), so that the compiler computes what depends on them
+    /// alone: `FoldConstant`, and `HoistTake`'s tables (the Tree-LSTM's leaves become lookups,
+    /// `benches/pytorch/results.md`). The CLI's `run`, `bench`, `profile` and `dump` turn it on
+    /// (`--no-bind-params` off). Off by default here, because a bound program differs for a
+    /// host: the bound parameters leave the entry's signature (naming one is "no parameter",
+    /// not "bound to a weight") and [`Program::save`] writes the weights (and tables) into the
+    /// executable, which then takes no other weights. Levels 0 and 1 never bind (level 0 is
+    /// the oracle a bound program is compared against). Binding copies the weights (see
+    /// [`relay_compiler::pass::bind_params`]); parameters without a weight stay parameters.
+    pub fn bind_params(mut self, on: bool) -> Self {
+        self.bind_params = on;
+        self
+    }
+
     /// Whether the prelude is in scope for Relay source ([`Prelude::InScope`], where the
     /// program's own definitions shadow the prelude's) or left out (`--no-prelude`).
     pub fn prelude(mut self, prelude: Prelude) -> Self {
@@ -183,13 +203,13 @@ impl ProgramBuilder {
             .source
             .take()
             .ok_or_else(|| Error::Input("no program: give the builder a `file` or a `source`".to_string()))?;
-        let mut program = match source {
+        let (mut program, unused) = match source {
             Source::Text { name, text } => self.compile(&name, &text, weights.as_ref())?,
             Source::File(path) => {
                 let bytes = read(&path)?;
                 if bytes.starts_with(relay_runtime::MAGIC) {
                     let exe = Executable::load(&bytes).map_err(|e| file_error(&path, &e))?;
-                    Program::from_executable_on(exe, &self.device)?
+                    (Program::from_executable_on(exe, &self.device)?, None)
                 } else {
                     let text = String::from_utf8(bytes).map_err(|_| Error::File {
                         path: path.clone(),
@@ -205,7 +225,13 @@ impl ProgramBuilder {
         program.entry = self.entry.strip_prefix('@').unwrap_or(&self.entry).to_string();
         if let Some((path, bytes)) = weights {
             let main = program.function(&program.entry)?;
-            let bound = crate::params::bind_shared_params(main, &bytes).map_err(|e| file_error(&path, &e))?;
+            let mut bound =
+                crate::params::bind_shared_params(main, &bytes).map_err(|e| file_error(&path, &e))?;
+            if let Some(unused) = unused {
+                // Weights bound as constants no longer bind a parameter of the compiled
+                // function: what binds nothing is what bound nothing before compiling.
+                bound.unused = unused;
+            }
             if self.strict_params && !bound.unused.is_empty() {
                 let message = format!(
                     "{} tensor(s) bind no parameter of `@{}`: {}",
@@ -220,13 +246,15 @@ impl ProgramBuilder {
         Ok(program)
     }
 
-    /// Compiles `text`, specialising the entry's parameters to the shapes of `weights`.
+    /// Compiles `text`, specialising the entry's parameters to the shapes of `weights` and,
+    /// where [`ProgramBuilder::bind_params`] applies, binding them as constants. Returns the
+    /// program and, when weights were bound as constants, the tensors that bound nothing.
     fn compile(
         &self,
         name: &str,
         text: &str,
         weights: Option<&(PathBuf, SharedBytes)>,
-    ) -> Result<Program, Error> {
+    ) -> Result<(Program, Option<Vec<String>>), Error> {
         let bound: Vec<BoundParam> = match weights {
             Some((path, bytes)) => {
                 crate::params::bound_shapes(bytes.as_bytes()).map_err(|e| file_error(path, &e))?
@@ -241,6 +269,12 @@ impl ProgramBuilder {
             // is run.
             let _ = relay_compiler::pass::specialize_params(&mut module, &self.entry, &bound);
         }
+        let unused = match weights {
+            Some((path, bytes)) if self.bind_params && self.opt_level >= 2 => {
+                self.bind_constants(&mut module, bytes).map_err(|e| file_error(path, &e))?
+            }
+            _ => None,
+        };
         let lower = relay_compiler::pass::LowerOptions::at_level(self.opt_level);
         let lowered = relay_compiler::pass::lower_for_vm(&mut module, &ops, &lower).and_then(|types| {
             let options = relay_compiler::codegen::CodegenOptions {
@@ -251,13 +285,63 @@ impl ProgramBuilder {
             relay_compiler::codegen::compile(&module, &types, &ops, &options)
         });
         match lowered {
-            Ok(exe) => {
+            Ok(mut exe) => {
+                if unused.is_some() {
+                    share_constants(&mut exe);
+                }
                 let compile = started.elapsed();
                 let mut program = Program::bind(exe, &self.device, &Limits::UNBOUNDED)?;
                 program.build_times.compile = compile;
-                Ok(program)
+                Ok((program, unused))
             }
             Err(error) => Err(Error::Compile(CompileFailure { error, sources: module.sources })),
+        }
+    }
+
+    /// Binds the safetensors `bytes` to the entry function of `module` as constants
+    /// ([`relay_compiler::pass::bind_params`]), checked as run-time binding checks them (the
+    /// same errors). Returns the tensors that bind no parameter, or `None` when nothing was
+    /// bound: there is no entry function, or a parameter has no type annotation (the
+    /// weights are then bound at run time, against the inferred types).
+    fn bind_constants(
+        &self,
+        module: &mut Module,
+        bytes: &SharedBytes,
+    ) -> Result<Option<Vec<String>>, String> {
+        let entry = self.entry.strip_prefix('@').unwrap_or(&self.entry);
+        let Some(f) = module.function_by_name(entry) else { return Ok(None) };
+        let mut names = vec![];
+        let mut types = vec![];
+        for &p in &f.func.params {
+            let Some(ty) = module.var(p).ty else { return Ok(None) };
+            names.push(module.name(module.var(p).name).to_string());
+            types.push(relay_compiler::codegen::value_type(module, ty));
+        }
+        let bound = crate::params::bind_by_name(&names, &types, bytes)?;
+        let tensors: Vec<(String, Arc<Tensor>)> =
+            bound.values.iter().filter_map(|(i, v)| Some((names.get(*i)?.clone(), v.to_tensor()?))).collect();
+        let values: Vec<(String, &Tensor)> = tensors.iter().map(|(n, t)| (n.clone(), &**t)).collect();
+        relay_compiler::pass::bind_params(module, entry, &values)?;
+        Ok(Some(bound.unused))
+    }
+}
+
+/// Makes the large float32 constants of `exe` shared buffers ([`Storage::Shared`]), so that
+/// each VM's copy of the constants (one per `-j` thread and per `--batch` lane) shares their
+/// elements instead of copying them: with weights bound as constants they are the weights
+/// and HoistTake's tables (megabytes; measured, `--batch 16` held 412 MB without this).
+fn share_constants(exe: &mut Executable) {
+    const MIN_SHARED_BYTES: usize = 64 << 10;
+    for t in &mut exe.constants {
+        let Ok(elements) = t.as_slice::<f32>() else { continue };
+        if std::mem::size_of_val(elements) < MIN_SHARED_BYTES {
+            continue;
+        }
+        let bytes = SharedBytes::new(elements.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>());
+        let shared = SharedBuffer::new(DType::F32, bytes)
+            .and_then(|b| Tensor::from_storage(t.shape().to_vec(), Storage::Shared(b)).ok());
+        if let Some(shared) = shared {
+            *t = shared;
         }
     }
 }

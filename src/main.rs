@@ -617,7 +617,7 @@ fn compile(
     opencl: Option<(&Path, Option<&str>)>,
     prelude: relay::Prelude,
 ) -> Result<(), Failure> {
-    let program = args.load(relay::Device::Cpu, prelude)?;
+    let program = args.load_unbound(relay::Device::Cpu, prelude)?;
     if let Some(output) = output {
         std::fs::write(output, program.save())
             .map_err(|e| Failure::bad_input(format!("error: cannot write {}: {e}\n", output.display())))?;

@@ -75,6 +75,19 @@ pub fn bind_params(func: &VmFunction, bytes: &[u8]) -> Result<Bound, String> {
 /// whose shape does not fit its parameter's type, or whose elements do not all convert
 /// exactly to the parameter's dtype; two tensors binding the same parameter.
 pub fn bind_shared_params(func: &VmFunction, bytes: &SharedBytes) -> Result<Bound, String> {
+    bind_by_name(&func.param_names, &func.param_types, bytes)
+}
+
+/// [`bind_shared_params`] for a function whose parameters are `param_names` of types
+/// `param_types` (before compiling: the compiler binds weights as constants).
+///
+/// # Errors
+/// As [`bind_shared_params`].
+pub(crate) fn bind_by_name(
+    param_names: &[String],
+    param_types: &[ValueType],
+    bytes: &SharedBytes,
+) -> Result<Bound, String> {
     let file =
         SafeTensors::deserialize(bytes.as_bytes()).map_err(|e| format!("not a safetensors file: {e}"))?;
     let mut names: Vec<String> = file.names().into_iter().map(str::to_string).collect();
@@ -82,21 +95,19 @@ pub fn bind_shared_params(func: &VmFunction, bytes: &SharedBytes) -> Result<Boun
     let mut values: Vec<(usize, Value)> = Vec::new();
     let mut unused = Vec::new();
     for name in &names {
-        let Some(index) = parameter_of(&func.param_names, name) else {
+        let Some(index) = parameter_of(param_names, name) else {
             unused.push(name.clone());
             continue;
         };
         if values.iter().any(|(i, _)| *i == index) {
-            return Err(format!(
-                "two tensors bind parameter `%{}` (one is `{name}`)",
-                func.param_names[index]
-            ));
+            return Err(format!("two tensors bind parameter `%{}` (one is `{name}`)", param_names[index]));
         }
         let view = file.tensor(name).map_err(|e| format!("tensor `{name}`: {e}"))?;
         let t = tensor(view.dtype(), view.shape(), data_of(bytes, view.data()))
             .map_err(|e| format!("tensor `{name}`: {e}"))?;
-        let expected = &func.param_types[index];
-        let param = &func.param_names[index];
+        let (Some(expected), Some(param)) = (param_types.get(index), param_names.get(index)) else {
+            return Err(format!("parameter {index} has no type"));
+        };
         let converted = match expected {
             ValueType::Tensor { dtype, shape } if shape_fits(t.shape(), shape) => convert(&t, *dtype),
             _ => None,

@@ -37,6 +37,14 @@ pub(crate) struct ProgramArgs {
     /// Compile a `.relay` file without the memory plan (every tensor from the VM's pool).
     #[arg(long)]
     pub(crate) no_memory_plan: bool,
+    /// Keep the --params weights parameters bound at run time instead of constants the
+    /// compiler sees (at -O2 and above they become constants: what depends on them alone is
+    /// computed while compiling, e.g. the Tree-LSTM's leaf tables). An ONNX model's weights
+    /// always stay parameters (binding them gained nothing and cost memory).
+    /// `compile` always keeps them parameters: its executable holds no weights, so it runs
+    /// with any weights file, mapped without copying.
+    #[arg(long)]
+    pub(crate) no_bind_params: bool,
 }
 
 /// A program's source text and weights, as read from the command line.
@@ -78,7 +86,24 @@ impl ProgramArgs {
         device: relay::Device,
         prelude: relay::Prelude,
     ) -> Result<Program, Failure> {
+        // An ONNX model's own weights stay parameters: binding them changed no kernel of the
+        // vision models at -O2 and cost compile time and memory (measured: VGG-16's peak RSS
+        // 2.2 → 5.3 GB, ResNet-18's compile 45 → 1040 ms; `benches/pytorch/results.md`).
+        let bind = !self.no_bind_params && sources.onnx_text.is_none();
+        self.build_binding(sources, device, prelude, bind)
+    }
+
+    /// [`ProgramArgs::build`], the weights bound as constants when `bind_params`
+    /// ([`relay::ProgramBuilder::bind_params`]).
+    fn build_binding(
+        &self,
+        sources: Sources,
+        device: relay::Device,
+        prelude: relay::Prelude,
+        bind_params: bool,
+    ) -> Result<Program, Failure> {
         let builder = Program::builder()
+            .bind_params(bind_params)
             .opt_level(self.opt_level)
             .memory_plan(!self.no_memory_plan)
             .device(device)
@@ -103,6 +128,16 @@ impl ProgramArgs {
     /// [`ProgramArgs::sources`] then [`ProgramArgs::build`].
     pub(crate) fn load(&self, device: relay::Device, prelude: relay::Prelude) -> Result<Program, Failure> {
         self.build(self.sources()?, device, prelude)
+    }
+
+    /// [`ProgramArgs::load`] with the weights kept parameters, for `compile`: an executable
+    /// holds no weights, so it stays small and `run --params` maps them without copying.
+    pub(crate) fn load_unbound(
+        &self,
+        device: relay::Device,
+        prelude: relay::Prelude,
+    ) -> Result<Program, Failure> {
+        self.build_binding(self.sources()?, device, prelude, false)
     }
 }
 

@@ -477,8 +477,9 @@ fn params_bind_weights_by_name() {
     expect(&out, 3);
     assert!(stderr(&out).contains("Tensor[(2, 2), float32]"), "{}", stderr(&out));
 
-    // `compile`, `disasm` and `dump` build exactly the program `run --params` runs: the
-    // weights' shapes specialise it, and the executable holds the same bytecode.
+    // `compile`, `disasm` and `dump` build the program `run --params` runs: the weights'
+    // shapes specialise it. `compile` keeps the weights parameters (an executable holds no
+    // weights), so its bytecode is `run --params --no-bind-params`'s.
     let open = s.file(
         "open.relay",
         "def @main(%x: Tensor[(1, ?), float32], %w: Tensor[(?, ?), float32]) { nn.dense(%x, %w) }\n",
@@ -486,8 +487,11 @@ fn params_bind_weights_by_name() {
     let exe = s.0.join("open.rvm");
     let bound = ["--params", path(&weights)];
     expect(&relay_vm(&[&["compile", path(&open), "-o", path(&exe)][..], &bound].concat()), 0);
-    let from_source = expect(&relay_vm(&[&["disasm", path(&open)][..], &bound].concat()), 0);
+    let from_source =
+        expect(&relay_vm(&[&["disasm", path(&open), "--no-bind-params"][..], &bound].concat()), 0);
     assert_eq!(from_source, expect(&relay_vm(&["disasm", path(&exe)]), 0));
+    let bound_text = expect(&relay_vm(&[&["disasm", path(&open)][..], &bound].concat()), 0);
+    assert!(bound_text.contains("fn @main(x) "), "the weight is a constant: {bound_text}");
     assert_ne!(from_source, expect(&relay_vm(&["disasm", path(&open)]), 0));
     assert!(
         from_source.contains("shape=[1, 2]"),

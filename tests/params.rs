@@ -113,6 +113,10 @@ fn the_cli_warns_once_refuses_when_strict_and_names_a_missing_weight() {
     assert_eq!(stdout, "(float32[[3]], int32[3, -4])\n");
     assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
     assert!(stderr.contains("bn1.num_batches_tracked"), "{stderr}");
+    // Weights kept parameters (bound at run time) compute the same, with the same warning.
+    let (code, unbound, stderr) = run(&full, &["--no-bind-params"]);
+    assert_eq!((code, unbound.as_str()), (Some(0), stdout.as_str()), "{stderr}");
+    assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
     let (code, _, stderr) = run(&full, &["--strict-params"]);
     assert_eq!(code, Some(3), "{stderr}");
     assert!(stderr.contains("error: ") && stderr.contains("bn1.num_batches_tracked"), "{stderr}");
@@ -205,4 +209,34 @@ fn every_safetensors_dtype_binds_from_a_python_written_file() {
     assert_eq!(tensor("i64"), Tensor::from_vec(vec![3], vec![-(1i64 << 40), 0, 1 << 40]).unwrap());
     assert_eq!(tensor("u32"), Tensor::from_vec(vec![3], vec![0u32, 1, u32::MAX]).unwrap());
     assert_eq!(tensor("flag"), Tensor::from_vec(vec![3], vec![true, false, true]).unwrap());
+}
+
+#[test]
+fn weights_bound_as_constants_leave_the_signature_at_level_2_only() {
+    let dir = std::env::temp_dir().join(format!("relay-vm-bind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let weights = dir.join("full.safetensors");
+    std::fs::write(&weights, state_dict(true)).unwrap();
+    let build = |bind: bool, level: u8| {
+        let b =
+            Program::builder().source("mlp.relay", MLP).params(&weights).bind_params(bind).opt_level(level);
+        b.build().unwrap()
+    };
+    let params = |p: &Program| p.function("main").unwrap().param_names.clone();
+    assert_eq!(params(&build(true, 2)), ["x"]);
+    assert_eq!(params(&build(false, 2)).len(), 5);
+    assert_eq!(params(&build(true, 1)).len(), 5, "levels 0 and 1 keep parameters");
+    let bound = build(true, 2);
+    assert!(bound.unused_weights() == ["bn1.num_batches_tracked"], "{:?}", bound.unused_weights());
+    // A weight that does not fit its parameter is the error run-time binding reports.
+    let wrong = dir.join("wrong.safetensors");
+    std::fs::write(&wrong, file(&[("steps", Dtype::F32, vec![3], f32s(&[1.0, 2.0, 3.0]))])).unwrap();
+    let e = Program::builder().source("mlp.relay", MLP).params(&wrong).bind_params(true).build().unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "tensor `steps` is `Tensor[(3), float32]`, but parameter `%steps` is `Tensor[(2), int32]`"
+        ),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,8 @@
 //! `if`, `match` on Option and List, closures, references, prelude calls over lists, loops on
 //! recursive closures with known and dynamic trip counts, and the
 //! shapes each optimisation looks for: constant subexpressions, duplicates, unused lets,
-//! reshape/transpose/cast chains, batch norm and dropout, scales around dense and conv2d, parallel dense calls) run on the reference interpreter
+//! reshape/transpose/cast chains, batch norm and dropout, scales around dense and conv2d, parallel dense calls,
+//! row-wise chains over lookups in constant tables) run on the reference interpreter
 //! before and after each pass (with the passes it requires) alone; the results must agree
 //! (within [`TOL`]: `SimplifyInference` reassociates batch-norm arithmetic) and `@main` must
 //! keep its type. The transformed module is printed and read back, so every pass's output
@@ -32,7 +33,7 @@ fn program(seed: u64, lets: usize) -> String {
         let a = tensors[rng.below(tensors.len())].clone();
         let b = tensors[rng.below(tensors.len())].clone();
         let s = scalars[rng.below(scalars.len())].clone();
-        let (expr, is_tensor) = match rng.below(27) {
+        let (expr, is_tensor) = match rng.below(29) {
             0 => (format!("tanh({a})"), true),
             1 => (format!("add({a}, {b})"), true),
             2 => (format!("multiply({a}, 1f)"), true),
@@ -102,6 +103,25 @@ fn program(seed: u64, lets: usize) -> String {
                 ),
                 true,
             ),
+            // Row-wise chains over lookups in constant tables, for HoistTake: by a vector
+            // index (a product and a bias on the rows' axis), and by a scalar one (a new
+            // leading axis, then a slice of the rows); the chain ends at an operand that is
+            // not a constant.
+            26 => (
+                format!(
+                    "(let %k{i}: Tensor[(2), int32] = full({s}, shape=[2], dtype=\"int32\"); \
+                     multiply(nn.bias_add(nn.dense(sigmoid(take(meta[relay.Constant][0], %k{i}, axis=0)), \
+                     meta[relay.Constant][1]), meta[relay.Constant][2], axis=-1), {a}))"
+                ),
+                true,
+            ),
+            27 => (
+                format!(
+                    "(let %w{i}: int32 = {s}; add(strided_slice(expand_dims(tanh(take(meta[relay.Constant][0], \
+                     %w{i}, axis=0, mode=\"wrap\")), axis=0), begin=[1], end=[4], axes=[1]), {a}))"
+                ),
+                true,
+            ),
             _ => (format!("@length(Cons({s}, Cons(1, Nil)))"), false),
         };
         let name = format!("%l{i}");
@@ -121,8 +141,20 @@ fn program(seed: u64, lets: usize) -> String {
         // float32 scalars are left unused: DeadCodeElimination removes them.
     }
     let result = format!("({}, {})", tensors[2.min(tensors.len() - 1)..].join(", "), scalars.join(", "));
-    format!("def @main(%x: {T}, %y: {T}, %n: int32) {{\n{body}  {result}\n}}\n")
+    format!("def @main(%x: {T}, %y: {T}, %n: int32) {{\n{body}  {result}\n}}\n{TABLES}")
 }
+
+/// The constants of the HoistTake cases: a table of four rows of five, a [3, 5] weight and a
+/// bias of three.
+const TABLES: &str = r#"#[metadata]
+{"relay.Constant": [
+  {"dtype": "float32", "shape": [4, 5], "data": [0.5, -1.0, 0.25, 2.0, -0.75, 1.5, 0.0, -2.0, 0.125, 1.0,
+    -0.5, 0.75, 1.25, -1.5, 0.375, 2.5, -0.25, 0.625, -1.25, 0.875]},
+  {"dtype": "float32", "shape": [3, 5], "data": [0.25, -0.5, 1.0, 0.75, -1.0, 1.5, 0.5, -0.25, 0.0, 2.0,
+    -1.5, 0.125, 0.5, -0.75, 1.0]},
+  {"dtype": "float32", "shape": [3], "data": [0.5, -0.25, 1.0]}
+]}
+"#;
 
 /// `@main`'s result as JSON and its type as text, on fixed arguments.
 fn run(text: &str) -> Result<(Json, String), String> {

@@ -44,17 +44,21 @@ use relay_devices::Tensor;
 pub fn fold_constant(m: &mut Module, types: &TypeMap, ops: &OpRegistry) -> Result<(), CompileError> {
     for i in 0..m.functions.len() {
         let body = m.functions[i].func.body;
-        let let_of_value = preorder(m, body, |_| true)
-            .into_iter()
-            .filter_map(|e| match m.expr(e).kind {
-                ExprKind::Let { var, value, .. } => Some((value, var)),
-                _ => None,
-            })
-            .collect();
-        let mut fold = Fold { types, ops, let_of_value, bound: IdMap::new() };
+        let mut fold = Fold { types, ops, let_of_value: let_of_value(m, body), bound: IdMap::new() };
         m.functions[i].func.body = rewrite(m, body, &mut fold)?;
     }
     Ok(())
+}
+
+/// The variable each `let` value node under `body` is bound to.
+pub(super) fn let_of_value(m: &Module, body: ExprId) -> IdMap<ExprId, VarId> {
+    preorder(m, body, |_| true)
+        .into_iter()
+        .filter_map(|e| match m.expr(e).kind {
+            ExprKind::Let { var, value, .. } => Some((value, var)),
+            _ => None,
+        })
+        .collect()
 }
 
 struct Fold<'a> {
@@ -241,7 +245,7 @@ fn is_constant(m: &Module, e: ExprId) -> bool {
 }
 
 /// The tensor of literal or constant `e`.
-fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
+pub(super) fn tensor(m: &Module, e: ExprId) -> Option<Tensor> {
     match m.expr(e).kind {
         ExprKind::Literal(lit) => {
             let v = match lit.value {

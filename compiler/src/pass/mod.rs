@@ -15,6 +15,7 @@
 //! - bodies are `let` chains as described in [`to_anf()`].
 
 mod alter_op_layout;
+mod bind_params;
 mod canonicalize_ops;
 mod combine_parallel;
 mod dead_code;
@@ -26,6 +27,7 @@ mod fold_constant;
 mod fold_fused_constants;
 mod fold_scale_axis;
 mod fuse_ops;
+mod hoist_take;
 mod inline;
 mod inline_closures;
 mod lambda_lift;
@@ -45,6 +47,7 @@ mod to_graph_normal_form;
 mod util;
 
 pub use alter_op_layout::alter_op_layout;
+pub use bind_params::bind_params;
 pub use canonicalize_ops::{canonicalize_ops, canonicalized_by};
 pub use combine_parallel::{
     combine_parallel_batch_matmul, combine_parallel_conv2d, combine_parallel_dense,
@@ -59,6 +62,7 @@ pub use fold_constant::fold_constant;
 pub use fold_fused_constants::{fold_fused_constants, MAX_FOLDED_ELEMENTS};
 pub use fold_scale_axis::{backward_fold_scale_axis, fold_scale_axis, forward_fold_scale_axis};
 pub use fuse_ops::{fuse_ops, FuseOptions};
+pub use hoist_take::{hoist_take, MAX_TABLE_BYTES, MAX_TABLE_GROWTH, MAX_TABLE_WORK};
 pub use inline::{inline, INLINE};
 pub use inline_closures::{inline_closures, InlineOptions};
 pub use lambda_lift::{lambda_lift, LIFTED_INFIX};

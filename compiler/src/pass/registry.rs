@@ -17,7 +17,9 @@
 //!   and shift, dropout removed), `FoldConstant`, `DynamicToStatic` (`dyn.*` calls on
 //!   constant shapes to their static operators, which fuse),
 //!   `SimplifyExpr` and `DeadCodeElimination`. These change which kernels exist, not only how
-//!   they are grouped.
+//!   they are grouped. After the closures are inlined and the outputs projected, also
+//!   `HoistTake` (row-wise operators over a lookup in a constant table become one lookup in a
+//!   table computed at compile time; with weights bound as constants, the Tree-LSTM's leaves).
 //! - **3**: also `EliminateCommonSubexpr` (TVM's level 3 too: merging equal calls can keep a
 //!   tensor alive longer, trading memory for work) and `FoldScaleAxis` (TVM's level 3: it
 //!   runs after `FoldConstant` and multiplies constant weights itself, so a batch norm's
@@ -30,7 +32,7 @@ use super::{
     alter_op_layout, backward_fold_scale_axis, canonicalize_ops, combine_parallel_batch_matmul,
     combine_parallel_conv2d, combine_parallel_dense, dead_code, defuse_ops, dynamic_to_static,
     eliminate_common_subexpr, eta_expand, fold_constant, fold_fused_constants, fold_scale_axis,
-    forward_fold_scale_axis, fuse_ops, inline, inline_closures, lambda_lift, lower_primitives,
+    forward_fold_scale_axis, fuse_ops, hoist_take, inline, inline_closures, lambda_lift, lower_primitives,
     project_outputs, qnn_canonicalize, simplify_expr, simplify_inference, specialize_closures, to_anf,
     to_graph_normal_form,
 };
@@ -239,6 +241,16 @@ pub static PASSES: &[PassInfo] = &[
         preserves: ALL,
         doc: "split(x).i becomes strided_slice(x, ...) through the operator's projection",
         run: |m, t, c| project_outputs(m, t, c.ops),
+    },
+    PassInfo {
+        name: "HoistTake",
+        // After InlineClosures and ProjectOutputs: a model's per-token chain is whole only
+        // once its local functions are inlined and `split(x).i` is a `strided_slice`.
+        opt_level: Some(2),
+        required: &[],
+        preserves: &[LambdaLifted],
+        doc: "row-wise operators over take(constant table, %i, axis=0) become one lookup in a table computed now",
+        run: |m, t, c| hoist_take(m, t, c.ops),
     },
     PassInfo {
         name: "LowerPrimitives",
