@@ -113,8 +113,8 @@ fn the_cli_warns_once_refuses_when_strict_and_names_a_missing_weight() {
     assert_eq!(stdout, "(float32[[3]], int32[3, -4])\n");
     assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
     assert!(stderr.contains("bn1.num_batches_tracked"), "{stderr}");
-    // Weights kept parameters (bound at run time) compute the same, with the same warning.
-    let (code, unbound, stderr) = run(&full, &["--no-bind-params"]);
+    // Weights made constants compute the same, with the same warning.
+    let (code, unbound, stderr) = run(&full, &["--bind-params"]);
     assert_eq!((code, unbound.as_str()), (Some(0), stdout.as_str()), "{stderr}");
     assert_eq!(stderr.matches("warning").count(), 1, "{stderr}");
     let (code, _, stderr) = run(&full, &["--strict-params"]);
